@@ -1,0 +1,190 @@
+//! The exact size of a request body (SPEC §2).
+//!
+//! The body is the compact JSON serialisation of the envelope with
+//! `messages` added, in the configured wire format: no insignificant
+//! whitespace, non-ASCII unescaped, escapes only for `"`, `\` and control
+//! characters (short forms `\n \r \t \b \f`, `\u00XX` for the rest). That is
+//! exactly what `serde_json::to_vec` writes, and these functions return its
+//! length byte for byte — without building the string.
+
+use serde_json::{Map, Value};
+
+use crate::config::Config;
+use crate::model::{engine, openai, Content, Message, ToolCall, WireFormat};
+
+/// Extra bytes JSON escaping adds for each byte value (0 for most).
+const ESCAPE_EXTRA: [u8; 256] = {
+    let mut t = [0u8; 256];
+    let mut b = 0;
+    while b < 0x20 {
+        t[b] = 5; // \u00XX
+        b += 1;
+    }
+    t[b'\n' as usize] = 1;
+    t[b'\r' as usize] = 1;
+    t[b'\t' as usize] = 1;
+    t[0x08] = 1;
+    t[0x0c] = 1;
+    t[b'"' as usize] = 1;
+    t[b'\\' as usize] = 1;
+    t
+};
+
+/// Serialised size of `s` as a JSON string, quotes included.
+pub fn string_size(s: &str) -> u64 {
+    let extra: u64 = s.bytes().map(|b| ESCAPE_EXTRA[b as usize] as u64).sum();
+    s.len() as u64 + extra + 2
+}
+
+/// Serialised size of any JSON value.
+pub fn value_size(v: &Value) -> u64 {
+    match v {
+        Value::Null => 4,
+        Value::Bool(true) => 4,
+        Value::Bool(false) => 5,
+        Value::Number(n) => n.as_str().len() as u64,
+        Value::String(s) => string_size(s),
+        Value::Array(a) => 2 + a.iter().map(value_size).sum::<u64>() + commas(a.len()),
+        Value::Object(o) => object_size(o.iter().map(|(k, v)| (k.as_str(), value_size(v)))),
+    }
+}
+
+fn commas(n: usize) -> u64 {
+    n.saturating_sub(1) as u64
+}
+
+/// Size of an object from its entries' keys and value sizes.
+fn object_size<'a>(entries: impl Iterator<Item = (&'a str, u64)>) -> u64 {
+    let mut n = 0usize;
+    let mut total = 2;
+    for (k, size) in entries {
+        total += string_size(k) + 1 + size;
+        n += 1;
+    }
+    total + commas(n)
+}
+
+/// Size of one message in the engine format.
+pub fn message_size(m: &Message) -> u64 {
+    let content = match &m.content {
+        Content::Absent => None,
+        Content::Null => Some(4),
+        Content::Text(s) => Some(string_size(s)),
+    };
+    let named = [
+        ("role", Some(string_size(m.role.as_str()))),
+        ("content", content),
+        ("toolCalls", m.tool_calls.as_deref().map(tool_calls_size)),
+        ("toolCallId", m.tool_call_id.as_deref().map(string_size)),
+        ("pinned", m.pinned.map(|p| if p { 4 } else { 5 })),
+    ];
+    let named = named.into_iter().filter_map(|(k, s)| s.map(|s| (k, s)));
+    let extra = m
+        .extra
+        .iter()
+        .filter(|(k, _)| !engine::MESSAGE_FIELDS.contains(&k.as_str()))
+        .map(|(k, v)| (k.as_str(), value_size(v)));
+    object_size(named.chain(extra))
+}
+
+/// Size of the engine JSON of a `toolCalls` array: what ADR 0098's estimator counts.
+pub fn tool_calls_size(calls: &[ToolCall]) -> u64 {
+    2 + calls.iter().map(tool_call_size).sum::<u64>() + commas(calls.len())
+}
+
+fn tool_call_size(c: &ToolCall) -> u64 {
+    let named = [
+        ("id", string_size(&c.id)),
+        ("name", string_size(&c.name)),
+        ("arguments", value_size(&c.arguments)),
+    ];
+    let extra = c
+        .extra
+        .iter()
+        .filter(|(k, _)| !engine::CALL_FIELDS.contains(&k.as_str()))
+        .map(|(k, v)| (k.as_str(), value_size(v)));
+    object_size(named.into_iter().chain(extra))
+}
+
+/// Size of one message in `format`. For `anthropic`, where a message's
+/// shape depends on its neighbours, use [`body_bytes`] instead.
+pub fn message_size_in(format: WireFormat, m: &Message) -> u64 {
+    match format {
+        WireFormat::Engine => message_size(m),
+        WireFormat::Openai => value_size(&openai::write_messages(std::slice::from_ref(m))[0]),
+        WireFormat::Anthropic => {
+            let (_, msgs) = crate::model::anthropic::write_messages(std::slice::from_ref(m));
+            msgs.iter().map(value_size).sum()
+        }
+    }
+}
+
+/// The exact byte size of the request body for `msgs` under `config`.
+pub fn body_bytes<'a, I>(config: &Config, msgs: I) -> u64
+where
+    I: IntoIterator<Item = &'a Message>,
+{
+    match config.wire_format {
+        WireFormat::Engine | WireFormat::Openai => {
+            let mut n = 0usize;
+            let mut array = 2;
+            for m in msgs {
+                array += message_size_in(config.wire_format, m);
+                n += 1;
+            }
+            envelope_size(&config.envelope, None, array + commas(n))
+        }
+        WireFormat::Anthropic => {
+            let owned: Vec<Message> = msgs.into_iter().cloned().collect();
+            let (system, arr) = crate::model::anthropic::write_messages(&owned);
+            let array = 2 + arr.iter().map(value_size).sum::<u64>() + commas(arr.len());
+            envelope_size(&config.envelope, system.as_ref().map(value_size), array)
+        }
+    }
+}
+
+/// Size of the envelope with `messages` (of size `messages_size`) and, for
+/// anthropic, a top-level `system` added or replaced.
+fn envelope_size(envelope: &Map<String, Value>, system_size: Option<u64>, messages_size: u64) -> u64 {
+    let own = envelope
+        .iter()
+        .filter(|(k, _)| *k != "messages" && !(system_size.is_some() && *k == "system"))
+        .map(|(k, v)| (k.as_str(), value_size(v)));
+    let added = system_size
+        .map(|s| ("system", s))
+        .into_iter()
+        .chain(std::iter::once(("messages", messages_size)));
+    object_size(own.chain(added))
+}
+
+/// The request body itself, as a JSON value: what [`body_bytes`] measures.
+pub fn body_value(config: &Config, msgs: &[Message]) -> Value {
+    let (system, arr) = crate::model::document::write_messages(config.wire_format, msgs);
+    let mut obj = config.envelope.clone();
+    if let Some(system) = system {
+        obj.insert("system".into(), system);
+    }
+    obj.insert("messages".into(), Value::Array(arr));
+    Value::Object(obj)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn string_sizes_match_serde_json() {
+        for s in ["", "a", "\"\\", "\n\r\t\u{8}\u{c}", "\u{0}\u{1f}\u{7f}", "héllo 世界 🦀", "</script>"] {
+            assert_eq!(string_size(s), serde_json::to_vec(&s).unwrap().len() as u64, "{s:?}");
+        }
+    }
+
+    #[test]
+    fn value_sizes_match_serde_json() {
+        let v = json!({"a": [1, -2.5, 1e10, true, false, null, {"b": "c\n"}], "": {}, "x": []});
+        assert_eq!(value_size(&v), serde_json::to_vec(&v).unwrap().len() as u64);
+        let big: Value = serde_json::from_str("[1.10, 123456789012345678901234567890, -0.0, 1E+2]").unwrap();
+        assert_eq!(value_size(&big), serde_json::to_vec(&big).unwrap().len() as u64);
+    }
+}

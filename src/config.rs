@@ -1,0 +1,126 @@
+//! The compactor configuration (SPEC §2): JSON, camelCase, the ADR's names.
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+use crate::error::InputError;
+use crate::model::WireFormat;
+
+/// Express's implicit JSON body limit, the ceiling ADR 0098 hit in production.
+pub const EXPRESS_DEFAULT_LIMIT: u64 = 102_400;
+
+/// SPEC §2. Every field has the ADR's default.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default, deny_unknown_fields)]
+pub struct Config {
+    /// Tokens the model accepts (128,000 for the ADR's five gate/dev agents).
+    pub context_window: u64,
+    /// Compaction trigger, as a fraction of the effective window, in (0, 1].
+    pub threshold: f64,
+    /// The real ceiling of the request body in bytes (8 MiB engine default).
+    pub transport_max_body_bytes: u64,
+    /// The approximate tokenizer's heuristic; the one shared constant.
+    pub bytes_per_token: u64,
+    /// Iterations kept verbatim after the summary, when they fit.
+    pub keep_recent: usize,
+    /// Bound on the summary message's content, in bytes.
+    pub summary_max_bytes: usize,
+    /// The format in which the body is serialised and measured.
+    pub wire_format: WireFormat,
+    /// The request body's other fields; the body is this object plus `messages`.
+    pub envelope: Map<String, Value>,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            context_window: 128_000,
+            threshold: 0.7,
+            transport_max_body_bytes: 8 * 1024 * 1024,
+            bytes_per_token: 4,
+            keep_recent: 2,
+            summary_max_bytes: 4096,
+            wire_format: WireFormat::Engine,
+            envelope: Map::new(),
+        }
+    }
+}
+
+impl Config {
+    /// `min(contextWindow, floor(transportMaxBodyBytes / bytesPerToken))`, in tokens.
+    pub fn effective_window(&self) -> u64 {
+        self.context_window
+            .min(self.transport_max_body_bytes / self.bytes_per_token.max(1))
+    }
+
+    /// `round(threshold * effectiveWindow)`, in tokens.
+    pub fn trigger(&self) -> u64 {
+        (self.threshold * self.effective_window() as f64).round() as u64
+    }
+
+    /// Check the values the contract's formulas need.
+    pub fn validate(&self) -> Result<(), InputError> {
+        let bad = |p: String| Err(InputError::new(format!("config: {p}")));
+        if self.context_window == 0 {
+            return bad("`contextWindow` must be at least 1".into());
+        }
+        if !(self.threshold > 0.0 && self.threshold <= 1.0) {
+            return bad(format!("`threshold` must be in (0, 1], found {}", self.threshold));
+        }
+        if self.bytes_per_token == 0 {
+            return bad("`bytesPerToken` must be at least 1".into());
+        }
+        if self.transport_max_body_bytes == 0 {
+            return bad("`transportMaxBodyBytes` must be at least 1".into());
+        }
+        if self.keep_recent == 0 {
+            return bad("`keepRecent` must be at least 1 (the last iteration is always kept)".into());
+        }
+        Ok(())
+    }
+
+    /// Read a config from JSON; unknown fields and wrong types are errors.
+    pub fn from_json(bytes: &[u8]) -> Result<Config, InputError> {
+        let value = crate::model::parse_json(bytes)?;
+        Config::from_value(value)
+    }
+
+    pub fn from_value(value: Value) -> Result<Config, InputError> {
+        let config: Config =
+            serde_json::from_value(value).map_err(|e| InputError::new(format!("config: {e}")))?;
+        config.validate()?;
+        Ok(config)
+    }
+
+    pub fn to_value(&self) -> Value {
+        serde_json::to_value(self).expect("a config always serialises")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn adr_numbers() {
+        let c = Config::default();
+        assert_eq!(c.effective_window(), 128_000);
+        assert_eq!(c.trigger(), 89_600);
+        let express = Config {
+            transport_max_body_bytes: EXPRESS_DEFAULT_LIMIT,
+            ..Config::default()
+        };
+        assert_eq!(express.effective_window(), 25_600);
+        assert_eq!(express.trigger(), 17_920);
+    }
+
+    #[test]
+    fn unknown_fields_and_bad_values_are_errors() {
+        assert!(Config::from_json(br#"{"contextWindo": 5}"#).is_err());
+        assert!(Config::from_json(br#"{"threshold": 0}"#).is_err());
+        assert!(Config::from_json(br#"{"bytesPerToken": 0}"#).is_err());
+        let c = Config::from_json(br#"{"threshold": 0.5, "wireFormat": "openai"}"#).unwrap();
+        assert_eq!(c.wire_format, WireFormat::Openai);
+        assert_eq!(c.context_window, 128_000);
+    }
+}

@@ -1,0 +1,34 @@
+//! # ctxgate
+//!
+//! A property-based conformance and fuzz harness for LLM context
+//! compactors, built on ADR 0098: a compactor must trigger before the
+//! request body overflows the real transport limit, count tool-call
+//! arguments, and never cut an assistant message from its tool results.
+//!
+//! The pieces, and how data flows between them:
+//!
+//! ```text
+//! model (histories, 3 wire formats) ── body (exact size) ── estimate
+//!        │                                                     │
+//!        └──────────────► reference (ADR 0098, hardened) ◄─────┘
+//! ```
+//!
+//! - [`model`]: messages, tool calls, iterations, well-formedness, the
+//!   `engine`, `openai` and `anthropic` wire formats (SPEC §1).
+//! - [`config`]: the compactor configuration and its derived trigger (SPEC §2).
+//! - [`body`]: the exact serialised size of a request body (SPEC §2).
+//! - [`estimate`]: the `content-only` and `adr-0098` estimators (SPEC §3).
+//! - [`reference`]: the reference compactor (SPEC §4).
+//! - [`error`]: bad input as a value that names file, message and problem.
+
+pub mod body;
+pub mod config;
+pub mod error;
+pub mod estimate;
+pub mod model;
+pub mod reference;
+
+pub use config::Config;
+pub use error::InputError;
+pub use model::{Content, Document, Message, Role, ToolCall, WireFormat};
+pub use reference::{compact, CompactError};

@@ -1,0 +1,244 @@
+//! A history document as users hand it to us (SPEC §8): a JSON array of
+//! messages, or an object with a `messages` field (and a top-level `system`
+//! for `anthropic`) whose other fields are kept and written back.
+
+use serde_json::{Map, Value};
+
+use super::{anthropic, check_well_formed, engine, openai, Message, WireFormat};
+use crate::error::{json_type, InputError};
+
+/// serde_json's nesting limit, which bounds what we parse (no stack overflow).
+pub const MAX_DEPTH: usize = 128;
+
+/// The outer shape of a document, kept so that output has the input's shape.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Shape {
+    /// A bare JSON array of messages.
+    Array,
+    /// An object; these are its fields other than `messages` (and, for
+    /// `anthropic`, other than `system`), in order.
+    Object(Map<String, Value>),
+}
+
+/// A parsed, well-formed history and where it came from.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Document {
+    pub shape: Shape,
+    pub format: WireFormat,
+    pub messages: Vec<Message>,
+}
+
+impl Document {
+    /// Parse bytes as a history document. `format` overrides detection.
+    /// Errors name the message index and the problem; the caller adds the file.
+    pub fn parse(bytes: &[u8], format: Option<WireFormat>) -> Result<Document, InputError> {
+        let value = parse_json(bytes)?;
+        Document::from_value(value, format)
+    }
+
+    /// Read a document from a JSON value (checks well-formedness too).
+    pub fn from_value(value: Value, format: Option<WireFormat>) -> Result<Document, InputError> {
+        let (shape, raw, system) = match value {
+            Value::Array(arr) => (Shape::Array, arr, None),
+            Value::Object(mut obj) => {
+                let raw = match obj.shift_remove("messages") {
+                    Some(Value::Array(arr)) => arr,
+                    Some(other) => {
+                        return Err(InputError::new(format!(
+                            "`messages` must be an array of messages, found {}",
+                            json_type(&other)
+                        )))
+                    }
+                    None => {
+                        return Err(InputError::new(
+                            "expected a JSON array of messages or an object with a `messages` field; this object has no `messages`",
+                        ))
+                    }
+                };
+                // `system` at the top level belongs to the anthropic format.
+                let is_anthropic = format == Some(WireFormat::Anthropic)
+                    || (format.is_none() && obj.contains_key("system"));
+                let system = if is_anthropic { obj.shift_remove("system") } else { None };
+                (Shape::Object(obj), raw, system)
+            }
+            other => {
+                return Err(InputError::new(format!(
+                    "expected a JSON array of messages or an object with a `messages` field, found {}",
+                    json_type(&other)
+                )))
+            }
+        };
+        let hinted = match &shape {
+            Shape::Object(obj) => obj.get("format").and_then(Value::as_str).and_then(WireFormat::parse),
+            Shape::Array => None,
+        };
+        let format = format
+            .or(hinted)
+            .unwrap_or_else(|| WireFormat::detect(&raw, system.is_some()));
+        let messages = read_messages(format, system.as_ref(), &raw)?;
+        check_well_formed(&messages)?;
+        Ok(Document { shape, format, messages })
+    }
+
+    /// The document with `messages` in place of its own, in its own format and shape.
+    pub fn to_value_with(&self, messages: &[Message]) -> Value {
+        let (system, msgs) = write_messages(self.format, messages);
+        match &self.shape {
+            Shape::Array => Value::Array(msgs),
+            Shape::Object(obj) => {
+                let mut out = obj.clone();
+                if let Some(system) = system {
+                    out.insert("system".into(), system);
+                }
+                out.insert("messages".into(), Value::Array(msgs));
+                Value::Object(out)
+            }
+        }
+    }
+
+    pub fn to_value(&self) -> Value {
+        self.to_value_with(&self.messages)
+    }
+}
+
+/// Read messages in `format`; for anthropic, `system` is the top-level field.
+pub fn read_messages(format: WireFormat, system: Option<&Value>, raw: &[Value]) -> Result<Vec<Message>, InputError> {
+    match format {
+        WireFormat::Engine => engine::read_messages(raw),
+        WireFormat::Openai => openai::read_messages(raw),
+        WireFormat::Anthropic => anthropic::read_messages(system, raw),
+    }
+}
+
+/// Write messages in `format`: the top-level `system` (anthropic only) and the message array.
+pub fn write_messages(format: WireFormat, msgs: &[Message]) -> (Option<Value>, Vec<Value>) {
+    match format {
+        WireFormat::Engine => (None, engine::write_messages(msgs)),
+        WireFormat::Openai => (None, openai::write_messages(msgs)),
+        WireFormat::Anthropic => anthropic::write_messages(msgs),
+    }
+}
+
+/// Parse JSON text with errors a user can act on: empty input, invalid
+/// UTF-8 (with the byte offset), syntax errors and over-deep nesting (with
+/// line, column and, where it can be found, the message index).
+pub fn parse_json(bytes: &[u8]) -> Result<Value, InputError> {
+    if bytes.iter().all(u8::is_ascii_whitespace) {
+        return Err(InputError::new(
+            "empty input: expected a JSON array of messages or an object with a `messages` field",
+        ));
+    }
+    if let Err(e) = std::str::from_utf8(bytes) {
+        return Err(InputError::new(format!(
+            "not valid UTF-8 at byte {} (JSON input must be UTF-8)",
+            e.valid_up_to()
+        )));
+    }
+    serde_json::from_slice(bytes).map_err(|e| {
+        let offset = byte_offset(bytes, e.line(), e.column());
+        let what = e.to_string();
+        let problem = if what.starts_with("recursion limit exceeded") {
+            format!(
+                "JSON nested deeper than {MAX_DEPTH} levels at line {}, column {}",
+                e.line(),
+                e.column()
+            )
+        } else if e.is_eof() {
+            format!("truncated JSON: {what}")
+        } else {
+            format!("malformed JSON: {what}")
+        };
+        let mut err = InputError::new(problem);
+        err.message = message_index_at(bytes, offset);
+        err
+    })
+}
+
+fn byte_offset(bytes: &[u8], line: usize, column: usize) -> usize {
+    let mut start = 0;
+    for _ in 1..line {
+        match bytes[start..].iter().position(|&b| b == b'\n') {
+            Some(p) => start += p + 1,
+            None => break,
+        }
+    }
+    (start + column.saturating_sub(1)).min(bytes.len())
+}
+
+/// Which element of the messages array (the top-level array, or the
+/// `messages` array of the top-level object) contains byte `offset`.
+/// A light scan: strings are skipped, brackets counted.
+fn message_index_at(bytes: &[u8], offset: usize) -> Option<usize> {
+    let mut depth = 0usize;
+    let mut array_depth = None; // depth inside the messages array
+    let mut index = 0usize;
+    let mut in_string = false;
+    let mut escaped = false;
+    let mut last_key_at_depth1: Option<(usize, usize)> = None;
+    let mut string_start = 0;
+    for (pos, &b) in bytes.iter().enumerate().take(offset) {
+        if in_string {
+            if escaped {
+                escaped = false;
+            } else if b == b'\\' {
+                escaped = true;
+            } else if b == b'"' {
+                in_string = false;
+                if depth == 1 && array_depth.is_none() {
+                    last_key_at_depth1 = Some((string_start, pos));
+                }
+            }
+            continue;
+        }
+        match b {
+            b'"' => {
+                in_string = true;
+                string_start = pos + 1;
+            }
+            b'[' | b'{' => {
+                depth += 1;
+                let opens_messages = b == b'['
+                    && array_depth.is_none()
+                    && (depth == 1
+                        || (depth == 2
+                            && last_key_at_depth1.is_some_and(|(s, e)| &bytes[s..e] == b"messages")));
+                if opens_messages {
+                    array_depth = Some(depth);
+                }
+            }
+            b']' | b'}' => {
+                if array_depth == Some(depth) {
+                    array_depth = None;
+                }
+                depth = depth.saturating_sub(1);
+            }
+            b',' if array_depth == Some(depth) => index += 1,
+            _ => {}
+        }
+    }
+    array_depth.map(|_| index)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn message_index_is_found_in_arrays_and_objects() {
+        let text = br#"[{"role":"user","content":"a"},{"role":"user","content":x}]"#;
+        let err = parse_json(text).unwrap_err();
+        assert_eq!(err.message, Some(1), "{err}");
+        let text = br#"{"model":"m","messages":[{"role":"user"},{"role":"user"},{"content":[1,2,}]}"#;
+        let err = parse_json(text).unwrap_err();
+        assert_eq!(err.message, Some(2), "{err}");
+    }
+
+    #[test]
+    fn deep_nesting_is_an_error_not_a_crash() {
+        let mut text = String::from(r#"[{"role":"user","content":"a"},{"role":"assistant","toolCalls":[{"id":"c","name":"n","arguments":"#);
+        text.push_str(&"[".repeat(100_000));
+        let err = parse_json(text.as_bytes()).unwrap_err();
+        assert!(err.problem.contains("nested deeper"), "{err}");
+        assert_eq!(err.message, Some(1));
+    }
+}

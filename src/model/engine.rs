@@ -1,0 +1,195 @@
+//! The engine wire format (SPEC §1.1), the canonical one: camelCase fields,
+//! `toolCalls: [{id, name, arguments}]`, `toolCallId`.
+//!
+//! Reading checks each message's shape (types of the named fields, which
+//! role may carry which field) and reports the first problem with the
+//! message's index. Pairing across messages is `model::iteration`'s job.
+
+use serde_json::{Map, Value};
+
+use super::{Content, Message, Role, ToolCall};
+use crate::error::{json_type, InputError};
+
+/// Read one message from its engine JSON form.
+pub fn message_from_value(v: &Value, index: usize) -> Result<Message, InputError> {
+    let err = |p: String| InputError::at(index, p);
+    let obj = v
+        .as_object()
+        .ok_or_else(|| err(format!("expected a message object, found {}", json_type(v))))?;
+    let role = read_role(obj).map_err(err)?;
+    let mut msg = Message::new(role, Content::Absent);
+    for (key, value) in obj {
+        match key.as_str() {
+            "role" => {}
+            "content" => msg.content = read_content(value).map_err(err)?,
+            "toolCalls" => {
+                if role != Role::Assistant {
+                    return Err(err(format!("`toolCalls` on a {role} message (assistant only)")));
+                }
+                msg.tool_calls = Some(read_tool_calls(value).map_err(err)?);
+            }
+            "toolCallId" => {
+                if role != Role::Tool {
+                    return Err(err(format!("`toolCallId` on a {role} message (tool only)")));
+                }
+                match value {
+                    Value::String(s) => msg.tool_call_id = Some(s.clone()),
+                    other => {
+                        return Err(err(format!("`toolCallId` must be a string, found {}", json_type(other))))
+                    }
+                }
+            }
+            "pinned" => match value {
+                Value::Bool(b) => msg.pinned = Some(*b),
+                other => return Err(err(format!("`pinned` must be a boolean, found {}", json_type(other)))),
+            },
+            _ => {
+                msg.extra.insert(key.clone(), value.clone());
+            }
+        }
+    }
+    if role == Role::Tool && msg.tool_call_id.is_none() {
+        return Err(err("tool message without `toolCallId`".into()));
+    }
+    Ok(msg)
+}
+
+/// `role`, present and one of the four.
+pub(crate) fn read_role(obj: &Map<String, Value>) -> Result<Role, String> {
+    match obj.get("role") {
+        None => Err("message has no `role`".into()),
+        Some(Value::String(s)) => Role::parse(s).ok_or_else(|| {
+            format!("unknown role {s:?} (expected system, user, assistant or tool)")
+        }),
+        Some(other) => Err(format!("`role` must be a string, found {}", json_type(other))),
+    }
+}
+
+/// `content`: a string or null.
+pub(crate) fn read_content(v: &Value) -> Result<Content, String> {
+    match v {
+        Value::Null => Ok(Content::Null),
+        Value::String(s) => Ok(Content::Text(s.clone())),
+        other => Err(format!(
+            "`content` must be a string or null, found {}",
+            json_type(other)
+        )),
+    }
+}
+
+fn read_tool_calls(v: &Value) -> Result<Vec<ToolCall>, String> {
+    let arr = v
+        .as_array()
+        .ok_or_else(|| format!("`toolCalls` must be an array, found {}", json_type(v)))?;
+    arr.iter()
+        .enumerate()
+        .map(|(j, call)| read_tool_call(call).map_err(|p| format!("toolCalls[{j}]: {p}")))
+        .collect()
+}
+
+fn read_tool_call(v: &Value) -> Result<ToolCall, String> {
+    let obj = v
+        .as_object()
+        .ok_or_else(|| format!("expected a call object, found {}", json_type(v)))?;
+    let mut call = ToolCall::default();
+    let (mut has_id, mut has_name) = (false, false);
+    for (key, value) in obj {
+        match key.as_str() {
+            "id" => {
+                call.id = non_empty_id(value)?;
+                has_id = true;
+            }
+            "name" => {
+                call.name = value
+                    .as_str()
+                    .ok_or_else(|| format!("`name` must be a string, found {}", json_type(value)))?
+                    .to_owned();
+                has_name = true;
+            }
+            "arguments" => call.arguments = value.clone(),
+            _ => {
+                call.extra.insert(key.clone(), value.clone());
+            }
+        }
+    }
+    if !has_id {
+        return Err("call has no `id`".into());
+    }
+    if !has_name {
+        return Err(format!("call {:?} has no `name`", call.id));
+    }
+    if !obj.contains_key("arguments") {
+        return Err(format!("call {:?} has no `arguments`", call.id));
+    }
+    Ok(call)
+}
+
+pub(crate) fn non_empty_id(v: &Value) -> Result<String, String> {
+    match v {
+        Value::String(s) if !s.is_empty() => Ok(s.clone()),
+        Value::String(_) => Err("call `id` is empty".into()),
+        other => Err(format!("call `id` must be a string, found {}", json_type(other))),
+    }
+}
+
+/// The engine JSON form of a message: named fields first, then `extra` in order.
+pub fn message_to_value(m: &Message) -> Value {
+    let mut obj = Map::new();
+    obj.insert("role".into(), Value::String(m.role.as_str().into()));
+    match &m.content {
+        Content::Absent => {}
+        Content::Null => {
+            obj.insert("content".into(), Value::Null);
+        }
+        Content::Text(s) => {
+            obj.insert("content".into(), Value::String(s.clone()));
+        }
+    }
+    if let Some(calls) = &m.tool_calls {
+        obj.insert("toolCalls".into(), tool_calls_to_value(calls));
+    }
+    if let Some(id) = &m.tool_call_id {
+        obj.insert("toolCallId".into(), Value::String(id.clone()));
+    }
+    if let Some(p) = m.pinned {
+        obj.insert("pinned".into(), Value::Bool(p));
+    }
+    for (k, v) in m.extra.iter().filter(|(k, _)| !MESSAGE_FIELDS.contains(&k.as_str())) {
+        obj.insert(k.clone(), v.clone());
+    }
+    Value::Object(obj)
+}
+
+/// The fields the engine format names on a message; an `extra` entry with
+/// one of these names is never written (the named field wins).
+pub const MESSAGE_FIELDS: [&str; 5] = ["role", "content", "toolCalls", "toolCallId", "pinned"];
+/// The fields the engine format names on a tool call.
+pub const CALL_FIELDS: [&str; 3] = ["id", "name", "arguments"];
+
+/// The engine JSON of a `toolCalls` array: what ADR 0098's estimator counts.
+pub fn tool_calls_to_value(calls: &[ToolCall]) -> Value {
+    Value::Array(calls.iter().map(tool_call_to_value).collect())
+}
+
+pub fn tool_call_to_value(c: &ToolCall) -> Value {
+    let mut obj = Map::new();
+    obj.insert("id".into(), Value::String(c.id.clone()));
+    obj.insert("name".into(), Value::String(c.name.clone()));
+    obj.insert("arguments".into(), c.arguments.clone());
+    for (k, v) in c.extra.iter().filter(|(k, _)| !CALL_FIELDS.contains(&k.as_str())) {
+        obj.insert(k.clone(), v.clone());
+    }
+    Value::Object(obj)
+}
+
+/// Read an engine history from a JSON array.
+pub fn read_messages(arr: &[Value]) -> Result<Vec<Message>, InputError> {
+    arr.iter()
+        .enumerate()
+        .map(|(i, v)| message_from_value(v, i))
+        .collect()
+}
+
+pub fn write_messages(msgs: &[Message]) -> Vec<Value> {
+    msgs.iter().map(message_to_value).collect()
+}

@@ -1,0 +1,76 @@
+//! The three wire formats and their detection.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// A wire format (SPEC §1.1, §1.3).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum WireFormat {
+    /// The ADR's engine: camelCase, `toolCalls`, `toolCallId`. Canonical.
+    #[default]
+    Engine,
+    /// OpenAI Chat Completions: `tool_calls` with JSON-text arguments.
+    Openai,
+    /// Anthropic Messages: top-level `system`, `tool_use` / `tool_result` blocks.
+    Anthropic,
+}
+
+impl WireFormat {
+    pub const ALL: [WireFormat; 3] = [WireFormat::Engine, WireFormat::Openai, WireFormat::Anthropic];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            WireFormat::Engine => "engine",
+            WireFormat::Openai => "openai",
+            WireFormat::Anthropic => "anthropic",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<WireFormat> {
+        WireFormat::ALL.into_iter().find(|f| f.as_str() == s)
+    }
+
+    /// Guess the format of a history from its messages (and a top-level
+    /// `system`, which only `anthropic` has). Plain text messages read the
+    /// same in every format; they are taken as `engine`.
+    pub fn detect(messages: &[Value], has_top_level_system: bool) -> WireFormat {
+        if has_top_level_system {
+            return WireFormat::Anthropic;
+        }
+        for m in messages {
+            let Some(obj) = m.as_object() else { continue };
+            if obj.contains_key("toolCalls") || obj.contains_key("toolCallId") {
+                return WireFormat::Engine;
+            }
+            if obj.contains_key("tool_calls") || obj.contains_key("tool_call_id") {
+                return WireFormat::Openai;
+            }
+            if let Some(Value::Array(blocks)) = obj.get("content") {
+                let anthropic_block = blocks.iter().any(|b| {
+                    matches!(
+                        b.get("type").and_then(Value::as_str),
+                        Some("tool_use" | "tool_result" | "text" | "image" | "thinking")
+                    )
+                });
+                if anthropic_block {
+                    return WireFormat::Anthropic;
+                }
+            }
+        }
+        WireFormat::Engine
+    }
+}
+
+impl std::fmt::Display for WireFormat {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl std::str::FromStr for WireFormat {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        WireFormat::parse(s).ok_or_else(|| format!("unknown wire format {s:?} (engine, openai or anthropic)"))
+    }
+}

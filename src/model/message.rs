@@ -1,0 +1,208 @@
+//! The canonical message: SPEC §1.1's engine wire format, as Rust values.
+//!
+//! Every history ctxgate reads, in any wire format, becomes a `Vec<Message>`;
+//! every history it writes comes from one. Fields the contract does not name
+//! are kept verbatim in `extra` (they travel through compaction and count in
+//! the body size). `content` keeps the difference between `null`, absent and
+//! text so that a history read and written again is the same JSON value.
+
+use serde_json::{Map, Value};
+
+/// Who speaks. SPEC §1.1: `system` | `user` | `assistant` | `tool`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Role {
+    System,
+    User,
+    Assistant,
+    Tool,
+}
+
+impl Role {
+    pub const ALL: [Role; 4] = [Role::System, Role::User, Role::Assistant, Role::Tool];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Role::System => "system",
+            Role::User => "user",
+            Role::Assistant => "assistant",
+            Role::Tool => "tool",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Role> {
+        Role::ALL.into_iter().find(|r| r.as_str() == s)
+    }
+}
+
+impl std::fmt::Display for Role {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// `content`: text, `null`, or absent. `null` and absent both mean empty
+/// (SPEC §1.1) but are kept apart so that writing gives back what was read.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Default)]
+pub enum Content {
+    #[default]
+    Absent,
+    Null,
+    Text(String),
+}
+
+impl Content {
+    /// The text, empty for `null` and absent.
+    pub fn text(&self) -> &str {
+        match self {
+            Content::Text(s) => s,
+            Content::Absent | Content::Null => "",
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.text().is_empty()
+    }
+}
+
+impl From<&str> for Content {
+    fn from(s: &str) -> Self {
+        Content::Text(s.to_owned())
+    }
+}
+
+impl From<String> for Content {
+    fn from(s: String) -> Self {
+        Content::Text(s)
+    }
+}
+
+/// One call an assistant message makes: `{id, name, arguments}` plus any
+/// other fields, kept verbatim.
+#[derive(Debug, Clone, Default)]
+pub struct ToolCall {
+    pub id: String,
+    pub name: String,
+    /// Any JSON value. In the `openai` format the arguments are JSON text;
+    /// they are parsed into a value (text that is not JSON stays a string).
+    pub arguments: Value,
+    /// Fields other than `id`, `name`, `arguments`, in their order.
+    pub extra: Map<String, Value>,
+    /// What a non-engine wire format needs to write this call back exactly
+    /// as it was read. Not part of the engine form, not counted in its size.
+    pub wire: Option<Box<Value>>,
+}
+
+impl ToolCall {
+    pub fn new(id: impl Into<String>, name: impl Into<String>, arguments: Value) -> Self {
+        ToolCall {
+            id: id.into(),
+            name: name.into(),
+            arguments,
+            ..ToolCall::default()
+        }
+    }
+}
+
+/// One message of a history, in the canonical (engine) model.
+#[derive(Debug, Clone)]
+pub struct Message {
+    pub role: Role,
+    pub content: Content,
+    /// `toolCalls`; assistant messages only. `Some(vec![])` is kept apart
+    /// from `None` because both occur on the wire.
+    pub tool_calls: Option<Vec<ToolCall>>,
+    /// `toolCallId`; tool messages only, required there.
+    pub tool_call_id: Option<String>,
+    /// `pinned`: a pinned message is never summarised.
+    pub pinned: Option<bool>,
+    /// Every other field, verbatim and in order.
+    pub extra: Map<String, Value>,
+    /// What a non-engine wire format needs to write this message back
+    /// exactly as it was read (see `model::openai`, `model::anthropic`).
+    /// Not part of the engine form, not counted in its size.
+    pub wire: Option<Box<Value>>,
+}
+
+impl Message {
+    pub fn new(role: Role, content: impl Into<Content>) -> Self {
+        Message {
+            role,
+            content: content.into(),
+            tool_calls: None,
+            tool_call_id: None,
+            pinned: None,
+            extra: Map::new(),
+            wire: None,
+        }
+    }
+
+    pub fn system(content: impl Into<Content>) -> Self {
+        Message::new(Role::System, content)
+    }
+
+    pub fn user(content: impl Into<Content>) -> Self {
+        Message::new(Role::User, content)
+    }
+
+    pub fn assistant(content: impl Into<Content>) -> Self {
+        Message::new(Role::Assistant, content)
+    }
+
+    /// An assistant message that makes `calls`.
+    pub fn assistant_calls(content: impl Into<Content>, calls: Vec<ToolCall>) -> Self {
+        let mut m = Message::new(Role::Assistant, content);
+        m.tool_calls = Some(calls);
+        m
+    }
+
+    /// A tool message answering the call `id`.
+    pub fn tool(id: impl Into<String>, content: impl Into<Content>) -> Self {
+        let mut m = Message::new(Role::Tool, content);
+        m.tool_call_id = Some(id.into());
+        m
+    }
+
+    pub fn pinned(mut self) -> Self {
+        self.pinned = Some(true);
+        self
+    }
+
+    /// The calls this message makes (empty for every message but an
+    /// assistant message with `toolCalls`).
+    pub fn calls(&self) -> &[ToolCall] {
+        self.tool_calls.as_deref().unwrap_or(&[])
+    }
+
+    pub fn is_pinned(&self) -> bool {
+        self.pinned == Some(true)
+    }
+
+    /// True for an assistant message with a non-empty `toolCalls`: the
+    /// start of a ToolLoop iteration (SPEC §1.2).
+    pub fn opens_iteration(&self) -> bool {
+        self.role == Role::Assistant && !self.calls().is_empty()
+    }
+}
+
+/// Equality is equality of the engine form: wire-format hints are ignored,
+/// since two messages that differ only in how another format spelled them
+/// are the same message.
+impl PartialEq for Message {
+    fn eq(&self, other: &Message) -> bool {
+        self.role == other.role
+            && self.content == other.content
+            && self.tool_calls == other.tool_calls
+            && self.tool_call_id == other.tool_call_id
+            && self.pinned == other.pinned
+            && self.extra == other.extra
+    }
+}
+
+impl PartialEq for ToolCall {
+    fn eq(&self, other: &ToolCall) -> bool {
+        self.id == other.id
+            && self.name == other.name
+            && self.arguments == other.arguments
+            && self.extra == other.extra
+    }
+}

@@ -1,0 +1,199 @@
+//! The `openai` wire format (SPEC §1.3): Chat Completions messages,
+//! `tool_calls: [{id, type: "function", function: {name, arguments}}]`
+//! with arguments as JSON text, and `tool_call_id`.
+//!
+//! Reading parses the argument text into a JSON value (text that is not
+//! valid JSON stays a JSON string) and keeps, in the call's `wire` hint, the
+//! original text and the spelling of `type`, so that writing gives back
+//! exactly what was read.
+
+use serde_json::{json, Map, Value};
+
+use super::engine::{non_empty_id, read_content, read_role};
+use super::{Content, Message, Role, ToolCall};
+use crate::error::{json_type, InputError};
+
+pub fn read_messages(arr: &[Value]) -> Result<Vec<Message>, InputError> {
+    arr.iter()
+        .enumerate()
+        .map(|(i, v)| message_from_value(v).map_err(|p| InputError::at(i, p)))
+        .collect()
+}
+
+pub fn write_messages(msgs: &[Message]) -> Vec<Value> {
+    msgs.iter().map(message_to_value).collect()
+}
+
+fn message_from_value(v: &Value) -> Result<Message, String> {
+    let obj = v
+        .as_object()
+        .ok_or_else(|| format!("expected a message object, found {}", json_type(v)))?;
+    let role = read_role(obj)?;
+    let mut msg = Message::new(role, Content::Absent);
+    for (key, value) in obj {
+        match key.as_str() {
+            "role" => {}
+            "content" => msg.content = read_content(value)?,
+            "tool_calls" => {
+                if role != Role::Assistant {
+                    return Err(format!("`tool_calls` on a {role} message (assistant only)"));
+                }
+                let arr = value
+                    .as_array()
+                    .ok_or_else(|| format!("`tool_calls` must be an array, found {}", json_type(value)))?;
+                let calls = arr
+                    .iter()
+                    .enumerate()
+                    .map(|(j, c)| read_call(c).map_err(|p| format!("tool_calls[{j}]: {p}")))
+                    .collect::<Result<Vec<_>, _>>()?;
+                msg.tool_calls = Some(calls);
+            }
+            "tool_call_id" => {
+                if role != Role::Tool {
+                    return Err(format!("`tool_call_id` on a {role} message (tool only)"));
+                }
+                msg.tool_call_id = Some(
+                    value
+                        .as_str()
+                        .ok_or_else(|| format!("`tool_call_id` must be a string, found {}", json_type(value)))?
+                        .to_owned(),
+                );
+            }
+            "pinned" => match value {
+                Value::Bool(b) => msg.pinned = Some(*b),
+                other => return Err(format!("`pinned` must be a boolean, found {}", json_type(other))),
+            },
+            _ => {
+                msg.extra.insert(key.clone(), value.clone());
+            }
+        }
+    }
+    if role == Role::Tool && msg.tool_call_id.is_none() {
+        return Err("tool message without `tool_call_id`".into());
+    }
+    Ok(msg)
+}
+
+fn read_call(v: &Value) -> Result<ToolCall, String> {
+    let obj = v
+        .as_object()
+        .ok_or_else(|| format!("expected a call object, found {}", json_type(v)))?;
+    let id = non_empty_id(obj.get("id").ok_or("call has no `id`")?)?;
+    let function = obj
+        .get("function")
+        .ok_or_else(|| format!("call {id:?} has no `function`"))?
+        .as_object()
+        .ok_or_else(|| format!("call {id:?}: `function` must be an object"))?;
+    let name = match function.get("name") {
+        Some(Value::String(s)) => s.clone(),
+        Some(other) => return Err(format!("call {id:?}: `function.name` must be a string, found {}", json_type(other))),
+        None => return Err(format!("call {id:?} has no `function.name`")),
+    };
+    let (arguments, text) = match function.get("arguments") {
+        Some(Value::String(text)) => (parse_arguments(text), Some(text.clone())),
+        // Some producers send arguments as an object already: keep the value.
+        Some(other) => (other.clone(), None),
+        None => return Err(format!("call {id:?} has no `function.arguments`")),
+    };
+    let mut call = ToolCall::new(id, name, arguments);
+    let mut hint = Map::new();
+    if let Some(text) = text {
+        hint.insert("argumentsText".into(), Value::String(text));
+    }
+    hint.insert("type".into(), obj.get("type").cloned().unwrap_or(Value::Null));
+    let fn_extra: Map<String, Value> = function
+        .iter()
+        .filter(|(k, _)| *k != "name" && *k != "arguments")
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect();
+    if !fn_extra.is_empty() {
+        hint.insert("function".into(), Value::Object(fn_extra));
+    }
+    for (k, v) in obj {
+        if !matches!(k.as_str(), "id" | "type" | "function") {
+            call.extra.insert(k.clone(), v.clone());
+        }
+    }
+    call.wire = Some(Box::new(Value::Object(hint)));
+    Ok(call)
+}
+
+/// Argument text as a JSON value; text that is not valid JSON (or is nested
+/// past serde_json's limit) is kept as a JSON string (SPEC §1.3).
+pub fn parse_arguments(text: &str) -> Value {
+    serde_json::from_str(text).unwrap_or_else(|_| Value::String(text.to_owned()))
+}
+
+/// The JSON text for a call's arguments: the original text when it still
+/// means the same value, else the compact serialisation of the value.
+pub fn arguments_text(call: &ToolCall) -> String {
+    let original = call
+        .wire
+        .as_deref()
+        .and_then(|h| h.get("argumentsText"))
+        .and_then(Value::as_str);
+    match original {
+        Some(text) if parse_arguments(text) == call.arguments => text.to_owned(),
+        _ => match &call.arguments {
+            // A string that is not itself JSON text was kept as a string: write it back raw.
+            Value::String(s) if serde_json::from_str::<Value>(s).is_err() => s.clone(),
+            v => v.to_string(),
+        },
+    }
+}
+
+fn message_to_value(m: &Message) -> Value {
+    let mut obj = Map::new();
+    obj.insert("role".into(), Value::String(m.role.as_str().into()));
+    match &m.content {
+        Content::Absent => {}
+        Content::Null => {
+            obj.insert("content".into(), Value::Null);
+        }
+        Content::Text(s) => {
+            obj.insert("content".into(), Value::String(s.clone()));
+        }
+    }
+    if let Some(calls) = &m.tool_calls {
+        obj.insert("tool_calls".into(), Value::Array(calls.iter().map(call_to_value).collect()));
+    }
+    if let Some(id) = &m.tool_call_id {
+        obj.insert("tool_call_id".into(), Value::String(id.clone()));
+    }
+    if let Some(p) = m.pinned {
+        obj.insert("pinned".into(), Value::Bool(p));
+    }
+    for (k, v) in &m.extra {
+        obj.entry(k.clone()).or_insert_with(|| v.clone());
+    }
+    Value::Object(obj)
+}
+
+fn call_to_value(c: &ToolCall) -> Value {
+    let hint = c.wire.as_deref();
+    let mut function = Map::new();
+    function.insert("name".into(), Value::String(c.name.clone()));
+    function.insert("arguments".into(), Value::String(arguments_text(c)));
+    if let Some(Value::Object(extra)) = hint.and_then(|h| h.get("function")) {
+        for (k, v) in extra {
+            function.entry(k.clone()).or_insert_with(|| v.clone());
+        }
+    }
+    let mut obj = Map::new();
+    obj.insert("id".into(), Value::String(c.id.clone()));
+    match hint.map(|h| h.get("type")) {
+        // Read from openai without a `type`: write none.
+        Some(Some(Value::Null)) => {}
+        Some(Some(t)) => {
+            obj.insert("type".into(), t.clone());
+        }
+        _ => {
+            obj.insert("type".into(), json!("function"));
+        }
+    }
+    obj.insert("function".into(), Value::Object(function));
+    for (k, v) in &c.extra {
+        obj.entry(k.clone()).or_insert_with(|| v.clone());
+    }
+    Value::Object(obj)
+}

@@ -1,0 +1,212 @@
+//! The reference compactor: ADR 0098, hardened (SPEC §4). The executable
+//! spec that every other subject is compared against.
+//!
+//! 1. Under the trigger and under the ceiling: the history is returned as is.
+//! 2. The head (leading `system` run) is always kept; the rest is split
+//!    into iterations, and an iteration with a pinned message is pinned.
+//! 3. The last `keepRecent` iterations stay verbatim; the earlier unpinned
+//!    ones become one summary message (`role: system`), placed after the
+//!    pinned iterations of the replaced span.
+//! 4. Still over the ceiling or the trigger: keep fewer recent iterations,
+//!    down to one.
+//! 5. One left and still over the ceiling: shorten the summary to the room
+//!    that is left, or drop it.
+//! 6. Head + pinned + last iteration alone over the ceiling: `cannot_fit`.
+//!
+//! The cut is always at an iteration boundary, so an assistant message and
+//! the tool results that answer it travel together (ADR 0098's
+//! `group_by_iteration/1`). The result's body is never over the ceiling.
+
+mod summarise;
+
+use std::ops::Range;
+
+pub use summarise::{truncate_utf8, DigestSummariser, Summariser, SUMMARY_PREFIX};
+
+use crate::body::body_bytes;
+use crate::config::Config;
+use crate::error::InputError;
+use crate::estimate::{Adr0098, Estimator};
+use crate::model::{check_well_formed, head_len, iterations, Message};
+
+/// Why the reference did not return a history (SPEC §6 error kinds).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum CompactError {
+    /// Even head + pinned + the last iteration, with no summary, is over the ceiling.
+    #[error("cannot_fit: the smallest history the contract allows (head, pinned messages and the last iteration, no summary) is {needed} bytes, over the {ceiling}-byte ceiling")]
+    CannotFit { needed: u64, ceiling: u64 },
+    /// The input is not a well-formed history, or the config is invalid.
+    #[error("invalid_input: {0}")]
+    InvalidInput(InputError),
+}
+
+impl CompactError {
+    /// The protocol's error kind: `cannot_fit` or `invalid_input`.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            CompactError::CannotFit { .. } => "cannot_fit",
+            CompactError::InvalidInput(_) => "invalid_input",
+        }
+    }
+}
+
+impl From<InputError> for CompactError {
+    fn from(e: InputError) -> Self {
+        CompactError::InvalidInput(e)
+    }
+}
+
+/// The reference compactor with its parts: an estimator and a summariser.
+pub struct Reference<'a> {
+    pub estimator: &'a dyn Estimator,
+    pub summariser: &'a dyn Summariser,
+}
+
+impl Default for Reference<'static> {
+    fn default() -> Self {
+        Reference {
+            estimator: &Adr0098,
+            summariser: &DigestSummariser,
+        }
+    }
+}
+
+/// Compact `history` with the reference (ADR 0098 estimator, digest summariser).
+pub fn compact(config: &Config, history: &[Message]) -> Result<Vec<Message>, CompactError> {
+    Reference::default().compact(config, history)
+}
+
+impl Reference<'_> {
+    pub fn compact(&self, config: &Config, h: &[Message]) -> Result<Vec<Message>, CompactError> {
+        config.validate()?;
+        check_well_formed(h)?;
+        let ceiling = config.transport_max_body_bytes;
+        let fits = |msgs: &[&Message]| body_bytes(config, msgs.iter().copied()) <= ceiling;
+        let under_trigger =
+            |msgs: &[&Message]| self.estimator.tokens(&mut msgs.iter().copied(), config) <= config.trigger();
+
+        // Step 1: nothing to do.
+        let all: Vec<&Message> = h.iter().collect();
+        if under_trigger(&all) && fits(&all) {
+            return Ok(h.to_vec());
+        }
+
+        // Step 2: head and iterations.
+        let head = head_len(h);
+        let iters: Vec<Range<usize>> = iterations(&h[head..])
+            .into_iter()
+            .map(|r| r.start + head..r.end + head)
+            .collect();
+        let pinned = |r: &Range<usize>| h[r.clone()].iter().any(Message::is_pinned);
+        if iters.is_empty() {
+            let needed = body_bytes(config, h);
+            return if needed <= ceiling {
+                Ok(h.to_vec())
+            } else {
+                Err(CompactError::CannotFit { needed, ceiling })
+            };
+        }
+
+        // Steps 3–4: keep `k` recent iterations, from keepRecent down to one.
+        let n = iters.len();
+        for k in (1..=config.keep_recent.min(n)).rev() {
+            let (replaced, recent) = iters.split_at(n - k);
+            let kept_pinned: Vec<&Message> = replaced
+                .iter()
+                .filter(|r| pinned(r))
+                .flat_map(|r| &h[r.clone()])
+                .collect();
+            let to_summarise: Vec<&Message> = replaced
+                .iter()
+                .filter(|r| !pinned(r))
+                .flat_map(|r| &h[r.clone()])
+                .collect();
+            let summary = (!to_summarise.is_empty() && config.summary_max_bytes > 0).then(|| {
+                let text = self.summariser.summarise(&to_summarise, config.summary_max_bytes);
+                Message::system(truncate_utf8(&text, config.summary_max_bytes))
+            });
+            let recent_msgs = &h[recent[0].start..];
+            let parts = Parts {
+                head: &h[..head],
+                pinned: &kept_pinned,
+                recent: recent_msgs,
+            };
+            let candidate = parts.assemble(summary.as_ref());
+            if fits(&candidate) && (k == 1 || under_trigger(&candidate)) {
+                return Ok(owned(&candidate));
+            }
+            if k > 1 {
+                continue;
+            }
+
+            // Steps 5–6: one recent iteration left, still over the ceiling.
+            let minimal = parts.assemble(None);
+            let needed = body_bytes(config, minimal.iter().copied());
+            if needed > ceiling {
+                return Err(CompactError::CannotFit { needed, ceiling });
+            }
+            return Ok(match summary {
+                Some(summary) => shorten_summary(config, &summary, &parts),
+                None => owned(&minimal),
+            });
+        }
+        unreachable!("the loop returns at k = 1")
+    }
+}
+
+/// The pieces a candidate output is assembled from.
+struct Parts<'m> {
+    head: &'m [Message],
+    pinned: &'m [&'m Message],
+    recent: &'m [Message],
+}
+
+impl<'m> Parts<'m> {
+    /// head + pinned + summary + recent, in that order (SPEC §4 step 3).
+    fn assemble<'s>(&self, summary: Option<&'s Message>) -> Vec<&'s Message>
+    where
+        'm: 's,
+    {
+        self.head
+            .iter()
+            .chain(self.pinned.iter().copied())
+            .chain(summary)
+            .chain(self.recent)
+            .collect()
+    }
+}
+
+/// Step 5: the longest prefix of the summary (on a char boundary) that keeps
+/// the body under the ceiling; no summary at all when no text fits.
+fn shorten_summary(config: &Config, summary: &Message, parts: &Parts<'_>) -> Vec<Message> {
+    let text = summary.content.text();
+    let boundaries: Vec<usize> = (0..=text.len()).filter(|&i| text.is_char_boundary(i)).collect();
+    let fits_with = |end: usize| {
+        let shorter = Message::system(&text[..end]);
+        body_bytes(config, parts.assemble(Some(&shorter))) <= config.transport_max_body_bytes
+    };
+    // Invariant: boundaries[lo] fits (0 is checked by the caller's minimal
+    // history plus an empty summary, or dropped), boundaries[hi] does not.
+    let (mut lo, mut hi) = (0usize, boundaries.len() - 1);
+    if fits_with(boundaries[hi]) {
+        lo = hi;
+    }
+    while lo + 1 < hi {
+        let mid = (lo + hi) / 2;
+        if fits_with(boundaries[mid]) {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+    let end = boundaries[lo];
+    if end == 0 {
+        return owned(&parts.assemble(None));
+    }
+    let shorter = Message::system(&text[..end]);
+    owned(&parts.assemble(Some(&shorter)))
+}
+
+fn owned(msgs: &[&Message]) -> Vec<Message> {
+    msgs.iter().map(|m| (*m).clone()).collect()
+}
