@@ -145,7 +145,11 @@ where
 
 /// Size of the envelope with `messages` (of size `messages_size`) and, for
 /// anthropic, a top-level `system` added or replaced.
-fn envelope_size(envelope: &Map<String, Value>, system_size: Option<u64>, messages_size: u64) -> u64 {
+fn envelope_size(
+    envelope: &Map<String, Value>,
+    system_size: Option<u64>,
+    messages_size: u64,
+) -> u64 {
     let own = envelope
         .iter()
         .filter(|(k, _)| *k != "messages" && !(system_size.is_some() && *k == "system"))
@@ -175,8 +179,20 @@ mod tests {
 
     #[test]
     fn string_sizes_match_serde_json() {
-        for s in ["", "a", "\"\\", "\n\r\t\u{8}\u{c}", "\u{0}\u{1f}\u{7f}", "héllo 世界 🦀", "</script>"] {
-            assert_eq!(string_size(s), serde_json::to_vec(&s).unwrap().len() as u64, "{s:?}");
+        for s in [
+            "",
+            "a",
+            "\"\\",
+            "\n\r\t\u{8}\u{c}",
+            "\u{0}\u{1f}\u{7f}",
+            "héllo 世界 🦀",
+            "</script>",
+        ] {
+            assert_eq!(
+                string_size(s),
+                serde_json::to_vec(&s).unwrap().len() as u64,
+                "{s:?}"
+            );
         }
     }
 
@@ -184,7 +200,11 @@ mod tests {
     fn value_sizes_match_serde_json() {
         let v = json!({"a": [1, -2.5, 1e10, true, false, null, {"b": "c\n"}], "": {}, "x": []});
         assert_eq!(value_size(&v), serde_json::to_vec(&v).unwrap().len() as u64);
-        let big: Value = serde_json::from_str("[1.10, 123456789012345678901234567890, -0.0, 1E+2]").unwrap();
-        assert_eq!(value_size(&big), serde_json::to_vec(&big).unwrap().len() as u64);
+        let big: Value =
+            serde_json::from_str("[1.10, 123456789012345678901234567890, -0.0, 1E+2]").unwrap();
+        assert_eq!(
+            value_size(&big),
+            serde_json::to_vec(&big).unwrap().len() as u64
+        );
     }
 }

@@ -65,7 +65,10 @@ impl Config {
             return bad("`contextWindow` must be at least 1".into());
         }
         if !(self.threshold > 0.0 && self.threshold <= 1.0) {
-            return bad(format!("`threshold` must be in (0, 1], found {}", self.threshold));
+            return bad(format!(
+                "`threshold` must be in (0, 1], found {}",
+                self.threshold
+            ));
         }
         if self.bytes_per_token == 0 {
             return bad("`bytesPerToken` must be at least 1".into());
@@ -74,7 +77,9 @@ impl Config {
             return bad("`transportMaxBodyBytes` must be at least 1".into());
         }
         if self.keep_recent == 0 {
-            return bad("`keepRecent` must be at least 1 (the last iteration is always kept)".into());
+            return bad(
+                "`keepRecent` must be at least 1 (the last iteration is always kept)".into(),
+            );
         }
         Ok(())
     }

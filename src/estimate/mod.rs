@@ -44,7 +44,10 @@ pub trait Estimator: Send + Sync {
 
     /// Per-message figures and their total.
     fn per_message(&self, msgs: &[Message], config: &Config) -> (Vec<u64>, u64) {
-        let per: Vec<u64> = msgs.iter().map(|m| self.message_tokens(m, config)).collect();
+        let per: Vec<u64> = msgs
+            .iter()
+            .map(|m| self.message_tokens(m, config))
+            .collect();
         let total = per.iter().sum();
         (per, total)
     }
@@ -75,7 +78,8 @@ impl Estimator for Adr0098 {
         "adr-0098"
     }
     fn message_tokens(&self, m: &Message, config: &Config) -> u64 {
-        tokens(m.content.text(), config.bytes_per_token) + tool_call_tokens(m, config.bytes_per_token)
+        tokens(m.content.text(), config.bytes_per_token)
+            + tool_call_tokens(m, config.bytes_per_token)
     }
 }
 
@@ -102,7 +106,11 @@ mod tests {
         let config = Config::default();
         let m = Message::assistant_calls(
             "",
-            vec![ToolCall::new("call_1", "read_file", json!({"path": "apps/api/src/main.ts"}))],
+            vec![ToolCall::new(
+                "call_1",
+                "read_file",
+                json!({"path": "apps/api/src/main.ts"}),
+            )],
         );
         let json_len = serde_json::to_vec(&json!([{"id":"call_1","name":"read_file","arguments":{"path":"apps/api/src/main.ts"}}]))
             .unwrap()

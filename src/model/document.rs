@@ -58,18 +58,23 @@ impl Document {
                 // `system` at the top level belongs to the anthropic format.
                 let is_anthropic = format == Some(WireFormat::Anthropic)
                     || (format.is_none() && obj.contains_key("system"));
-                let system = if is_anthropic { obj.shift_remove("system") } else { None };
+                let system = if is_anthropic {
+                    obj.shift_remove("system")
+                } else {
+                    None
+                };
                 (Shape::Object(obj), raw, system)
             }
-            other => {
-                return Err(InputError::new(format!(
-                    "expected a JSON array of messages or an object with a `messages` field, found {}",
-                    json_type(&other)
-                )))
-            }
+            other => return Err(InputError::new(format!(
+                "expected a JSON array of messages or an object with a `messages` field, found {}",
+                json_type(&other)
+            ))),
         };
         let hinted = match &shape {
-            Shape::Object(obj) => obj.get("format").and_then(Value::as_str).and_then(WireFormat::parse),
+            Shape::Object(obj) => obj
+                .get("format")
+                .and_then(Value::as_str)
+                .and_then(WireFormat::parse),
             Shape::Array => None,
         };
         let format = format
@@ -77,7 +82,11 @@ impl Document {
             .unwrap_or_else(|| WireFormat::detect(&raw, system.is_some()));
         let messages = read_messages(format, system.as_ref(), &raw)?;
         check_well_formed(&messages)?;
-        Ok(Document { shape, format, messages })
+        Ok(Document {
+            shape,
+            format,
+            messages,
+        })
     }
 
     /// The document with `messages` in place of its own, in its own format and shape.
@@ -102,7 +111,11 @@ impl Document {
 }
 
 /// Read messages in `format`; for anthropic, `system` is the top-level field.
-pub fn read_messages(format: WireFormat, system: Option<&Value>, raw: &[Value]) -> Result<Vec<Message>, InputError> {
+pub fn read_messages(
+    format: WireFormat,
+    system: Option<&Value>,
+    raw: &[Value],
+) -> Result<Vec<Message>, InputError> {
     match format {
         WireFormat::Engine => engine::read_messages(raw),
         WireFormat::Openai => openai::read_messages(raw),
@@ -201,7 +214,8 @@ fn message_index_at(bytes: &[u8], offset: usize) -> Option<usize> {
                     && array_depth.is_none()
                     && (depth == 1
                         || (depth == 2
-                            && last_key_at_depth1.is_some_and(|(s, e)| &bytes[s..e] == b"messages")));
+                            && last_key_at_depth1
+                                .is_some_and(|(s, e)| &bytes[s..e] == b"messages")));
                 if opens_messages {
                     array_depth = Some(depth);
                 }
@@ -228,14 +242,17 @@ mod tests {
         let text = br#"[{"role":"user","content":"a"},{"role":"user","content":x}]"#;
         let err = parse_json(text).unwrap_err();
         assert_eq!(err.message, Some(1), "{err}");
-        let text = br#"{"model":"m","messages":[{"role":"user"},{"role":"user"},{"content":[1,2,}]}"#;
+        let text =
+            br#"{"model":"m","messages":[{"role":"user"},{"role":"user"},{"content":[1,2,}]}"#;
         let err = parse_json(text).unwrap_err();
         assert_eq!(err.message, Some(2), "{err}");
     }
 
     #[test]
     fn deep_nesting_is_an_error_not_a_crash() {
-        let mut text = String::from(r#"[{"role":"user","content":"a"},{"role":"assistant","toolCalls":[{"id":"c","name":"n","arguments":"#);
+        let mut text = String::from(
+            r#"[{"role":"user","content":"a"},{"role":"assistant","toolCalls":[{"id":"c","name":"n","arguments":"#,
+        );
         text.push_str(&"[".repeat(100_000));
         let err = parse_json(text.as_bytes()).unwrap_err();
         assert!(err.problem.contains("nested deeper"), "{err}");

@@ -24,7 +24,9 @@ pub fn message_from_value(v: &Value, index: usize) -> Result<Message, InputError
             "content" => msg.content = read_content(value).map_err(err)?,
             "toolCalls" => {
                 if role != Role::Assistant {
-                    return Err(err(format!("`toolCalls` on a {role} message (assistant only)")));
+                    return Err(err(format!(
+                        "`toolCalls` on a {role} message (assistant only)"
+                    )));
                 }
                 msg.tool_calls = Some(read_tool_calls(value).map_err(err)?);
             }
@@ -35,13 +37,21 @@ pub fn message_from_value(v: &Value, index: usize) -> Result<Message, InputError
                 match value {
                     Value::String(s) => msg.tool_call_id = Some(s.clone()),
                     other => {
-                        return Err(err(format!("`toolCallId` must be a string, found {}", json_type(other))))
+                        return Err(err(format!(
+                            "`toolCallId` must be a string, found {}",
+                            json_type(other)
+                        )))
                     }
                 }
             }
             "pinned" => match value {
                 Value::Bool(b) => msg.pinned = Some(*b),
-                other => return Err(err(format!("`pinned` must be a boolean, found {}", json_type(other)))),
+                other => {
+                    return Err(err(format!(
+                        "`pinned` must be a boolean, found {}",
+                        json_type(other)
+                    )))
+                }
             },
             _ => {
                 msg.extra.insert(key.clone(), value.clone());
@@ -61,7 +71,10 @@ pub(crate) fn read_role(obj: &Map<String, Value>) -> Result<Role, String> {
         Some(Value::String(s)) => Role::parse(s).ok_or_else(|| {
             format!("unknown role {s:?} (expected system, user, assistant or tool)")
         }),
-        Some(other) => Err(format!("`role` must be a string, found {}", json_type(other))),
+        Some(other) => Err(format!(
+            "`role` must be a string, found {}",
+            json_type(other)
+        )),
     }
 }
 
@@ -128,7 +141,10 @@ pub(crate) fn non_empty_id(v: &Value) -> Result<String, String> {
     match v {
         Value::String(s) if !s.is_empty() => Ok(s.clone()),
         Value::String(_) => Err("call `id` is empty".into()),
-        other => Err(format!("call `id` must be a string, found {}", json_type(other))),
+        other => Err(format!(
+            "call `id` must be a string, found {}",
+            json_type(other)
+        )),
     }
 }
 
@@ -154,7 +170,11 @@ pub fn message_to_value(m: &Message) -> Value {
     if let Some(p) = m.pinned {
         obj.insert("pinned".into(), Value::Bool(p));
     }
-    for (k, v) in m.extra.iter().filter(|(k, _)| !MESSAGE_FIELDS.contains(&k.as_str())) {
+    for (k, v) in m
+        .extra
+        .iter()
+        .filter(|(k, _)| !MESSAGE_FIELDS.contains(&k.as_str()))
+    {
         obj.insert(k.clone(), v.clone());
     }
     Value::Object(obj)
@@ -176,7 +196,11 @@ pub fn tool_call_to_value(c: &ToolCall) -> Value {
     obj.insert("id".into(), Value::String(c.id.clone()));
     obj.insert("name".into(), Value::String(c.name.clone()));
     obj.insert("arguments".into(), c.arguments.clone());
-    for (k, v) in c.extra.iter().filter(|(k, _)| !CALL_FIELDS.contains(&k.as_str())) {
+    for (k, v) in c
+        .extra
+        .iter()
+        .filter(|(k, _)| !CALL_FIELDS.contains(&k.as_str()))
+    {
         obj.insert(k.clone(), v.clone());
     }
     Value::Object(obj)

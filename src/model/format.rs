@@ -17,7 +17,11 @@ pub enum WireFormat {
 }
 
 impl WireFormat {
-    pub const ALL: [WireFormat; 3] = [WireFormat::Engine, WireFormat::Openai, WireFormat::Anthropic];
+    pub const ALL: [WireFormat; 3] = [
+        WireFormat::Engine,
+        WireFormat::Openai,
+        WireFormat::Anthropic,
+    ];
 
     pub fn as_str(self) -> &'static str {
         match self {
@@ -71,6 +75,7 @@ impl std::fmt::Display for WireFormat {
 impl std::str::FromStr for WireFormat {
     type Err = String;
     fn from_str(s: &str) -> Result<Self, String> {
-        WireFormat::parse(s).ok_or_else(|| format!("unknown wire format {s:?} (engine, openai or anthropic)"))
+        WireFormat::parse(s)
+            .ok_or_else(|| format!("unknown wire format {s:?} (engine, openai or anthropic)"))
     }
 }

@@ -67,7 +67,10 @@ pub fn check_well_formed(msgs: &[Message]) -> Result<(), InputError> {
         let first = &msgs[range.start];
         if first.role == Role::Tool {
             let id = first.tool_call_id.as_deref().unwrap_or("");
-            return Err(InputError::at(range.start, orphan_problem(msgs, range.start, id)));
+            return Err(InputError::at(
+                range.start,
+                orphan_problem(msgs, range.start, id),
+            ));
         }
         if !first.opens_iteration() {
             continue;
@@ -77,7 +80,10 @@ pub fn check_well_formed(msgs: &[Message]) -> Result<(), InputError> {
             if !ids.insert(call.id.as_str()) {
                 return Err(InputError::at(
                     range.start,
-                    format!("the assistant message makes two calls with id {:?}", call.id),
+                    format!(
+                        "the assistant message makes two calls with id {:?}",
+                        call.id
+                    ),
                 ));
             }
         }

@@ -38,9 +38,9 @@ fn message_from_value(v: &Value) -> Result<Message, String> {
                 if role != Role::Assistant {
                     return Err(format!("`tool_calls` on a {role} message (assistant only)"));
                 }
-                let arr = value
-                    .as_array()
-                    .ok_or_else(|| format!("`tool_calls` must be an array, found {}", json_type(value)))?;
+                let arr = value.as_array().ok_or_else(|| {
+                    format!("`tool_calls` must be an array, found {}", json_type(value))
+                })?;
                 let calls = arr
                     .iter()
                     .enumerate()
@@ -55,13 +55,23 @@ fn message_from_value(v: &Value) -> Result<Message, String> {
                 msg.tool_call_id = Some(
                     value
                         .as_str()
-                        .ok_or_else(|| format!("`tool_call_id` must be a string, found {}", json_type(value)))?
+                        .ok_or_else(|| {
+                            format!(
+                                "`tool_call_id` must be a string, found {}",
+                                json_type(value)
+                            )
+                        })?
                         .to_owned(),
                 );
             }
             "pinned" => match value {
                 Value::Bool(b) => msg.pinned = Some(*b),
-                other => return Err(format!("`pinned` must be a boolean, found {}", json_type(other))),
+                other => {
+                    return Err(format!(
+                        "`pinned` must be a boolean, found {}",
+                        json_type(other)
+                    ))
+                }
             },
             _ => {
                 msg.extra.insert(key.clone(), value.clone());
@@ -86,7 +96,12 @@ fn read_call(v: &Value) -> Result<ToolCall, String> {
         .ok_or_else(|| format!("call {id:?}: `function` must be an object"))?;
     let name = match function.get("name") {
         Some(Value::String(s)) => s.clone(),
-        Some(other) => return Err(format!("call {id:?}: `function.name` must be a string, found {}", json_type(other))),
+        Some(other) => {
+            return Err(format!(
+                "call {id:?}: `function.name` must be a string, found {}",
+                json_type(other)
+            ))
+        }
         None => return Err(format!("call {id:?} has no `function.name`")),
     };
     let (arguments, text) = match function.get("arguments") {
@@ -100,7 +115,10 @@ fn read_call(v: &Value) -> Result<ToolCall, String> {
     if let Some(text) = text {
         hint.insert("argumentsText".into(), Value::String(text));
     }
-    hint.insert("type".into(), obj.get("type").cloned().unwrap_or(Value::Null));
+    hint.insert(
+        "type".into(),
+        obj.get("type").cloned().unwrap_or(Value::Null),
+    );
     let fn_extra: Map<String, Value> = function
         .iter()
         .filter(|(k, _)| *k != "name" && *k != "arguments")
@@ -155,7 +173,10 @@ fn message_to_value(m: &Message) -> Value {
         }
     }
     if let Some(calls) = &m.tool_calls {
-        obj.insert("tool_calls".into(), Value::Array(calls.iter().map(call_to_value).collect()));
+        obj.insert(
+            "tool_calls".into(),
+            Value::Array(calls.iter().map(call_to_value).collect()),
+        );
     }
     if let Some(id) = &m.tool_call_id {
         obj.insert("tool_call_id".into(), Value::String(id.clone()));

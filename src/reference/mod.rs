@@ -82,8 +82,9 @@ impl Reference<'_> {
         check_well_formed(h)?;
         let ceiling = config.transport_max_body_bytes;
         let fits = |msgs: &[&Message]| body_bytes(config, msgs.iter().copied()) <= ceiling;
-        let under_trigger =
-            |msgs: &[&Message]| self.estimator.tokens(&mut msgs.iter().copied(), config) <= config.trigger();
+        let under_trigger = |msgs: &[&Message]| {
+            self.estimator.tokens(&mut msgs.iter().copied(), config) <= config.trigger()
+        };
 
         // Step 1: nothing to do.
         let all: Vec<&Message> = h.iter().collect();
@@ -122,7 +123,9 @@ impl Reference<'_> {
                 .flat_map(|r| &h[r.clone()])
                 .collect();
             let summary = (!to_summarise.is_empty() && config.summary_max_bytes > 0).then(|| {
-                let text = self.summariser.summarise(&to_summarise, config.summary_max_bytes);
+                let text = self
+                    .summariser
+                    .summarise(&to_summarise, config.summary_max_bytes);
                 Message::system(truncate_utf8(&text, config.summary_max_bytes))
             });
             let recent_msgs = &h[recent[0].start..];
@@ -180,7 +183,9 @@ impl<'m> Parts<'m> {
 /// the body under the ceiling; no summary at all when no text fits.
 fn shorten_summary(config: &Config, summary: &Message, parts: &Parts<'_>) -> Vec<Message> {
     let text = summary.content.text();
-    let boundaries: Vec<usize> = (0..=text.len()).filter(|&i| text.is_char_boundary(i)).collect();
+    let boundaries: Vec<usize> = (0..=text.len())
+        .filter(|&i| text.is_char_boundary(i))
+        .collect();
     let fits_with = |end: usize| {
         let shorter = Message::system(&text[..end]);
         body_bytes(config, parts.assemble(Some(&shorter))) <= config.transport_max_body_bytes

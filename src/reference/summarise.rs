@@ -45,11 +45,18 @@ impl Summariser for DigestSummariser {
         text.push(')');
         if !tools.is_empty() {
             let calls: usize = tools.values().sum();
-            let names: Vec<String> = tools.iter().map(|(name, n)| format!("{name}×{n}")).collect();
+            let names: Vec<String> = tools
+                .iter()
+                .map(|(name, n)| format!("{name}×{n}"))
+                .collect();
             text.push_str(&format!("; {calls} tool calls: {}", names.join(", ")));
         }
         text.push('.');
-        if let Some(user) = replaced.iter().rev().find(|m| m.role == Role::User && !m.content.is_empty()) {
+        if let Some(user) = replaced
+            .iter()
+            .rev()
+            .find(|m| m.role == Role::User && !m.content.is_empty())
+        {
             text.push_str(" Last user message: ");
             text.push_str(user.content.text());
         }
@@ -83,7 +90,10 @@ mod tests {
 
     #[test]
     fn digest_is_bounded_and_deterministic() {
-        let msgs = [Message::user("Review PR 412 ".repeat(100)), Message::assistant("ok")];
+        let msgs = [
+            Message::user("Review PR 412 ".repeat(100)),
+            Message::assistant("ok"),
+        ];
         let refs: Vec<&Message> = msgs.iter().collect();
         let a = DigestSummariser.summarise(&refs, 100);
         assert!(a.len() <= 100);
