@@ -60,6 +60,18 @@ impl From<InputError> for CompactError {
 pub struct Reference<'a> {
     pub estimator: &'a dyn Estimator,
     pub summariser: &'a dyn Summariser,
+    /// How the body is measured: the exact size, [`exact_body`]. Swappable
+    /// only so that the mutation tests can build the defects seen in the
+    /// wild (a ceiling measured without JSON escaping, or in characters).
+    pub body: BodyMeasure,
+}
+
+/// Measures the body of a candidate history, in bytes.
+pub type BodyMeasure = fn(&Config, &[&Message]) -> u64;
+
+/// The exact body size (SPEC §2): what the reference uses.
+pub fn exact_body(config: &Config, msgs: &[&Message]) -> u64 {
+    body_bytes(config, msgs.iter().copied())
 }
 
 impl Default for Reference<'static> {
@@ -67,6 +79,7 @@ impl Default for Reference<'static> {
         Reference {
             estimator: &Adr0098,
             summariser: &DigestSummariser,
+            body: exact_body,
         }
     }
 }
@@ -81,7 +94,7 @@ impl Reference<'_> {
         config.validate()?;
         check_well_formed(h)?;
         let ceiling = config.transport_max_body_bytes;
-        let fits = |msgs: &[&Message]| body_bytes(config, msgs.iter().copied()) <= ceiling;
+        let fits = |msgs: &[&Message]| (self.body)(config, msgs) <= ceiling;
         let under_trigger = |msgs: &[&Message]| {
             self.estimator.tokens(&mut msgs.iter().copied(), config) <= config.trigger()
         };
@@ -100,7 +113,7 @@ impl Reference<'_> {
             .collect();
         let pinned = |r: &Range<usize>| h[r.clone()].iter().any(Message::is_pinned);
         if iters.is_empty() {
-            let needed = body_bytes(config, h);
+            let needed = (self.body)(config, &all);
             return if needed <= ceiling {
                 Ok(h.to_vec())
             } else {
@@ -144,12 +157,12 @@ impl Reference<'_> {
 
             // Steps 5–6: one recent iteration left, still over the ceiling.
             let minimal = parts.assemble(None);
-            let needed = body_bytes(config, minimal.iter().copied());
+            let needed = (self.body)(config, &minimal);
             if needed > ceiling {
                 return Err(CompactError::CannotFit { needed, ceiling });
             }
             return Ok(match summary {
-                Some(summary) => shorten_summary(config, &summary, &parts),
+                Some(summary) => shorten_summary(config, self.body, &summary, &parts),
                 None => owned(&minimal),
             });
         }
@@ -181,14 +194,19 @@ impl<'m> Parts<'m> {
 
 /// Step 5: the longest prefix of the summary (on a char boundary) that keeps
 /// the body under the ceiling; no summary at all when no text fits.
-fn shorten_summary(config: &Config, summary: &Message, parts: &Parts<'_>) -> Vec<Message> {
+fn shorten_summary(
+    config: &Config,
+    body: BodyMeasure,
+    summary: &Message,
+    parts: &Parts<'_>,
+) -> Vec<Message> {
     let text = summary.content.text();
     let boundaries: Vec<usize> = (0..=text.len())
         .filter(|&i| text.is_char_boundary(i))
         .collect();
     let fits_with = |end: usize| {
         let shorter = Message::system(&text[..end]);
-        body_bytes(config, parts.assemble(Some(&shorter))) <= config.transport_max_body_bytes
+        body(config, &parts.assemble(Some(&shorter))) <= config.transport_max_body_bytes
     };
     // Invariant: boundaries[lo] fits (0 is checked by the caller's minimal
     // history plus an empty summary, or dropped), boundaries[hi] does not.
