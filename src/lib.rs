@@ -26,6 +26,7 @@ pub mod config;
 pub mod error;
 pub mod estimate;
 pub mod model;
+pub mod oracle;
 pub mod reference;
 
 pub use config::Config;

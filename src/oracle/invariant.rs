@@ -1,0 +1,192 @@
+//! The invariant names of SPEC §5: the same names in code, reports,
+//! fixtures and `--invariants`.
+
+use std::fmt;
+
+/// One invariant of SPEC §5.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Invariant {
+    ToolPairing,
+    EstimateCoversToolCalls,
+    EstimateMonotone,
+    BodyUnderCeiling,
+    NoPrematureCompaction,
+    Progress,
+    VerbatimSuffix,
+    OrderPreserved,
+    PinnedKept,
+    SingleBoundedSummary,
+    Deterministic,
+    Idempotent,
+    SessionNeverOverflows,
+}
+
+impl Invariant {
+    pub const ALL: [Invariant; 13] = [
+        Invariant::ToolPairing,
+        Invariant::EstimateCoversToolCalls,
+        Invariant::EstimateMonotone,
+        Invariant::BodyUnderCeiling,
+        Invariant::NoPrematureCompaction,
+        Invariant::Progress,
+        Invariant::VerbatimSuffix,
+        Invariant::OrderPreserved,
+        Invariant::PinnedKept,
+        Invariant::SingleBoundedSummary,
+        Invariant::Deterministic,
+        Invariant::Idempotent,
+        Invariant::SessionNeverOverflows,
+    ];
+
+    /// The stable name.
+    pub fn name(self) -> &'static str {
+        match self {
+            Invariant::ToolPairing => "tool-pairing",
+            Invariant::EstimateCoversToolCalls => "estimate-covers-tool-calls",
+            Invariant::EstimateMonotone => "estimate-monotone",
+            Invariant::BodyUnderCeiling => "body-under-ceiling",
+            Invariant::NoPrematureCompaction => "no-premature-compaction",
+            Invariant::Progress => "progress",
+            Invariant::VerbatimSuffix => "verbatim-suffix",
+            Invariant::OrderPreserved => "order-preserved",
+            Invariant::PinnedKept => "pinned-kept",
+            Invariant::SingleBoundedSummary => "single-bounded-summary",
+            Invariant::Deterministic => "deterministic",
+            Invariant::Idempotent => "idempotent",
+            Invariant::SessionNeverOverflows => "session-never-overflows",
+        }
+    }
+
+    pub fn parse(name: &str) -> Option<Invariant> {
+        Invariant::ALL.into_iter().find(|i| i.name() == name)
+    }
+
+    /// True for the invariants judged on the `estimate` op; the others
+    /// need `compact`.
+    pub fn needs_estimate(self) -> bool {
+        matches!(
+            self,
+            Invariant::EstimateCoversToolCalls | Invariant::EstimateMonotone
+        )
+    }
+
+    /// What the invariant says, in one line (SPEC §5).
+    pub fn summary(self) -> &'static str {
+        match self {
+            Invariant::ToolPairing => "every tool result answers a call of its own iteration; no call answered twice or left unanswered (but a pending last one)",
+            Invariant::EstimateCoversToolCalls => "the estimate is never below the serialised toolCalls, in total and per message",
+            Invariant::EstimateMonotone => "appending a message never lowers the estimate",
+            Invariant::BodyUnderCeiling => "the compacted body is never over transportMaxBodyBytes; cannot_fit only when the minimal output is over",
+            Invariant::NoPrematureCompaction => "under the trigger and under the ceiling, the history comes back unchanged",
+            Invariant::Progress => "after a compaction the estimate is under the trigger, unless only the minimal output is left",
+            Invariant::VerbatimSuffix => "the output ends with a verbatim suffix of the input, from an iteration boundary, holding its last iteration",
+            Invariant::OrderPreserved => "the output without its summary is a subsequence of the input",
+            Invariant::PinnedKept => "the head and every pinned message are kept verbatim",
+            Invariant::SingleBoundedSummary => "at most one new message, with content at most summaryMaxBytes",
+            Invariant::Deterministic => "the same input twice gives the same output",
+            Invariant::Idempotent => "compacting the output again returns it unchanged",
+            Invariant::SessionNeverOverflows => "in a simulated ToolLoop of up to 60 iterations no request body exceeds the ceiling",
+        }
+    }
+}
+
+impl fmt::Display for Invariant {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// A set of invariants (what a subject claims, what `--invariants` asks).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct InvariantSet(u16);
+
+impl InvariantSet {
+    pub fn all() -> Self {
+        InvariantSet::from_iter(Invariant::ALL)
+    }
+
+    pub fn empty() -> Self {
+        InvariantSet(0)
+    }
+
+    pub fn contains(self, inv: Invariant) -> bool {
+        self.0 & (1 << inv as u16) != 0
+    }
+
+    pub fn insert(&mut self, inv: Invariant) {
+        self.0 |= 1 << inv as u16;
+    }
+
+    pub fn remove(&mut self, inv: Invariant) {
+        self.0 &= !(1 << inv as u16);
+    }
+
+    pub fn intersect(self, other: InvariantSet) -> InvariantSet {
+        InvariantSet(self.0 & other.0)
+    }
+
+    pub fn is_empty(self) -> bool {
+        self.0 == 0
+    }
+
+    pub fn len(self) -> usize {
+        self.0.count_ones() as usize
+    }
+
+    pub fn iter(self) -> impl Iterator<Item = Invariant> {
+        Invariant::ALL
+            .into_iter()
+            .filter(move |i| self.contains(*i))
+    }
+
+    /// Parse a comma-separated list of names; `all` means every invariant.
+    pub fn parse_list(list: &str) -> Result<InvariantSet, String> {
+        let mut set = InvariantSet::empty();
+        for name in list.split(',').map(str::trim).filter(|s| !s.is_empty()) {
+            if name == "all" {
+                return Ok(InvariantSet::all());
+            }
+            let inv = Invariant::parse(name).ok_or_else(|| {
+                let names: Vec<&str> = Invariant::ALL.iter().map(|i| i.name()).collect();
+                format!(
+                    "unknown invariant {name:?}; the invariants are: {}",
+                    names.join(", ")
+                )
+            })?;
+            set.insert(inv);
+        }
+        Ok(set)
+    }
+
+    pub fn names(self) -> Vec<&'static str> {
+        self.iter().map(Invariant::name).collect()
+    }
+}
+
+impl FromIterator<Invariant> for InvariantSet {
+    fn from_iter<T: IntoIterator<Item = Invariant>>(iter: T) -> Self {
+        let mut set = InvariantSet::empty();
+        for i in iter {
+            set.insert(i);
+        }
+        set
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_round_trip() {
+        for inv in Invariant::ALL {
+            assert_eq!(Invariant::parse(inv.name()), Some(inv));
+        }
+        assert_eq!(InvariantSet::all().len(), 13);
+        let s = InvariantSet::parse_list("tool-pairing, progress").unwrap();
+        assert_eq!(s.names(), ["tool-pairing", "progress"]);
+        assert!(InvariantSet::parse_list("tool-paring")
+            .unwrap_err()
+            .contains("tool-pairing"));
+    }
+}
