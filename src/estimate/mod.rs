@@ -38,7 +38,7 @@ pub trait Estimator: Send + Sync {
     fn message_tokens(&self, m: &Message, config: &Config) -> u64;
 
     /// Estimated tokens of a history: the sum over its messages.
-    fn tokens<'a>(&self, msgs: &mut dyn Iterator<Item = &'a Message>, config: &Config) -> u64 {
+    fn tokens(&self, msgs: &mut dyn Iterator<Item = &Message>, config: &Config) -> u64 {
         msgs.map(|m| self.message_tokens(m, config)).sum()
     }
 

@@ -42,7 +42,7 @@ pub fn head_len(msgs: &[Message]) -> usize {
 }
 
 /// Calls of the iteration `range` that no tool message in it answers.
-pub fn unanswered_calls<'a>(msgs: &'a [Message], range: Range<usize>) -> Vec<&'a str> {
+pub fn unanswered_calls(msgs: &[Message], range: Range<usize>) -> Vec<&str> {
     let first = &msgs[range.start];
     let answered: HashSet<&str> = msgs[range.clone()]
         .iter()
