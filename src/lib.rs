@@ -25,9 +25,11 @@ pub mod body;
 pub mod config;
 pub mod error;
 pub mod estimate;
+pub mod harness;
 pub mod model;
 pub mod oracle;
 pub mod reference;
+pub mod subject;
 
 pub use config::Config;
 pub use error::InputError;

@@ -1,0 +1,177 @@
+//! The harness: runs a subject on a case, collects what the oracles need,
+//! and asks them for verdicts. Data flows one way — case → subject →
+//! observation → oracles → verdicts; shrinking and reports build on this.
+
+use crate::body::body_bytes;
+use crate::config::Config;
+use crate::model::{check_well_formed, head_len, iterations, Message, ToolCall};
+use crate::oracle::{
+    check_all, minimal_output, CompactAnswer, Invariant, InvariantSet, Observation, SessionTurn,
+    TurnOutcome, Verdict, Violation,
+};
+use crate::subject::{Fault, Subject};
+
+/// How many iterations the simulated ToolLoop runs at most (the ADR's
+/// ceiling for execution/gate agents).
+pub const SESSION_MAX_ITERATIONS: usize = 60;
+
+/// The outcome of one case.
+#[derive(Debug, Clone)]
+pub struct CaseResult {
+    pub verdicts: Vec<(Invariant, Verdict)>,
+    /// A subject fault stops the case: the verdicts hold what was judged before.
+    pub fault: Option<Fault>,
+    /// The subject returned a history different from the input.
+    pub compacted: bool,
+    pub cannot_fit: bool,
+}
+
+impl CaseResult {
+    pub fn violations(&self) -> impl Iterator<Item = &Violation> {
+        self.verdicts.iter().flat_map(|(_, v)| match v {
+            Verdict::Fail(vs) => vs.as_slice(),
+            _ => &[],
+        })
+    }
+
+    /// The invariants that failed, in SPEC order.
+    pub fn failed(&self) -> Vec<Invariant> {
+        self.verdicts
+            .iter()
+            .filter(|(_, v)| v.is_fail())
+            .map(|(i, _)| *i)
+            .collect()
+    }
+
+    pub fn fails(&self, inv: Invariant) -> bool {
+        self.verdicts.iter().any(|(i, v)| *i == inv && v.is_fail())
+    }
+
+    pub fn ok(&self) -> bool {
+        self.fault.is_none() && self.failed().is_empty()
+    }
+}
+
+/// Run `subject` on one case and judge the invariants of `set` (narrowed to
+/// what the subject claims).
+pub fn run_case(
+    subject: &mut dyn Subject,
+    config: &Config,
+    input: &[Message],
+    set: InvariantSet,
+) -> CaseResult {
+    let set = set.intersect(subject.info().claimed());
+    let mut obs = Observation::default();
+    let mut result = CaseResult {
+        verdicts: Vec::new(),
+        fault: None,
+        compacted: false,
+        cannot_fit: false,
+    };
+    if let Err(fault) = observe(subject, config, input, set, &mut obs) {
+        result.fault = Some(fault);
+    }
+    if let Some(answer) = &obs.answer {
+        result.compacted = answer.messages().is_some_and(|o| o != input);
+        result.cannot_fit = matches!(answer, CompactAnswer::CannotFit { .. });
+    }
+    result.verdicts = check_all(config, input, &obs, &set);
+    result
+}
+
+fn observe(
+    subject: &mut dyn Subject,
+    config: &Config,
+    input: &[Message],
+    set: InvariantSet,
+    obs: &mut Observation,
+) -> Result<(), Fault> {
+    let needs_compact = set.iter().any(|i| !i.needs_estimate());
+    if needs_compact {
+        let answer = subject.compact(config, input)?;
+        obs.answer = Some(answer.clone());
+        if set.contains(Invariant::Deterministic) {
+            obs.second = Some(subject.compact(config, input)?);
+        }
+        if set.contains(Invariant::Idempotent) {
+            if let CompactAnswer::Messages(o) = &answer {
+                obs.recompacted = Some(subject.compact(config, o)?);
+            }
+        }
+    }
+    if subject.info().estimates && set.iter().any(Invariant::needs_estimate) {
+        obs.estimate = Some(subject.estimate(config, input)?);
+        if set.contains(Invariant::EstimateMonotone) {
+            let appended = appended_message(input);
+            let mut longer = input.to_vec();
+            longer.push(appended.clone());
+            obs.estimate_appended = Some((subject.estimate(config, &longer)?, appended));
+        }
+    }
+    if set.contains(Invariant::SessionNeverOverflows) && check_well_formed(input).is_ok() {
+        obs.session = Some(simulate_session(subject, config, input)?);
+    }
+    Ok(())
+}
+
+/// The message appended for `estimate-monotone`: a new assistant turn that
+/// makes one call (well formed after any well-formed history whose last
+/// iteration is complete; a pending one gets a plain user message).
+fn appended_message(input: &[Message]) -> Message {
+    let pending = iterations(input)
+        .last()
+        .is_some_and(|r| !crate::model::unanswered_calls(input, r.clone()).is_empty());
+    if pending {
+        Message::user("continue")
+    } else {
+        Message::assistant_calls(
+            "checking",
+            vec![ToolCall::new(
+                "ctxgate_appended",
+                "read_file",
+                serde_json::json!({"path": "apps/api/src/main.ts"}),
+            )],
+        )
+    }
+}
+
+/// A ToolLoop replayed from the case: start from the head, append the
+/// case's iterations one at a time (up to 60), compact before each send,
+/// carry the compacted history into the next turn.
+pub fn simulate_session(
+    subject: &mut dyn Subject,
+    config: &Config,
+    input: &[Message],
+) -> Result<Vec<SessionTurn>, Fault> {
+    let head = head_len(input);
+    let mut history: Vec<Message> = input[..head].to_vec();
+    let mut turns = Vec::new();
+    for (n, range) in iterations(&input[head..])
+        .into_iter()
+        .take(SESSION_MAX_ITERATIONS)
+        .enumerate()
+    {
+        history.extend_from_slice(&input[range.start + head..range.end + head]);
+        let outcome = match subject.compact(config, &history)? {
+            CompactAnswer::Messages(o) => {
+                let body = body_bytes(config, &o);
+                history = o;
+                TurnOutcome::Sent { body }
+            }
+            CompactAnswer::CannotFit { .. } => TurnOutcome::CannotFit {
+                minimal: body_bytes(config, &minimal_output(&history)),
+            },
+            CompactAnswer::InvalidInput { message } => TurnOutcome::InvalidInput { message },
+        };
+        let stop = !matches!(outcome, TurnOutcome::Sent { .. });
+        turns.push(SessionTurn {
+            turn: n + 1,
+            history_len: history.len(),
+            outcome,
+        });
+        if stop {
+            break;
+        }
+    }
+    Ok(turns)
+}

@@ -1,0 +1,102 @@
+//! Subjects that run in this process: the reference, and the mutation
+//! suite's defective compactors. A panic is caught and reported as a
+//! `crash` fault, as a dying external process would be.
+
+use std::panic::{catch_unwind, AssertUnwindSafe};
+
+use super::{Fault, FaultKind, Subject, SubjectInfo};
+use crate::config::Config;
+use crate::estimate::{Adr0098, Estimator};
+use crate::model::Message;
+use crate::oracle::{CompactAnswer, EstimateAnswer};
+use crate::reference::{CompactError, Reference};
+
+type CompactFn = Box<dyn Fn(&Config, &[Message]) -> CompactAnswer + Send>;
+type EstimateFn = Box<dyn Fn(&Config, &[Message]) -> EstimateAnswer + Send>;
+
+/// A subject made of two functions.
+pub struct InProcess {
+    info: SubjectInfo,
+    compact: CompactFn,
+    estimate: Option<EstimateFn>,
+}
+
+impl InProcess {
+    pub fn new(
+        info: SubjectInfo,
+        compact: impl Fn(&Config, &[Message]) -> CompactAnswer + Send + 'static,
+        estimate: Option<EstimateFn>,
+    ) -> Self {
+        let mut info = info;
+        info.estimates = estimate.is_some();
+        InProcess {
+            info,
+            compact: Box::new(compact),
+            estimate,
+        }
+    }
+
+    /// The built-in reference compactor (SPEC §4) with the adr-0098 estimator.
+    pub fn reference() -> Self {
+        InProcess::new(
+            SubjectInfo::new("ctxgate-reference", env!("CARGO_PKG_VERSION")),
+            |config, msgs| answer(Reference::default().compact(config, msgs)),
+            Some(estimator_fn(Adr0098)),
+        )
+    }
+}
+
+/// A protocol answer from the reference's result.
+pub fn answer(result: Result<Vec<Message>, CompactError>) -> CompactAnswer {
+    match result {
+        Ok(msgs) => CompactAnswer::Messages(msgs),
+        Err(e @ CompactError::CannotFit { .. }) => CompactAnswer::CannotFit {
+            message: e.to_string(),
+        },
+        Err(CompactError::InvalidInput(e)) => CompactAnswer::InvalidInput {
+            message: e.to_string(),
+        },
+    }
+}
+
+/// An `estimate` op from an estimator: total and per-message figures.
+pub fn estimator_fn(e: impl Estimator + 'static) -> EstimateFn {
+    Box::new(move |config, msgs| {
+        let (per, total) = e.per_message(msgs, config);
+        EstimateAnswer {
+            tokens: total,
+            per_message: Some(per),
+        }
+    })
+}
+
+fn caught<T>(f: impl FnOnce() -> T) -> Result<T, Fault> {
+    catch_unwind(AssertUnwindSafe(f)).map_err(|payload| {
+        let what = payload
+            .downcast_ref::<&str>()
+            .map(|s| s.to_string())
+            .or_else(|| payload.downcast_ref::<String>().cloned())
+            .unwrap_or_else(|| "a panic".into());
+        Fault::new(FaultKind::Crash, format!("the compactor panicked: {what}"))
+    })
+}
+
+impl Subject for InProcess {
+    fn info(&self) -> &SubjectInfo {
+        &self.info
+    }
+
+    fn compact(&mut self, config: &Config, msgs: &[Message]) -> Result<CompactAnswer, Fault> {
+        caught(|| (self.compact)(config, msgs))
+    }
+
+    fn estimate(&mut self, config: &Config, msgs: &[Message]) -> Result<EstimateAnswer, Fault> {
+        match &self.estimate {
+            Some(f) => caught(|| f(config, msgs)),
+            None => Err(Fault::new(
+                FaultKind::Protocol,
+                "the subject does not implement estimate",
+            )),
+        }
+    }
+}

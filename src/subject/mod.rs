@@ -1,0 +1,135 @@
+//! Subjects: the compactors under test. A subject answers `compact` (and,
+//! optionally, `estimate`) requests; it never sees an oracle. The built-in
+//! reference and the mutation suite's defective compactors run in process;
+//! external programs speak the subject protocol (SPEC §6) over a process
+//! boundary.
+
+pub mod defects;
+mod in_process;
+
+pub use in_process::InProcess;
+
+use std::fmt;
+
+use crate::config::Config;
+use crate::model::{Message, WireFormat};
+use crate::oracle::{CompactAnswer, EstimateAnswer, Invariant, InvariantSet};
+
+/// What a subject says of itself (the protocol's `hello`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct SubjectInfo {
+    pub name: String,
+    pub version: String,
+    /// Implements `estimate` (every subject implements `compact`).
+    pub estimates: bool,
+    /// The wire format it reads and writes.
+    pub format: WireFormat,
+    /// The invariants it claims; `None` means all that apply to its ops.
+    pub invariants: Option<InvariantSet>,
+}
+
+impl SubjectInfo {
+    pub fn new(name: impl Into<String>, version: impl Into<String>) -> Self {
+        SubjectInfo {
+            name: name.into(),
+            version: version.into(),
+            estimates: true,
+            format: WireFormat::Engine,
+            invariants: None,
+        }
+    }
+
+    /// The invariants the harness checks: the claimed set (default: all),
+    /// without those that need an op the subject lacks.
+    pub fn claimed(&self) -> InvariantSet {
+        let mut set = self.invariants.unwrap_or_else(InvariantSet::all);
+        if !self.estimates {
+            for inv in Invariant::ALL.into_iter().filter(|i| i.needs_estimate()) {
+                set.remove(inv);
+            }
+        }
+        set
+    }
+}
+
+/// How a subject failed to answer: a fault of the subject, never an answer.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum FaultKind {
+    /// The process exited or the in-process compactor panicked.
+    Crash,
+    /// No answer within the per-request timeout.
+    Timeout,
+    /// A line that is not a JSON object of the protocol.
+    MalformedLine,
+    /// A line longer than the harness's cap.
+    OversizedLine,
+    /// An answer with another request's id.
+    WrongId,
+    /// An error answer of a kind other than `cannot_fit` and `invalid_input`.
+    UnknownErrorKind,
+    /// A well-formed line that breaks the protocol otherwise (a history that
+    /// does not parse, a missing field, a failed hello).
+    Protocol,
+    /// The program could not be started.
+    Spawn,
+}
+
+impl FaultKind {
+    pub fn name(&self) -> &'static str {
+        match self {
+            FaultKind::Crash => "crash",
+            FaultKind::Timeout => "timeout",
+            FaultKind::MalformedLine => "malformed-line",
+            FaultKind::OversizedLine => "oversized-line",
+            FaultKind::WrongId => "wrong-id",
+            FaultKind::UnknownErrorKind => "unknown-error-kind",
+            FaultKind::Protocol => "protocol",
+            FaultKind::Spawn => "spawn",
+        }
+    }
+}
+
+/// A subject's fault, with what it printed on stderr around it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Fault {
+    pub kind: FaultKind,
+    pub detail: String,
+    pub stderr: String,
+}
+
+impl Fault {
+    pub fn new(kind: FaultKind, detail: impl Into<String>) -> Self {
+        Fault {
+            kind,
+            detail: detail.into(),
+            stderr: String::new(),
+        }
+    }
+}
+
+impl fmt::Display for Fault {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "subject fault ({}): {}", self.kind.name(), self.detail)?;
+        if !self.stderr.is_empty() {
+            write!(
+                f,
+                "\n  stderr: {}",
+                self.stderr.trim_end().replace('\n', "\n          ")
+            )?;
+        }
+        Ok(())
+    }
+}
+
+impl std::error::Error for Fault {}
+
+/// A compactor under test.
+pub trait Subject {
+    fn info(&self) -> &SubjectInfo;
+
+    /// Ask the subject to compact `msgs` under `config`.
+    fn compact(&mut self, config: &Config, msgs: &[Message]) -> Result<CompactAnswer, Fault>;
+
+    /// Ask the subject for its estimate; only called when `info().estimates`.
+    fn estimate(&mut self, config: &Config, msgs: &[Message]) -> Result<EstimateAnswer, Fault>;
+}
