@@ -6,8 +6,13 @@
 
 pub mod defects;
 mod in_process;
+mod process;
+pub mod protocol;
+mod serve;
 
-pub use in_process::InProcess;
+pub use in_process::{answer, estimator_fn, InProcess};
+pub use process::{ProcessOptions, ProcessSubject};
+pub use serve::serve;
 
 use std::fmt;
 

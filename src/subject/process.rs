@@ -1,0 +1,351 @@
+//! An external subject: a program that speaks the protocol (SPEC §6) on
+//! its stdin and stdout, run without a shell. One process lives across
+//! cases; one that dies, hangs past the per-request timeout, prints a
+//! malformed or oversized line, or answers with the wrong id is killed
+//! (with its whole process group), reported as a fault, and restarted on
+//! the next request. stderr is drained continuously into a bounded tail,
+//! so a subject that floods it neither blocks nor eats memory.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::os::unix::process::CommandExt;
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
+use std::sync::{Arc, Mutex};
+use std::thread;
+use std::time::Duration;
+
+use serde_json::Value;
+
+use super::protocol::{
+    hello_request, parse_compact_answer, parse_estimate_answer, parse_hello, request,
+};
+use super::{Fault, FaultKind, Subject, SubjectInfo};
+use crate::config::Config;
+use crate::model::Message;
+use crate::oracle::{CompactAnswer, EstimateAnswer};
+
+/// Limits for an external subject.
+#[derive(Debug, Clone, Copy)]
+pub struct ProcessOptions {
+    /// How long one request may take.
+    pub timeout: Duration,
+    /// The longest answer line accepted, in bytes.
+    pub max_line_bytes: usize,
+    /// How much of stderr is kept (the last bytes).
+    pub stderr_tail_bytes: usize,
+}
+
+impl Default for ProcessOptions {
+    fn default() -> Self {
+        ProcessOptions {
+            timeout: Duration::from_secs(10),
+            max_line_bytes: 64 << 20,
+            stderr_tail_bytes: 8 << 10,
+        }
+    }
+}
+
+/// What the stdout reader hands over.
+enum Line {
+    Text(Vec<u8>),
+    Oversized(usize),
+    Closed,
+}
+
+struct Running {
+    child: Child,
+    /// Request lines for the writer thread, which owns the child's stdin:
+    /// a subject that stops reading can block that thread, never us.
+    to_stdin: Option<mpsc::Sender<Vec<u8>>>,
+    lines: Receiver<Line>,
+    stderr: Arc<Mutex<Tail>>,
+}
+
+/// The last bytes of a stream, and how many there were in all.
+#[derive(Default)]
+struct Tail {
+    bytes: Vec<u8>,
+    total: u64,
+}
+
+/// A subject behind a process boundary.
+pub struct ProcessSubject {
+    argv: Vec<String>,
+    options: ProcessOptions,
+    info: SubjectInfo,
+    running: Option<Running>,
+    next_id: u64,
+    /// How many times the process was (re)started.
+    pub starts: u32,
+}
+
+impl ProcessSubject {
+    /// Start `argv` and exchange hellos.
+    pub fn start(argv: Vec<String>, options: ProcessOptions) -> Result<Self, Fault> {
+        if argv.is_empty() {
+            return Err(Fault::new(FaultKind::Spawn, "no subject command given"));
+        }
+        let mut s = ProcessSubject {
+            argv,
+            options,
+            info: SubjectInfo::new("", ""),
+            running: None,
+            next_id: 1,
+            starts: 0,
+        };
+        s.info = s.spawn()?;
+        Ok(s)
+    }
+
+    /// Split a command string into words as a POSIX shell would (quotes
+    /// respected), without running a shell.
+    pub fn split_command(cmd: &str) -> Result<Vec<String>, String> {
+        shell_words::split(cmd)
+            .map_err(|e| format!("cannot split the subject command {cmd:?}: {e}"))
+    }
+
+    fn spawn(&mut self) -> Result<SubjectInfo, Fault> {
+        self.kill();
+        let mut cmd = Command::new(&self.argv[0]);
+        cmd.args(&self.argv[1..])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .process_group(0);
+        let mut child = cmd.spawn().map_err(|e| {
+            Fault::new(
+                FaultKind::Spawn,
+                format!("cannot start {:?}: {e}", self.argv[0]),
+            )
+        })?;
+        self.starts += 1;
+        let stdout = child.stdout.take().expect("piped");
+        let stderr = child.stderr.take().expect("piped");
+        let (tx, rx) = mpsc::channel();
+        let cap = self.options.max_line_bytes;
+        thread::spawn(move || read_lines(stdout, cap, tx));
+        let tail = Arc::new(Mutex::new(Tail::default()));
+        let keep = self.options.stderr_tail_bytes;
+        let sink = Arc::clone(&tail);
+        thread::spawn(move || drain(stderr, keep, sink));
+        let stdin = child.stdin.take().expect("piped");
+        let (to_stdin, requests) = mpsc::channel();
+        thread::spawn(move || write_lines(stdin, requests));
+        self.running = Some(Running {
+            to_stdin: Some(to_stdin),
+            child,
+            lines: rx,
+            stderr: tail,
+        });
+        let hello = self.exchange(&hello_request(), None)?;
+        let info = parse_hello(&hello).map_err(|f| self.with_stderr(f));
+        if info.is_err() {
+            self.kill();
+        }
+        info
+    }
+
+    /// Kill the process group and reap the child.
+    fn kill(&mut self) {
+        if let Some(mut r) = self.running.take() {
+            drop(r.to_stdin.take());
+            let pid = r.child.id() as i32;
+            // SAFETY: kill(2) on the process group we created; no memory involved.
+            unsafe {
+                libc::kill(-pid, libc::SIGKILL);
+            }
+            let _ = r.child.kill();
+            let _ = r.child.wait();
+        }
+    }
+
+    fn stderr_tail(&self) -> String {
+        match &self.running {
+            Some(r) => {
+                let t = r.stderr.lock().unwrap_or_else(|e| e.into_inner());
+                let mut s = String::from_utf8_lossy(&t.bytes).into_owned();
+                if t.total > t.bytes.len() as u64 {
+                    s = format!(
+                        "[… {} earlier bytes of stderr not kept]\n{s}",
+                        t.total - t.bytes.len() as u64
+                    );
+                }
+                s
+            }
+            None => String::new(),
+        }
+    }
+
+    fn with_stderr(&self, mut f: Fault) -> Fault {
+        f.stderr = self.stderr_tail();
+        f
+    }
+
+    /// Send one request line and read one answer line. Any fault kills the
+    /// process (it is restarted on the next request).
+    fn exchange(&mut self, req: &Value, id: Option<u64>) -> Result<Value, Fault> {
+        let result = self.exchange_inner(req, id);
+        result.map_err(|f| {
+            let f = self.with_stderr(f);
+            if f.kind != FaultKind::UnknownErrorKind && f.kind != FaultKind::Protocol {
+                self.kill();
+            }
+            f
+        })
+    }
+
+    fn exchange_inner(&mut self, req: &Value, id: Option<u64>) -> Result<Value, Fault> {
+        let timeout = self.options.timeout;
+        let r = self.running.as_mut().expect("running");
+        let mut line = serde_json::to_vec(req).expect("a request serialises");
+        line.push(b'\n');
+        // A closed writer shows up below as a closed stdout or a timeout.
+        if let Some(tx) = &r.to_stdin {
+            let _ = tx.send(line);
+        }
+        let answer = match r.lines.recv_timeout(timeout) {
+            Ok(Line::Text(bytes)) => bytes,
+            Ok(Line::Oversized(n)) => {
+                return Err(Fault::new(
+                    FaultKind::OversizedLine,
+                    format!("an answer line passed {n} bytes, the cap (--max-line-bytes)"),
+                ))
+            }
+            Ok(Line::Closed) | Err(RecvTimeoutError::Disconnected) => {
+                let status = r
+                    .child
+                    .wait()
+                    .map(|s| s.to_string())
+                    .unwrap_or_else(|e| e.to_string());
+                return Err(Fault::new(
+                    FaultKind::Crash,
+                    format!("the subject exited ({status})"),
+                ));
+            }
+            Err(RecvTimeoutError::Timeout) => {
+                return Err(Fault::new(
+                    FaultKind::Timeout,
+                    format!("no answer within {:.1} s", timeout.as_secs_f64()),
+                ))
+            }
+        };
+        let value: Value = serde_json::from_slice(&answer).map_err(|e| {
+            let shown = String::from_utf8_lossy(&answer[..answer.len().min(200)]).into_owned();
+            Fault::new(
+                FaultKind::MalformedLine,
+                format!("not a JSON line ({e}): {shown:?}"),
+            )
+        })?;
+        if !value.is_object() {
+            return Err(Fault::new(
+                FaultKind::MalformedLine,
+                "an answer line must be a JSON object",
+            ));
+        }
+        if let Some(id) = id {
+            if value.get("id").and_then(Value::as_u64) != Some(id) {
+                return Err(Fault::new(
+                    FaultKind::WrongId,
+                    format!(
+                        "answered id {} to request {id}",
+                        value.get("id").unwrap_or(&Value::Null)
+                    ),
+                ));
+            }
+        }
+        Ok(value)
+    }
+
+    fn call(&mut self, op: &str, config: &Config, msgs: &[Message]) -> Result<Value, Fault> {
+        if self.running.is_none() {
+            let info = self.spawn()?;
+            self.info = info;
+        }
+        let id = self.next_id;
+        self.next_id += 1;
+        let req = request(op, id, config, msgs, self.info.format);
+        self.exchange(&req, Some(id))
+    }
+}
+
+impl Subject for ProcessSubject {
+    fn info(&self) -> &SubjectInfo {
+        &self.info
+    }
+
+    fn compact(&mut self, config: &Config, msgs: &[Message]) -> Result<CompactAnswer, Fault> {
+        let v = self.call("compact", config, msgs)?;
+        let obj = v.as_object().expect("checked in exchange");
+        parse_compact_answer(obj, self.info.format).map_err(|f| self.with_stderr(f))
+    }
+
+    fn estimate(&mut self, config: &Config, msgs: &[Message]) -> Result<EstimateAnswer, Fault> {
+        let v = self.call("estimate", config, msgs)?;
+        let obj = v.as_object().expect("checked in exchange");
+        parse_estimate_answer(obj).map_err(|f| self.with_stderr(f))
+    }
+}
+
+impl Drop for ProcessSubject {
+    fn drop(&mut self) {
+        self.kill();
+    }
+}
+
+/// Write request lines until the channel or the pipe closes.
+fn write_lines(mut stdin: ChildStdin, requests: Receiver<Vec<u8>>) {
+    for line in requests {
+        if stdin.write_all(&line).and_then(|_| stdin.flush()).is_err() {
+            return;
+        }
+    }
+}
+
+/// Read `\n`-terminated lines, refusing any longer than `cap`.
+fn read_lines(stdout: impl Read, cap: usize, tx: mpsc::Sender<Line>) {
+    let mut reader = BufReader::with_capacity(1 << 16, stdout);
+    let mut line = Vec::new();
+    loop {
+        let buf = match reader.fill_buf() {
+            Ok([]) | Err(_) => {
+                let _ = tx.send(Line::Closed);
+                return;
+            }
+            Ok(buf) => buf,
+        };
+        let (chunk, done) = match buf.iter().position(|&b| b == b'\n') {
+            Some(p) => (&buf[..p], Some(p + 1)),
+            None => (buf, None),
+        };
+        if line.len() + chunk.len() > cap {
+            let _ = tx.send(Line::Oversized(cap));
+            return;
+        }
+        line.extend_from_slice(chunk);
+        let consumed = done.unwrap_or(buf.len());
+        reader.consume(consumed);
+        if done.is_some() {
+            let text = std::mem::take(&mut line);
+            if tx.send(Line::Text(text)).is_err() {
+                return;
+            }
+        }
+    }
+}
+
+/// Keep the last `keep` bytes of stderr, reading until it closes.
+fn drain(mut stderr: impl Read, keep: usize, tail: Arc<Mutex<Tail>>) {
+    let mut buf = [0u8; 8192];
+    while let Ok(n) = stderr.read(&mut buf) {
+        if n == 0 {
+            return;
+        }
+        let mut t = tail.lock().unwrap_or_else(|e| e.into_inner());
+        t.total += n as u64;
+        t.bytes.extend_from_slice(&buf[..n]);
+        if t.bytes.len() > keep {
+            let cut = t.bytes.len() - keep;
+            t.bytes.drain(..cut);
+        }
+    }
+}

@@ -1,0 +1,249 @@
+//! Subject protocol v1 (SPEC §6): the JSON Lines codec shared by the
+//! external-process subject (the harness's side) and `ctxgate serve` (the
+//! subject's side).
+//!
+//! ```text
+//! → {"op":"hello","protocol":1}
+//! ← {"op":"hello","protocol":1,"name":…,"version":…,"ops":["compact","estimate"],
+//!    "format":"engine","invariants":[…]}
+//! → {"op":"compact","id":7,"config":{…},"messages":[…]}
+//! ← {"id":7,"messages":[…]}   or   {"id":7,"error":{"kind":"cannot_fit","message":…}}
+//! → {"op":"estimate","id":8,"config":{…},"messages":[…]}
+//! ← {"id":8,"tokens":31337,"perMessage":[12,0,8190]}
+//! ```
+//!
+//! Messages travel in the subject's declared format; for `anthropic`,
+//! requests and answers also carry the top-level `system`.
+
+use serde_json::{json, Map, Value};
+
+use super::{Fault, FaultKind, SubjectInfo};
+use crate::config::Config;
+use crate::error::json_type;
+use crate::model::{read_messages, write_messages, Message, WireFormat};
+use crate::oracle::{CompactAnswer, EstimateAnswer, InvariantSet};
+
+pub const PROTOCOL_VERSION: u64 = 1;
+
+/// The hello request.
+pub fn hello_request() -> Value {
+    json!({"op": "hello", "protocol": PROTOCOL_VERSION})
+}
+
+/// The subject's hello, from its info.
+pub fn hello_answer(info: &SubjectInfo) -> Value {
+    let mut ops = vec!["compact"];
+    if info.estimates {
+        ops.push("estimate");
+    }
+    let mut v = json!({
+        "op": "hello",
+        "protocol": PROTOCOL_VERSION,
+        "name": info.name,
+        "version": info.version,
+        "ops": ops,
+        "format": info.format.as_str(),
+    });
+    if let Some(set) = info.invariants {
+        v["invariants"] = json!(set.names());
+    }
+    v
+}
+
+/// Read a subject's hello.
+pub fn parse_hello(v: &Value) -> Result<SubjectInfo, Fault> {
+    let bad = |p: String| Fault::new(FaultKind::Protocol, format!("hello: {p}"));
+    let obj = v
+        .as_object()
+        .ok_or_else(|| bad(format!("expected an object, found {}", json_type(v))))?;
+    if obj.get("op").and_then(Value::as_str) != Some("hello") {
+        return Err(bad("the first answer must have \"op\":\"hello\"".into()));
+    }
+    match obj.get("protocol").and_then(Value::as_u64) {
+        Some(PROTOCOL_VERSION) => {}
+        other => {
+            return Err(bad(format!(
+                "protocol {other:?} is not supported (this harness speaks 1)"
+            )))
+        }
+    }
+    let text = |k: &str| obj.get(k).and_then(Value::as_str).unwrap_or("").to_owned();
+    let mut info = SubjectInfo::new(text("name"), text("version"));
+    if info.name.is_empty() {
+        info.name = "unnamed subject".into();
+    }
+    let ops: Vec<&str> = match obj.get("ops") {
+        None => vec!["compact"],
+        Some(Value::Array(a)) => a.iter().filter_map(Value::as_str).collect(),
+        Some(other) => {
+            return Err(bad(format!(
+                "`ops` must be an array, found {}",
+                json_type(other)
+            )))
+        }
+    };
+    if !ops.contains(&"compact") {
+        return Err(bad("`ops` must include \"compact\"".into()));
+    }
+    info.estimates = ops.contains(&"estimate");
+    if let Some(f) = obj.get("format") {
+        let name = f.as_str().unwrap_or("");
+        info.format = WireFormat::parse(name).ok_or_else(|| bad(format!("unknown format {f}")))?;
+    }
+    if let Some(list) = obj.get("invariants") {
+        let names = list
+            .as_array()
+            .ok_or_else(|| bad("`invariants` must be an array of names".into()))?
+            .iter()
+            .map(|n| n.as_str().unwrap_or("?"))
+            .collect::<Vec<_>>()
+            .join(",");
+        info.invariants = Some(InvariantSet::parse_list(&names).map_err(bad)?);
+    }
+    Ok(info)
+}
+
+/// A `compact` or `estimate` request in `format`.
+pub fn request(op: &str, id: u64, config: &Config, msgs: &[Message], format: WireFormat) -> Value {
+    let mut obj = Map::new();
+    obj.insert("op".into(), op.into());
+    obj.insert("id".into(), id.into());
+    obj.insert("config".into(), config.to_value());
+    put_messages(&mut obj, format, msgs);
+    Value::Object(obj)
+}
+
+fn put_messages(obj: &mut Map<String, Value>, format: WireFormat, msgs: &[Message]) {
+    let (system, arr) = write_messages(format, msgs);
+    if let Some(system) = system {
+        obj.insert("system".into(), system);
+    }
+    obj.insert("messages".into(), Value::Array(arr));
+}
+
+/// Read the messages (and `system`, for anthropic) of a request or answer.
+pub fn take_messages(obj: &Map<String, Value>, format: WireFormat) -> Result<Vec<Message>, String> {
+    let raw = match obj.get("messages") {
+        Some(Value::Array(a)) => a,
+        Some(other) => {
+            return Err(format!(
+                "`messages` must be an array, found {}",
+                json_type(other)
+            ))
+        }
+        None => return Err("no `messages`".into()),
+    };
+    let system = if format == WireFormat::Anthropic {
+        obj.get("system")
+    } else {
+        None
+    };
+    read_messages(format, system, raw).map_err(|e| e.to_string())
+}
+
+/// An answer to `compact`.
+pub fn compact_answer(id: &Value, answer: &CompactAnswer, format: WireFormat) -> Value {
+    let mut obj = Map::new();
+    obj.insert("id".into(), id.clone());
+    match answer {
+        CompactAnswer::Messages(msgs) => put_messages(&mut obj, format, msgs),
+        CompactAnswer::CannotFit { message } => {
+            obj.insert(
+                "error".into(),
+                json!({"kind": "cannot_fit", "message": message}),
+            );
+        }
+        CompactAnswer::InvalidInput { message } => {
+            obj.insert(
+                "error".into(),
+                json!({"kind": "invalid_input", "message": message}),
+            );
+        }
+    }
+    Value::Object(obj)
+}
+
+/// An answer to `estimate`.
+pub fn estimate_answer(id: &Value, e: &EstimateAnswer) -> Value {
+    let mut v = json!({"id": id, "tokens": e.tokens});
+    if let Some(per) = &e.per_message {
+        v["perMessage"] = json!(per);
+    }
+    v
+}
+
+/// An error answer.
+pub fn error_answer(id: &Value, kind: &str, message: &str) -> Value {
+    json!({"id": id, "error": {"kind": kind, "message": message}})
+}
+
+/// Read the `error` of an answer, if it has one: `Ok(Some(answer))` for the
+/// two kinds that are answers, a fault for any other kind.
+pub fn parse_error(obj: &Map<String, Value>) -> Result<Option<CompactAnswer>, Fault> {
+    let Some(err) = obj.get("error") else {
+        return Ok(None);
+    };
+    let kind = err.get("kind").and_then(Value::as_str).unwrap_or("");
+    let message = err
+        .get("message")
+        .and_then(Value::as_str)
+        .unwrap_or("")
+        .to_owned();
+    match kind {
+        "cannot_fit" => Ok(Some(CompactAnswer::CannotFit { message })),
+        "invalid_input" => Ok(Some(CompactAnswer::InvalidInput { message })),
+        other => Err(Fault::new(
+            FaultKind::UnknownErrorKind,
+            format!("error of kind {other:?} (only cannot_fit and invalid_input are answers): {message}"),
+        )),
+    }
+}
+
+/// Read an answer to `compact`.
+pub fn parse_compact_answer(
+    obj: &Map<String, Value>,
+    format: WireFormat,
+) -> Result<CompactAnswer, Fault> {
+    if let Some(answer) = parse_error(obj)? {
+        return Ok(answer);
+    }
+    take_messages(obj, format)
+        .map(CompactAnswer::Messages)
+        .map_err(|p| {
+            Fault::new(
+                FaultKind::Protocol,
+                format!("the answer's messages do not parse: {p}"),
+            )
+        })
+}
+
+/// Read an answer to `estimate`.
+pub fn parse_estimate_answer(obj: &Map<String, Value>) -> Result<EstimateAnswer, Fault> {
+    if let Some(answer) = parse_error(obj)? {
+        return Err(Fault::new(
+            FaultKind::Protocol,
+            format!("estimate answered with an error: {}", answer.describe()),
+        ));
+    }
+    let bad = |p: &str| Fault::new(FaultKind::Protocol, format!("estimate answer: {p}"));
+    let tokens = obj
+        .get("tokens")
+        .and_then(Value::as_u64)
+        .ok_or_else(|| bad("`tokens` must be a non-negative integer"))?;
+    let per_message = match obj.get("perMessage") {
+        None | Some(Value::Null) => None,
+        Some(Value::Array(a)) => Some(
+            a.iter()
+                .map(|t| {
+                    t.as_u64()
+                        .ok_or_else(|| bad("`perMessage` must hold non-negative integers"))
+                })
+                .collect::<Result<Vec<_>, _>>()?,
+        ),
+        Some(_) => return Err(bad("`perMessage` must be an array")),
+    };
+    Ok(EstimateAnswer {
+        tokens,
+        per_message,
+    })
+}
