@@ -25,6 +25,7 @@ pub mod body;
 pub mod config;
 pub mod error;
 pub mod estimate;
+pub mod fixture;
 pub mod harness;
 pub mod model;
 pub mod oracle;

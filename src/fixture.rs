@@ -1,0 +1,276 @@
+//! Fixtures (SPEC §7): one case per JSON file, language-neutral, replayable
+//! against any subject, each with its provenance in `see`.
+//!
+//! ```json
+//! {"ctxgate": 1, "name": "tool-pairing-3f2a9c01d4e5b677",
+//!  "see": "why this case exists", "op": "compact", "config": {…},
+//!  "messages": […], "invariants": ["tool-pairing"], "found": "what went wrong"}
+//! ```
+//!
+//! Messages are in the engine format unless a `format` field names another.
+//! Shrunk counterexamples are saved in this form, values not seeds, named
+//! from their content, so a failure found once is replayed for ever by
+//! `ctxgate replay` and by `cargo test`.
+
+use std::path::{Path, PathBuf};
+
+use serde_json::{Map, Value};
+
+use crate::config::Config;
+use crate::error::{json_type, InputError};
+use crate::model::{parse_json, read_messages, write_messages, Message, WireFormat};
+use crate::oracle::{Invariant, InvariantSet};
+
+pub const FIXTURE_VERSION: u64 = 1;
+
+/// One fixture.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Fixture {
+    pub name: String,
+    pub see: String,
+    /// `compact` or `estimate`: which op the case exercises.
+    pub op: String,
+    pub config: Config,
+    pub messages: Vec<Message>,
+    /// The invariants the case checks.
+    pub invariants: InvariantSet,
+    /// What a subject did wrong, when the fixture records a finding.
+    pub found: Option<String>,
+}
+
+impl Fixture {
+    /// A fixture for `messages` under `config`, named from its content:
+    /// `<first invariant>-<16 hex digits of a hash of config and messages>`.
+    pub fn new(
+        config: Config,
+        messages: Vec<Message>,
+        invariants: InvariantSet,
+        see: impl Into<String>,
+    ) -> Self {
+        let mut f = Fixture {
+            name: String::new(),
+            see: see.into(),
+            op: if invariants.iter().all(Invariant::needs_estimate) && !invariants.is_empty() {
+                "estimate".into()
+            } else {
+                "compact".into()
+            },
+            config,
+            messages,
+            invariants,
+            found: None,
+        };
+        f.name = f.content_name();
+        f
+    }
+
+    /// `<first invariant>-<hash>`, stable for the same config and messages.
+    pub fn content_name(&self) -> String {
+        let prefix = self
+            .invariants
+            .iter()
+            .next()
+            .map(Invariant::name)
+            .unwrap_or("case");
+        let body = serde_json::to_vec(&(
+            self.config.to_value(),
+            Value::Array(write_messages(WireFormat::Engine, &self.messages).1),
+        ))
+        .expect("serialises");
+        format!("{prefix}-{:016x}", fnv1a(&body))
+    }
+
+    pub fn to_json(&self) -> Value {
+        let mut obj = Map::new();
+        obj.insert("ctxgate".into(), FIXTURE_VERSION.into());
+        obj.insert("name".into(), self.name.clone().into());
+        obj.insert("see".into(), self.see.clone().into());
+        obj.insert("op".into(), self.op.clone().into());
+        obj.insert("config".into(), self.config.to_value());
+        obj.insert(
+            "messages".into(),
+            Value::Array(write_messages(WireFormat::Engine, &self.messages).1),
+        );
+        obj.insert(
+            "invariants".into(),
+            serde_json::json!(self.invariants.names()),
+        );
+        if let Some(found) = &self.found {
+            obj.insert("found".into(), found.clone().into());
+        }
+        Value::Object(obj)
+    }
+
+    /// Read a fixture from its JSON value. Errors name the field and, for
+    /// messages, the index.
+    pub fn from_json(value: Value) -> Result<Fixture, InputError> {
+        let Value::Object(obj) = value else {
+            return Err(InputError::new(format!(
+                "a fixture is a JSON object, found {}",
+                json_type(&value)
+            )));
+        };
+        match obj.get("ctxgate").and_then(Value::as_u64) {
+            Some(FIXTURE_VERSION) => {}
+            other => {
+                return Err(InputError::new(format!(
+                    "not a ctxgate fixture: `ctxgate` must be {FIXTURE_VERSION}, found {}",
+                    other
+                        .map(|v| v.to_string())
+                        .unwrap_or_else(|| "nothing".into())
+                )))
+            }
+        }
+        let text = |k: &str| -> Result<Option<String>, InputError> {
+            match obj.get(k) {
+                None | Some(Value::Null) => Ok(None),
+                Some(Value::String(s)) => Ok(Some(s.clone())),
+                Some(other) => Err(InputError::new(format!(
+                    "`{k}` must be a string, found {}",
+                    json_type(other)
+                ))),
+            }
+        };
+        let op = text("op")?.unwrap_or_else(|| "compact".into());
+        if op != "compact" && op != "estimate" {
+            return Err(InputError::new(format!(
+                "`op` must be \"compact\" or \"estimate\", found {op:?}"
+            )));
+        }
+        let config = match obj.get("config") {
+            None => Config::default(),
+            Some(c) => Config::from_value(c.clone())?,
+        };
+        let format = match text("format")? {
+            None => WireFormat::Engine,
+            Some(f) => WireFormat::parse(&f)
+                .ok_or_else(|| InputError::new(format!("unknown `format` {f:?}")))?,
+        };
+        let raw = match obj.get("messages") {
+            Some(Value::Array(a)) => a,
+            Some(other) => {
+                return Err(InputError::new(format!(
+                    "`messages` must be an array, found {}",
+                    json_type(other)
+                )))
+            }
+            None => return Err(InputError::new("a fixture needs `messages`")),
+        };
+        let messages = read_messages(format, obj.get("system"), raw)?;
+        let invariants = match obj.get("invariants") {
+            None => InvariantSet::all(),
+            Some(Value::Array(names)) => {
+                let list: Vec<&str> = names.iter().map(|n| n.as_str().unwrap_or("?")).collect();
+                InvariantSet::parse_list(&list.join(",")).map_err(InputError::new)?
+            }
+            Some(other) => {
+                return Err(InputError::new(format!(
+                    "`invariants` must be an array of names, found {}",
+                    json_type(other)
+                )))
+            }
+        };
+        Ok(Fixture {
+            name: text("name")?.unwrap_or_default(),
+            see: text("see")?.unwrap_or_default(),
+            op,
+            config,
+            messages,
+            invariants,
+            found: text("found")?,
+        })
+    }
+
+    /// Load a fixture file; errors name the file.
+    pub fn load(path: &Path) -> Result<Fixture, InputError> {
+        let shown = path.display().to_string();
+        let bytes = std::fs::read(path)
+            .map_err(|e| InputError::new(format!("cannot read: {e}")).in_file(&shown))?;
+        let value = parse_json(&bytes).map_err(|e| e.in_file(&shown))?;
+        Fixture::from_json(value).map_err(|e| e.in_file(&shown))
+    }
+
+    /// Save as `<dir>/<name>.json` (pretty-printed, one case a file).
+    pub fn save(&self, dir: &Path) -> std::io::Result<PathBuf> {
+        std::fs::create_dir_all(dir)?;
+        let path = dir.join(format!("{}.json", self.name));
+        let mut text = serde_json::to_string_pretty(&self.to_json()).expect("serialises");
+        text.push('\n');
+        std::fs::write(&path, text)?;
+        Ok(path)
+    }
+}
+
+/// Every fixture file under `paths` (files as given, folders searched
+/// recursively for `*.json`), sorted.
+pub fn collect(paths: &[PathBuf]) -> Result<Vec<PathBuf>, InputError> {
+    let mut out = Vec::new();
+    for p in paths {
+        if p.is_dir() {
+            walk(p, &mut out).map_err(|e| {
+                InputError::new(format!("cannot list: {e}")).in_file(p.display().to_string())
+            })?;
+        } else if p.exists() {
+            out.push(p.clone());
+        } else {
+            return Err(InputError::new("no such file or folder").in_file(p.display().to_string()));
+        }
+    }
+    out.sort();
+    Ok(out)
+}
+
+fn walk(dir: &Path, out: &mut Vec<PathBuf>) -> std::io::Result<()> {
+    for entry in std::fs::read_dir(dir)? {
+        let path = entry?.path();
+        if path.is_dir() {
+            walk(&path, out)?;
+        } else if path.extension().is_some_and(|e| e == "json") {
+            out.push(path);
+        }
+    }
+    Ok(())
+}
+
+/// FNV-1a, 64 bits: a stable content hash for names (not for security).
+fn fnv1a(bytes: &[u8]) -> u64 {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for &b in bytes {
+        h ^= b as u64;
+        h = h.wrapping_mul(0x0100_0000_01b3);
+    }
+    h
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn round_trip_and_stable_name() {
+        let msgs = vec![Message::system("s"), Message::user("hi")];
+        let set = InvariantSet::parse_list("tool-pairing").unwrap();
+        let f = Fixture::new(Config::default(), msgs.clone(), set, "a test");
+        assert!(f.name.starts_with("tool-pairing-"));
+        assert_eq!(
+            f.name,
+            Fixture::new(Config::default(), msgs, set, "other").name
+        );
+        let back = Fixture::from_json(f.to_json()).unwrap();
+        assert_eq!(back, f);
+    }
+
+    #[test]
+    fn bad_fixtures_are_errors() {
+        assert!(Fixture::from_json(serde_json::json!({"name": "x"})).is_err());
+        let e =
+            Fixture::from_json(serde_json::json!({"ctxgate": 1, "messages": [{"role": "bot"}]}))
+                .unwrap_err();
+        assert_eq!(e.message, Some(0));
+        let e = Fixture::from_json(
+            serde_json::json!({"ctxgate": 1, "messages": [], "invariants": ["nope"]}),
+        )
+        .unwrap_err();
+        assert!(e.problem.contains("nope"));
+    }
+}
