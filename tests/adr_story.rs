@@ -15,8 +15,8 @@
 //! - With the decided limits (engine 8 MiB, api 10mb) even a gate of four
 //!   32 KiB results per iteration runs its 60 iterations.
 //! - No cut separates an assistant message from its tool results.
-//! - Two ignored tests, at the end, show a defect of the reference:
-//!   summaries of earlier compactions pile up in the head.
+//! - Two regression tests, at the end, for a defect of the reference these
+//!   tests found: summaries of earlier compactions piled up in the head.
 //!
 //! The synthetic gate reuses the call ids `call_0`, `call_1`, … on every
 //! iteration (as some models do), so pairing can only be right if it is
@@ -491,9 +491,13 @@ fn in_a_gate_session_only_the_four_result_iteration_is_cannot_fit() {
     assert!(needed > ceiling);
     // `needed` is the body of head + the last iteration (there is no pinned
     // message). The head is the leading run of system messages of the
-    // history as it stands: the system prompt and the summaries that earlier
-    // compactions placed right after it.
-    let head_n = head_len(&history);
+    // history as it stands, up to the summary an earlier compaction placed
+    // after it: that summary is replaced, not kept (see the regression
+    // tests at the end).
+    let head_n = history[..head_len(&history)]
+        .iter()
+        .take_while(|m| !m.content.text().starts_with(SUMMARY_PREFIX))
+        .count();
     let mut minimal = history[..head_n].to_vec();
     minimal.extend(iteration(7, 4));
     assert_eq!(needed, body_bytes(&config, &minimal));
@@ -608,11 +612,12 @@ fn no_cut_separates_an_assistant_message_from_its_results() {
 }
 
 // ---------------------------------------------------------------------------
-// A defect of the reference, shown (ignored so that the suite stays green;
-// run with `cargo test --test adr_story -- --ignored`).
+// Regression tests for a defect these tests found in the reference (fixed
+// in src/reference/mod.rs: a summary the summariser recognises as its own is
+// not part of the head).
 //
 // The summary is a `role: system` message placed right after the head, so
-// the next compaction counts it as part of the head (SPEC §4 step 2: the
+// the next compaction counted it as part of the head (SPEC §4 step 2: the
 // leading run of system messages), keeps it for ever and adds a new summary
 // after it. Over a gate session the summaries pile up in the head — one per
 // compaction — until they fill the room the last iteration leaves; from then
@@ -628,7 +633,6 @@ fn summaries(msgs: &[Message]) -> usize {
 }
 
 #[test]
-#[ignore = "reference defect: earlier summaries join the head and pile up (see the comment above)"]
 fn earlier_summaries_are_replaced_not_piled_up_in_the_head() {
     let config = express();
     let (sends, error) = session(&reference(), &config, |_| 3);
@@ -642,7 +646,6 @@ fn earlier_summaries_are_replaced_not_piled_up_in_the_head() {
 }
 
 #[test]
-#[ignore = "reference defect: earlier summaries join the head and pile up (see the comment above)"]
 fn an_iteration_that_fits_with_the_system_prompt_is_not_cannot_fit() {
     let config = express();
     // Iteration 30 makes one more, small call (a 300-byte result).

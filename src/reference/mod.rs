@@ -107,6 +107,12 @@ impl Reference<'_> {
 
         // Step 2: head and iterations.
         let head = head_len(h);
+        // A summary of an earlier compaction is not part of the head: it is
+        // replaced like any other old iteration (one summary, never a pile).
+        let head = h[..head]
+            .iter()
+            .position(|m| self.summariser.is_summary(m))
+            .unwrap_or(head);
         let iters: Vec<Range<usize>> = iterations(&h[head..])
             .into_iter()
             .map(|r| r.start + head..r.end + head)
@@ -162,7 +168,7 @@ impl Reference<'_> {
                 return Err(CompactError::CannotFit { needed, ceiling });
             }
             return Ok(match summary {
-                Some(summary) => shorten_summary(config, self.body, &summary, &parts),
+                Some(summary) => shorten_summary(config, self, &summary, &parts),
                 None => owned(&minimal),
             });
         }
@@ -196,10 +202,11 @@ impl<'m> Parts<'m> {
 /// the body under the ceiling; no summary at all when no text fits.
 fn shorten_summary(
     config: &Config,
-    body: BodyMeasure,
+    reference: &Reference<'_>,
     summary: &Message,
     parts: &Parts<'_>,
 ) -> Vec<Message> {
+    let body = reference.body;
     let text = summary.content.text();
     let boundaries: Vec<usize> = (0..=text.len())
         .filter(|&i| text.is_char_boundary(i))
@@ -223,10 +230,14 @@ fn shorten_summary(
         }
     }
     let end = boundaries[lo];
-    if end == 0 {
+    let shorter = Message::system(&text[..end]);
+    // A summary cut so short that it no longer reads as one would join the
+    // head on the next turn: drop it instead.
+    let unrecognisable =
+        reference.summariser.is_summary(summary) && !reference.summariser.is_summary(&shorter);
+    if end == 0 || unrecognisable {
         return owned(&parts.assemble(None));
     }
-    let shorter = Message::system(&text[..end]);
     owned(&parts.assemble(Some(&shorter)))
 }
 

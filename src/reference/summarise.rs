@@ -15,6 +15,15 @@ pub const SUMMARY_PREFIX: &str = "[ctxgate summary]";
 /// boundary, so a summariser may ignore the bound, but should not.
 pub trait Summariser: Send + Sync {
     fn summarise(&self, replaced: &[&Message], max_bytes: usize) -> String;
+
+    /// True for a summary this summariser wrote. The reference does not
+    /// count such a message as part of the head, so that the summary of an
+    /// earlier compaction, carried into the next turn of a ToolLoop, is
+    /// folded into the next summary instead of piling up before it.
+    fn is_summary(&self, m: &Message) -> bool {
+        let _ = m;
+        false
+    }
 }
 
 /// The default summariser: counts and names what was replaced, and quotes
@@ -61,6 +70,10 @@ impl Summariser for DigestSummariser {
             text.push_str(user.content.text());
         }
         truncate_utf8(&text, max_bytes).to_owned()
+    }
+
+    fn is_summary(&self, m: &Message) -> bool {
+        m.role == Role::System && m.content.text().starts_with(SUMMARY_PREFIX)
     }
 }
 
