@@ -1,0 +1,317 @@
+//! What the commands share: the history argument (`FILE` or `-` for
+//! stdin, `--format`), the config flags (`--config` and one flag per SPEC §2
+//! field, flags winning), and failures with SPEC §8's exit codes.
+//!
+//! Bad input is reported through the library's [`InputError`], which names
+//! the file (`-` for stdin), the message index and the problem; this module
+//! only adds the file name.
+
+use std::fs;
+use std::io::{self, IsTerminal, Read, Write};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use clap::builder::{PossibleValuesParser, TypedValueParser};
+use serde_json::{Map, Value};
+
+use ctxgate::error::json_type;
+use ctxgate::model::parse_json;
+use ctxgate::{Config, Document, InputError, WireFormat};
+
+/// Exit code 1: an invariant failed, a subject fault, or `cannot_fit`.
+pub const EXIT_FAILED: u8 = 1;
+/// Exit code 2: bad usage or bad input.
+pub const EXIT_BAD_INPUT: u8 = 2;
+
+/// Why a command did not succeed, with its exit code (SPEC §8).
+#[derive(Debug)]
+pub struct Failure {
+    pub code: u8,
+    pub message: String,
+    /// What the user might do about it, printed on a line of its own.
+    pub hint: Option<String>,
+}
+
+impl Failure {
+    /// Exit 1: the input was fine, the outcome is a failure.
+    pub fn failed(message: impl Into<String>) -> Self {
+        Failure {
+            code: EXIT_FAILED,
+            message: message.into(),
+            hint: None,
+        }
+    }
+
+    /// Exit 2: bad usage or bad input.
+    pub fn bad_input(message: impl Into<String>) -> Self {
+        Failure {
+            code: EXIT_BAD_INPUT,
+            message: message.into(),
+            hint: None,
+        }
+    }
+
+    pub fn with_hint(mut self, hint: impl Into<String>) -> Self {
+        self.hint = Some(hint.into());
+        self
+    }
+
+    /// Print on stderr and give the exit code.
+    pub fn report(&self) -> ExitCode {
+        let mut err = io::stderr().lock();
+        let _ = writeln!(err, "error: {}", self.message);
+        if let Some(hint) = &self.hint {
+            let _ = writeln!(err, "hint: {hint}");
+        }
+        ExitCode::from(self.code)
+    }
+}
+
+impl From<InputError> for Failure {
+    fn from(e: InputError) -> Self {
+        Failure::bad_input(e.to_string())
+    }
+}
+
+/// `--format` and `--wire-format`: one of the three wire formats.
+pub fn format_parser() -> impl TypedValueParser<Value = WireFormat> {
+    PossibleValuesParser::new(WireFormat::ALL.map(WireFormat::as_str))
+        .try_map(|s| s.parse::<WireFormat>())
+}
+
+/// The history a command reads.
+#[derive(Debug, clap::Args)]
+pub struct HistoryArgs {
+    /// The history: a JSON array of messages, or an object with a `messages`
+    /// field (and `system` for anthropic), whose other fields are kept.
+    /// `-` or nothing: read stdin.
+    #[arg(value_name = "FILE|-")]
+    pub input: Option<PathBuf>,
+
+    /// The history's wire format [default: detected from its fields]
+    #[arg(long, value_name = "F", value_parser = format_parser())]
+    pub format: Option<WireFormat>,
+}
+
+/// A history as read: the name used in messages (the path, or `-`) and the document.
+pub struct Loaded {
+    pub name: String,
+    pub doc: Document,
+}
+
+impl HistoryArgs {
+    /// Read and parse the history; errors name the file, the message and the problem.
+    pub fn load(&self) -> Result<Loaded, Failure> {
+        let (name, bytes) = match self.input.as_deref() {
+            Some(path) if path != Path::new("-") => {
+                let name = path.display().to_string();
+                let bytes = read_file(path, &name, "the history")?;
+                (name, bytes)
+            }
+            input => {
+                if input.is_none() && io::stdin().is_terminal() {
+                    return Err(Failure::bad_input(
+                        "no history given: pass a FILE, or pipe one on stdin (`-`)",
+                    ));
+                }
+                let mut bytes = Vec::new();
+                io::stdin().lock().read_to_end(&mut bytes).map_err(|e| {
+                    InputError::new(format!("cannot read the history: {e}")).in_file("-")
+                })?;
+                ("-".to_owned(), bytes)
+            }
+        };
+        let doc = Document::parse(&bytes, self.format).map_err(|e| e.in_file(&name))?;
+        Ok(Loaded { name, doc })
+    }
+}
+
+/// Read a whole file; `what` says which ("the history", "the config") in errors.
+fn read_file(path: &Path, name: &str, what: &str) -> Result<Vec<u8>, Failure> {
+    fs::read(path).map_err(|e| {
+        InputError::new(format!("cannot read {what}: {e}"))
+            .in_file(name)
+            .into()
+    })
+}
+
+/// A help line for a config field: its meaning and the library's default.
+fn field_help(field: &str, meaning: &str) -> String {
+    let default = Config::default().to_value();
+    match default.get(field) {
+        Some(v) => format!("`{field}`: {meaning} [config default: {v}]"),
+        None => format!("`{field}`: {meaning}"),
+    }
+}
+
+/// The compactor configuration (SPEC §2): a file and one flag per field.
+#[derive(Debug, clap::Args)]
+#[command(next_help_heading = "Configuration (SPEC §2; each flag overrides --config)")]
+pub struct ConfigArgs {
+    /// A config file: a JSON object with the SPEC §2 fields in camelCase;
+    /// fields it leaves out keep their defaults.
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+
+    #[arg(long, value_name = "TOKENS", help = field_help("contextWindow", "tokens the model accepts"))]
+    pub context_window: Option<u64>,
+
+    #[arg(long, value_name = "FRACTION", help = field_help("threshold", "compaction trigger, a fraction of the effective window, in (0, 1]"))]
+    pub threshold: Option<f64>,
+
+    #[arg(long, value_name = "BYTES", help = field_help("transportMaxBodyBytes", "the real ceiling of the request body (Express's implicit default is 102400)"))]
+    pub transport_max_body_bytes: Option<u64>,
+
+    #[arg(long, value_name = "N", help = field_help("bytesPerToken", "the approximate tokenizer's heuristic"))]
+    pub bytes_per_token: Option<u64>,
+
+    #[arg(long, value_name = "N", help = field_help("keepRecent", "iterations kept verbatim after the summary, when they fit"))]
+    pub keep_recent: Option<usize>,
+
+    #[arg(long, value_name = "BYTES", help = field_help("summaryMaxBytes", "bound on the summary message's content"))]
+    pub summary_max_bytes: Option<usize>,
+
+    /// `wireFormat`: the format in which the body is serialised and measured.
+    /// Precedence: this flag, else the config file's `wireFormat` if it sets
+    /// one, else the format the history was read in.
+    #[arg(long, value_name = "F", value_parser = format_parser())]
+    pub wire_format: Option<WireFormat>,
+
+    /// `envelope`: the request body's other fields (`model`, `tools`, …), a
+    /// JSON object given inline or as a FILE; the body is this object with
+    /// `messages` added. [config default: {}]
+    #[arg(long, value_name = "FILE|JSON")]
+    pub envelope: Option<String>,
+}
+
+impl ConfigArgs {
+    /// The config: defaults, then the `--config` file, then the flags. The
+    /// body is measured in `--wire-format`, else the file's `wireFormat`,
+    /// else `input_format` (the history's own).
+    pub fn resolve(&self, input_format: WireFormat) -> Result<Config, Failure> {
+        let (mut config, file_sets_wire_format) = match &self.config {
+            Some(path) => {
+                let name = path.display().to_string();
+                let bytes = read_file(path, &name, "the config")?;
+                let value = parse_object(&bytes, &name, "config")?;
+                let sets = value.contains_key("wireFormat");
+                let config = Config::from_value(Value::Object(value))
+                    .map_err(|e| e.in_file(name.as_str()))?;
+                (config, sets)
+            }
+            None => (Config::default(), false),
+        };
+        if let Some(v) = self.context_window {
+            config.context_window = v;
+        }
+        if let Some(v) = self.threshold {
+            config.threshold = v;
+        }
+        if let Some(v) = self.transport_max_body_bytes {
+            config.transport_max_body_bytes = v;
+        }
+        if let Some(v) = self.bytes_per_token {
+            config.bytes_per_token = v;
+        }
+        if let Some(v) = self.keep_recent {
+            config.keep_recent = v;
+        }
+        if let Some(v) = self.summary_max_bytes {
+            config.summary_max_bytes = v;
+        }
+        config.wire_format = match (self.wire_format, file_sets_wire_format) {
+            (Some(f), _) => f,
+            (None, true) => config.wire_format,
+            (None, false) => input_format,
+        };
+        if let Some(arg) = &self.envelope {
+            config.envelope = read_envelope(arg)?;
+        }
+        config.validate()?;
+        Ok(config)
+    }
+}
+
+/// `--envelope`: inline JSON when it looks like JSON, else a file name.
+fn read_envelope(arg: &str) -> Result<Map<String, Value>, Failure> {
+    if arg.trim_start().starts_with(['{', '[']) {
+        parse_object(arg.as_bytes(), "--envelope", "envelope")
+    } else {
+        let bytes = read_file(Path::new(arg), arg, "the envelope")?;
+        parse_object(&bytes, arg, "envelope")
+    }
+}
+
+/// Parse `bytes` as a JSON object (a config, an envelope), naming `name` in errors.
+fn parse_object(bytes: &[u8], name: &str, what: &str) -> Result<Map<String, Value>, Failure> {
+    if bytes.iter().all(u8::is_ascii_whitespace) {
+        return Err(
+            InputError::new(format!("{what}: empty, expected a JSON object"))
+                .in_file(name)
+                .into(),
+        );
+    }
+    let value = parse_json(bytes).map_err(|mut e| {
+        // A config or an envelope has no messages to point at.
+        e.message = None;
+        e.problem = format!("{what}: {}", e.problem);
+        e.in_file(name)
+    })?;
+    match value {
+        Value::Object(map) => Ok(map),
+        other => Err(InputError::new(format!(
+            "{what}: expected a JSON object, found {}",
+            json_type(&other)
+        ))
+        .in_file(name)
+        .into()),
+    }
+}
+
+/// Print a JSON value, compact, on one line of stdout. A closed pipe
+/// (`| head`) is not an error.
+pub fn print_json(value: &Value) -> Result<(), Failure> {
+    let mut out = io::BufWriter::new(io::stdout().lock());
+    let written = serde_json::to_writer(&mut out, value)
+        .map_err(io::Error::from)
+        .and_then(|()| out.write_all(b"\n"))
+        .and_then(|()| out.flush());
+    write_outcome(written)
+}
+
+/// Map a stdout write result: a closed pipe is fine, anything else fails.
+pub fn write_outcome(result: io::Result<()>) -> Result<(), Failure> {
+    match result {
+        Err(e) if e.kind() != io::ErrorKind::BrokenPipe => {
+            Err(Failure::failed(format!("cannot write to stdout: {e}")))
+        }
+        _ => Ok(()),
+    }
+}
+
+/// `12345678` → `12,345,678`, for the human-readable output.
+pub fn group(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn grouping() {
+        assert_eq!(group(0), "0");
+        assert_eq!(group(999), "999");
+        assert_eq!(group(1000), "1,000");
+        assert_eq!(group(102_400), "102,400");
+        assert_eq!(group(12_345_678), "12,345,678");
+    }
+}

@@ -1,0 +1,51 @@
+//! The command line (SPEC §8), thin: each command parses its arguments,
+//! calls the library and prints (STYLE habit 10).
+//!
+//! One file per command, each with an `Args` struct (clap derive) and a
+//! `run(Args) -> Result<(), Failure>`; [`common`] holds what they share:
+//! reading a history from a file or stdin, building the config from
+//! `--config` and the per-field flags, and SPEC §8's exit codes. A new
+//! command (check, replay, gen, serve, calibrate) is a new file here, a
+//! variant of [`Command`] and one line in [`main`].
+//!
+//! Exit codes: 0 all held; 1 an invariant failed, a subject fault or the
+//! reference's `cannot_fit`; 2 bad usage or bad input (clap's own usage
+//! errors exit 2 too).
+
+mod common;
+mod compact;
+mod estimate;
+
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+/// Property-based conformance harness for LLM context compactors (ADR 0098).
+#[derive(Debug, Parser)]
+#[command(name = "ctxgate", version, propagate_version = true)]
+#[command(
+    after_help = "Exit codes: 0 ok; 1 an invariant failed or cannot_fit; 2 bad usage or bad input."
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    Compact(compact::Args),
+    Estimate(estimate::Args),
+}
+
+/// Parse the command line, run the command, map its outcome to an exit code.
+pub fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let outcome = match cli.command {
+        Command::Compact(args) => compact::run(args),
+        Command::Estimate(args) => estimate::run(args),
+    };
+    match outcome {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(failure) => failure.report(),
+    }
+}

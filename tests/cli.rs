@@ -1,0 +1,1162 @@
+//! End-to-end tests of the `ctxgate` binary (SPEC §8): exit codes, error
+//! messages that name file, message and problem, `estimate --json` against
+//! an independent computation of SPEC §2–3, and `compact`'s output shape.
+//!
+//! The oracle here is deliberately separate from the library: bodies are
+//! measured by serialising with `serde_json::to_vec` and counting, tokens
+//! are `ceil(bytes / bytesPerToken)` of content plus, for `adr-0098`, of the
+//! serialised `toolCalls` array. Nothing here calls `ctxgate::body` or
+//! `ctxgate::estimate`.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use serde_json::{json, Map, Value};
+
+// ---------------------------------------------------------------- running
+
+struct Out {
+    code: i32,
+    stdout: Vec<u8>,
+    stderr: String,
+}
+
+impl Out {
+    fn json(&self) -> Value {
+        serde_json::from_slice(&self.stdout).unwrap_or_else(|e| {
+            panic!(
+                "stdout is not JSON ({e}); stderr: {}\nstdout: {}",
+                self.stderr,
+                String::from_utf8_lossy(&self.stdout)
+            )
+        })
+    }
+
+    fn ok(self) -> Out {
+        assert_eq!(self.code, 0, "expected success; stderr: {}", self.stderr);
+        self
+    }
+}
+
+fn ctxgate<S: AsRef<std::ffi::OsStr>>(args: &[S], stdin: Option<&[u8]>) -> Out {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_ctxgate"))
+        .args(args)
+        .stdin(if stdin.is_some() {
+            Stdio::piped()
+        } else {
+            Stdio::null()
+        })
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("the binary runs");
+    if let Some(bytes) = stdin {
+        let mut pipe = child.stdin.take().expect("stdin is piped");
+        let bytes = bytes.to_vec();
+        // Write from a thread: a large input must not deadlock against stdout.
+        std::thread::spawn(move || {
+            let _ = pipe.write_all(&bytes);
+        });
+    }
+    let out = child.wait_with_output().expect("the binary finishes");
+    Out {
+        code: out.status.code().expect("exited, not killed by a signal"),
+        stdout: out.stdout,
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    }
+}
+
+fn run(args: &[&str]) -> Out {
+    ctxgate(args, None)
+}
+
+/// A folder under the system temp dir, removed on drop.
+struct TempDir(PathBuf);
+
+impl TempDir {
+    fn new(name: &str) -> TempDir {
+        let dir = std::env::temp_dir().join(format!("ctxgate-cli-{}-{name}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        TempDir(dir)
+    }
+
+    fn file(&self, name: &str, bytes: impl AsRef<[u8]>) -> String {
+        let path = self.0.join(name);
+        std::fs::write(&path, bytes).unwrap();
+        path.to_str().unwrap().to_owned()
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+fn manifest_dir() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn example(name: &str) -> String {
+    manifest_dir()
+        .join("examples")
+        .join(name)
+        .to_str()
+        .unwrap()
+        .to_owned()
+}
+
+const EXAMPLE: &str = "adr-0098-413.json";
+const EXPRESS: &str = "express-100kb.config.json";
+
+/// The shared corpus of real histories, read in place (never copied here).
+fn real_histories() -> Option<PathBuf> {
+    let dir = manifest_dir().join("../shared/data/real-histories");
+    if dir.is_dir() {
+        Some(dir)
+    } else {
+        eprintln!("SKIPPED: no real histories at {}", dir.display());
+        None
+    }
+}
+
+fn read_json(path: &str) -> Value {
+    serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap()
+}
+
+// ------------------------------------------------- the independent oracle
+
+/// SPEC §2, as this test reads it.
+#[derive(Clone)]
+struct Cfg {
+    context_window: u64,
+    threshold: f64,
+    max_body: u64,
+    bytes_per_token: u64,
+    envelope: Map<String, Value>,
+}
+
+impl Default for Cfg {
+    fn default() -> Cfg {
+        Cfg {
+            context_window: 128_000,
+            threshold: 0.7,
+            max_body: 8 * 1024 * 1024,
+            bytes_per_token: 4,
+            envelope: Map::new(),
+        }
+    }
+}
+
+impl Cfg {
+    fn effective_window(&self) -> u64 {
+        self.context_window
+            .min(self.max_body / self.bytes_per_token)
+    }
+
+    fn trigger(&self) -> u64 {
+        (self.threshold * self.effective_window() as f64).round() as u64
+    }
+}
+
+fn tokens(bytes: usize, bytes_per_token: u64) -> u64 {
+    (bytes as u64).div_ceil(bytes_per_token)
+}
+
+/// The messages array of a document (an array, or an object's `messages`).
+fn messages_of(doc: &Value) -> &Vec<Value> {
+    match doc {
+        Value::Array(a) => a,
+        _ => doc["messages"].as_array().expect("`messages` is an array"),
+    }
+}
+
+fn text_of(content: Option<&Value>) -> String {
+    match content {
+        None | Some(Value::Null) => String::new(),
+        Some(Value::String(s)) => s.clone(),
+        Some(other) => panic!("test histories have string content, found {other}"),
+    }
+}
+
+/// One message as the estimators see it: its content text and the engine
+/// JSON of its `toolCalls` (None without calls).
+struct Seen {
+    content: String,
+    tool_calls: Option<Value>,
+}
+
+/// SPEC §1: the canonical messages of `doc`, read in `format` by hand.
+fn canonical(doc: &Value, format: &str) -> Vec<Seen> {
+    let mut out = Vec::new();
+    match format {
+        "engine" => {
+            for m in messages_of(doc) {
+                out.push(Seen {
+                    content: text_of(m.get("content")),
+                    tool_calls: m.get("toolCalls").cloned(),
+                });
+            }
+        }
+        "openai" => {
+            for m in messages_of(doc) {
+                let tool_calls = m.get("tool_calls").map(|calls| {
+                    let calls = calls.as_array().unwrap().iter().map(|c| {
+                        let f = &c["function"];
+                        let arguments = match &f["arguments"] {
+                            Value::String(text) => serde_json::from_str(text)
+                                .unwrap_or_else(|_| Value::String(text.clone())),
+                            other => other.clone(),
+                        };
+                        let mut call = Map::new();
+                        call.insert("id".into(), c["id"].clone());
+                        call.insert("name".into(), f["name"].clone());
+                        call.insert("arguments".into(), arguments);
+                        for (k, v) in c.as_object().unwrap() {
+                            if !["id", "type", "function"].contains(&k.as_str()) {
+                                call.insert(k.clone(), v.clone());
+                            }
+                        }
+                        Value::Object(call)
+                    });
+                    Value::Array(calls.collect())
+                });
+                out.push(Seen {
+                    content: text_of(m.get("content")),
+                    tool_calls,
+                });
+            }
+        }
+        "anthropic" => {
+            // The test's anthropic histories keep to the unambiguous subset:
+            // string `system`; string content or blocks with at most one
+            // `text` block; tool results alone in their user message, each
+            // with string content.
+            if let Some(system) = doc.get("system") {
+                out.push(Seen {
+                    content: text_of(Some(system)),
+                    tool_calls: None,
+                });
+            }
+            for m in messages_of(doc) {
+                let Value::Array(blocks) = &m["content"] else {
+                    out.push(Seen {
+                        content: text_of(m.get("content")),
+                        tool_calls: None,
+                    });
+                    continue;
+                };
+                let mut text = String::new();
+                let mut calls = Vec::new();
+                for b in blocks {
+                    match b["type"].as_str().unwrap() {
+                        "text" => text.push_str(b["text"].as_str().unwrap()),
+                        "tool_use" => calls.push(json!({
+                            "id": b["id"], "name": b["name"], "arguments": b["input"]
+                        })),
+                        "tool_result" => out.push(Seen {
+                            content: text_of(b.get("content")),
+                            tool_calls: None,
+                        }),
+                        other => panic!("block type {other} is outside the test's subset"),
+                    }
+                }
+                if blocks.iter().any(|b| b["type"] != "tool_result") {
+                    out.push(Seen {
+                        content: text,
+                        tool_calls: (!calls.is_empty()).then(|| Value::Array(calls)),
+                    });
+                }
+            }
+        }
+        other => panic!("unknown format {other}"),
+    }
+    out
+}
+
+/// SPEC §2: the body is the envelope with `messages` (and, for anthropic,
+/// `system`) added, serialised compactly; its size is exact.
+fn body_bytes(wire_doc: &Value, format: &str, cfg: &Cfg) -> usize {
+    let mut body = cfg.envelope.clone();
+    if format == "anthropic" {
+        if let Some(system) = wire_doc.get("system") {
+            body.insert("system".into(), system.clone());
+        }
+    }
+    body.insert(
+        "messages".into(),
+        Value::Array(messages_of(wire_doc).clone()),
+    );
+    serde_json::to_vec(&Value::Object(body)).unwrap().len()
+}
+
+/// SPEC §3 and §8: what `estimate --json` must print for `doc`, read in
+/// `format` and measured in `wire` (`wire_doc` is the history in `wire`).
+fn expected_estimate(
+    doc: &Value,
+    format: &str,
+    wire_doc: &Value,
+    wire: &str,
+    cfg: &Cfg,
+    estimator: &str,
+) -> Value {
+    let per_message: Vec<u64> = canonical(doc, format)
+        .iter()
+        .map(|m| {
+            let content = tokens(m.content.len(), cfg.bytes_per_token);
+            let calls = match (&m.tool_calls, estimator) {
+                (Some(Value::Array(calls)), "adr-0098") if !calls.is_empty() => tokens(
+                    serde_json::to_vec(&Value::Array(calls.clone()))
+                        .unwrap()
+                        .len(),
+                    cfg.bytes_per_token,
+                ),
+                _ => 0,
+            };
+            content + calls
+        })
+        .collect();
+    json!({
+        "estimator": estimator,
+        "tokens": per_message.iter().sum::<u64>(),
+        "perMessage": per_message,
+        "bodyBytes": body_bytes(wire_doc, wire, cfg),
+        "trigger": cfg.trigger(),
+        "effectiveWindow": cfg.effective_window(),
+    })
+}
+
+/// Check `estimate --json` on `path` (in its own format) against the oracle,
+/// under both estimators.
+fn check_estimate(path: &str, format: &str, cfg: &Cfg, flags: &[&str]) {
+    let doc = read_json(path);
+    for estimator in ["adr-0098", "content-only"] {
+        let mut args = vec!["estimate", "--json", "--estimator", estimator];
+        args.extend_from_slice(flags);
+        args.push(path);
+        let got = run(&args).ok().json();
+        let want = expected_estimate(&doc, format, &doc, format, cfg, estimator);
+        assert_eq!(
+            got.as_object().unwrap().keys().collect::<Vec<_>>(),
+            [
+                "estimator",
+                "tokens",
+                "perMessage",
+                "bodyBytes",
+                "trigger",
+                "effectiveWindow"
+            ],
+            "the keys of estimate --json, in order"
+        );
+        assert_eq!(got, want, "{path} with {estimator} and {flags:?}");
+    }
+}
+
+/// SPEC §1.3, by hand: an engine history (object arguments, no extra call
+/// fields) as the openai format writes it.
+fn engine_to_openai(doc: &Value) -> Value {
+    let msgs = messages_of(doc).iter().map(|m| {
+        let mut out = Map::new();
+        for (k, v) in m.as_object().unwrap() {
+            match k.as_str() {
+                "toolCalls" => {
+                    let calls = v.as_array().unwrap().iter().map(|c| {
+                        json!({"id": c["id"], "type": "function", "function": {
+                            "name": c["name"],
+                            "arguments": serde_json::to_string(&c["arguments"]).unwrap()
+                        }})
+                    });
+                    out.insert("tool_calls".into(), Value::Array(calls.collect()));
+                }
+                "toolCallId" => {
+                    out.insert("tool_call_id".into(), v.clone());
+                }
+                _ => {
+                    out.insert(k.clone(), v.clone());
+                }
+            }
+        }
+        Value::Object(out)
+    });
+    Value::Array(msgs.collect())
+}
+
+// ----------------------------------------------------------- the histories
+
+/// An engine history that exercises the body's corners: non-ASCII, escapes,
+/// control characters, null and absent content, extra fields, `pinned`, an
+/// empty `toolCalls`, numbers kept as written, and a pending last iteration.
+/// Raw text, so that numbers such as `1.50` and `-0.0` keep their spelling.
+fn engine_corners() -> String {
+    const TEXT: &str = r#"[
+        {"role": "system", "content": "You are the QA gate. Règles: «sois précis» — 日本語 🦀"},
+        {"role": "user", "content": "Review PR 412\n\t\"quoted\" \\ back\u0001slash\u007f", "pinned": true},
+        {"role": "assistant", "content": null, "toolCalls": [
+            {"id": "call_1", "name": "search_workspace", "arguments": {"query": "413", "limit": 1.50, "big": 123456789012345678901234567890, "exp": 1E+2}},
+            {"id": "call_2", "name": "read_file", "arguments": {"path": "apps/api/src/main.ts", "ünïcode": ["é", null, true, -0.0]}, "meta": {"retry": 0}}
+        ], "name": "qa_gate"},
+        {"role": "tool", "toolCallId": "call_1", "content": "apps/api/src/main.ts:12: const app = await NestFactory.create(AppModule);\n"},
+        {"role": "tool", "toolCallId": "call_2", "content": "BIG"},
+        {"role": "assistant", "toolCalls": [], "content": "no calls after all"},
+        {"role": "assistant", "metadata": {"turn": 7, "cost": 0.0012}},
+        {"role": "user", "content": ""},
+        {"role": "assistant", "content": "", "toolCalls": [
+            {"id": "call_0", "name": "run_tests", "arguments": "not an object, a string"}
+        ]}
+    ]"#;
+    TEXT.replace("BIG", &"x".repeat(5000))
+}
+
+/// An openai history: argument text that is not JSON, text with spaces,
+/// a call with no `type`, an extra call field.
+fn openai_corners() -> Value {
+    json!({"source": "hand-written", "format": "openai", "messages": [
+        {"role": "system", "content": "You are the QA gate."},
+        {"role": "user", "content": "Review PR 412"},
+        {"role": "assistant", "content": null, "tool_calls": [
+            {"id": "call_0", "type": "function", "function": {"name": "search_workspace", "arguments": "{\"query\": \"413\",  \"limit\": 10}"}},
+            {"id": "call_1", "function": {"name": "read_file", "arguments": "{oops"}, "index": 1}
+        ]},
+        {"role": "tool", "tool_call_id": "call_0", "content": "found 3 matches"},
+        {"role": "tool", "tool_call_id": "call_1", "content": "import { NestFactory } from '@nestjs/core';"},
+        {"role": "assistant", "content": "The body limit is the Express default."}
+    ]})
+}
+
+/// An anthropic history in the subset `canonical` reads.
+fn anthropic_history() -> Value {
+    json!({"model": "claude-test", "system": "You are the QA gate.", "messages": [
+        {"role": "user", "content": "Review PR 412"},
+        {"role": "assistant", "content": [
+            {"type": "text", "text": "Searching."},
+            {"type": "tool_use", "id": "toolu_1", "name": "search_workspace", "input": {"query": "413"}},
+            {"type": "tool_use", "id": "toolu_2", "name": "read_file", "input": {"path": "apps/api/src/main.ts"}}
+        ]},
+        {"role": "user", "content": [
+            {"type": "tool_result", "tool_use_id": "toolu_1", "content": "apps/api/src/main.ts:12: NestFactory.create"},
+            {"type": "tool_result", "tool_use_id": "toolu_2", "content": "x".repeat(3000)}
+        ]},
+        {"role": "assistant", "content": "The body limit is the Express default. ✓"}
+    ]})
+}
+
+/// True when the anthropic format is still the placeholder being written
+/// elsewhere; the anthropic tests then skip with a note and run once it lands.
+fn anthropic_pending(out: &Out) -> bool {
+    if out.code == 2 && out.stderr.contains("not read yet") {
+        eprintln!("SKIPPED: the anthropic format is not implemented yet");
+        return true;
+    }
+    false
+}
+
+// ------------------------------------------------------------- estimate
+
+#[test]
+fn estimate_json_matches_the_spec_on_the_shipped_example() {
+    let path = example(EXAMPLE);
+    check_estimate(&path, "engine", &Cfg::default(), &[]);
+    let express = Cfg {
+        max_body: 102_400,
+        ..Cfg::default()
+    };
+    let config = example(EXPRESS);
+    check_estimate(&path, "engine", &express, &["--config", &config]);
+    // The ADR's story: the estimate before ADR 0098 is under the Express
+    // trigger while the body is over Express's limit.
+    let doc = read_json(&path);
+    let before = expected_estimate(&doc, "engine", &doc, "engine", &express, "content-only");
+    let after = expected_estimate(&doc, "engine", &doc, "engine", &express, "adr-0098");
+    assert!(before["tokens"].as_u64() <= before["trigger"].as_u64());
+    assert!(after["tokens"].as_u64() > after["trigger"].as_u64());
+    assert!(after["bodyBytes"].as_u64().unwrap() > 102_400);
+    assert!(std::fs::metadata(&path).unwrap().len() < 200 * 1024);
+}
+
+#[test]
+fn estimate_json_matches_the_spec_on_corner_cases_and_flags() {
+    let tmp = TempDir::new("estimate-corners");
+    let engine = tmp.file("engine.json", engine_corners());
+    check_estimate(&engine, "engine", &Cfg::default(), &[]);
+    let odd = Cfg {
+        context_window: 5_000,
+        threshold: 0.55,
+        max_body: 9_999,
+        bytes_per_token: 3,
+        envelope: json!({"model": "m-1", "sessionId": "s-412", "tools": [{"name": "read_file"}]})
+            .as_object()
+            .unwrap()
+            .clone(),
+    };
+    let envelope = Value::Object(odd.envelope.clone()).to_string();
+    let flags = [
+        "--context-window",
+        "5000",
+        "--threshold",
+        "0.55",
+        "--transport-max-body-bytes",
+        "9999",
+        "--bytes-per-token",
+        "3",
+        "--envelope",
+        &envelope,
+    ];
+    check_estimate(&engine, "engine", &odd, &flags);
+
+    // The same through a config file, and the envelope from a file.
+    let config = tmp.file(
+        "odd.config.json",
+        json!({"contextWindow": 5000, "threshold": 0.55, "transportMaxBodyBytes": 9999,
+               "bytesPerToken": 3, "envelope": odd.envelope})
+        .to_string(),
+    );
+    check_estimate(&engine, "engine", &odd, &["--config", &config]);
+    let envelope_file = tmp.file("envelope.json", &envelope);
+    let flags = ["--config", &config, "--envelope", &envelope_file];
+    check_estimate(&engine, "engine", &odd, &flags);
+
+    // Flags override the file.
+    let bpt1 = Cfg {
+        bytes_per_token: 1,
+        ..odd.clone()
+    };
+    check_estimate(
+        &engine,
+        "engine",
+        &bpt1,
+        &["--config", &config, "--bytes-per-token", "1"],
+    );
+
+    let openai = tmp.file("openai.json", openai_corners().to_string());
+    check_estimate(&openai, "openai", &Cfg::default(), &[]);
+    check_estimate(&openai, "openai", &odd, &flags);
+}
+
+#[test]
+fn estimate_json_matches_the_spec_on_real_histories() {
+    let Some(dir) = real_histories() else { return };
+    let mut checked = 0;
+    for source in std::fs::read_dir(&dir).unwrap() {
+        let source = source.unwrap().path();
+        if !source.is_dir() {
+            continue;
+        }
+        let mut files: Vec<PathBuf> = std::fs::read_dir(&source)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .filter(|p| p.extension().is_some_and(|e| e == "json"))
+            .collect();
+        files.sort();
+        // The first and the largest of each source.
+        let largest = files
+            .iter()
+            .max_by_key(|p| std::fs::metadata(p).unwrap().len())
+            .cloned();
+        files.truncate(1);
+        files.extend(largest);
+        files.dedup();
+        for file in files {
+            let path = file.to_str().unwrap();
+            assert_eq!(read_json(path)["format"], "openai");
+            check_estimate(path, "openai", &Cfg::default(), &[]);
+            let express = Cfg {
+                max_body: 102_400,
+                ..Cfg::default()
+            };
+            check_estimate(path, "openai", &express, &["--config", &example(EXPRESS)]);
+            checked += 1;
+        }
+    }
+    assert!(checked >= 5, "checked {checked} real histories");
+}
+
+#[test]
+fn the_body_is_measured_in_the_flag_else_the_config_else_the_input_format() {
+    let tmp = TempDir::new("wire-format");
+    let doc = read_json(&example(EXAMPLE));
+    let openai_doc = engine_to_openai(&doc);
+    let path = example(EXAMPLE);
+    let cfg = Cfg::default();
+    let engine_body = body_bytes(&doc, "engine", &cfg);
+    let openai_body = body_bytes(&openai_doc, "openai", &cfg);
+    assert_ne!(engine_body, openai_body);
+    let body = |args: &[&str]| {
+        let mut all = vec!["estimate", "--json"];
+        all.extend_from_slice(args);
+        all.push(&path);
+        run(&all).ok().json()["bodyBytes"].as_u64().unwrap() as usize
+    };
+    let openai_config = tmp.file("openai.config.json", r#"{"wireFormat": "openai"}"#);
+    let plain_config = tmp.file("plain.config.json", r#"{"keepRecent": 3}"#);
+    assert_eq!(body(&[]), engine_body, "the input's own format");
+    assert_eq!(body(&["--config", &plain_config]), engine_body);
+    assert_eq!(body(&["--wire-format", "openai"]), openai_body, "the flag");
+    assert_eq!(
+        body(&["--config", &openai_config]),
+        openai_body,
+        "the file's wireFormat"
+    );
+    assert_eq!(
+        body(&["--config", &openai_config, "--wire-format", "engine"]),
+        engine_body,
+        "the flag over the file"
+    );
+    // And an openai input is measured in openai unless told otherwise.
+    let openai_path = tmp.file("openai.json", openai_doc.to_string());
+    let got = run(&["estimate", "--json", &openai_path]).ok().json();
+    assert_eq!(got["bodyBytes"].as_u64().unwrap() as usize, openai_body);
+    let got = run(&[
+        "estimate",
+        "--json",
+        "--wire-format",
+        "engine",
+        &openai_path,
+    ])
+    .ok()
+    .json();
+    assert_eq!(got["bodyBytes"].as_u64().unwrap() as usize, engine_body);
+}
+
+#[test]
+fn estimate_and_compact_read_anthropic_once_it_lands() {
+    let tmp = TempDir::new("anthropic");
+    let doc = anthropic_history();
+    let path = tmp.file("anthropic.json", doc.to_string());
+    let out = run(&["estimate", "--json", &path]);
+    if anthropic_pending(&out) {
+        return;
+    }
+    check_estimate(&path, "anthropic", &Cfg::default(), &[]);
+    check_estimate(
+        &path,
+        "anthropic",
+        &Cfg::default(),
+        &["--format", "anthropic"],
+    );
+    let small = Cfg {
+        max_body: 2_000,
+        envelope: json!({"model": "claude-test", "max_tokens": 1024})
+            .as_object()
+            .unwrap()
+            .clone(),
+        ..Cfg::default()
+    };
+    let flags = [
+        "--transport-max-body-bytes",
+        "2000",
+        "--envelope",
+        r#"{"model": "claude-test", "max_tokens": 1024}"#,
+    ];
+    check_estimate(&path, "anthropic", &small, &flags);
+
+    // Under the trigger: the same document back, `system` and `model` kept.
+    let out = run(&["compact", &path]).ok().json();
+    assert_eq!(out, doc);
+    // Compacted: still anthropic, still an object with its fields.
+    let out = run(&["compact", "--transport-max-body-bytes", "2000", &path])
+        .ok()
+        .json();
+    assert_eq!(out["model"], "claude-test");
+    assert!(out.get("system").is_some());
+    assert!(
+        serde_json::to_vec(&json!({"system": out["system"], "messages": out["messages"]}))
+            .unwrap()
+            .len()
+            <= 2_000
+    );
+    assert_eq!(messages_of(&out).last(), messages_of(&doc).last());
+}
+
+#[test]
+fn estimate_prints_a_readable_table() {
+    let path = example(EXAMPLE);
+    let out = run(&["estimate", "--config", &example(EXPRESS), &path]).ok();
+    let text = String::from_utf8(out.stdout).unwrap();
+    let doc = read_json(&path);
+    let want = expected_estimate(
+        &doc,
+        "engine",
+        &doc,
+        "engine",
+        &Cfg {
+            max_body: 102_400,
+            ..Cfg::default()
+        },
+        "adr-0098",
+    );
+    let lines: Vec<&str> = text.lines().collect();
+    // A header, one line per message, then the footer.
+    assert!(lines[0].contains("role") && lines[0].contains("tokens"));
+    assert!(lines[1].contains("system"), "{}", lines[1]);
+    assert!(lines[4].contains("← call_1"), "{}", lines[4]);
+    let grouped = |n: u64| {
+        let s = n.to_string();
+        let mut out = String::new();
+        for (i, c) in s.chars().enumerate() {
+            if i > 0 && (s.len() - i) % 3 == 0 {
+                out.push(',');
+            }
+            out.push(c);
+        }
+        out
+    };
+    assert!(
+        text.contains(&grouped(want["tokens"].as_u64().unwrap())),
+        "{text}"
+    );
+    assert!(
+        text.contains(&grouped(want["bodyBytes"].as_u64().unwrap())),
+        "{text}"
+    );
+    assert!(text.contains("17,920") && text.contains("25,600") && text.contains("102,400"));
+    assert!(
+        text.contains("would compact") && text.contains("yes"),
+        "{text}"
+    );
+    // Every line is short: previews are cut.
+    assert!(text.lines().all(|l| l.chars().count() < 120), "{text}");
+
+    let out = run(&["estimate", &path]).ok();
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(text.contains("would compact     no"), "{text}");
+}
+
+// -------------------------------------------------------------- compact
+
+#[test]
+fn compact_shrinks_the_example_under_the_express_limit_in_its_shape() {
+    let path = example(EXAMPLE);
+    let input = read_json(&path);
+    let out = run(&["compact", "-v", "--config", &example(EXPRESS), &path]).ok();
+    let output = out.json();
+    let (inp, outp) = (messages_of(&input), messages_of(&output));
+    assert!(output.is_array(), "an array in, an array out");
+    assert!(outp.len() < inp.len());
+    assert!(
+        body_bytes(&output, "engine", &Cfg::default()) <= 102_400,
+        "the body is under the ceiling"
+    );
+    assert_eq!(outp[0], inp[0], "the head is kept");
+    assert_eq!(outp.last(), inp.last(), "the last iteration is kept");
+    assert!(
+        outp.iter().any(|m| m.get("toolCalls").is_some()),
+        "engine format"
+    );
+    assert!(outp.iter().all(|m| m.get("tool_calls").is_none()));
+    // One line of compact JSON.
+    assert_eq!(out.stdout.iter().filter(|&&b| b == b'\n').count(), 1);
+    assert!(!out.stdout.starts_with(b"[\n"));
+    // --verbose: the summary on stderr.
+    assert!(out.stderr.contains("compacted"), "{}", out.stderr);
+    assert!(out.stderr.contains("102,400"), "{}", out.stderr);
+}
+
+#[test]
+fn compact_keeps_an_object_and_its_format() {
+    let tmp = TempDir::new("compact-object");
+    // An openai object with extra fields, compacted with a small ceiling.
+    let mut doc = openai_corners();
+    let big = "y".repeat(4_000);
+    let msgs = doc["messages"].as_array_mut().unwrap();
+    msgs[4]["content"] = json!(big);
+    msgs.push(json!({"role": "user", "content": "and the engine side?"}));
+    msgs.push(json!({"role": "assistant", "content": "Checking.", "tool_calls": [
+        {"id": "call_9", "type": "function", "function": {"name": "read_file", "arguments": "{\"path\":\"default.ex\"}"}}]}));
+    msgs.push(json!({"role": "tool", "tool_call_id": "call_9", "content": "defmodule ..."}));
+    let path = tmp.file("openai.json", doc.to_string());
+    let out = run(&["compact", "--transport-max-body-bytes", "2000", &path])
+        .ok()
+        .json();
+    let keys: Vec<&String> = out.as_object().unwrap().keys().collect();
+    assert_eq!(
+        keys,
+        ["source", "format", "messages"],
+        "fields and their order"
+    );
+    assert_eq!(out["source"], doc["source"]);
+    let (inp, outp) = (messages_of(&doc), messages_of(&out));
+    assert!(outp.len() < inp.len());
+    assert!(body_bytes(&out, "openai", &Cfg::default()) <= 2_000);
+    assert_eq!(outp.last(), inp.last());
+    assert_eq!(
+        outp[outp.len() - 2],
+        inp[inp.len() - 2],
+        "call and result together"
+    );
+    assert!(
+        outp.iter().any(|m| m.get("tool_calls").is_some()),
+        "openai format"
+    );
+    assert!(outp.iter().all(|m| m.get("toolCalls").is_none()));
+}
+
+#[test]
+fn compact_keeps_a_real_openai_history_in_its_shape() {
+    let Some(dir) = real_histories() else { return };
+    let path = dir.join("letta-agent-file/002.json");
+    let path = path.to_str().unwrap();
+    let input = read_json(path);
+    let output = run(&["compact", "--config", &example(EXPRESS), path])
+        .ok()
+        .json();
+    let keys = |v: &Value| v.as_object().unwrap().keys().cloned().collect::<Vec<_>>();
+    assert_eq!(keys(&output), keys(&input));
+    for k in ["source", "license", "format"] {
+        assert_eq!(output[k], input[k]);
+    }
+    assert!(body_bytes(&output, "openai", &Cfg::default()) <= 102_400);
+    assert_eq!(messages_of(&output).last(), messages_of(&input).last());
+    assert!(messages_of(&output)
+        .iter()
+        .all(|m| m.get("toolCalls").is_none()));
+}
+
+#[test]
+fn compact_under_the_trigger_returns_the_history_unchanged() {
+    let tmp = TempDir::new("unchanged");
+    let mut paths = vec![
+        example(EXAMPLE),
+        tmp.file("engine.json", engine_corners()),
+        tmp.file("openai.json", openai_corners().to_string()),
+    ];
+    if let Some(dir) = real_histories() {
+        for f in [
+            "tau-bench/001.json",
+            "swe-agent/002.json",
+            "toolbench/001.json",
+        ] {
+            paths.push(dir.join(f).to_str().unwrap().to_owned());
+        }
+    }
+    for path in &paths {
+        let input = read_json(path);
+        let out = run(&["compact", path]).ok();
+        assert_eq!(out.json(), input, "{path}");
+    }
+    // Byte for byte, when the input is compact JSON in the writer's field order.
+    let compact_text = serde_json::to_string(&read_json(&example(EXAMPLE))).unwrap() + "\n";
+    let path = tmp.file("example-compact.json", &compact_text);
+    assert_eq!(
+        String::from_utf8(run(&["compact", &path]).ok().stdout).unwrap(),
+        compact_text
+    );
+}
+
+#[test]
+fn stdin_is_read_with_a_dash_or_no_file() {
+    let path = example(EXAMPLE);
+    let bytes = std::fs::read(&path).unwrap();
+    let config = example(EXPRESS);
+    let from_file = run(&["compact", "--config", &config, &path]).ok().stdout;
+    let dash = ctxgate(&["compact", "--config", &config, "-"], Some(&bytes)).ok();
+    let none = ctxgate(&["compact", "--config", &config], Some(&bytes)).ok();
+    assert_eq!(dash.stdout, from_file);
+    assert_eq!(none.stdout, from_file);
+    let from_file = run(&["estimate", "--json", &path]).ok().json();
+    let dash = ctxgate(&["estimate", "--json", "-"], Some(&bytes)).ok();
+    assert_eq!(dash.json(), from_file);
+}
+
+#[test]
+fn cannot_fit_exits_1_with_the_bytes_needed_and_the_ceiling() {
+    let path = example(EXAMPLE);
+    let doc = read_json(&path);
+    let msgs = messages_of(&doc);
+    // Head (the system message) and the last iteration (assistant + tool).
+    let minimal = json!([msgs[0], msgs[msgs.len() - 2], msgs[msgs.len() - 1]]);
+    let needed = body_bytes(&minimal, "engine", &Cfg::default());
+    let out = run(&["compact", "--transport-max-body-bytes", "1000", &path]);
+    assert_eq!(out.code, 1, "{}", out.stderr);
+    assert!(out.stdout.is_empty());
+    assert!(out.stderr.contains("cannot_fit"), "{}", out.stderr);
+    assert!(out.stderr.contains(&path), "{}", out.stderr);
+    assert!(
+        out.stderr.contains(&format!("{needed} bytes")),
+        "needs {needed}: {}",
+        out.stderr
+    );
+    assert!(out.stderr.contains("1000-byte ceiling"), "{}", out.stderr);
+}
+
+// ------------------------------------------------------------ bad input
+
+/// Run both commands on `file` and check exit 2 and a message naming the
+/// file, the message index (when there is one) and the problem.
+fn assert_bad_input(file: &str, index: Option<usize>, problem: &[&str]) {
+    for command in ["estimate", "compact"] {
+        let out = run(&[command, file]);
+        check_bad(&out, file, index, problem);
+    }
+}
+
+fn check_bad(out: &Out, file: &str, index: Option<usize>, problem: &[&str]) {
+    assert_eq!(out.code, 2, "exit code; stderr: {}", out.stderr);
+    assert!(out.stdout.is_empty(), "nothing on stdout");
+    let err = &out.stderr;
+    assert!(!err.contains("panicked"), "{err}");
+    assert!(err.starts_with("error: "), "{err}");
+    assert!(err.contains(&format!("{file}: ")), "names {file}: {err}");
+    if let Some(i) = index {
+        assert!(
+            err.contains(&format!("{file}: message {i}: ")),
+            "names message {i}: {err}"
+        );
+    } else {
+        let names_one = err
+            .match_indices("message ")
+            .any(|(at, m)| err[at + m.len()..].starts_with(|c: char| c.is_ascii_digit()));
+        assert!(!names_one, "no index to name: {err}");
+    }
+    for p in problem {
+        assert!(err.contains(p), "says {p:?}: {err}");
+    }
+    assert_eq!(err.lines().count(), 1, "one line: {err}");
+}
+
+#[test]
+fn malformed_and_truncated_json() {
+    let tmp = TempDir::new("malformed");
+    let f = tmp.file(
+        "malformed.json",
+        r#"[{"role":"user","content":"a"},{"role":"user","content":x}]"#,
+    );
+    assert_bad_input(&f, Some(1), &["malformed JSON", "line 1", "column"]);
+    let f = tmp.file(
+        "truncated.json",
+        r#"{"model":"m","messages":[{"role":"user","content":"a"},{"role":"assistant","content":"b"},{"role":"user","cont"#,
+    );
+    assert_bad_input(&f, Some(2), &["truncated JSON"]);
+}
+
+#[test]
+fn invalid_utf8() {
+    let tmp = TempDir::new("utf8");
+    let mut bytes = br#"[{"role":"user","content":"a"},{"role":"user","content":""#.to_vec();
+    let at = bytes.len();
+    bytes.extend_from_slice(b"\xff\xfe\"}]");
+    let f = tmp.file("latin1.json", bytes);
+    // The library names the byte offset but not the message index (reported).
+    for command in ["estimate", "compact"] {
+        let out = run(&[command, &f]);
+        assert_eq!(out.code, 2);
+        assert!(out.stderr.contains(&f), "{}", out.stderr);
+        assert!(out.stderr.contains("UTF-8"), "{}", out.stderr);
+        assert!(out.stderr.contains(&format!("byte {at}")), "{}", out.stderr);
+        assert!(!out.stderr.contains("panicked"));
+    }
+}
+
+#[test]
+fn ill_formed_histories() {
+    let tmp = TempDir::new("ill-formed");
+    let f = tmp.file(
+        "role.json",
+        r#"[{"role":"user","content":"a"},{"role":"robot","content":"b"}]"#,
+    );
+    assert_bad_input(&f, Some(1), &["unknown role", "robot"]);
+
+    let f = tmp.file(
+        "orphan.json",
+        r#"[{"role":"system","content":"s"},{"role":"user","content":"a"},{"role":"tool","toolCallId":"call_9","content":"b"}]"#,
+    );
+    assert_bad_input(&f, Some(2), &["tool message", "call_9"]);
+
+    // The call left unanswered before a later iteration is found first.
+    let f = tmp.file(
+        "wrong-call.json",
+        r#"[{"role":"assistant","toolCalls":[{"id":"call_1","name":"f","arguments":{}}]},{"role":"tool","toolCallId":"call_2","content":"b"}]"#,
+    );
+    assert_bad_input(&f, Some(0), &["\"call_1\"", "never answered"]);
+    let f = tmp.file(
+        "wrong-call-pending.json",
+        r#"[{"role":"assistant","toolCalls":[{"id":"call_1","name":"f","arguments":{}}]},{"role":"tool","toolCallId":"call_1","content":"a"},{"role":"tool","toolCallId":"call_2","content":"b"}]"#,
+    );
+    assert_bad_input(&f, Some(2), &["\"call_2\"", "message 0"]);
+
+    let f = tmp.file(
+        "twice.json",
+        r#"[{"role":"user","content":"a"},{"role":"assistant","toolCalls":[{"id":"c1","name":"f","arguments":{}}]},{"role":"tool","toolCallId":"c1","content":"r"},{"role":"tool","toolCallId":"c1","content":"r2"}]"#,
+    );
+    assert_bad_input(&f, Some(3), &["\"c1\"", "twice"]);
+
+    let f = tmp.file(
+        "openai-twice.json",
+        json!({"format": "openai", "messages": [
+            {"role": "assistant", "content": null, "tool_calls": [{"id": "c1", "type": "function", "function": {"name": "f", "arguments": "{}"}}]},
+            {"role": "tool", "tool_call_id": "c1", "content": "r"},
+            {"role": "user", "content": "again?"},
+            {"role": "tool", "tool_call_id": "c1", "content": "r2"}
+        ]})
+        .to_string(),
+    );
+    assert_bad_input(&f, Some(3), &["\"c1\""]);
+
+    let f = tmp.file("wrong-type.json", r#"{"model":"m","messages":"hello"}"#);
+    assert_bad_input(&f, None, &["`messages`", "array", "a string"]);
+    let f = tmp.file("number.json", "42");
+    assert_bad_input(&f, None, &["a number"]);
+}
+
+#[test]
+fn arguments_nested_100000_deep() {
+    let tmp = TempDir::new("deep");
+    let mut text = String::from(
+        r#"[{"role":"user","content":"a"},{"role":"assistant","toolCalls":[{"id":"c","name":"n","arguments":"#,
+    );
+    text.push_str(&"[".repeat(100_000));
+    text.push_str(&"]".repeat(100_000));
+    text.push_str("}]}]");
+    let f = tmp.file("deep.json", &text);
+    assert_bad_input(&f, Some(1), &["nested deeper than"]);
+    // The same on stdin, where the file is `-`.
+    let out = ctxgate(&["estimate", "-"], Some(text.as_bytes()));
+    check_bad(&out, "-", Some(1), &["nested deeper than"]);
+    // And openai argument text nested as deep is kept as a string, not a crash.
+    let args = "[".repeat(100_000) + &"]".repeat(100_000);
+    let doc = json!({"format": "openai", "messages": [
+        {"role": "assistant", "content": null, "tool_calls": [{"id": "c", "type": "function", "function": {"name": "n", "arguments": args}}]},
+        {"role": "tool", "tool_call_id": "c", "content": "ok"}
+    ]});
+    let f = tmp.file("deep-text.json", doc.to_string());
+    check_estimate(&f, "openai", &Cfg::default(), &[]);
+}
+
+#[test]
+fn empty_input() {
+    let tmp = TempDir::new("empty");
+    let f = tmp.file("empty.json", "");
+    assert_bad_input(&f, None, &["empty input"]);
+    let f = tmp.file("blank.json", " \n\t\n");
+    assert_bad_input(&f, None, &["empty input"]);
+    let out = ctxgate(&["compact", "-"], Some(b""));
+    check_bad(&out, "-", None, &["empty input"]);
+}
+
+#[test]
+fn fifty_megabytes_of_random_bytes() {
+    let tmp = TempDir::new("random");
+    // splitmix64, seeded: the same 50 MB on every run.
+    let mut state: u64 = 0x0098_0413;
+    let mut bytes = Vec::with_capacity(50 << 20);
+    while bytes.len() < 50 << 20 {
+        state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = state;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        bytes.extend_from_slice(&(z ^ (z >> 31)).to_le_bytes());
+    }
+    let f = tmp.file("random.bin", &bytes);
+    assert_bad_input(&f, None, &["not valid UTF-8"]);
+    // Random ASCII is valid UTF-8 but not JSON.
+    for b in bytes.iter_mut().take(1 << 20) {
+        *b = b' ' + *b % 95;
+    }
+    bytes.truncate(1 << 20);
+    let f = tmp.file("random-ascii.txt", &bytes);
+    let out = run(&["estimate", &f]);
+    assert_eq!(out.code, 2, "{}", out.stderr);
+    assert!(
+        out.stderr.contains(&f) && out.stderr.contains("JSON"),
+        "{}",
+        out.stderr
+    );
+}
+
+#[test]
+fn missing_file() {
+    let f = std::env::temp_dir().join(format!(
+        "ctxgate-cli-{}-no-such-file.json",
+        std::process::id()
+    ));
+    let f = f.to_str().unwrap();
+    assert_bad_input(f, None, &["cannot read the history", "No such file"]);
+}
+
+#[test]
+fn bad_config_files_and_flags() {
+    let tmp = TempDir::new("bad-config");
+    let history = example(EXAMPLE);
+    let cases = [
+        (
+            "unknown-field.json",
+            r#"{"contextWindo": 5}"#,
+            "unknown field `contextWindo`",
+        ),
+        (
+            "threshold.json",
+            r#"{"threshold": 2}"#,
+            "`threshold` must be in (0, 1]",
+        ),
+        (
+            "wrong-type.json",
+            r#"{"keepRecent": "two"}"#,
+            "invalid type",
+        ),
+        ("truncated.json", r#"{"threshold": "#, "truncated JSON"),
+        (
+            "array.json",
+            "[1, 2]",
+            "expected a JSON object, found an array",
+        ),
+        ("empty.json", "", "empty"),
+        ("format.json", r#"{"wireFormat": "xml"}"#, "xml"),
+    ];
+    for (name, text, problem) in cases {
+        let f = tmp.file(name, text);
+        for command in ["estimate", "compact"] {
+            let out = run(&[command, "--config", &f, &history]);
+            check_bad(&out, &f, None, &["config", problem]);
+        }
+    }
+    let missing = tmp.0.join("missing.config.json");
+    let missing = missing.to_str().unwrap();
+    let out = run(&["compact", "--config", missing, &history]);
+    check_bad(&out, missing, None, &["cannot read the config"]);
+
+    // Flags are checked as the config's fields are.
+    let out = run(&["estimate", "--threshold", "1.5", &history]);
+    assert_eq!(out.code, 2);
+    assert!(
+        out.stderr.contains("`threshold` must be in (0, 1]"),
+        "{}",
+        out.stderr
+    );
+    let out = run(&["compact", "--keep-recent", "0", &history]);
+    assert_eq!(out.code, 2);
+    assert!(out.stderr.contains("keepRecent"), "{}", out.stderr);
+    let out = run(&["estimate", "--envelope", "[1]", &history]);
+    assert_eq!(out.code, 2);
+    assert!(
+        out.stderr
+            .contains("--envelope: envelope: expected a JSON object"),
+        "{}",
+        out.stderr
+    );
+    let out = run(&["estimate", "--envelope", r#"{"model": "#, &history]);
+    assert_eq!(out.code, 2);
+    assert!(out.stderr.contains("truncated JSON"), "{}", out.stderr);
+}
+
+#[test]
+fn bad_usage_exits_2() {
+    let history = example(EXAMPLE);
+    for args in [
+        vec!["estimate", "--bogus", &history],
+        vec!["estimate", "--estimator", "tiktoken", &history],
+        vec!["compact", "--format", "xml", &history],
+        vec!["compact", "--wire-format", "xml", &history],
+        vec!["compact", "--threshold", "high", &history],
+        vec!["compact", &history, &history],
+        vec!["frobnicate"],
+        vec![],
+    ] {
+        let out = run(&args);
+        assert_eq!(out.code, 2, "{args:?}: {}", out.stderr);
+        assert!(!out.stderr.contains("panicked"), "{}", out.stderr);
+    }
+    assert_eq!(run(&["--help"]).code, 0);
+    assert_eq!(run(&["compact", "--help"]).code, 0);
+    let help = String::from_utf8(run(&["estimate", "--help"]).stdout).unwrap();
+    assert!(help.contains("--wire-format") && help.contains("--envelope"));
+}
