@@ -4,7 +4,8 @@
 //!
 //! Reading parses the argument text into a JSON value (text that is not
 //! valid JSON stays a JSON string) and keeps, in the call's `wire` hint, the
-//! original text and the spelling of `type`, so that writing gives back
+//! original text (or that the arguments came as a JSON value, not text) and
+//! the spelling of `type` (or its absence), so that writing gives back
 //! exactly what was read.
 
 use serde_json::{json, Map, Value};
@@ -112,13 +113,20 @@ fn read_call(v: &Value) -> Result<ToolCall, String> {
     };
     let mut call = ToolCall::new(id, name, arguments);
     let mut hint = Map::new();
-    if let Some(text) = text {
-        hint.insert("argumentsText".into(), Value::String(text));
+    match text {
+        Some(text) => {
+            hint.insert("argumentsText".into(), Value::String(text));
+        }
+        // Arguments sent as a value, not text: write them back as a value.
+        None => {
+            hint.insert("argumentsValue".into(), Value::Bool(true));
+        }
     }
-    hint.insert(
-        "type".into(),
-        obj.get("type").cloned().unwrap_or(Value::Null),
-    );
+    // `type` as read, `typeAbsent` when there was none (`"type": null` is kept too).
+    match obj.get("type") {
+        Some(t) => hint.insert("type".into(), t.clone()),
+        None => hint.insert("typeAbsent".into(), Value::Bool(true)),
+    };
     let fn_extra: Map<String, Value> = function
         .iter()
         .filter(|(k, _)| *k != "name" && *k != "arguments")
@@ -194,7 +202,13 @@ fn call_to_value(c: &ToolCall) -> Value {
     let hint = c.wire.as_deref();
     let mut function = Map::new();
     function.insert("name".into(), Value::String(c.name.clone()));
-    function.insert("arguments".into(), Value::String(arguments_text(c)));
+    let as_value = hint.is_some_and(|h| h.get("argumentsValue") == Some(&Value::Bool(true)));
+    let arguments = if as_value {
+        c.arguments.clone()
+    } else {
+        Value::String(arguments_text(c))
+    };
+    function.insert("arguments".into(), arguments);
     if let Some(Value::Object(extra)) = hint.and_then(|h| h.get("function")) {
         for (k, v) in extra {
             function.entry(k.clone()).or_insert_with(|| v.clone());
@@ -202,13 +216,14 @@ fn call_to_value(c: &ToolCall) -> Value {
     }
     let mut obj = Map::new();
     obj.insert("id".into(), Value::String(c.id.clone()));
-    match hint.map(|h| h.get("type")) {
+    let absent = hint.is_some_and(|h| h.get("typeAbsent") == Some(&Value::Bool(true)));
+    match hint.and_then(|h| h.get("type")) {
         // Read from openai without a `type`: write none.
-        Some(Some(Value::Null)) => {}
-        Some(Some(t)) => {
+        _ if absent => {}
+        Some(t) => {
             obj.insert("type".into(), t.clone());
         }
-        _ => {
+        None => {
             obj.insert("type".into(), json!("function"));
         }
     }
