@@ -86,7 +86,17 @@ impl Config {
 
     /// Read a config from JSON; unknown fields and wrong types are errors.
     pub fn from_json(bytes: &[u8]) -> Result<Config, InputError> {
-        let value = crate::model::parse_json(bytes)?;
+        if bytes.iter().all(u8::is_ascii_whitespace) {
+            return Err(InputError::new(
+                "config: empty file: expected a JSON object of SPEC §2 fields",
+            ));
+        }
+        let value = crate::model::parse_json(bytes).map_err(|mut e| {
+            // A config has no messages: the index the history parser found means nothing here.
+            e.message = None;
+            e.problem = format!("config: {}", e.problem);
+            e
+        })?;
         Config::from_value(value)
     }
 

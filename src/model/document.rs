@@ -65,10 +65,12 @@ impl Document {
                 };
                 (Shape::Object(obj), raw, system)
             }
-            other => return Err(InputError::new(format!(
+            other => {
+                return Err(InputError::new(format!(
                 "expected a JSON array of messages or an object with a `messages` field, found {}",
                 json_type(&other)
-            ))),
+            )))
+            }
         };
         let hinted = match &shape {
             Shape::Object(obj) => obj
@@ -142,10 +144,12 @@ pub fn parse_json(bytes: &[u8]) -> Result<Value, InputError> {
         ));
     }
     if let Err(e) = std::str::from_utf8(bytes) {
-        return Err(InputError::new(format!(
+        let mut err = InputError::new(format!(
             "not valid UTF-8 at byte {} (JSON input must be UTF-8)",
             e.valid_up_to()
-        )));
+        ));
+        err.message = message_index_at(bytes, e.valid_up_to());
+        return Err(err);
     }
     serde_json::from_slice(bytes).map_err(|e| {
         let offset = byte_offset(bytes, e.line(), e.column());
@@ -246,6 +250,16 @@ mod tests {
             br#"{"model":"m","messages":[{"role":"user"},{"role":"user"},{"content":[1,2,}]}"#;
         let err = parse_json(text).unwrap_err();
         assert_eq!(err.message, Some(2), "{err}");
+    }
+
+    #[test]
+    fn invalid_utf8_names_the_message() {
+        let mut text = br#"[{"role":"user","content":"a"},{"role":"user","content":""#.to_vec();
+        text.extend_from_slice(&[0xff, 0xfe]);
+        text.extend_from_slice(br#""}]"#);
+        let err = parse_json(&text).unwrap_err();
+        assert_eq!(err.message, Some(1), "{err}");
+        assert!(err.problem.contains("UTF-8"));
     }
 
     #[test]
