@@ -18,10 +18,15 @@
 //! - [`config`]: the compactor configuration and its derived trigger (SPEC §2).
 //! - [`body`]: the exact serialised size of a request body (SPEC §2).
 //! - [`estimate`]: the `content-only` and `adr-0098` estimators (SPEC §3).
+//! - `calibrate` (cargo feature `calibrate`, on by default): the estimators
+//!   against the real cl100k/o200k tokenizers, per content class and over
+//!   real histories; the `safe-classwise` estimator it calibrated is in `estimate`.
 //! - [`reference`]: the reference compactor (SPEC §4).
 //! - [`error`]: bad input as a value that names file, message and problem.
 
 pub mod body;
+#[cfg(feature = "calibrate")]
+pub mod calibrate;
 pub mod config;
 pub mod error;
 pub mod estimate;

@@ -12,6 +12,7 @@
 //! reference's `cannot_fit`; 2 bad usage or bad input (clap's own usage
 //! errors exit 2 too).
 
+mod calibrate;
 mod common;
 mod compact;
 mod estimate;
@@ -33,6 +34,7 @@ pub struct Cli {
 
 #[derive(Debug, Subcommand)]
 pub enum Command {
+    Calibrate(calibrate::Args),
     Compact(compact::Args),
     Estimate(estimate::Args),
 }
@@ -41,6 +43,7 @@ pub enum Command {
 pub fn main() -> ExitCode {
     let cli = Cli::parse();
     let outcome = match cli.command {
+        Command::Calibrate(args) => calibrate::run(args),
         Command::Compact(args) => compact::run(args),
         Command::Estimate(args) => estimate::run(args),
     };

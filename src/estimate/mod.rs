@@ -4,10 +4,20 @@
 //! `tokens(text) = ceil(bytes(text) / bytesPerToken)`, 0 for empty text.
 //! `bytesPerToken` comes from the config: it lives in one place
 //! ([`Config::bytes_per_token`]), as ADR 0098 asked of the engine.
+//!
+//! Beyond SPEC §3's two: `safe-classwise` ([`SafeClasswise`]), priced per
+//! byte class to be an upper bound of real tokens, and, with the
+//! `calibrate` feature, the real tokenizers `tiktoken-cl100k` and
+//! `tiktoken-o200k` (`calibrate::Tiktoken`). `docs/calibration.md` has the numbers.
 
 use crate::body;
 use crate::config::Config;
 use crate::model::Message;
+
+mod safe;
+#[cfg(feature = "calibrate")]
+pub use crate::calibrate::Tiktoken;
+pub use safe::{tool_calls_json, ClassCosts, SafeClasswise, TextProfile, SAFE_COSTS};
 
 /// `ceil(bytes / bytes_per_token)`; 0 for 0 bytes.
 pub fn tokens_for_bytes(bytes: u64, bytes_per_token: u64) -> u64 {
@@ -83,14 +93,31 @@ impl Estimator for Adr0098 {
     }
 }
 
-/// The names of the built-in estimators, for `--estimator`.
-pub const NAMES: [&str; 2] = ["adr-0098", "content-only"];
+/// The names of the built-in estimators, for `--estimator`. The real
+/// tokenizers (`tiktoken-*`) are there with the `calibrate` feature.
+#[cfg(not(feature = "calibrate"))]
+pub const NAMES: [&str; 3] = ["adr-0098", "content-only", "safe-classwise"];
+/// The names of the built-in estimators, for `--estimator`. The real
+/// tokenizers (`tiktoken-*`) are there with the `calibrate` feature.
+#[cfg(feature = "calibrate")]
+pub const NAMES: [&str; 5] = [
+    "adr-0098",
+    "content-only",
+    "safe-classwise",
+    "tiktoken-cl100k",
+    "tiktoken-o200k",
+];
 
 /// A built-in estimator by name.
 pub fn by_name(name: &str) -> Option<Box<dyn Estimator>> {
     match name {
         "adr-0098" => Some(Box::new(Adr0098)),
         "content-only" => Some(Box::new(ContentOnly)),
+        "safe-classwise" => Some(Box::new(SafeClasswise::default())),
+        #[cfg(feature = "calibrate")]
+        "tiktoken-cl100k" => Some(Box::new(Tiktoken(crate::calibrate::Encoding::Cl100kBase))),
+        #[cfg(feature = "calibrate")]
+        "tiktoken-o200k" => Some(Box::new(Tiktoken(crate::calibrate::Encoding::O200kBase))),
         _ => None,
     }
 }

@@ -1,0 +1,148 @@
+//! The real tokenizers: OpenAI's `cl100k_base` and `o200k_base` BPE
+//! encodings, through tiktoken-rs (its ranks ship inside the crate; nothing
+//! is downloaded). Real tokens are counted on the same parts ADR 0098's
+//! estimator counts — a message's `content`, plus the engine JSON of its
+//! `toolCalls` — so that estimate and real count compare like for like.
+//! Per-message framing tokens (role markers, separators) are not counted,
+//! by either side.
+
+use std::fmt;
+use std::str::FromStr;
+
+use tiktoken_rs::CoreBPE;
+
+use crate::config::Config;
+use crate::estimate::{tool_calls_json, Estimator};
+use crate::model::Message;
+
+/// A real BPE encoding.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Encoding {
+    /// GPT-4, GPT-3.5-turbo.
+    Cl100kBase,
+    /// GPT-4o, GPT-4.1, o-series.
+    O200kBase,
+}
+
+impl Encoding {
+    pub const ALL: [Encoding; 2] = [Encoding::Cl100kBase, Encoding::O200kBase];
+
+    /// tiktoken's name for the encoding.
+    pub fn name(self) -> &'static str {
+        match self {
+            Encoding::Cl100kBase => "cl100k_base",
+            Encoding::O200kBase => "o200k_base",
+        }
+    }
+
+    pub fn parse(name: &str) -> Option<Encoding> {
+        Encoding::ALL.into_iter().find(|e| e.name() == name)
+    }
+
+    /// The shared, lazily built tokenizer (building one takes a fraction of
+    /// a second; it is done once per process).
+    fn bpe(self) -> &'static CoreBPE {
+        match self {
+            Encoding::Cl100kBase => tiktoken_rs::cl100k_base_singleton(),
+            Encoding::O200kBase => tiktoken_rs::o200k_base_singleton(),
+        }
+    }
+
+    /// Real tokens of a text, special-token strings counted as plain text
+    /// (they are plain text in a history).
+    pub fn count(self, text: &str) -> u64 {
+        if text.is_empty() {
+            return 0;
+        }
+        self.bpe().encode_ordinary(text).len() as u64
+    }
+}
+
+impl fmt::Display for Encoding {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl FromStr for Encoding {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        Encoding::parse(s)
+            .ok_or_else(|| format!("unknown encoding {s:?} (cl100k_base or o200k_base)"))
+    }
+}
+
+/// Real tokens of one message: tokens of its content plus, for an
+/// assistant message with calls, tokens of the JSON of its `toolCalls`.
+pub fn message_real_tokens(m: &Message, encoding: Encoding) -> u64 {
+    encoding.count(m.content.text()) + tool_calls_json(m).map_or(0, |j| encoding.count(&j))
+}
+
+/// Real tokens of a history: the sum over its messages.
+pub fn history_real_tokens(msgs: &[Message], encoding: Encoding) -> u64 {
+    msgs.iter().map(|m| message_real_tokens(m, encoding)).sum()
+}
+
+/// An estimator that is not one: the real tokenizer, counting the same
+/// parts as `adr-0098` (`tiktoken-cl100k`, `tiktoken-o200k`). Exact, and
+/// slower by orders of magnitude than the byte heuristics; `bytesPerToken`
+/// is ignored.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Tiktoken(pub Encoding);
+
+impl Tiktoken {
+    /// The estimator's name for an encoding.
+    pub fn name_for(encoding: Encoding) -> &'static str {
+        match encoding {
+            Encoding::Cl100kBase => "tiktoken-cl100k",
+            Encoding::O200kBase => "tiktoken-o200k",
+        }
+    }
+}
+
+impl Estimator for Tiktoken {
+    fn name(&self) -> &'static str {
+        Tiktoken::name_for(self.0)
+    }
+    fn message_tokens(&self, m: &Message, _config: &Config) -> u64 {
+        message_real_tokens(m, self.0)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::ToolCall;
+    use serde_json::json;
+
+    #[test]
+    fn known_counts() {
+        // "hello world" is two tokens in both encodings.
+        for e in Encoding::ALL {
+            assert_eq!(e.count("hello world"), 2, "{e}");
+            assert_eq!(e.count(""), 0);
+            // Special-token text is plain text here, not a panic.
+            assert!(e.count("<|endoftext|>") > 1);
+        }
+    }
+
+    #[test]
+    fn calls_count_as_their_engine_json() {
+        let m = Message::assistant_calls(
+            "",
+            vec![ToolCall::new(
+                "call_1",
+                "read_file",
+                json!({"path": "a.rs"}),
+            )],
+        );
+        let text = tool_calls_json(&m).unwrap();
+        assert_eq!(
+            text,
+            r#"[{"id":"call_1","name":"read_file","arguments":{"path":"a.rs"}}]"#
+        );
+        for e in Encoding::ALL {
+            assert_eq!(message_real_tokens(&m, e), e.count(&text));
+        }
+    }
+}

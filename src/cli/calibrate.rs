@@ -1,0 +1,83 @@
+//! `ctxgate calibrate`: the estimators against real BPE tokenizers, per
+//! content class and over real histories (SPEC §8, issue 7). Thin: the
+//! run, the table, the JSON and the picture are `ctxgate::calibrate`'s.
+//! Built without the `calibrate` feature, the command says so and exits 2.
+
+use std::path::PathBuf;
+
+use super::common::Failure;
+
+/// Compare the estimators with the real cl100k_base and o200k_base tokenizers.
+///
+/// Per content class (English prose, code, JSON arguments, CJK,
+/// multilingual, emoji, escape-heavy: generated, seeded) and over the real
+/// histories: mean and worst estimate ÷ real, the share of samples where
+/// the estimate is below the real count, and the bytesPerToken under which
+/// adr-0098 covers 99% and 100% of them.
+#[derive(Debug, clap::Args)]
+#[command(after_help = "\
+Real tokens count what adr-0098 counts: each message's content plus the
+JSON of its toolCalls. docs/calibration.md explains the numbers.
+
+Exit codes: 0 ok; 2 bad usage, an unreadable corpus, or a build without
+the `calibrate` feature.")]
+pub struct Args {
+    /// Print the report as one JSON object instead of a table.
+    #[arg(long)]
+    pub json: bool,
+
+    /// Also draw the distribution of estimate ÷ real, per class, to this SVG file.
+    #[arg(long, value_name = "FILE.svg")]
+    pub plot: Option<PathBuf>,
+
+    /// The folder of real histories (*.json, searched recursively)
+    /// [default: ../shared/data/real-histories, from the current directory
+    /// or the crate's].
+    #[arg(long, value_name = "DIR")]
+    pub corpus: Option<PathBuf>,
+
+    /// Seed of the generated samples [default: 152, i.e. 0x98].
+    #[arg(long)]
+    pub seed: Option<u64>,
+
+    /// Generated samples per content class [default: 250].
+    #[arg(long, value_name = "N")]
+    pub samples: Option<usize>,
+
+    /// bytesPerToken of the content-only and adr-0098 estimates [default: 4].
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    pub bytes_per_token: Option<u64>,
+}
+
+#[cfg(feature = "calibrate")]
+pub fn run(args: Args) -> Result<(), Failure> {
+    use std::io::Write as _;
+
+    use ctxgate::calibrate::{self, CalibrateError, Options};
+
+    let defaults = Options::default();
+    let options = Options {
+        corpus: args.corpus,
+        seed: args.seed.unwrap_or(defaults.seed),
+        samples_per_class: args.samples.unwrap_or(defaults.samples_per_class),
+        bytes_per_token: args.bytes_per_token.unwrap_or(defaults.bytes_per_token),
+    };
+    let failure = |e: CalibrateError| Failure::bad_input(e.to_string());
+    let report = calibrate::calibrate(&options).map_err(failure)?;
+    if let Some(path) = &args.plot {
+        calibrate::write_svg(&report, path).map_err(failure)?;
+    }
+    if args.json {
+        return super::common::print_json(&report.to_json());
+    }
+    let mut out = std::io::stdout().lock();
+    super::common::write_outcome(writeln!(out, "{report}"))
+}
+
+#[cfg(not(feature = "calibrate"))]
+pub fn run(_args: Args) -> Result<(), Failure> {
+    Err(Failure::bad_input(
+        "this ctxgate was built without the `calibrate` feature (no real tokenizers)",
+    )
+    .with_hint("rebuild with the default features: cargo build --features calibrate"))
+}
