@@ -1,0 +1,166 @@
+//! [`GenConfig`]: what the generators may produce, one documented default
+//! per knob.
+//!
+//! Swarm testing, as in wasm-smith's `Config`: the knobs are *maxima* and
+//! *shares*; each case then draws its own limits under them (a case may
+//! have three iterations of tiny results, the next sixty iterations at the
+//! 32 KiB cap), so that rare shapes show up without making every case big.
+//! `GenConfig::default()` keeps the mean case at a few tens of KB (see
+//! `generate`'s module docs for the figures); the `Arbitrary` impl draws
+//! random maxima inside each knob's documented range, which is what the
+//! fuzz targets use.
+
+use arbitrary::{Arbitrary, Unstructured};
+
+use super::text::ContentClass;
+
+/// What the generators may produce. Every field has a documented default
+/// and a documented range (the range the `Arbitrary` impl draws from).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GenConfig {
+    /// Most iterations (SPEC §1.2) after the head of one history. Each
+    /// case draws its own count, mostly 2–30, rarely past 60 (ADR 0098's
+    /// gate runs up to 60). Default 90; range 0–200.
+    pub max_iterations: usize,
+    /// Most parallel calls in one assistant message; 0 makes histories
+    /// without tool calls. Default 8; range 0–16.
+    pub max_parallel_calls: usize,
+    /// Largest tool result, in bytes. The default passes RN-150's 32 KiB
+    /// individual cap, which a share of results hits exactly.
+    /// Default 40,000; range 0–262,144.
+    pub max_tool_result_bytes: usize,
+    /// Largest tool-call `arguments`, in bytes of JSON. Default 16,384;
+    /// range 2–65,536.
+    pub max_argument_bytes: usize,
+    /// Deepest nesting of generated JSON (arguments, envelope, extra
+    /// fields), well under serde_json's limit of 128 with the message
+    /// around it. Default 20; range 1–40.
+    pub max_json_depth: usize,
+    /// Largest text of a system, user or assistant message, in bytes.
+    /// Default 8,192; range 0–65,536.
+    pub max_text_bytes: usize,
+    /// Largest envelope (tool schemas, model, session id), in bytes.
+    /// Default 40,000; range 2–131,072.
+    pub max_envelope_bytes: usize,
+    /// Most `system` messages in the head. Default 3; range 0–3.
+    pub max_head: usize,
+    /// Largest `summaryMaxBytes`. Default 8,192; range 0–65,536.
+    pub max_summary_bytes: usize,
+    /// The content classes texts are drawn from; each case uses a random
+    /// non-empty subset. Default: all six; range: any non-empty subset.
+    pub content_classes: Vec<ContentClass>,
+    /// Percent of cases with pinned messages (any role, head included,
+    /// and some `pinned: false`). Default 20; range 0–100.
+    pub pinned_percent: u8,
+    /// Percent of cases whose last iteration is pending (calls left
+    /// unanswered). Default 15; range 0–100.
+    pub pending_percent: u8,
+    /// Percent of cases that reuse call ids across iterations (`call_0`
+    /// every turn). Default 25; range 0–100.
+    pub reused_ids_percent: u8,
+    /// Percent of cases with unknown extra fields on messages and calls.
+    /// Default 20; range 0–100.
+    pub extra_fields_percent: u8,
+    /// Percent of cases sized after generation so that the adr-0098
+    /// estimate is on the trigger (or ±1 token), or the body on the
+    /// ceiling (or ±1 byte), or both. Default 25; range 0–100.
+    pub boundary_percent: u8,
+    /// Percent of cases with ADR 0098's real values (128,000 tokens,
+    /// 8 MiB or Express's 102,400 bytes, threshold 0.7). Default 25.
+    pub real_config_percent: u8,
+    /// Percent of cases with a tiny config (a ceiling of a few hundred
+    /// bytes, a window of tens of tokens). Default 15. The rest are sized
+    /// relative to their history (ceiling and window ¼× to 4× of it).
+    pub tiny_config_percent: u8,
+    /// Percent of cases measured in the `openai` wire format. Default 25.
+    pub openai_percent: u8,
+    /// Percent of cases in the `anthropic` wire format, once that format
+    /// is implemented (see `generate::ANTHROPIC`). Default 10.
+    pub anthropic_percent: u8,
+    /// Explicit opt-in to ill-formed histories: orphan tool results,
+    /// duplicate answers, calls left unanswered mid-history, duplicate call
+    /// ids. Default false (every history is well formed, SPEC §1.2).
+    pub allow_ill_formed: bool,
+    /// Percent of cases made ill formed when `allow_ill_formed` is set.
+    /// Default 50; range 0–100.
+    pub ill_formed_percent: u8,
+}
+
+impl Default for GenConfig {
+    fn default() -> Self {
+        GenConfig {
+            max_iterations: 90,
+            max_parallel_calls: 8,
+            max_tool_result_bytes: 40_000,
+            max_argument_bytes: 16_384,
+            max_json_depth: 20,
+            max_text_bytes: 8_192,
+            max_envelope_bytes: 40_000,
+            max_head: 3,
+            max_summary_bytes: 8_192,
+            content_classes: ContentClass::ALL.to_vec(),
+            pinned_percent: 20,
+            pending_percent: 15,
+            reused_ids_percent: 25,
+            extra_fields_percent: 20,
+            boundary_percent: 25,
+            real_config_percent: 25,
+            tiny_config_percent: 15,
+            openai_percent: 25,
+            anthropic_percent: 10,
+            allow_ill_formed: false,
+            ill_formed_percent: 50,
+        }
+    }
+}
+
+impl GenConfig {
+    /// A config that makes only well-formed histories of at most
+    /// `iterations` iterations, otherwise the defaults.
+    pub fn with_max_iterations(iterations: usize) -> Self {
+        GenConfig {
+            max_iterations: iterations,
+            ..GenConfig::default()
+        }
+    }
+}
+
+/// Random maxima inside each knob's documented range. Never opts into
+/// ill-formed histories: that stays an explicit choice.
+impl<'a> Arbitrary<'a> for GenConfig {
+    fn arbitrary(u: &mut Unstructured<'a>) -> arbitrary::Result<Self> {
+        let percent = |u: &mut Unstructured<'a>| u.int_in_range(0..=100u8);
+        let mut classes: Vec<ContentClass> = ContentClass::ALL
+            .into_iter()
+            .filter(|_| u.arbitrary::<bool>().unwrap_or(true))
+            .collect();
+        if classes.is_empty() {
+            classes = ContentClass::ALL.to_vec();
+        }
+        let (real, tiny) = (percent(u)?, percent(u)?);
+        let (openai, anthropic) = (percent(u)?, percent(u)?);
+        Ok(GenConfig {
+            max_iterations: u.int_in_range(0..=200)?,
+            max_parallel_calls: u.int_in_range(0..=16)?,
+            max_tool_result_bytes: u.int_in_range(0..=262_144)?,
+            max_argument_bytes: u.int_in_range(2..=65_536)?,
+            max_json_depth: u.int_in_range(1..=40)?,
+            max_text_bytes: u.int_in_range(0..=65_536)?,
+            max_envelope_bytes: u.int_in_range(2..=131_072)?,
+            max_head: u.int_in_range(0..=3)?,
+            max_summary_bytes: u.int_in_range(0..=65_536)?,
+            content_classes: classes,
+            pinned_percent: percent(u)?,
+            pending_percent: percent(u)?,
+            reused_ids_percent: percent(u)?,
+            extra_fields_percent: percent(u)?,
+            boundary_percent: percent(u)?,
+            real_config_percent: real,
+            tiny_config_percent: tiny.min(100 - real),
+            openai_percent: openai,
+            anthropic_percent: anthropic.min(100 - openai),
+            allow_ill_formed: false,
+            ill_formed_percent: percent(u)?,
+        })
+    }
+}
