@@ -123,6 +123,13 @@ class PythonMinimal(unittest.TestCase):
         openai = compact(MINIMAL, {"transportMaxBodyBytes": 300, "wireFormat": "openai"}, msgs)
         self.assertNotEqual(openai["messages"], msgs)
 
+    def test_numbers_keep_their_spelling(self):
+        # ctxgate's first run: 653.50 came back as 653.5, a changed message.
+        line = ('{"op":"compact","id":1,"config":{},"messages":[{"role":"user","content":"go",'
+                '"n":653.50,"e":1E+2,"z":-0}]}\n')
+        proc = subprocess.run(MINIMAL, input=line.encode(), capture_output=True, check=True)
+        self.assertIn('"n":653.50,"e":1E+2,"z":-0', proc.stdout.decode())
+
     def test_cannot_fit_and_invalid_input(self):
         # head + last iteration alone is 103 bytes.
         tiny = compact(MINIMAL, {"transportMaxBodyBytes": 100}, PARALLEL)

@@ -92,18 +92,59 @@ def to_langchain(i, m):
     raise ValueError(f"unknown role {role!r}")
 
 
-def to_engine(lc, originals):
-    """Back to engine form: the original message when LangChain kept it as it was."""
-    original = originals[int(lc.id)]
+def dumps(value):
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
+_DECODER = json.JSONDecoder()
+
+
+def _skip_ws(text, i):
+    while i < len(text) and text[i] in " \t\r\n":
+        i += 1
+    return i
+
+
+def raw_messages(line):
+    """The JSON text of each element of the request's `messages`, as sent.
+
+    ctxgate compares numbers as written (653.50 is not 653.5) and Python's
+    json would re-spell some: the messages trim_messages keeps are written
+    back as the very text they came in."""
+    i = _skip_ws(line, 0) + 1  # past '{'
+    while True:
+        i = _skip_ws(line, i)
+        key, i = _DECODER.raw_decode(line, i)
+        i = _skip_ws(line, _skip_ws(line, i) + 1)  # past ':'
+        if key != "messages":
+            _, i = _DECODER.raw_decode(line, i)
+            i = _skip_ws(line, i) + 1  # past ','
+            continue
+        out, i = [], i + 1  # past '['
+        while True:
+            i = _skip_ws(line, i)
+            if line[i] == "]":
+                return out
+            _, end = _DECODER.raw_decode(line, i)
+            out.append(line[i:end])
+            i = _skip_ws(line, end)
+            if line[i] == ",":
+                i += 1
+
+
+def to_engine(lc, originals, raw):
+    """Back to engine JSON: the original text when LangChain kept the message as it was."""
+    i = int(lc.id)
+    original = originals[i]
     if lc.content == (original.get("content") or ""):
-        return original
+        return raw[i]
     # trim_messages changed it (only allow_partial does): what LangChain holds.
     out = {k: v for k, v in original.items() if k != "content"}
-    out["content"] = lc.content if isinstance(lc.content, str) else json.dumps(lc.content)
-    return out
+    out["content"] = lc.content if isinstance(lc.content, str) else dumps(lc.content)
+    return dumps(out)
 
 
-def compact(cfg, messages):
+def compact(cfg, messages, raw):
     lc = [to_langchain(i, m) for i, m in enumerate(messages)]
     kept = trim_messages(
         lc,
@@ -115,7 +156,7 @@ def compact(cfg, messages):
         **({"start_on": START_ON} if START_ON else {}),
         **({"end_on": END_ON} if END_ON else {}),
     )
-    return [to_engine(m, messages) for m in kept]
+    return [to_engine(m, messages, raw) for m in kept]
 
 
 def estimate(cfg, messages):
@@ -124,7 +165,8 @@ def estimate(cfg, messages):
     return {"tokens": count(lc), "perMessage": [count([m]) for m in lc]}
 
 
-def answer(req):
+def answer(req, line):
+    """The answer line (JSON text) to one request."""
     rid = req.get("id")
     op = req.get("op")
     if op == "hello":
@@ -137,7 +179,8 @@ def answer(req):
         return {"id": rid, "error": {"kind": "invalid_input", "message": "`messages` must be an array of objects"}}
     try:
         if op == "compact":
-            return {"id": rid, "messages": compact(cfg, messages)}
+            kept = compact(cfg, messages, raw_messages(line))
+            return '{"id":' + dumps(rid) + ',"messages":[' + ",".join(kept) + "]}"
         if op == "estimate":
             return {"id": rid, **estimate(cfg, messages)}
     except Exception as e:  # LangChain refused the input: not an answer the protocol knows
@@ -150,14 +193,15 @@ def main():
         if not line.strip():
             continue
         try:
-            req = json.loads(line)
+            text = line.decode("utf-8")
+            req = json.loads(text)
         except ValueError as e:
             reply = {"id": None, "error": {"kind": "invalid_input", "message": f"not JSON: {e}"}}
         else:
-            reply = answer(req) if isinstance(req, dict) else {
+            reply = answer(req, text) if isinstance(req, dict) else {
                 "id": None, "error": {"kind": "invalid_input", "message": "a request is a JSON object"}}
-        out = json.dumps(reply, ensure_ascii=False, separators=(",", ":")) + "\n"
-        sys.stdout.buffer.write(out.encode("utf-8"))
+        out = reply if isinstance(reply, str) else dumps(reply)
+        sys.stdout.buffer.write((out + "\n").encode("utf-8"))
         sys.stdout.buffer.flush()
 
 

@@ -26,16 +26,16 @@ or under ctxgate:
 
     ctxgate check --subject 'python3 adapters/python-minimal/compactor.py'
 
-Numbers: messages this compactor keeps are written back from Python's parse
-of them. Integers and short decimals (all ctxgate generates) come back the
-same; a float spelled unusually (1E5, 1.10, -0) would come back re-spelled.
+Numbers: ctxgate keeps JSON numbers exactly as written (653.50 is not 653.5)
+and they count in the body as written, so wire.loads keeps the text of any
+number Python would re-spell, and wire.dumps writes it back as it came.
 """
 
 import json
 import math
 import sys
 
-from wire import Body, dumps, nbytes  # the exact body size, in the three wire formats
+from wire import Body, Number, dumps, loads, nbytes  # exact body size; numbers kept as written
 
 NAME, VERSION = "python-minimal", "1.0.0"
 SUMMARY_PREFIX = "[summary]"
@@ -284,6 +284,11 @@ def read_config(raw):
     if not isinstance(raw, dict) or set(raw) - set(DEFAULTS):
         raise InvalidInput(f"config: unknown fields {sorted(set(raw) - set(DEFAULTS))}")
     cfg = {**DEFAULTS, **raw}
+    for key in ("contextWindow", "threshold", "transportMaxBodyBytes", "bytesPerToken",
+                "keepRecent", "summaryMaxBytes"):
+        if isinstance(cfg[key], Number):  # spelled unusually (1E5, 0.70): a value is a value here
+            text = cfg[key].text
+            cfg[key] = float(text) if key == "threshold" else int(float(text))
     if cfg["wireFormat"] not in ("engine", "openai", "anthropic"):
         raise InvalidInput(f"config: unknown wireFormat {cfg['wireFormat']!r}")
     if not (0 < cfg["threshold"] <= 1) or min(cfg["contextWindow"], cfg["bytesPerToken"],
@@ -317,7 +322,7 @@ def main():
         if not line.strip():
             continue
         try:
-            request = json.loads(line)
+            request = loads(line.decode("utf-8"))
         except ValueError as e:
             reply = {"id": None, "error": {"kind": "invalid_input", "message": f"not JSON: {e}"}}
         else:
