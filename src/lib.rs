@@ -27,14 +27,17 @@
 pub mod body;
 #[cfg(feature = "calibrate")]
 pub mod calibrate;
+pub mod check;
 pub mod config;
 pub mod error;
 pub mod estimate;
 pub mod fixture;
+pub mod generate;
 pub mod harness;
 pub mod model;
 pub mod oracle;
 pub mod reference;
+pub mod report;
 pub mod subject;
 
 pub use config::Config;

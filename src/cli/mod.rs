@@ -13,9 +13,14 @@
 //! errors exit 2 too).
 
 mod calibrate;
+mod check;
 mod common;
 mod compact;
 mod estimate;
+mod gen;
+mod replay;
+mod serve;
+mod subject;
 
 use std::process::ExitCode;
 
@@ -35,8 +40,16 @@ pub struct Cli {
 #[derive(Debug, Subcommand)]
 pub enum Command {
     Calibrate(calibrate::Args),
+    /// Generate histories, run a subject, check every invariant, shrink and save failures
+    Check(check::Args),
+    /// Re-run fixture files or folders against a subject
+    Replay(replay::Args),
     Compact(compact::Args),
     Estimate(estimate::Args),
+    /// Print generated cases, one {"config", "messages"} JSON object a line
+    Gen(gen::Args),
+    /// Speak the subject protocol on stdin/stdout as the reference compactor
+    Serve(serve::Args),
 }
 
 /// Parse the command line, run the command, map its outcome to an exit code.
@@ -44,8 +57,12 @@ pub fn main() -> ExitCode {
     let cli = Cli::parse();
     let outcome = match cli.command {
         Command::Calibrate(args) => calibrate::run(args),
+        Command::Check(args) => check::run_check(args),
+        Command::Replay(args) => replay::run(args),
         Command::Compact(args) => compact::run(args),
         Command::Estimate(args) => estimate::run(args),
+        Command::Gen(args) => gen::run(args),
+        Command::Serve(args) => serve::run(args),
     };
     match outcome {
         Ok(()) => ExitCode::SUCCESS,

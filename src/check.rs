@@ -1,0 +1,288 @@
+//! `ctxgate check`, as a library: generate cases, run a subject on each,
+//! judge the invariants, shrink every failure to a minimal history across
+//! the subject boundary, and keep it as a fixture.
+//!
+//! One failure per invariant (and per fault kind) is shrunk and saved; later
+//! ones are counted. The run stops at `cases` or at the time budget,
+//! whichever comes first; the seed is always in the report, so a CI run is
+//! reproducible from it.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use crate::body::body_bytes;
+use crate::fixture::Fixture;
+use crate::generate::{case_from_seed, shrink, Case, Coverage, GenConfig};
+use crate::harness::{run_case, CaseResult};
+use crate::oracle::{Invariant, InvariantSet, Verdict, Violation};
+use crate::subject::{Fault, FaultKind, Subject, SubjectInfo};
+
+/// What to run.
+#[derive(Debug, Clone)]
+pub struct CheckOptions {
+    pub cases: u64,
+    pub time: Option<Duration>,
+    pub seed: u64,
+    pub invariants: InvariantSet,
+    /// Where failing cases are saved as fixtures.
+    pub save: Option<PathBuf>,
+    pub gen: GenConfig,
+    /// At most this many subject runs while shrinking one failure.
+    pub shrink_runs: usize,
+}
+
+impl Default for CheckOptions {
+    fn default() -> Self {
+        CheckOptions {
+            cases: 1000,
+            time: None,
+            seed: 0,
+            invariants: InvariantSet::all(),
+            save: None,
+            gen: GenConfig::default(),
+            shrink_runs: 2000,
+        }
+    }
+}
+
+/// How often an invariant held.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Tally {
+    pub pass: u64,
+    pub fail: u64,
+    pub not_applicable: u64,
+}
+
+/// One failed invariant, shrunk.
+#[derive(Debug, Clone)]
+pub struct Failure {
+    pub invariant: Invariant,
+    /// The generated case's index (replay it with the same seed).
+    pub case_index: u64,
+    /// The violation on the shrunk case.
+    pub violation: Violation,
+    /// Messages and body bytes of the case as generated.
+    pub original_size: (usize, u64),
+    /// The minimal case, as a fixture.
+    pub fixture: Fixture,
+    pub saved: Option<PathBuf>,
+}
+
+/// One subject fault, with the (shrunk) case that caused it.
+#[derive(Debug, Clone)]
+pub struct FaultRecord {
+    pub case_index: u64,
+    pub fault: Fault,
+    pub fixture: Fixture,
+    pub saved: Option<PathBuf>,
+    /// How many cases hit a fault of this kind.
+    pub count: u64,
+}
+
+/// Everything a check run found.
+#[derive(Debug, Clone)]
+pub struct CheckReport {
+    pub subject: SubjectInfo,
+    pub seed: u64,
+    pub cases: u64,
+    pub elapsed: Duration,
+    /// Body bytes of every generated case, summed (throughput).
+    pub bytes: u64,
+    pub checked: InvariantSet,
+    pub tally: BTreeMap<Invariant, Tally>,
+    pub failures: Vec<Failure>,
+    pub faults: Vec<FaultRecord>,
+    pub coverage: Coverage,
+    /// The time budget ended the run before `cases`.
+    pub stopped_by_time: bool,
+}
+
+impl CheckReport {
+    pub fn ok(&self) -> bool {
+        self.failures.is_empty() && self.faults.is_empty()
+    }
+}
+
+/// Progress, for a bar or a line.
+#[derive(Debug, Clone, Copy)]
+pub struct Progress {
+    pub done: u64,
+    pub total: u64,
+    pub failures: usize,
+    pub faults: usize,
+}
+
+/// Run the check.
+pub fn run(
+    subject: &mut dyn Subject,
+    opts: &CheckOptions,
+    on_progress: &mut dyn FnMut(Progress),
+) -> CheckReport {
+    let start = Instant::now();
+    let checked = opts.invariants.intersect(subject.info().claimed());
+    let mut report = CheckReport {
+        subject: subject.info().clone(),
+        seed: opts.seed,
+        cases: 0,
+        elapsed: Duration::ZERO,
+        bytes: 0,
+        checked,
+        tally: checked.iter().map(|i| (i, Tally::default())).collect(),
+        failures: Vec::new(),
+        faults: Vec::new(),
+        coverage: Coverage::default(),
+        stopped_by_time: false,
+    };
+    for index in 0..opts.cases {
+        if opts.time.is_some_and(|t| start.elapsed() >= t) {
+            report.stopped_by_time = true;
+            break;
+        }
+        let case = case_from_seed(opts.seed, index, &opts.gen);
+        report.coverage.record_case(&case);
+        report.bytes += body_bytes(&case.config, &case.messages);
+        let result = run_case(subject, &case.config, &case.messages, checked);
+        report
+            .coverage
+            .record_result(result.compacted, result.cannot_fit);
+        report.cases += 1;
+        tally(&mut report.tally, &result);
+        record_failures(subject, opts, checked, index, &case, &result, &mut report);
+        on_progress(Progress {
+            done: index + 1,
+            total: opts.cases,
+            failures: report.failures.len(),
+            faults: report.faults.len(),
+        });
+    }
+    report.elapsed = start.elapsed();
+    report
+}
+
+fn tally(t: &mut BTreeMap<Invariant, Tally>, result: &CaseResult) {
+    for (inv, verdict) in &result.verdicts {
+        let e = t.entry(*inv).or_default();
+        match verdict {
+            Verdict::Pass => e.pass += 1,
+            Verdict::Fail(_) => e.fail += 1,
+            Verdict::NotApplicable(_) => e.not_applicable += 1,
+        }
+    }
+}
+
+fn record_failures(
+    subject: &mut dyn Subject,
+    opts: &CheckOptions,
+    checked: InvariantSet,
+    index: u64,
+    case: &Case,
+    result: &CaseResult,
+    report: &mut CheckReport,
+) {
+    if let Some(fault) = &result.fault {
+        if let Some(rec) = report
+            .faults
+            .iter_mut()
+            .find(|r| r.fault.kind == fault.kind)
+        {
+            rec.count += 1;
+        } else {
+            let kind = fault.kind.clone();
+            // Each attempt at shrinking a hang costs a whole timeout.
+            let budget = if kind == FaultKind::Timeout { 8 } else { 60 };
+            let shrunk = shrink_with_budget(case.clone(), opts.shrink_runs.min(budget), |c| {
+                run_case(subject, &c.config, &c.messages, checked)
+                    .fault
+                    .is_some_and(|f| f.kind == kind)
+            });
+            let last = run_case(subject, &shrunk.config, &shrunk.messages, checked);
+            let fault = last.fault.unwrap_or_else(|| fault.clone());
+            let mut fixture = Fixture::new(
+                shrunk.config,
+                shrunk.messages,
+                checked,
+                see(&report.subject, opts.seed, index),
+            );
+            fixture.name = format!("fault-{}-{}", fault.kind.name(), fixture.name);
+            fixture.found = Some(fault.to_string());
+            let saved = save(opts, &fixture);
+            report.faults.push(FaultRecord {
+                case_index: index,
+                fault,
+                fixture,
+                saved,
+                count: 1,
+            });
+        }
+    }
+    for inv in result.failed() {
+        if report.failures.iter().any(|f| f.invariant == inv) {
+            continue;
+        }
+        let only = InvariantSet::from_iter([inv]);
+        let shrunk = shrink_with_budget(case.clone(), opts.shrink_runs, |c| {
+            run_case(subject, &c.config, &c.messages, only).fails(inv)
+        });
+        let last = run_case(subject, &shrunk.config, &shrunk.messages, only);
+        let violation = last
+            .violations()
+            .next()
+            .or_else(|| result.violations().find(|v| v.invariant == inv))
+            .cloned()
+            .unwrap_or_else(|| Violation::new(inv, "failed"));
+        let mut fixture = Fixture::new(
+            shrunk.config,
+            shrunk.messages,
+            only,
+            see(&report.subject, opts.seed, index),
+        );
+        fixture.found = Some(format!("{}: {}", report.subject.name, violation));
+        let saved = save(opts, &fixture);
+        report.failures.push(Failure {
+            invariant: inv,
+            case_index: index,
+            violation,
+            original_size: (
+                case.messages.len(),
+                body_bytes(&case.config, &case.messages),
+            ),
+            fixture,
+            saved,
+        });
+    }
+}
+
+/// Shrink with at most `runs` evaluations of the predicate.
+fn shrink_with_budget(case: Case, runs: usize, mut still_fails: impl FnMut(&Case) -> bool) -> Case {
+    let mut left = runs;
+    shrink(case, |c| {
+        if left == 0 {
+            return false;
+        }
+        left -= 1;
+        still_fails(c)
+    })
+}
+
+fn see(subject: &SubjectInfo, seed: u64, index: u64) -> String {
+    format!(
+        "found by `ctxgate check --seed {seed}` against {} {} (case {index}), shrunk",
+        subject.name, subject.version
+    )
+}
+
+fn save(opts: &CheckOptions, fixture: &Fixture) -> Option<PathBuf> {
+    let dir = opts.save.as_ref()?;
+    match fixture.save(dir) {
+        Ok(p) => Some(p),
+        Err(e) => {
+            eprintln!(
+                "ctxgate: cannot save fixture {} in {}: {e}",
+                fixture.name,
+                dir.display()
+            );
+            None
+        }
+    }
+}

@@ -1,0 +1,168 @@
+//! `ctxgate check`: generate histories, run the subject, check the
+//! invariants, shrink each failure to a minimal history, save it as a
+//! fixture, report.
+
+use std::io::IsTerminal;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use clap::{Args as ClapArgs, ValueEnum};
+
+use super::common::Failure;
+use super::subject::SubjectArgs;
+use ctxgate::check::{run, CheckOptions, Progress};
+use ctxgate::oracle::InvariantSet;
+use ctxgate::report::{self, ReplayHint};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ReportKind {
+    Human,
+    Json,
+    Junit,
+}
+
+#[derive(Debug, ClapArgs)]
+pub struct Args {
+    #[command(flatten)]
+    pub subject: SubjectArgs,
+
+    /// How many generated cases to run
+    #[arg(long, value_name = "N", default_value_t = 1000)]
+    pub cases: u64,
+
+    /// Stop after this many seconds, whatever --cases says
+    #[arg(long, value_name = "SECS")]
+    pub time: Option<f64>,
+
+    /// The generator's seed [default: random; always printed]
+    #[arg(long, value_name = "S")]
+    pub seed: Option<u64>,
+
+    /// Comma-separated invariant names to check (SPEC §5) [default: all the subject claims]
+    #[arg(long, value_name = "LIST")]
+    pub invariants: Option<String>,
+
+    /// Folder where each failure's minimal case is saved as a fixture
+    #[arg(long, value_name = "DIR", default_value = "ctxgate-failures")]
+    pub save: PathBuf,
+
+    /// The report's form
+    #[arg(long, value_enum, default_value_t = ReportKind::Human)]
+    pub report: ReportKind,
+
+    /// Write the report to FILE (a human summary still goes to stdout)
+    #[arg(long, value_name = "FILE")]
+    pub out: Option<PathBuf>,
+
+    /// At most this many subject runs to shrink one failure
+    #[arg(long, value_name = "N", default_value_t = 2000)]
+    pub shrink_runs: usize,
+}
+
+pub fn run_check(args: Args) -> Result<(), Failure> {
+    let invariants = match &args.invariants {
+        None => InvariantSet::all(),
+        Some(list) => InvariantSet::parse_list(list).map_err(Failure::bad_input)?,
+    };
+    let time = match args.time {
+        Some(t) if !(t > 0.0 && t.is_finite()) => {
+            return Err(Failure::bad_input(
+                "--time must be a positive number of seconds",
+            ))
+        }
+        Some(t) => Some(Duration::from_secs_f64(t)),
+        None => None,
+    };
+    let seed = args.seed.unwrap_or_else(random_seed);
+    let mut subject = args.subject.open()?;
+    let opts = CheckOptions {
+        cases: args.cases,
+        time,
+        seed,
+        invariants,
+        save: Some(args.save.clone()),
+        shrink_runs: args.shrink_runs,
+        ..CheckOptions::default()
+    };
+    eprintln!(
+        "ctxgate check: subject {} {}, seed {seed}, up to {} cases{}",
+        subject.info().name,
+        subject.info().version,
+        args.cases,
+        time.map(|t| format!(" or {:.0} s", t.as_secs_f64()))
+            .unwrap_or_default()
+    );
+    let mut progress = progress_printer(args.cases);
+    let report = run(subject.as_mut(), &opts, &mut progress);
+    drop(progress);
+    let hint = ReplayHint {
+        subject: args.subject.shown(),
+    };
+    let human = report::human(&report, &hint);
+    let rendered = match args.report {
+        ReportKind::Human => human.clone(),
+        ReportKind::Json => format!(
+            "{}\n",
+            serde_json::to_string_pretty(&report::to_json(&report, &hint)).expect("serialises")
+        ),
+        ReportKind::Junit => report::junit(&report, &hint),
+    };
+    match &args.out {
+        Some(path) => {
+            std::fs::write(path, &rendered).map_err(|e| {
+                Failure::bad_input(format!("{}: cannot write the report: {e}", path.display()))
+            })?;
+            print!("{human}");
+        }
+        None => print!("{rendered}"),
+    }
+    if report.ok() {
+        Ok(())
+    } else {
+        Err(Failure::failed(format!(
+            "{} invariant(s) failed, {} subject fault kind(s) (seed {seed})",
+            report.failures.len(),
+            report.faults.len()
+        )))
+    }
+}
+
+fn random_seed() -> u64 {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos() as u64)
+        .unwrap_or(0);
+    (nanos ^ (std::process::id() as u64).rotate_left(32)) % 1_000_000_000
+}
+
+/// A progress bar on a terminal; a plain line every 10% otherwise.
+fn progress_printer(total: u64) -> Box<dyn FnMut(Progress)> {
+    if std::io::stderr().is_terminal() {
+        let bar = indicatif::ProgressBar::new(total);
+        bar.set_style(
+            indicatif::ProgressStyle::with_template(
+                "{bar:40} {pos}/{len} cases, {msg} [{elapsed_precise}]",
+            )
+            .expect("a valid template"),
+        );
+        Box::new(move |p: Progress| {
+            bar.set_position(p.done);
+            bar.set_message(format!("{} failure(s), {} fault(s)", p.failures, p.faults));
+            if p.done == p.total {
+                bar.finish_and_clear();
+            }
+        })
+    } else {
+        let mut next = total.div_ceil(10).max(1);
+        let step = next;
+        Box::new(move |p: Progress| {
+            if p.done >= next {
+                eprintln!(
+                    "  {}/{} cases, {} failure(s), {} fault(s)",
+                    p.done, p.total, p.failures, p.faults
+                );
+                next += step;
+            }
+        })
+    }
+}

@@ -1,0 +1,93 @@
+//! Choosing the subject: the built-in reference by default, or an external
+//! program (`--subject 'PROGRAM ARGS…'`, or everything after `--`).
+
+use std::time::Duration;
+
+use clap::Args as ClapArgs;
+
+use super::common::Failure;
+use ctxgate::subject::defects::Defect;
+use ctxgate::subject::{InProcess, ProcessOptions, ProcessSubject, Subject};
+
+#[derive(Debug, Clone, ClapArgs)]
+pub struct SubjectArgs {
+    /// The compactor under test: one string, a program and its arguments,
+    /// split as a POSIX shell splits words and run without a shell
+    /// [default: the built-in reference]
+    #[arg(long, value_name = "CMD")]
+    pub subject: Option<String>,
+
+    /// Seconds a subject may take to answer one request
+    #[arg(long, value_name = "SECS", default_value_t = 10.0)]
+    pub timeout: f64,
+
+    /// The longest answer line accepted from a subject, in bytes
+    #[arg(long, value_name = "BYTES", default_value_t = 64 << 20)]
+    pub max_line_bytes: usize,
+
+    /// Run one of the mutation suite's defective compactors in process
+    /// instead (for testing ctxgate itself)
+    #[arg(long, value_name = "NAME", hide = true, conflicts_with = "subject")]
+    pub defect: Option<String>,
+
+    /// The subject command, as everything after `--`
+    #[arg(last = true, value_name = "PROGRAM ARGS")]
+    pub command: Vec<String>,
+}
+
+impl SubjectArgs {
+    /// The command as the user gave it, for replay hints (`None`: the reference).
+    pub fn shown(&self) -> Option<String> {
+        if !self.command.is_empty() {
+            return Some(shell_words::join(&self.command));
+        }
+        self.subject.clone()
+    }
+
+    /// Start the subject.
+    pub fn open(&self) -> Result<Box<dyn Subject>, Failure> {
+        if let Some(name) = &self.defect {
+            let d = Defect::parse(name).ok_or_else(|| {
+                let names: Vec<&str> = Defect::ALL.iter().map(|d| d.name()).collect();
+                Failure::bad_input(format!(
+                    "unknown defect {name:?}; the defects are: {}",
+                    names.join(", ")
+                ))
+            })?;
+            return Ok(Box::new(d.subject()));
+        }
+        let argv = match (&self.subject, self.command.is_empty()) {
+            (Some(_), false) => {
+                return Err(Failure::bad_input(
+                    "give the subject either with --subject or after --, not both",
+                ))
+            }
+            (Some(cmd), true) => ProcessSubject::split_command(cmd).map_err(Failure::bad_input)?,
+            (None, false) => self.command.clone(),
+            (None, true) => return Ok(Box::new(InProcess::reference())),
+        };
+        if argv.is_empty() {
+            return Err(Failure::bad_input("the subject command is empty"));
+        }
+        if !(self.timeout > 0.0 && self.timeout.is_finite()) {
+            return Err(Failure::bad_input(
+                "--timeout must be a positive number of seconds",
+            ));
+        }
+        let options = ProcessOptions {
+            timeout: Duration::from_secs_f64(self.timeout),
+            max_line_bytes: self.max_line_bytes,
+            ..ProcessOptions::default()
+        };
+        let subject = ProcessSubject::start(argv, options).map_err(|f| {
+            let code_is_usage = f.kind == ctxgate::subject::FaultKind::Spawn;
+            let msg = format!("the subject did not start: {f}");
+            if code_is_usage {
+                Failure::bad_input(msg)
+            } else {
+                Failure::failed(msg)
+            }
+        })?;
+        Ok(Box::new(subject))
+    }
+}

@@ -1,0 +1,291 @@
+//! Reports of a check run: human (a table, coverage, throughput, each
+//! failure with its minimal history and the command that replays it), JSON,
+//! and JUnit XML (one test case per invariant) for CI systems.
+
+use std::fmt::Write as _;
+
+use serde_json::{json, Value};
+
+use crate::body::body_bytes;
+use crate::check::{CheckReport, Tally};
+use crate::model::{engine, Message};
+
+/// How to print the command that replays a fixture.
+#[derive(Debug, Clone, Default)]
+pub struct ReplayHint {
+    /// The subject as given on the command line (`None`: the reference).
+    pub subject: Option<String>,
+}
+
+impl ReplayHint {
+    pub fn command(&self, path: &str) -> String {
+        let mut cmd = format!("ctxgate replay {}", shell_words::quote(path));
+        if let Some(s) = &self.subject {
+            cmd.push_str(&format!(" --subject {}", shell_words::quote(s)));
+        }
+        cmd
+    }
+}
+
+/// The human report.
+pub fn human(r: &CheckReport, hint: &ReplayHint) -> String {
+    let mut out = String::new();
+    let secs = r.elapsed.as_secs_f64().max(1e-9);
+    let _ = writeln!(
+        out,
+        "ctxgate check — subject {} {} ({} format), seed {}",
+        r.subject.name, r.subject.version, r.subject.format, r.seed
+    );
+    let _ = writeln!(
+        out,
+        "{} cases in {:.2} s: {:.0} cases/s, {:.1} MB/s of request bodies{}",
+        r.cases,
+        secs,
+        r.cases as f64 / secs,
+        r.bytes as f64 / secs / 1e6,
+        if r.stopped_by_time {
+            " (time budget reached)"
+        } else {
+            ""
+        }
+    );
+    let _ = writeln!(out);
+    let _ = writeln!(
+        out,
+        "{:<28} {:>8} {:>8} {:>8}",
+        "invariant", "pass", "fail", "n/a"
+    );
+    for (inv, t) in &r.tally {
+        let mark = if t.fail > 0 {
+            "FAIL"
+        } else if t.pass == 0 {
+            "never applied"
+        } else {
+            ""
+        };
+        let _ = writeln!(
+            out,
+            "{:<28} {:>8} {:>8} {:>8}  {mark}",
+            inv.name(),
+            t.pass,
+            t.fail,
+            t.not_applicable
+        );
+    }
+    let unchecked: Vec<&str> = crate::oracle::Invariant::ALL
+        .into_iter()
+        .filter(|i| !r.checked.contains(*i))
+        .map(|i| i.name())
+        .collect();
+    if !unchecked.is_empty() {
+        let _ = writeln!(
+            out,
+            "not checked (not claimed by the subject or not asked): {}",
+            unchecked.join(", ")
+        );
+    }
+    let _ = writeln!(out);
+    let _ = writeln!(out, "coverage:");
+    for line in r.coverage.to_string().lines() {
+        let _ = writeln!(out, "  {line}");
+    }
+    for f in &r.failures {
+        let _ = writeln!(out);
+        let _ = writeln!(out, "FAILED {} (case {})", f.invariant, f.case_index);
+        let _ = writeln!(out, "  {}", f.violation);
+        let shrunk_bytes = body_bytes(&f.fixture.config, &f.fixture.messages);
+        let _ = writeln!(
+            out,
+            "  shrunk from {} messages / {} bytes to {} messages / {} bytes:",
+            f.original_size.0,
+            f.original_size.1,
+            f.fixture.messages.len(),
+            shrunk_bytes
+        );
+        let _ = writeln!(out, "  config: {}", f.fixture.config.to_value());
+        write_history(&mut out, &f.fixture.messages);
+        replay_line(&mut out, f.saved.as_deref(), hint);
+    }
+    for f in &r.faults {
+        let _ = writeln!(out);
+        let _ = writeln!(
+            out,
+            "FAULT {} ({} case(s), first at case {})",
+            f.fault.kind.name(),
+            f.count,
+            f.case_index
+        );
+        for line in f.fault.to_string().lines() {
+            let _ = writeln!(out, "  {line}");
+        }
+        write_history(&mut out, &f.fixture.messages);
+        replay_line(&mut out, f.saved.as_deref(), hint);
+    }
+    let _ = writeln!(out);
+    let verdict = if r.ok() {
+        format!("OK: every checked invariant held on {} cases", r.cases)
+    } else {
+        format!(
+            "FAILED: {} invariant(s) broken, {} fault kind(s); reproduce the run with --seed {}",
+            r.failures.len(),
+            r.faults.len(),
+            r.seed
+        )
+    };
+    let _ = writeln!(out, "{verdict}");
+    out
+}
+
+fn write_history(out: &mut String, msgs: &[Message]) {
+    const SHOW: usize = 160;
+    for (i, m) in msgs.iter().enumerate() {
+        let mut line = engine::message_to_value(m).to_string();
+        if line.len() > SHOW {
+            let cut = crate::reference::truncate_utf8(&line, SHOW).len();
+            line = format!("{}… ({} bytes)", &line[..cut], line.len());
+        }
+        let _ = writeln!(out, "    [{i}] {line}");
+    }
+}
+
+fn replay_line(out: &mut String, saved: Option<&std::path::Path>, hint: &ReplayHint) {
+    match saved {
+        Some(p) => {
+            let _ = writeln!(out, "  replay: {}", hint.command(&p.display().to_string()));
+        }
+        None => {
+            let _ = writeln!(
+                out,
+                "  (not saved: run with --save DIR to keep it as a fixture)"
+            );
+        }
+    }
+}
+
+fn tally_json(t: &Tally) -> Value {
+    json!({"pass": t.pass, "fail": t.fail, "notApplicable": t.not_applicable})
+}
+
+/// The JSON report.
+pub fn to_json(r: &CheckReport, hint: &ReplayHint) -> Value {
+    let secs = r.elapsed.as_secs_f64().max(1e-9);
+    let invariants: serde_json::Map<String, Value> = r
+        .tally
+        .iter()
+        .map(|(i, t)| (i.name().to_owned(), tally_json(t)))
+        .collect();
+    let failures: Vec<Value> = r
+        .failures
+        .iter()
+        .map(|f| {
+            json!({
+                "invariant": f.invariant.name(),
+                "case": f.case_index,
+                "violation": f.violation.to_json(),
+                "original": {"messages": f.original_size.0, "bodyBytes": f.original_size.1},
+                "fixture": f.fixture.to_json(),
+                "saved": f.saved.as_ref().map(|p| p.display().to_string()),
+                "replay": f.saved.as_ref().map(|p| hint.command(&p.display().to_string())),
+            })
+        })
+        .collect();
+    let faults: Vec<Value> = r
+        .faults
+        .iter()
+        .map(|f| {
+            json!({
+                "kind": f.fault.kind.name(),
+                "detail": f.fault.detail,
+                "stderr": f.fault.stderr,
+                "count": f.count,
+                "case": f.case_index,
+                "fixture": f.fixture.to_json(),
+                "saved": f.saved.as_ref().map(|p| p.display().to_string()),
+            })
+        })
+        .collect();
+    json!({
+        "ok": r.ok(),
+        "subject": {"name": r.subject.name, "version": r.subject.version, "format": r.subject.format.as_str()},
+        "seed": r.seed,
+        "cases": r.cases,
+        "seconds": r.elapsed.as_secs_f64(),
+        "casesPerSecond": r.cases as f64 / secs,
+        "bodyBytes": r.bytes,
+        "stoppedByTime": r.stopped_by_time,
+        "invariants": invariants,
+        "failures": failures,
+        "faults": faults,
+        "coverage": r.coverage.to_json(),
+    })
+}
+
+/// JUnit XML: one test case per checked invariant, one per fault kind.
+pub fn junit(r: &CheckReport, hint: &ReplayHint) -> String {
+    let mut cases = String::new();
+    let mut failed = 0;
+    let mut skipped = 0;
+    let class = format!("ctxgate.{}", xml(&r.subject.name));
+    for (inv, t) in &r.tally {
+        let _ = write!(
+            cases,
+            "    <testcase classname=\"{class}\" name=\"{}\">",
+            inv.name()
+        );
+        if let Some(f) = r.failures.iter().find(|f| f.invariant == *inv) {
+            failed += 1;
+            let mut body = format!("{}\n", f.violation);
+            write_history(&mut body, &f.fixture.messages);
+            replay_line(&mut body, f.saved.as_deref(), hint);
+            let _ = write!(
+                cases,
+                "\n      <failure message=\"{}\" type=\"{}\">{}</failure>\n    ",
+                xml(&f.violation.detail),
+                inv.name(),
+                xml(&body)
+            );
+        } else if t.pass == 0 && t.fail == 0 {
+            skipped += 1;
+            let _ = write!(
+                cases,
+                "\n      <skipped message=\"never applicable in {} cases\"/>\n    ",
+                r.cases
+            );
+        }
+        cases.push_str("</testcase>\n");
+    }
+    for f in &r.faults {
+        failed += 1;
+        let _ = writeln!(
+            cases,
+            "    <testcase classname=\"{class}\" name=\"fault:{}\">\n      <failure message=\"{}\" type=\"fault\">{}</failure>\n    </testcase>",
+            f.fault.kind.name(),
+            xml(&f.fault.detail),
+            xml(&f.fault.to_string())
+        );
+    }
+    let tests = r.tally.len() + r.faults.len();
+    format!(
+        "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites>\n  <testsuite name=\"ctxgate check (seed {})\" tests=\"{tests}\" failures=\"{failed}\" skipped=\"{skipped}\" time=\"{:.3}\">\n{cases}  </testsuite>\n</testsuites>\n",
+        r.seed,
+        r.elapsed.as_secs_f64()
+    )
+}
+
+fn xml(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&apos;"),
+            c if (c as u32) < 0x20 && c != '\n' && c != '\t' && c != '\r' => {
+                let _ = write!(out, "&#xFFFD;");
+            }
+            c => out.push(c),
+        }
+    }
+    out
+}

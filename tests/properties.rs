@@ -1,0 +1,109 @@
+//! The reference under every invariant of SPEC §5, on generated histories.
+//!
+//! `PROPTEST_CASES` sets the number of cases (default 256); `CTXGATE_SEED`
+//! fixes the seed (printed on failure; random otherwise). A failure is
+//! shrunk by the history-aware shrinker, persisted to
+//! `proptest-regressions/properties.txt` and written as a SPEC §7 fixture
+//! under `tests/fixtures/found/`, which `tests/fixtures_replay.rs` replays
+//! from then on.
+
+use std::path::Path;
+
+use proptest::test_runner::{
+    Config as PtConfig, FileFailurePersistence, RngAlgorithm, TestCaseError, TestError, TestRng,
+    TestRunner,
+};
+
+use ctxgate::fixture::Fixture;
+use ctxgate::generate::{cases, Case, Coverage, GenConfig};
+use ctxgate::harness::run_case;
+use ctxgate::oracle::InvariantSet;
+use ctxgate::subject::InProcess;
+
+fn runner() -> (TestRunner, u64) {
+    let seed = std::env::var("CTXGATE_SEED")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or_else(|| {
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map(|d| d.as_nanos() as u64)
+                .unwrap_or(0)
+        });
+    let mut bytes = [0u8; 32];
+    bytes[..8].copy_from_slice(&seed.to_le_bytes());
+    let config = PtConfig {
+        failure_persistence: Some(Box::new(FileFailurePersistence::Direct(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/proptest-regressions/properties.txt"
+        )))),
+        max_shrink_iters: 4_000,
+        ..PtConfig::default()
+    };
+    (
+        TestRunner::new_with_rng(config, TestRng::from_seed(RngAlgorithm::ChaCha, &bytes)),
+        seed,
+    )
+}
+
+/// Run `property` over generated cases; on failure save the shrunk case as
+/// a fixture and panic with the seed and the replay command.
+fn check_property(
+    name: &str,
+    gen: GenConfig,
+    property: impl Fn(&Case) -> Result<(), String>,
+) -> Coverage {
+    let (mut runner, seed) = runner();
+    let coverage = std::cell::RefCell::new(Coverage::default());
+    let result = runner.run(&cases(gen), |case| {
+        coverage.borrow_mut().record_case(&case);
+        property(&case).map_err(TestCaseError::fail)
+    });
+    match result {
+        Ok(()) => coverage.into_inner(),
+        Err(TestError::Fail(why, case)) => {
+            let fixture = Fixture::new(
+                case.config.clone(),
+                case.messages.clone(),
+                InvariantSet::all(),
+                format!("found by tests/properties.rs::{name} with CTXGATE_SEED={seed}"),
+            );
+            let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/found");
+            let saved = fixture
+                .save(&dir)
+                .map(|p| p.display().to_string())
+                .unwrap_or_else(|e| e.to_string());
+            panic!(
+                "{name} failed (CTXGATE_SEED={seed}): {why}\nminimal case saved as {saved}\nreplay: cargo run -- replay {saved}\n{}",
+                fixture.to_json()
+            );
+        }
+        Err(e) => panic!("{name}: {e} (CTXGATE_SEED={seed})"),
+    }
+}
+
+#[test]
+fn reference_holds_every_invariant() {
+    let coverage = check_property(
+        "reference_holds_every_invariant",
+        GenConfig::default(),
+        |case| {
+            let mut subject = InProcess::reference();
+            let result = run_case(
+                &mut subject,
+                &case.config,
+                &case.messages,
+                InvariantSet::all(),
+            );
+            if let Some(fault) = &result.fault {
+                return Err(fault.to_string());
+            }
+            let first = result.violations().next().map(|v| v.to_string());
+            match first {
+                Some(v) => Err(v),
+                None => Ok(()),
+            }
+        },
+    );
+    println!("{coverage}");
+}

@@ -1,0 +1,307 @@
+//! The subject protocol end to end: `ctxgate check --subject '<ctxgate> serve'`
+//! runs clean; every defect of the mutation suite, served over the
+//! protocol, is caught by `check`; the reference is never flagged at any
+//! seed tried; and every fault class is survived — killed, classified,
+//! saved, and no child process left behind.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use ctxgate::subject::defects::Defect;
+use serde_json::Value;
+
+fn ctxgate() -> &'static str {
+    env!("CARGO_BIN_EXE_ctxgate")
+}
+
+fn temp_dir(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("ctxgate-protocol-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// Run `ctxgate check` with a JSON report; returns the output and the report.
+fn check(subject: &str, extra: &[&str], dir: &Path) -> (Output, Value) {
+    let report = dir.join("report.json");
+    let out = Command::new(ctxgate())
+        .args(["check", "--subject", subject, "--report", "json", "--out"])
+        .arg(&report)
+        .arg("--save")
+        .arg(dir.join("fixtures"))
+        .args(extra)
+        .output()
+        .expect("ctxgate runs");
+    let text = std::fs::read_to_string(&report).unwrap_or_else(|_| {
+        panic!(
+            "no report; stderr:\n{}\nstdout:\n{}",
+            String::from_utf8_lossy(&out.stderr),
+            String::from_utf8_lossy(&out.stdout)
+        )
+    });
+    (
+        out,
+        serde_json::from_str(&text).expect("the report is JSON"),
+    )
+}
+
+fn serve_cmd(extra: &str) -> String {
+    format!("{} serve {extra}", shell_words::quote(ctxgate()))
+}
+
+#[test]
+fn check_runs_the_reference_clean_over_the_protocol() {
+    let dir = temp_dir("serve");
+    let (out, report) = check(&serve_cmd(""), &["--cases", "150", "--seed", "7"], &dir);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    assert_eq!(report["ok"], true);
+    assert_eq!(report["cases"], 150);
+    assert_eq!(report["subject"]["name"], "ctxgate-reference");
+    // Every invariant was checked and passed somewhere.
+    for (name, tally) in report["invariants"].as_object().unwrap() {
+        assert!(
+            tally["pass"].as_u64().unwrap() > 0,
+            "{name} never passed: {tally}"
+        );
+    }
+}
+
+#[test]
+fn the_reference_is_never_flagged_at_any_seed_tried() {
+    let dir = temp_dir("seeds");
+    for seed in ["1", "2", "3", "12345", "987654321"] {
+        let (out, report) = check(&serve_cmd(""), &["--cases", "60", "--seed", seed], &dir);
+        assert_eq!(out.status.code(), Some(0), "seed {seed}: {report}");
+    }
+}
+
+#[test]
+fn every_defect_is_caught_through_the_protocol() {
+    let dir = temp_dir("defects");
+    let mut missed = Vec::new();
+    for defect in Defect::ALL {
+        // Only the defect's own invariants, so that shrinking stays cheap.
+        let names: Vec<&str> = defect.caught_by().iter().map(|i| i.name()).collect();
+        let (out, report) = check(
+            &serve_cmd(&format!("--defect {}", defect.name())),
+            &[
+                "--cases",
+                "150",
+                "--seed",
+                "98",
+                "--shrink-runs",
+                "300",
+                "--invariants",
+                &names.join(","),
+            ],
+            &dir,
+        );
+        let failed: Vec<&str> = report["failures"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|f| f["invariant"].as_str().unwrap())
+            .collect();
+        let caught = defect
+            .caught_by()
+            .iter()
+            .any(|i| failed.contains(&i.name()));
+        if out.status.code() != Some(1) || !caught {
+            missed.push(format!(
+                "{}: exit {:?}, failed {failed:?}",
+                defect.name(),
+                out.status.code()
+            ));
+        }
+        // Each failure was saved as a fixture that replays (and fails) against the defect.
+        for f in report["failures"].as_array().unwrap() {
+            let saved = f["saved"].as_str().expect("saved");
+            assert!(Path::new(saved).exists(), "{saved}");
+        }
+    }
+    assert!(missed.is_empty(), "{}", missed.join("\n"));
+}
+
+/// The fault tests: a misbehaving Python subject (tests/subjects/faulty.py).
+fn faulty(kind: &str, dir: &Path) -> (Output, Value, Vec<u32>) {
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/subjects/faulty.py");
+    let pids = dir.join("pids");
+    let cmd = format!(
+        "python3 {} {kind} {}",
+        shell_words::quote(&script.display().to_string()),
+        shell_words::quote(&pids.display().to_string())
+    );
+    let (out, report) = check(
+        &cmd,
+        &[
+            "--cases",
+            "6",
+            "--seed",
+            "5",
+            "--timeout",
+            "1",
+            "--max-line-bytes",
+            "1000000",
+        ],
+        dir,
+    );
+    let pids = std::fs::read_to_string(&pids)
+        .unwrap_or_default()
+        .lines()
+        .filter_map(|l| l.parse().ok())
+        .collect();
+    (out, report, pids)
+}
+
+fn alive(pid: u32) -> bool {
+    // A zombie is reaped by its parent (ctxgate, now gone): only a running process counts.
+    let state = std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .ok()
+        .and_then(|s| s.split_whitespace().nth(2).map(str::to_owned));
+    state.is_some_and(|s| s != "Z")
+}
+
+#[test]
+fn every_fault_class_is_survived_classified_and_saved() {
+    let cases = [
+        ("crash", "crash"),
+        ("hang", "timeout"),
+        ("garbage", "malformed-line"),
+        ("oversized", "oversized-line"),
+        ("wrong-id", "wrong-id"),
+        ("badkind", "unknown-error-kind"),
+    ];
+    for (kind, fault) in cases {
+        let dir = temp_dir(kind);
+        let (out, report, pids) = faulty(kind, &dir);
+        assert_eq!(out.status.code(), Some(1), "{kind}: {report}");
+        let faults = report["faults"].as_array().unwrap();
+        assert!(
+            faults.iter().any(|f| f["kind"] == fault),
+            "{kind}: expected a {fault} fault, got {faults:?}"
+        );
+        // The run went on past the fault: all cases ran.
+        assert_eq!(report["cases"], 6, "{kind}");
+        let f = faults.iter().find(|f| f["kind"] == fault).unwrap();
+        assert!(
+            Path::new(f["saved"].as_str().unwrap()).exists(),
+            "{kind}: the case is saved"
+        );
+        if kind == "crash" {
+            assert!(
+                f["stderr"].as_str().unwrap().contains("crashing now"),
+                "stderr is captured"
+            );
+        }
+        // Restarted after each kill, and nothing is left running.
+        if kind != "badkind" {
+            assert!(
+                pids.len() > 1,
+                "{kind}: the subject was restarted ({pids:?})"
+            );
+        }
+        for pid in pids {
+            assert!(
+                !alive(pid),
+                "{kind}: subject process {pid} is still running"
+            );
+        }
+    }
+}
+
+#[test]
+fn a_subject_flooding_stderr_neither_blocks_nor_fails() {
+    let dir = temp_dir("flood");
+    let (out, report, _) = faulty("flood", &dir);
+    assert_eq!(out.status.code(), Some(0), "{report}");
+    assert_eq!(report["cases"], 6);
+}
+
+#[test]
+fn replay_runs_saved_fixtures_and_rejects_broken_ones() {
+    let dir = temp_dir("replay");
+    let (_, report) = check(
+        &serve_cmd("--defect drops-system-prompt"),
+        &["--cases", "100", "--seed", "98"],
+        &dir,
+    );
+    let saved = report["failures"][0]["saved"]
+        .as_str()
+        .expect("a saved failure")
+        .to_owned();
+    // Against the defect it fails again; against the reference it passes.
+    let again = Command::new(ctxgate())
+        .args([
+            "replay",
+            &saved,
+            "--subject",
+            &serve_cmd("--defect drops-system-prompt"),
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(again.status.code(), Some(1));
+    let fixed = Command::new(ctxgate())
+        .args(["replay", &saved])
+        .output()
+        .unwrap();
+    assert_eq!(
+        fixed.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&fixed.stdout)
+    );
+    // A fixture that no longer parses is an error naming the file, not a skip.
+    let broken = dir.join("broken.json");
+    std::fs::write(
+        &broken,
+        r#"{"ctxgate": 1, "messages": [{"role": "robot"}]}"#,
+    )
+    .unwrap();
+    let out = Command::new(ctxgate())
+        .arg("replay")
+        .arg(&broken)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("broken.json") && err.contains("message 0"),
+        "{err}"
+    );
+}
+
+#[test]
+fn junit_report_has_one_test_case_per_invariant() {
+    let dir = temp_dir("junit");
+    let junit = dir.join("junit.xml");
+    let out = Command::new(ctxgate())
+        .args([
+            "check",
+            "--defect",
+            "unbounded-summary",
+            "--cases",
+            "100",
+            "--seed",
+            "3",
+            "--report",
+            "junit",
+            "--out",
+        ])
+        .arg(&junit)
+        .arg("--save")
+        .arg(dir.join("fx"))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let xml = std::fs::read_to_string(&junit).unwrap();
+    assert_eq!(xml.matches("<testcase ").count(), 13, "{xml}");
+    assert!(xml.contains(r#"name="single-bounded-summary">"#));
+    assert!(xml.contains("<failure message="));
+    // The human summary still went to stdout, with the replay command.
+    assert!(String::from_utf8_lossy(&out.stdout).contains("replay: ctxgate replay"));
+}
