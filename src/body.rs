@@ -32,11 +32,13 @@ const ESCAPE_EXTRA: [u8; 256] = {
 
 /// Serialised size of `s` as a JSON string, quotes included.
 ///
-/// Word-at-a-time (SWAR): eight bytes per step, flags for the bytes JSON
-/// escapes (`< 0x20`, `"`, `\\`) computed without carries between bytes, so
-/// every flag is exact; the control characters found (rare outside
-/// escape-heavy text) take the scalar table for their exact extra (1 for
-/// `\n \r \t \b \f`, 5 for `\u00XX`). Equal to [`string_size_scalar`] on
+/// Word-at-a-time (SWAR): eight bytes per step, a flag per byte for the
+/// bytes JSON escapes (`< 0x20`, `"`, `\\`) and, among the control
+/// characters, for those with a short escape (`\b \t \n \f \r`: one extra
+/// byte, the others `\u00XX`: five), each computed with additions that
+/// cannot carry from one byte into the next, so every flag is exact. The
+/// tail (under eight bytes) takes the table. Equal to
+/// [`string_size_scalar`] — and to `serde_json::to_vec(s).len()` — on
 /// every input.
 pub fn string_size(s: &str) -> u64 {
     s.len() as u64 + escape_extra(s.as_bytes()) + 2
@@ -74,10 +76,27 @@ fn equal_to(w: u64, b: u8) -> u64 {
     !(((x & LO7) + LO7) | x) & HI
 }
 
+/// High bit of each byte set iff that byte of `w`, known to be `< 0x20`,
+/// is one of the short escapes `\b \t \n \f \r` (0x08–0x0d but 0x0b).
+#[inline(always)]
+fn short_control(w: u64) -> u64 {
+    let lo = w & LO7;
+    let at_least_8 = lo + splat(0x80 - 0x08);
+    let at_least_14 = lo + splat(0x80 - 0x0e);
+    at_least_8 & !at_least_14 & !equal_to(w, 0x0b) & HI
+}
+
+/// How many bytes of a flag word (high bits only) are flagged: without
+/// relying on a `popcnt` instruction, which baseline x86-64 lacks.
+#[inline(always)]
+fn flagged_bytes(m: u64) -> u64 {
+    (m >> 7).wrapping_mul(splat(1)) >> 56
+}
+
 /// Extra bytes JSON escaping adds to `bytes`.
 fn escape_extra(bytes: &[u8]) -> u64 {
     let mut chunks = bytes.chunks_exact(8);
-    let mut flagged = 0u64; // bytes escaped, each counted once
+    let mut flagged = 0u64; // bytes escaped, each counted once (+1)
     let mut long = 0u64; // of those, control characters written `\u00XX` (+4 more)
     for c in &mut chunks {
         let w = u64::from_le_bytes(c.try_into().expect("chunks of 8"));
@@ -86,12 +105,9 @@ fn escape_extra(bytes: &[u8]) -> u64 {
         if m == 0 {
             continue;
         }
-        flagged += m.count_ones() as u64;
-        let mut ctrl = ctrl;
-        while ctrl != 0 {
-            let i = (ctrl.trailing_zeros() / 8) as usize;
-            long += (ESCAPE_EXTRA[c[i] as usize] == 5) as u64;
-            ctrl &= ctrl - 1;
+        flagged += flagged_bytes(m);
+        if ctrl != 0 {
+            long += flagged_bytes(ctrl & !short_control(w));
         }
     }
     flagged + 4 * long + escape_extra_scalar(chunks.remainder())
@@ -177,6 +193,22 @@ pub fn message_size_in(format: WireFormat, m: &Message) -> u64 {
             let (_, msgs) = crate::model::anthropic::write_messages(std::slice::from_ref(m));
             msgs.iter().map(value_size).sum()
         }
+    }
+}
+
+/// The body size under `config` (engine or openai format, where each
+/// message's size is independent of its neighbours) of a `messages` array
+/// of `count` messages whose sizes sum to `messages_total`: what
+/// [`body_bytes`] returns, from per-message sizes kept by the caller
+/// (`estimate::Incremental`). `None` for the anthropic format.
+pub fn body_bytes_from_sizes(config: &Config, messages_total: u64, count: usize) -> Option<u64> {
+    match config.wire_format {
+        WireFormat::Engine | WireFormat::Openai => Some(envelope_size(
+            &config.envelope,
+            None,
+            2 + messages_total + commas(count),
+        )),
+        WireFormat::Anthropic => None,
     }
 }
 
