@@ -15,7 +15,7 @@ use crate::body::body_bytes;
 use crate::fixture::Fixture;
 use crate::generate::{case_from_seed, shrink, Case, Coverage, GenConfig};
 use crate::harness::{run_case, CaseResult};
-use crate::oracle::{Invariant, InvariantSet, Verdict, Violation};
+use crate::oracle::{minimal_output, Invariant, InvariantSet, Verdict, Violation};
 use crate::subject::{Fault, FaultKind, Subject, SubjectInfo};
 
 /// What to run.
@@ -221,8 +221,17 @@ fn record_failures(
             continue;
         }
         let only = InvariantSet::from_iter([inv]);
+        // A ceiling shrunk below any possible answer makes a true but
+        // useless counterexample ("15 bytes over a 1-byte ceiling"): keep
+        // the shrunk case one where a fitting answer existed, if the
+        // original was.
+        let keep_fittable = matches!(
+            inv,
+            Invariant::BodyUnderCeiling | Invariant::SessionNeverOverflows
+        ) && fittable(case);
         let shrunk = shrink_with_budget(case.clone(), opts.shrink_runs, |c| {
-            run_case(subject, &c.config, &c.messages, only).fails(inv)
+            (!keep_fittable || fittable(c))
+                && run_case(subject, &c.config, &c.messages, only).fails(inv)
         });
         let last = run_case(subject, &shrunk.config, &shrunk.messages, only);
         let violation = last
@@ -251,6 +260,12 @@ fn record_failures(
             saved,
         });
     }
+}
+
+/// The smallest output SPEC §4 allows fits under the ceiling.
+fn fittable(case: &Case) -> bool {
+    body_bytes(&case.config, &minimal_output(&case.messages))
+        <= case.config.transport_max_body_bytes
 }
 
 /// Shrink with at most `runs` evaluations of the predicate.
