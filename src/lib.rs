@@ -32,6 +32,7 @@ pub mod config;
 pub mod error;
 pub mod estimate;
 pub mod fixture;
+pub mod fuzzing;
 pub mod generate;
 pub mod harness;
 pub mod model;

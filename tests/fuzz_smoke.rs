@@ -1,0 +1,70 @@
+//! Stable-Rust smoke tests for the fuzz targets (STYLE habit 3): each
+//! target's function, as `fuzz/fuzz_targets/<name>.rs` calls it, on a few
+//! hundred seeded pseudo-random inputs (splitmix64), so `cargo test`
+//! exercises every target without nightly or cargo-fuzz.
+//!
+//! A failure here is a failure the fuzzer would report: the panic message
+//! says what broke (for `compact`, with the SPEC §7 fixture to save).
+
+use ctxgate::fuzzing::{self, run_n_times};
+
+fn target(name: &str) -> fn(&[u8]) {
+    fuzzing::TARGETS
+        .iter()
+        .find(|(n, _)| *n == name)
+        .map(|(_, f)| *f)
+        .expect("a target of that name")
+}
+
+#[test]
+fn compact_smoke() {
+    run_n_times(target("compact"), 200, 512, 0xc0_3ac7);
+}
+
+#[test]
+fn estimate_smoke() {
+    run_n_times(target("estimate"), 400, 512, 0xe5_71a7e);
+}
+
+#[test]
+fn parse_smoke() {
+    run_n_times(target("parse"), 400, 256, 0x9a_75e);
+    // Random bytes rarely make JSON: also the targets' seed shapes.
+    for text in [
+        r#"[{"role":"system","content":"s"},{"role":"user","content":"hi"}]"#,
+        r#"{"system":"s","messages":[{"role":"user","content":[{"type":"text","text":"a"}]}]}"#,
+        r#"[{"role":"assistant","tool_calls":[{"id":"a","type":"function","function":{"name":"f","arguments":"{}"}}]},{"role":"tool","tool_call_id":"a","content":"r"}]"#,
+        r#"{"op":"hello","protocol":1,"name":"x","ops":["compact","estimate"],"format":"openai"}"#,
+        r#"{"id":1,"messages":[{"role":"user","content":"u"}]}"#,
+        r#"{"id":1,"error":{"kind":"cannot_fit","message":"m"}}"#,
+        r#"{"contextWindow":1000,"threshold":0.5,"wireFormat":"anthropic"}"#,
+        r#"{"ctxgate":1,"see":"s","messages":[{"role":"user","content":"u"}]}"#,
+        "",
+        "[",
+        "\u{feff}[]",
+    ] {
+        fuzzing::parse_target(text.as_bytes());
+    }
+}
+
+#[test]
+fn wire_roundtrip_smoke() {
+    run_n_times(target("wire_roundtrip"), 300, 512, 0x317e);
+}
+
+#[test]
+fn body_size_smoke() {
+    run_n_times(target("body_size"), 300, 512, 0xb0d1);
+    let mut case = vec![7u8; 64];
+    case.extend_from_slice(br#"{"model":"m","n":1.10,"big":123456789012345678901234567890}"#);
+    fuzzing::body_size_target(&case);
+}
+
+#[test]
+fn every_target_has_a_smoke_test_and_a_fuzz_binary() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fuzz/fuzz_targets");
+    for (name, _) in fuzzing::TARGETS {
+        let path = dir.join(format!("{name}.rs"));
+        assert!(path.exists(), "{} is missing", path.display());
+    }
+}
