@@ -14,9 +14,11 @@ use crate::body;
 use crate::config::Config;
 use crate::model::Message;
 
+mod incremental;
 mod safe;
 #[cfg(feature = "calibrate")]
 pub use crate::calibrate::Tiktoken;
+pub use incremental::{Incremental, MessageCost};
 pub use safe::{tool_calls_json, ClassCosts, SafeClasswise, TextProfile, SAFE_COSTS};
 
 /// `ceil(bytes / bytes_per_token)`; 0 for 0 bytes.
