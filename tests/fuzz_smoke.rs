@@ -6,7 +6,7 @@
 //! A failure here is a failure the fuzzer would report: the panic message
 //! says what broke (for `compact`, with the SPEC §7 fixture to save).
 
-use ctxgate::fuzzing::{self, run_n_times};
+use ctxgate::fuzzing::{self, run_n_times, splitmix64};
 
 fn target(name: &str) -> fn(&[u8]) {
     fuzzing::TARGETS
@@ -18,12 +18,12 @@ fn target(name: &str) -> fn(&[u8]) {
 
 #[test]
 fn compact_smoke() {
-    run_n_times(target("compact"), 200, 512, 0xc0_3ac7);
+    run_n_times(target("compact"), 300, 512, 0xc0_3ac7);
 }
 
 #[test]
 fn estimate_smoke() {
-    run_n_times(target("estimate"), 400, 512, 0xe5_71a7e);
+    run_n_times(target("estimate"), 500, 512, 0xe5_71a7e);
 }
 
 #[test]
@@ -44,20 +44,57 @@ fn parse_smoke() {
         "\u{feff}[]",
     ] {
         fuzzing::parse_target(text.as_bytes());
+        // and a few cheap mutations of each: a byte replaced, a cut.
+        let mut state = text.len() as u64;
+        for _ in 0..40 {
+            let mut bytes = text.as_bytes().to_vec();
+            if bytes.is_empty() {
+                break;
+            }
+            let r = splitmix64(&mut state);
+            let at = (r as usize) % bytes.len();
+            if r & 1 == 0 {
+                bytes[at] = (r >> 8) as u8;
+            } else {
+                bytes.truncate(at);
+            }
+            fuzzing::parse_target(&bytes);
+        }
     }
 }
 
 #[test]
 fn wire_roundtrip_smoke() {
-    run_n_times(target("wire_roundtrip"), 300, 512, 0x317e);
+    run_n_times(target("wire_roundtrip"), 400, 512, 0x317e);
 }
 
 #[test]
 fn body_size_smoke() {
-    run_n_times(target("body_size"), 300, 512, 0xb0d1);
+    run_n_times(target("body_size"), 400, 512, 0xb0d1);
     let mut case = vec![7u8; 64];
     case.extend_from_slice(br#"{"model":"m","n":1.10,"big":123456789012345678901234567890}"#);
     fuzzing::body_size_target(&case);
+}
+
+/// Crash inputs the fuzzer found, kept as `fuzz/regressions/<target>/*`
+/// (raw bytes; `compact` findings are SPEC §7 fixtures under
+/// tests/fixtures/fuzz/ instead, replayed by tests/fixtures_replay.rs).
+#[test]
+fn kept_crash_inputs_replay_clean() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fuzz/regressions");
+    for (name, f) in fuzzing::TARGETS {
+        let Ok(entries) = std::fs::read_dir(dir.join(name)) else {
+            continue;
+        };
+        for entry in entries {
+            let path = entry.expect("readable").path();
+            if path.extension().is_some_and(|e| e == "md") {
+                continue;
+            }
+            eprintln!("replaying {}", path.display());
+            f(&std::fs::read(&path).expect("readable"));
+        }
+    }
 }
 
 #[test]
