@@ -28,8 +28,11 @@ use crate::oracle::{CompactAnswer, InvariantSet};
 use crate::subject::protocol::{parse_compact_answer, parse_estimate_answer, parse_hello};
 use crate::subject::InProcess;
 
+/// A target's function: bytes in, a panic on a real bug.
+pub type Target = fn(&[u8]);
+
 /// Every target by name, as `fuzz/fuzz_targets/<name>.rs` calls it.
-pub const TARGETS: [(&str, fn(&[u8])); 5] = [
+pub const TARGETS: [(&str, Target); 5] = [
     ("compact", compact_target),
     ("estimate", estimate_target),
     ("parse", parse_target),
@@ -270,7 +273,7 @@ pub fn splitmix64(state: &mut u64) -> u64 {
 
 /// Run `target` on `n` pseudo-random inputs of up to `max_len` bytes from
 /// `seed` (wasm-tools' `test_n_times`): the stable-Rust smoke test.
-pub fn run_n_times(target: fn(&[u8]), n: usize, max_len: usize, seed: u64) {
+pub fn run_n_times(target: Target, n: usize, max_len: usize, seed: u64) {
     let mut state = seed;
     let mut buf = Vec::with_capacity(max_len);
     for _ in 0..n {

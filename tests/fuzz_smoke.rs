@@ -8,7 +8,7 @@
 
 use ctxgate::fuzzing::{self, run_n_times, splitmix64};
 
-fn target(name: &str) -> fn(&[u8]) {
+fn target(name: &str) -> fuzzing::Target {
     fuzzing::TARGETS
         .iter()
         .find(|(n, _)| *n == name)
