@@ -26,7 +26,7 @@ use crate::model::{
 };
 use crate::oracle::{CompactAnswer, InvariantSet};
 use crate::subject::protocol::{parse_compact_answer, parse_estimate_answer, parse_hello};
-use crate::subject::InProcess;
+use crate::subject::{InProcess, Subject};
 
 /// A target's function: bytes in, a panic on a real bug.
 pub type Target = fn(&[u8]);
@@ -49,10 +49,15 @@ fn case(data: &[u8]) -> Option<(Case, Unstructured<'_>)> {
 /// `compact`: an arbitrary case through the reference and every oracle.
 /// A violation or a fault panics with the fixture JSON (SPEC §7).
 pub fn compact_target(data: &[u8]) {
+    compact_against(&mut InProcess::reference(), data)
+}
+
+/// [`compact_target`] against any subject (the smoke tests check the
+/// crash-to-fixture path with a defective one).
+pub fn compact_against(subject: &mut dyn Subject, data: &[u8]) {
     let Some((case, _)) = case(data) else { return };
-    let mut subject = InProcess::reference();
     let all = InvariantSet::all();
-    let result = run_case(&mut subject, &case.config, &case.messages, all);
+    let result = run_case(subject, &case.config, &case.messages, all);
     if result.ok() {
         return;
     }

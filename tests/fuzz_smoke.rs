@@ -6,7 +6,11 @@
 //! A failure here is a failure the fuzzer would report: the panic message
 //! says what broke (for `compact`, with the SPEC §7 fixture to save).
 
+use ctxgate::fixture::Fixture;
 use ctxgate::fuzzing::{self, run_n_times, splitmix64};
+use ctxgate::harness::run_case;
+use ctxgate::subject::defects::Defect;
+use ctxgate::subject::InProcess;
 
 fn target(name: &str) -> fuzzing::Target {
     fuzzing::TARGETS
@@ -95,6 +99,45 @@ fn kept_crash_inputs_replay_clean() {
             f(&std::fs::read(&path).expect("readable"));
         }
     }
+}
+
+/// The documented crash-to-fixture step: a defective compactor makes the
+/// `compact` target panic; the message holds a SPEC §7 fixture (the lines
+/// from `{` to `}`) that fails the defect and replays clean on the reference.
+#[test]
+fn a_compact_crash_prints_a_replayable_fixture() {
+    let defect = Defect::DropsSystemPrompt;
+    let mut state = 0xf1c7_u64;
+    let message = (0..200)
+        .find_map(|_| {
+            let bytes: Vec<u8> = (0..64)
+                .flat_map(|_| splitmix64(&mut state).to_le_bytes())
+                .collect();
+            let caught = std::panic::catch_unwind(|| {
+                fuzzing::compact_against(&mut defect.subject(), &bytes)
+            });
+            let payload = caught.err()?;
+            payload.downcast_ref::<String>().cloned()
+        })
+        .expect("the defect is found within 200 inputs");
+    let json: String = message
+        .lines()
+        .skip_while(|l| *l != "{")
+        .take_while(|l| *l != "}")
+        .chain(["}"])
+        .collect::<Vec<_>>()
+        .join("\n");
+    let fixture = Fixture::from_json(serde_json::from_str(&json).expect("the fixture is JSON"))
+        .expect("a SPEC §7 fixture");
+    assert!(fixture.found.is_some());
+    let run = |s: &mut dyn ctxgate::subject::Subject| {
+        run_case(s, &fixture.config, &fixture.messages, fixture.invariants).ok()
+    };
+    assert!(
+        !run(&mut defect.subject()),
+        "the fixture reproduces the finding"
+    );
+    assert!(run(&mut InProcess::reference()), "the reference passes it");
 }
 
 #[test]
