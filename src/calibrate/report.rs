@@ -194,6 +194,7 @@ impl Report {
                 "letter": c.letter, "digit": c.digit, "whitespace": c.whitespace,
                 "punct": c.punct, "twoByte": c.two_byte, "threeByte": c.three_byte,
                 "fourByte": c.four_byte,
+                "control": c.control,
             },
             "rows": rows,
         })

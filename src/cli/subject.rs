@@ -30,6 +30,11 @@ pub struct SubjectArgs {
     #[arg(long, value_name = "NAME", hide = true, conflicts_with = "subject")]
     pub defect: Option<String>,
 
+    /// The built-in reference's estimator (adr-0098, content-only,
+    /// safe-classwise, tiktoken-cl100k, tiktoken-o200k); built-in subject only
+    #[arg(long, value_name = "NAME", conflicts_with_all = ["subject", "defect"])]
+    pub estimator: Option<String>,
+
     /// The subject command, as everything after `--`
     #[arg(last = true, value_name = "PROGRAM ARGS")]
     pub command: Vec<String>,
@@ -64,7 +69,20 @@ impl SubjectArgs {
             }
             (Some(cmd), true) => ProcessSubject::split_command(cmd).map_err(Failure::bad_input)?,
             (None, false) => self.command.clone(),
-            (None, true) => return Ok(Box::new(InProcess::reference())),
+            (None, true) => {
+                return Ok(match &self.estimator {
+                    None => Box::new(InProcess::reference()),
+                    Some(name) => {
+                        let e = ctxgate::estimate::by_name(name).ok_or_else(|| {
+                            Failure::bad_input(format!(
+                                "unknown estimator {name:?}; the estimators are: {}",
+                                ctxgate::estimate::NAMES.join(", ")
+                            ))
+                        })?;
+                        Box::new(InProcess::reference_with(e))
+                    }
+                })
+            }
         };
         if argv.is_empty() {
             return Err(Failure::bad_input("the subject command is empty"));

@@ -19,6 +19,11 @@ pub enum Invariant {
     Deterministic,
     Idempotent,
     SessionNeverOverflows,
+    /// Not in SPEC §5: an extension, checked only when asked for
+    /// (`--invariants estimate-covers-real-tokens`) and when ctxgate is
+    /// built with the `calibrate` feature. The estimate is never below the
+    /// real token count under cl100k_base and o200k_base.
+    EstimateCoversRealTokens,
 }
 
 impl Invariant {
@@ -54,11 +59,18 @@ impl Invariant {
             Invariant::Deterministic => "deterministic",
             Invariant::Idempotent => "idempotent",
             Invariant::SessionNeverOverflows => "session-never-overflows",
+            Invariant::EstimateCoversRealTokens => "estimate-covers-real-tokens",
         }
     }
 
+    /// Invariants beyond SPEC §5, checked only when named.
+    pub const EXTENSIONS: [Invariant; 1] = [Invariant::EstimateCoversRealTokens];
+
     pub fn parse(name: &str) -> Option<Invariant> {
-        Invariant::ALL.into_iter().find(|i| i.name() == name)
+        Invariant::ALL
+            .into_iter()
+            .chain(Invariant::EXTENSIONS)
+            .find(|i| i.name() == name)
     }
 
     /// True for the invariants judged on the `estimate` op; the others
@@ -66,7 +78,9 @@ impl Invariant {
     pub fn needs_estimate(self) -> bool {
         matches!(
             self,
-            Invariant::EstimateCoversToolCalls | Invariant::EstimateMonotone
+            Invariant::EstimateCoversToolCalls
+                | Invariant::EstimateMonotone
+                | Invariant::EstimateCoversRealTokens
         )
     }
 
@@ -86,6 +100,7 @@ impl Invariant {
             Invariant::Deterministic => "the same input twice gives the same output",
             Invariant::Idempotent => "compacting the output again returns it unchanged",
             Invariant::SessionNeverOverflows => "in a simulated ToolLoop of up to 60 iterations no request body exceeds the ceiling",
+            Invariant::EstimateCoversRealTokens => "(extension) the estimate is never below the real BPE token count (cl100k_base, o200k_base)",
         }
     }
 }
@@ -101,8 +116,14 @@ impl fmt::Display for Invariant {
 pub struct InvariantSet(u16);
 
 impl InvariantSet {
+    /// The thirteen invariants of SPEC §5.
     pub fn all() -> Self {
         InvariantSet::from_iter(Invariant::ALL)
+    }
+
+    /// SPEC §5 and the extensions.
+    pub fn everything() -> Self {
+        InvariantSet::from_iter(Invariant::ALL.into_iter().chain(Invariant::EXTENSIONS))
     }
 
     pub fn empty() -> Self {
@@ -136,6 +157,7 @@ impl InvariantSet {
     pub fn iter(self) -> impl Iterator<Item = Invariant> {
         Invariant::ALL
             .into_iter()
+            .chain(Invariant::EXTENSIONS)
             .filter(move |i| self.contains(*i))
     }
 
@@ -147,7 +169,11 @@ impl InvariantSet {
                 return Ok(InvariantSet::all());
             }
             let inv = Invariant::parse(name).ok_or_else(|| {
-                let names: Vec<&str> = Invariant::ALL.iter().map(|i| i.name()).collect();
+                let names: Vec<&str> = Invariant::ALL
+                    .iter()
+                    .chain(&Invariant::EXTENSIONS)
+                    .map(|i| i.name())
+                    .collect();
                 format!(
                     "unknown invariant {name:?}; the invariants are: {}",
                     names.join(", ")

@@ -191,6 +191,12 @@ pub fn check_all(
 /// Judge one invariant.
 pub fn check_one(inv: Invariant, config: &Config, input: &[Message], obs: &Observation) -> Verdict {
     use Invariant::*;
+    if inv == EstimateCoversRealTokens {
+        return match &obs.estimate {
+            Some(e) => real_tokens(input, e),
+            None => Verdict::NotApplicable("the subject does not estimate"),
+        };
+    }
     let Some(answer) = obs.answer.as_ref() else {
         return match inv {
             EstimateCoversToolCalls => match &obs.estimate {
@@ -239,5 +245,34 @@ pub fn check_one(inv: Invariant, config: &Config, input: &[Message], obs: &Obser
             Some(turns) => Verdict::from_violations(session_never_overflows(config, turns)),
             None => Verdict::NotApplicable("no session was simulated"),
         },
+        EstimateCoversRealTokens => unreachable!("judged above"),
     }
+}
+
+/// `estimate-covers-real-tokens`: the subject's total against cl100k_base
+/// and o200k_base. Totals only: a class-wise estimator bounds a history,
+/// not every short message (see docs/calibration.md).
+#[cfg(feature = "calibrate")]
+fn real_tokens(input: &[Message], e: &EstimateAnswer) -> Verdict {
+    use crate::calibrate::{estimate_covers_real_tokens, Encoding};
+    let shortfalls = estimate_covers_real_tokens(input, e.tokens, None, &Encoding::ALL);
+    Verdict::from_violations(
+        shortfalls
+            .into_iter()
+            .map(|s| {
+                let mut v = Violation::new(Invariant::EstimateCoversRealTokens, s.to_string())
+                    .number("estimate", s.estimate)
+                    .number("real", s.real);
+                if let Some(i) = s.message {
+                    v = v.message(i);
+                }
+                v
+            })
+            .collect(),
+    )
+}
+
+#[cfg(not(feature = "calibrate"))]
+fn real_tokens(_input: &[Message], _e: &EstimateAnswer) -> Verdict {
+    Verdict::NotApplicable("ctxgate was built without the calibrate feature")
 }

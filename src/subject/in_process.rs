@@ -3,6 +3,7 @@
 //! `crash` fault, as a dying external process would be.
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::Arc;
 
 use super::{Fault, FaultKind, Subject, SubjectInfo};
 use crate::config::Config;
@@ -42,6 +43,33 @@ impl InProcess {
             SubjectInfo::new("ctxgate-reference", env!("CARGO_PKG_VERSION")),
             |config, msgs| answer(Reference::default().compact(config, msgs)),
             Some(estimator_fn(Adr0098)),
+        )
+    }
+
+    /// The reference with another estimator (`estimate::by_name`), both to
+    /// decide when to compact and to answer `estimate`: how `check`
+    /// compares estimator versions (e.g. `safe-classwise` against
+    /// `estimate-covers-real-tokens`).
+    pub fn reference_with(estimator: Box<dyn Estimator>) -> Self {
+        let name = format!("ctxgate-reference+{}", estimator.name());
+        let shared: Arc<dyn Estimator> = Arc::from(estimator);
+        let for_compact = Arc::clone(&shared);
+        InProcess::new(
+            SubjectInfo::new(name, env!("CARGO_PKG_VERSION")),
+            move |config, msgs| {
+                let reference = Reference {
+                    estimator: for_compact.as_ref(),
+                    ..Reference::default()
+                };
+                answer(reference.compact(config, msgs))
+            },
+            Some(Box::new(move |config: &Config, msgs: &[Message]| {
+                let (per, total) = shared.per_message(msgs, config);
+                EstimateAnswer {
+                    tokens: total,
+                    per_message: Some(per),
+                }
+            })),
         )
     }
 }

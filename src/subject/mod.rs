@@ -18,7 +18,7 @@ use std::fmt;
 
 use crate::config::Config;
 use crate::model::{Message, WireFormat};
-use crate::oracle::{CompactAnswer, EstimateAnswer, Invariant, InvariantSet};
+use crate::oracle::{CompactAnswer, EstimateAnswer, InvariantSet};
 
 /// What a subject says of itself (the protocol's `hello`).
 #[derive(Debug, Clone, PartialEq)]
@@ -47,9 +47,12 @@ impl SubjectInfo {
     /// The invariants the harness checks: the claimed set (default: all),
     /// without those that need an op the subject lacks.
     pub fn claimed(&self) -> InvariantSet {
-        let mut set = self.invariants.unwrap_or_else(InvariantSet::all);
+        let mut set = self.invariants.unwrap_or_else(InvariantSet::everything);
         if !self.estimates {
-            for inv in Invariant::ALL.into_iter().filter(|i| i.needs_estimate()) {
+            for inv in InvariantSet::everything()
+                .iter()
+                .filter(|i| i.needs_estimate())
+            {
                 set.remove(inv);
             }
         }
