@@ -1,0 +1,218 @@
+//! Deterministic histories shared by the benches (not part of the crate).
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use criterion::Criterion;
+use ctxgate::generate::SplitMix64;
+use ctxgate::{Document, Message, ToolCall, WireFormat};
+use serde_json::json;
+
+/// Short runs: `cargo bench` should finish in minutes on a two-core box.
+pub fn criterion() -> Criterion {
+    Criterion::default()
+        .sample_size(10)
+        .warm_up_time(Duration::from_millis(500))
+        .measurement_time(Duration::from_secs(2))
+        .configure_from_args()
+}
+
+/// The three content classes of the targets.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Class {
+    /// ASCII prose with a newline every line or so.
+    Ascii,
+    /// CJK ideographs (three UTF-8 bytes each), punctuation, newlines.
+    Cjk,
+    /// A third plain, the rest `"`, `\`, `\n`, `\t` and `\u00XX` controls:
+    /// JSON about 2.6× the raw text.
+    Escapes,
+}
+
+impl Class {
+    pub const ALL: [Class; 3] = [Class::Ascii, Class::Cjk, Class::Escapes];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Class::Ascii => "ascii",
+            Class::Cjk => "cjk",
+            Class::Escapes => "escapes",
+        }
+    }
+}
+
+const WORDS: &[&str] = &[
+    "the",
+    "gate",
+    "body",
+    "limit",
+    "request",
+    "engine",
+    "history",
+    "tool",
+    "call",
+    "result",
+    "context",
+    "window",
+    "token",
+    "estimate",
+    "summary",
+    "iteration",
+    "transport",
+    "ceiling",
+    "compaction",
+    "message",
+    "review",
+    "branch",
+    "test",
+    "a",
+    "of",
+    "and",
+    "to",
+    "in",
+    "is",
+];
+
+/// `n` bytes (give or take one character) of text of `class`.
+pub fn text(rng: &mut SplitMix64, class: Class, n: usize) -> String {
+    let mut s = String::with_capacity(n + 8);
+    let mut line = 0usize;
+    while s.len() < n {
+        match class {
+            Class::Ascii => {
+                s.push_str(*rng.pick(WORDS));
+                line += 1;
+                if line % 12 == 0 {
+                    s.push_str(".\n");
+                } else {
+                    s.push(' ');
+                }
+            }
+            Class::Cjk => {
+                let c = char::from_u32(0x4e00 + rng.below(0x5000) as u32).unwrap();
+                s.push(c);
+                line += 1;
+                if line % 40 == 0 {
+                    s.push_str("。\n");
+                }
+            }
+            Class::Escapes => {
+                let r = rng.below(100);
+                match r {
+                    0..=34 => s.push((b'a' + rng.below(26) as u8) as char),
+                    35..=44 => s.push('"'),
+                    45..=54 => s.push('\\'),
+                    55..=64 => s.push('\n'),
+                    65..=74 => s.push('\t'),
+                    _ => s.push(char::from_u32(rng.below(8) as u32 + 1).unwrap()),
+                }
+            }
+        }
+    }
+    s
+}
+
+/// A ToolLoop history: a system prompt and a user request, then
+/// `iterations` iterations of one assistant message making three calls and
+/// the three tool results of `result_bytes` each.
+pub fn toolloop(class: Class, iterations: usize, result_bytes: usize, seed: u64) -> Vec<Message> {
+    let mut rng = SplitMix64::new(seed);
+    let mut msgs = vec![
+        Message::system("You are a coding agent. Use the tools."),
+        Message::user(text(&mut rng, class, 200)),
+    ];
+    for i in 0..iterations {
+        msgs.extend(iteration(&mut rng, class, i, result_bytes));
+    }
+    msgs
+}
+
+/// One iteration: the assistant's three calls and their results.
+pub fn iteration(
+    rng: &mut SplitMix64,
+    class: Class,
+    i: usize,
+    result_bytes: usize,
+) -> Vec<Message> {
+    let ids: Vec<String> = (0..3).map(|j| format!("call_{i}_{j}")).collect();
+    let calls = ids
+        .iter()
+        .map(|id| {
+            ToolCall::new(
+                id.clone(),
+                "read_file",
+                json!({"path": format!("src/module_{}/file_{}.rs", rng.below(50), rng.below(1000)), "limit": 2000}),
+            )
+        })
+        .collect();
+    let mut out = vec![Message::assistant_calls(text(rng, class, 120), calls)];
+    out.extend(
+        ids.iter()
+            .map(|id| Message::tool(id.clone(), text(rng, class, result_bytes))),
+    );
+    out
+}
+
+/// The raw text bytes of a history (contents and call arguments as JSON):
+/// what the memcpy baseline copies and the throughput is counted in.
+pub fn raw_bytes(msgs: &[Message]) -> Vec<u8> {
+    let mut out = Vec::new();
+    for m in msgs {
+        out.extend_from_slice(m.content.text().as_bytes());
+        for c in m.calls() {
+            out.extend_from_slice(c.id.as_bytes());
+            out.extend_from_slice(c.name.as_bytes());
+            if let Some(s) = c.arguments.as_str() {
+                out.extend_from_slice(s.as_bytes());
+            } else {
+                out.extend_from_slice(&serde_json::to_vec(&c.arguments).unwrap());
+            }
+        }
+    }
+    out
+}
+
+pub fn corpus_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/data/real-histories")
+}
+
+/// Every history of the shared real-history corpus (openai format, read
+/// into the canonical model), sorted by path; `None` with a message on
+/// stderr when the folder is absent.
+pub fn real_histories() -> Option<Vec<(String, Vec<Message>)>> {
+    let dir = corpus_dir();
+    let Ok(subdirs) = std::fs::read_dir(&dir) else {
+        eprintln!(
+            "real histories absent at {}: skipping those benches",
+            dir.display()
+        );
+        return None;
+    };
+    let mut paths: Vec<PathBuf> = subdirs
+        .filter_map(|d| d.ok().map(|d| d.path()))
+        .filter(|p| p.is_dir())
+        .flat_map(|sub| {
+            std::fs::read_dir(sub)
+                .into_iter()
+                .flatten()
+                .filter_map(|f| f.ok().map(|f| f.path()))
+        })
+        .filter(|p| p.extension().is_some_and(|e| e == "json"))
+        .collect();
+    paths.sort();
+    let histories: Vec<(String, Vec<Message>)> = paths
+        .iter()
+        .filter_map(|p| {
+            let bytes = std::fs::read(p).ok()?;
+            let value: serde_json::Value = serde_json::from_slice(&bytes).ok()?;
+            let doc = Document::from_value(value, Some(WireFormat::Openai)).ok()?;
+            Some((p.display().to_string(), doc.messages))
+        })
+        .collect();
+    if histories.is_empty() {
+        eprintln!("no real histories read from {}: skipping", dir.display());
+        return None;
+    }
+    Some(histories)
+}

@@ -1,0 +1,156 @@
+//! Estimators and the exact body size against serde_json and memcpy, on
+//! 60-iteration ToolLoop histories (three 32 KiB tool results per
+//! iteration, about 6 MB) of each content class and on the real histories.
+//!
+//! Throughput is counted in the history's raw text bytes (contents, call
+//! ids, names and arguments): every function of a group reads the same
+//! history, so the ratio of two throughputs is the inverse ratio of their
+//! times. `memcpy` copies those raw bytes once.
+
+mod common;
+
+use std::hint::black_box;
+
+use common::{raw_bytes, real_histories, toolloop, Class};
+use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
+use ctxgate::body;
+use ctxgate::estimate::{tokens, tokens_for_bytes, Adr0098, ContentOnly, Estimator};
+use ctxgate::model::engine;
+use ctxgate::{Config, Message};
+
+/// ADR 0098's estimator as first written: the `toolCalls` JSON built with
+/// serde_json and measured by its length.
+fn adr0098_via_serde_json(msgs: &[Message], config: &Config) -> u64 {
+    msgs.iter()
+        .map(|m| {
+            let calls = match m.tool_calls.as_deref() {
+                Some(calls) if !calls.is_empty() => tokens_for_bytes(
+                    serde_json::to_vec(&engine::tool_calls_to_value(calls))
+                        .unwrap()
+                        .len() as u64,
+                    config.bytes_per_token,
+                ),
+                _ => 0,
+            };
+            tokens(m.content.text(), config.bytes_per_token) + calls
+        })
+        .sum()
+}
+
+/// One group: every function over the same history.
+fn group(c: &mut Criterion, name: &str, histories: &[Vec<Message>]) {
+    let config = Config::default();
+    let raw: Vec<Vec<u8>> = histories.iter().map(|h| raw_bytes(h)).collect();
+    let raw_total: usize = raw.iter().map(Vec::len).sum();
+    let raw_text: Vec<String> = raw
+        .iter()
+        .map(|r| String::from_utf8(r.clone()).expect("UTF-8 pieces"))
+        .collect();
+    let values: Vec<serde_json::Value> = histories
+        .iter()
+        .map(|h| body::body_value(&config, h))
+        .collect();
+    let body_total: u64 = histories.iter().map(|h| body::body_bytes(&config, h)).sum();
+    eprintln!(
+        "estimators/{name}: {} histories, {} messages, raw text {raw_total} B, body {body_total} B (×{:.2})",
+        histories.len(),
+        histories.iter().map(Vec::len).sum::<usize>(),
+        body_total as f64 / raw_total as f64
+    );
+
+    let mut g = c.benchmark_group(format!("estimators/{name}"));
+    g.throughput(Throughput::Bytes(raw_total as u64));
+
+    let mut dst: Vec<Vec<u8>> = raw.iter().map(|r| vec![0u8; r.len()]).collect();
+    g.bench_function("memcpy", |b| {
+        b.iter(|| {
+            for (d, s) in dst.iter_mut().zip(&raw) {
+                d.copy_from_slice(black_box(s));
+            }
+            black_box(&dst);
+        })
+    });
+    g.bench_function("content-only", |b| {
+        b.iter(|| {
+            histories
+                .iter()
+                .map(|h| ContentOnly.tokens(&mut black_box(h).iter(), &config))
+                .sum::<u64>()
+        })
+    });
+    g.bench_function("adr-0098/serde_json", |b| {
+        b.iter(|| {
+            histories
+                .iter()
+                .map(|h| adr0098_via_serde_json(black_box(h), &config))
+                .sum::<u64>()
+        })
+    });
+    g.bench_function("adr-0098/fast", |b| {
+        b.iter(|| {
+            histories
+                .iter()
+                .map(|h| Adr0098.tokens(&mut black_box(h).iter(), &config))
+                .sum::<u64>()
+        })
+    });
+    g.bench_function("exact-body-size", |b| {
+        b.iter(|| {
+            histories
+                .iter()
+                .map(|h| body::body_bytes(&config, black_box(h)))
+                .sum::<u64>()
+        })
+    });
+    g.bench_function("serde_json-to_vec-len", |b| {
+        b.iter(|| {
+            values
+                .iter()
+                .map(|v| serde_json::to_vec(black_box(v)).unwrap().len() as u64)
+                .sum::<u64>()
+        })
+    });
+    g.bench_function(BenchmarkId::new("string-size", "lanes"), |b| {
+        b.iter(|| {
+            raw_text
+                .iter()
+                .map(|s| body::string_size(black_box(s)))
+                .sum::<u64>()
+        })
+    });
+    g.bench_function(BenchmarkId::new("string-size", "swar"), |b| {
+        b.iter(|| {
+            raw_text
+                .iter()
+                .map(|s| body::string_size_swar(black_box(s)))
+                .sum::<u64>()
+        })
+    });
+    g.bench_function(BenchmarkId::new("string-size", "scalar-table"), |b| {
+        b.iter(|| {
+            raw_text
+                .iter()
+                .map(|s| body::string_size_scalar(black_box(s)))
+                .sum::<u64>()
+        })
+    });
+    g.finish();
+}
+
+fn estimators(c: &mut Criterion) {
+    for class in Class::ALL {
+        let h = toolloop(class, 60, 32 * 1024, 0x6000 + class as u64);
+        group(c, class.name(), &[h]);
+    }
+    if let Some(real) = real_histories() {
+        let hs: Vec<Vec<Message>> = real.into_iter().map(|(_, m)| m).collect();
+        group(c, "real-histories", &hs);
+    }
+}
+
+criterion_group! {
+    name = benches;
+    config = common::criterion();
+    targets = estimators
+}
+criterion_main!(benches);
