@@ -146,6 +146,20 @@ pub fn parse_target(data: &[u8]) {
             panic!("Document::parse({format:?}) accepted an ill-formed history: {e}");
         }
         let written = doc.to_value();
+        // SPEC §8: an object's other fields are kept (`system` is the
+        // history's own only in the anthropic format).
+        if let (Ok(Value::Object(input)), Value::Object(out)) = (parse_json(data), &written) {
+            let lost = input.keys().find(|k| {
+                !out.contains_key(*k)
+                    && *k != "messages"
+                    && !(*k == "system" && doc.format == WireFormat::Anthropic)
+            });
+            assert!(
+                lost.is_none(),
+                "{}: the document lost its field {lost:?}",
+                doc.format
+            );
+        }
         let back = Document::from_value(written.clone(), Some(doc.format))
             .unwrap_or_else(|e| panic!("{} does not re-read what it wrote: {e}", doc.format));
         assert_eq!(

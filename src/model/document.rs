@@ -55,9 +55,17 @@ impl Document {
                         ))
                     }
                 };
-                // `system` at the top level belongs to the anthropic format.
-                let is_anthropic = format == Some(WireFormat::Anthropic)
-                    || (format.is_none() && obj.contains_key("system"));
+                // `system` at the top level belongs to the anthropic format
+                // (unless the format, given or hinted, is another: then it is
+                // an envelope field like any other, kept).
+                let hinted = obj
+                    .get("format")
+                    .and_then(Value::as_str)
+                    .and_then(WireFormat::parse);
+                let is_anthropic = match format.or(hinted) {
+                    Some(f) => f == WireFormat::Anthropic,
+                    None => obj.contains_key("system"),
+                };
                 let system = if is_anthropic {
                     obj.shift_remove("system")
                 } else {
