@@ -71,7 +71,12 @@ pub fn compact_against(subject: &mut dyn Subject, data: &[u8]) {
         failed.iter().for_each(|i| s.insert(*i));
         s
     };
-    let mut fixture = Fixture::new(case.config, case.messages, set, "fuzz/compact: TODO why");
+    let mut fixture = Fixture::new(
+        case.config,
+        case.messages,
+        set,
+        "found by the compact fuzz target: replace with what it shows and the fix",
+    );
     fixture.found = Some(found.join("; "));
     panic!(
         "the reference fails {} on a fuzzed case: {}\nsave this SPEC §7 fixture as tests/fixtures/fuzz/{}.json (fill in `see`):\n{}",
