@@ -69,15 +69,19 @@ fn byte_extra(b: u8) -> u8 {
 
 const LANES: usize = 64;
 /// Blocks of [`LANES`] bytes summed in `u8` lanes before they are widened
-/// (a lane takes at most 5 per block: 48 × 5 = 240 < 256).
+/// (a lane takes at most 5 per block, the padded tail included: 48 × 5 =
+/// 240 < 256).
 const BLOCKS: usize = 48;
 
 /// Extra bytes JSON escaping adds to `bytes`: the vectorisable loop, with
 /// an AVX2 build of it chosen at run time where the CPU has AVX2.
 fn escape_extra_lanes(bytes: &[u8]) -> u64 {
+    if bytes.len() < 16 {
+        return escape_extra_scalar(bytes);
+    }
     #[cfg(target_arch = "x86_64")]
     {
-        if bytes.len() >= 2 * LANES && std::arch::is_x86_feature_detected!("avx2") {
+        if std::arch::is_x86_feature_detected!("avx2") {
             // SAFETY: the CPU supports AVX2, checked just above.
             return unsafe { escape_extra_avx2(bytes) };
         }
@@ -96,33 +100,31 @@ unsafe fn escape_extra_avx2(bytes: &[u8]) -> u64 {
 }
 
 #[inline(always)]
+fn add_block(lanes: &mut [u8; LANES], block: &[u8]) {
+    for (lane, &b) in lanes.iter_mut().zip(block) {
+        *lane += byte_extra(b);
+    }
+}
+
+#[inline(always)]
 fn escape_extra_portable(bytes: &[u8]) -> u64 {
     let mut total = 0u64;
-    let mut big = bytes.chunks_exact(LANES * BLOCKS);
-    for run in &mut big {
+    for run in bytes.chunks(LANES * BLOCKS) {
         let mut lanes = [0u8; LANES];
-        for block in run.chunks_exact(LANES) {
-            for (lane, &b) in lanes.iter_mut().zip(block) {
-                *lane += byte_extra(b);
-            }
+        let mut blocks = run.chunks_exact(LANES);
+        for block in &mut blocks {
+            add_block(&mut lanes, block);
+        }
+        let rest = blocks.remainder();
+        if !rest.is_empty() {
+            // The tail, padded with spaces (no extra): one more block.
+            let mut padded = [b' '; LANES];
+            padded[..rest.len()].copy_from_slice(rest);
+            add_block(&mut lanes, &padded);
         }
         total += lanes.iter().map(|&l| l as u64).sum::<u64>();
     }
-    let rest = big.remainder();
-    let mut blocks = rest.chunks_exact(LANES);
-    let mut lanes = [0u8; LANES];
-    for block in &mut blocks {
-        for (lane, &b) in lanes.iter_mut().zip(block) {
-            *lane += byte_extra(b);
-        }
-    }
-    total += lanes.iter().map(|&l| l as u64).sum::<u64>();
     total
-        + blocks
-            .remainder()
-            .iter()
-            .map(|&b| byte_extra(b) as u64)
-            .sum::<u64>()
 }
 
 /// The byte-at-a-time table version of [`string_size`]: the specification
