@@ -32,6 +32,7 @@ pub struct MessageCost {
 }
 
 /// Running estimate and exact body size of a growing history.
+#[derive(Clone)]
 pub struct Incremental<'e> {
     estimator: &'e dyn Estimator,
     config: Config,
