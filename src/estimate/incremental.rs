@@ -85,6 +85,14 @@ impl<'e> Incremental<'e> {
         }
     }
 
+    /// Room for `additional` more messages without reallocating.
+    pub fn reserve(&mut self, additional: usize) {
+        self.costs.reserve(additional);
+        if let Some(kept) = &mut self.kept {
+            kept.reserve(additional);
+        }
+    }
+
     /// Keep the first `len` messages.
     pub fn truncate(&mut self, len: usize) {
         while self.costs.len() > len {
