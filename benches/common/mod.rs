@@ -81,7 +81,8 @@ pub fn text(rng: &mut SplitMix64, class: Class, n: usize) -> String {
     while s.len() < n {
         match class {
             Class::Ascii => {
-                s.push_str(*rng.pick(WORDS));
+                let word: &&str = rng.pick(WORDS);
+                s.push_str(word);
                 line += 1;
                 if line % 12 == 0 {
                     s.push_str(".\n");

@@ -1,0 +1,79 @@
+#!/usr/bin/env python3
+"""The issue-6 targets as ratios, from the last `cargo bench` run.
+
+Reads criterion's `target/criterion/**/new/estimates.json` (mean times) and
+prints each ratio with its target. Run after `cargo bench` (all four
+benches, one run, so that every ratio compares times of the same run):
+
+    python3 benches/ratios.py [target/criterion]
+"""
+import json
+import os
+import sys
+
+root = sys.argv[1] if len(sys.argv) > 1 else os.path.join(
+    os.path.dirname(os.path.abspath(__file__)), "..", "target", "criterion")
+
+
+def mean_ns(*parts):
+    path = os.path.join(root, *parts, "new", "estimates.json")
+    try:
+        with open(path) as f:
+            return json.load(f)["mean"]["point_estimate"]
+    except OSError:
+        return None
+
+
+rows = []
+
+
+def ratio(label, num, den, target, higher_is_better=True):
+    if num is None or den is None:
+        rows.append((label, "n/a", target, "not measured"))
+        return
+    r = num / den
+    ok = r >= target if higher_is_better else r <= target
+    sign = "≥" if higher_is_better else "≤"
+    rows.append((label, f"{r:.2f}", f"{sign} {target}", "holds" if ok else "MISSES"))
+
+
+for cls, want in [("ascii", 0.5), ("cjk", 0.5), ("escapes", 0.25), ("real-histories", None)]:
+    g = f"estimators_{cls}"
+    memcpy = mean_ns(g, "memcpy")
+    exact = mean_ns(g, "exact-body-size")
+    lanes = mean_ns(g, "string-size", "lanes")
+    serde = mean_ns(g, "serde_json-to_vec-len")
+    if want is not None:
+        ratio(f"{cls}: exact body size / memcpy throughput", memcpy, exact, want)
+        ratio(f"{cls}: string scan alone / memcpy throughput", memcpy, lanes, want)
+    ratio(f"{cls}: exact body size vs serde_json::to_vec+len (speed-up)", serde, exact, 4)
+
+t1 = mean_ns("toolloop_turn", "incremental", "1")
+t60 = mean_ns("toolloop_turn", "incremental", "60")
+ratio("toolloop: incremental turn 60 / turn 1", t60, t1, 1.5, higher_is_better=False)
+ratio("toolloop: from-scratch turn 60 / turn 1 (for contrast)",
+      mean_ns("toolloop_turn", "from-scratch", "60"),
+      mean_ns("toolloop_turn", "from-scratch", "1"), 1.5, higher_is_better=False)
+
+for cls in ["ascii", "cjk", "escapes"]:
+    g = f"compaction_6MB_{cls}"
+    ratio(f"compaction of 6 MB ({cls}) / one exact-size pass",
+          mean_ns(g, "reference-compact"), mean_ns(g, "exact-body-size"), 3,
+          higher_is_better=False)
+
+prev = None
+for n in [10, 100, 1000, 10000, 100000]:
+    t = mean_ns("compaction_messages", str(n))
+    if t is not None:
+        rows.append((f"compaction: {n} messages", f"{t / 1000:.1f} µs",
+                     "", f"{t / n:.0f} ns per message"))
+
+c = mean_ns("check", "reference")
+if c is not None:
+    cps = 200 / (c / 1e9)
+    rows.append(("check on the reference (criterion, 200 cases)", f"{cps:.0f} cases/s",
+                 "≥ 2000", "holds" if cps >= 2000 else "MISSES"))
+
+w = max(len(r[0]) for r in rows)
+for label, value, target, verdict in rows:
+    print(f"{label:<{w}}  {value:>14}  {target:>8}  {verdict}")
