@@ -12,7 +12,7 @@ mod common;
 use std::hint::black_box;
 
 use common::{raw_bytes, real_histories, toolloop, Class};
-use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
+use criterion::{criterion_group, BenchmarkId, Criterion, Throughput};
 use ctxgate::body;
 use ctxgate::estimate::{tokens, tokens_for_bytes, Adr0098, ContentOnly, Estimator};
 use ctxgate::model::engine;
@@ -148,9 +148,62 @@ fn estimators(c: &mut Criterion) {
     }
 }
 
+// Instruction counts (benches/callgrind.sh): with `CTXGATE_ICOUNT` set, the
+// binary runs each measured function once per history, each in its own
+// non-inlined `icount_*` function, and exits; callgrind reports the
+// instructions of each `icount_*` function, stable from run to run.
+
+#[inline(never)]
+fn icount_content_only(h: &[Message], config: &Config) -> u64 {
+    ContentOnly.tokens(&mut h.iter(), config)
+}
+
+#[inline(never)]
+fn icount_adr0098_serde_json(h: &[Message], config: &Config) -> u64 {
+    adr0098_via_serde_json(h, config)
+}
+
+#[inline(never)]
+fn icount_adr0098_fast(h: &[Message], config: &Config) -> u64 {
+    Adr0098.tokens(&mut h.iter(), config)
+}
+
+#[inline(never)]
+fn icount_exact_body_size(h: &[Message], config: &Config) -> u64 {
+    body::body_bytes(config, h)
+}
+
+#[inline(never)]
+fn icount_serde_json_to_vec_len(v: &serde_json::Value) -> u64 {
+    serde_json::to_vec(v).unwrap().len() as u64
+}
+
+fn icount() {
+    let config = Config::default();
+    let mut total = 0u64;
+    for class in Class::ALL {
+        let h = toolloop(class, 60, 32 * 1024, 0x6000 + class as u64);
+        let v = body::body_value(&config, &h);
+        total += icount_content_only(black_box(&h), &config);
+        total += icount_adr0098_serde_json(black_box(&h), &config);
+        total += icount_adr0098_fast(black_box(&h), &config);
+        total += icount_exact_body_size(black_box(&h), &config);
+        total += icount_serde_json_to_vec_len(black_box(&v));
+    }
+    println!("icount: done ({total})");
+}
+
 criterion_group! {
     name = benches;
     config = common::criterion();
     targets = estimators
 }
-criterion_main!(benches);
+
+fn main() {
+    if std::env::var_os("CTXGATE_ICOUNT").is_some() {
+        icount();
+        return;
+    }
+    benches();
+    Criterion::default().configure_from_args().final_summary();
+}
