@@ -28,4 +28,4 @@ CTXGATE_ICOUNT=1 valgrind --tool=callgrind --callgrind-out-file="$out" "$bin" >/
 callgrind_annotate --inclusive=yes "$out" 2>/dev/null |
   grep -E 'estimators::icount_[a-z0-9_]+ ' |
   sed -E 's/^ *([0-9,]+) .*estimators::(icount_[a-z0-9_]+) .*/\2 \1/' |
-  sort | awk '{printf "%-32s %18s instructions\n", $1, $2}'
+  sort -u | awk '{printf "%-32s %18s instructions\n", $1, $2}'
