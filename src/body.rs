@@ -35,7 +35,7 @@ const ESCAPE_EXTRA: [u8; 256] = {
 /// Branch-free and written so that the compiler vectorises it (SSE2 on
 /// baseline x86-64, NEON on aarch64; the same loop built for AVX2 where the
 /// CPU has it, detected at run time):
-/// each byte's extra ([`byte_extra`]) is added into 64 byte-wide lanes,
+/// each byte's extra (`byte_extra`) is added into 64 byte-wide lanes,
 /// which are summed every 48 blocks of 64 bytes, before a lane (at most
 /// 48 × 5 = 240) can overflow. Equal to [`string_size_scalar`] — and to
 /// `serde_json::to_vec(s).len()` — on every input.
