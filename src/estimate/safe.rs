@@ -233,6 +233,8 @@ mod tests {
             SAFE_COSTS
                 .milli_tokens(&TextProfile::of(&json))
                 .div_ceil(1000)
+                + 1,
+            "the JSON's cost plus one token for the non-empty part"
         );
         assert!(est > 0);
         assert_eq!(tool_calls_json(&Message::user("x")), None);
@@ -255,9 +257,10 @@ mod tests {
             assert!(SAFE_COSTS.milli_tokens(&p) <= bound, "{text:?}");
         }
         let est = SafeClasswise::default();
+        // One letter: 0.39 rounded up, plus one for the non-empty part.
         assert_eq!(
             est.message_tokens(&Message::user("a"), &Config::default()),
-            1
+            2
         );
         assert_eq!(
             est.message_tokens(&Message::user(""), &Config::default()),
