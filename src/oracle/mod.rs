@@ -191,24 +191,24 @@ pub fn check_all(
 /// Judge one invariant.
 pub fn check_one(inv: Invariant, config: &Config, input: &[Message], obs: &Observation) -> Verdict {
     use Invariant::*;
-    if inv == EstimateCoversRealTokens {
-        return match &obs.estimate {
-            Some(e) => real_tokens(input, e),
-            None => Verdict::NotApplicable("the subject does not estimate"),
+    // The estimate invariants need no compaction answer.
+    if inv.needs_estimate() {
+        let Some(e) = &obs.estimate else {
+            return Verdict::NotApplicable("the subject does not estimate");
+        };
+        return match inv {
+            EstimateCoversToolCalls => {
+                Verdict::from_violations(estimate_covers_tool_calls(config, input, e))
+            }
+            EstimateMonotone => match &obs.estimate_appended {
+                Some((b, _)) => Verdict::from_violations(estimate_monotone(e, b)),
+                None => Verdict::NotApplicable("no estimate of the longer history"),
+            },
+            _ => real_tokens(input, e),
         };
     }
     let Some(answer) = obs.answer.as_ref() else {
-        return match inv {
-            EstimateCoversToolCalls => match &obs.estimate {
-                Some(e) => Verdict::from_violations(estimate_covers_tool_calls(config, input, e)),
-                None => Verdict::NotApplicable("the subject does not estimate"),
-            },
-            EstimateMonotone => match (&obs.estimate, &obs.estimate_appended) {
-                (Some(a), Some((b, _))) => Verdict::from_violations(estimate_monotone(a, b)),
-                _ => Verdict::NotApplicable("the subject does not estimate"),
-            },
-            _ => Verdict::NotApplicable("the subject was not asked to compact"),
-        };
+        return Verdict::NotApplicable("the subject was not asked to compact");
     };
     let out = answer.messages();
     let with_output = |f: &dyn Fn(&[Message]) -> Vec<Violation>| match out {
@@ -217,14 +217,6 @@ pub fn check_one(inv: Invariant, config: &Config, input: &[Message], obs: &Obser
     };
     match inv {
         ToolPairing => with_output(&|o| tool_pairing(input, o)),
-        EstimateCoversToolCalls => match &obs.estimate {
-            Some(e) => Verdict::from_violations(estimate_covers_tool_calls(config, input, e)),
-            None => Verdict::NotApplicable("the subject does not estimate"),
-        },
-        EstimateMonotone => match (&obs.estimate, &obs.estimate_appended) {
-            (Some(a), Some((b, _))) => Verdict::from_violations(estimate_monotone(a, b)),
-            _ => Verdict::NotApplicable("the subject does not estimate"),
-        },
         BodyUnderCeiling => Verdict::from_violations(body_under_ceiling(config, input, answer)),
         NoPrematureCompaction => no_premature_compaction(config, input, answer),
         Progress => progress(config, input, answer),
@@ -245,7 +237,9 @@ pub fn check_one(inv: Invariant, config: &Config, input: &[Message], obs: &Obser
             Some(turns) => Verdict::from_violations(session_never_overflows(config, turns)),
             None => Verdict::NotApplicable("no session was simulated"),
         },
-        EstimateCoversRealTokens => unreachable!("judged above"),
+        EstimateCoversToolCalls | EstimateMonotone | EstimateCoversRealTokens => {
+            unreachable!("judged above")
+        }
     }
 }
 
