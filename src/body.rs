@@ -67,6 +67,29 @@ fn byte_extra(b: u8) -> u8 {
     (quote & 1) + (ctrl & 1) + (ctrl & !short & 4)
 }
 
+/// How many `"` and `\\` bytes the escaped form of byte `b` holds: 2 for
+/// `"` (`\\"`) and `\\` (`\\\\`), 1 for a control character (`\\n`,
+/// `\\u001f`), 0 for the rest. What escaping the JSON text a second time
+/// adds (the openai format's argument strings hold JSON text).
+#[inline(always)]
+fn byte_specials(b: u8) -> u8 {
+    let mask = |c: bool| 0u8.wrapping_sub(c as u8);
+    let quote = mask(b == b'"') | mask(b == b'\\');
+    let ctrl = mask(b < 0x20);
+    (quote & 2) + (ctrl & 1)
+}
+
+/// The per-byte weight summed in the lanes: [`byte_extra`], or
+/// [`byte_specials`] when `SPECIALS`.
+#[inline(always)]
+fn byte_weight<const SPECIALS: bool>(b: u8) -> u8 {
+    if SPECIALS {
+        byte_specials(b)
+    } else {
+        byte_extra(b)
+    }
+}
+
 const LANES: usize = 64;
 /// Blocks of [`LANES`] bytes summed in `u8` lanes before they are widened
 /// (a lane takes at most 5 per block, the padded tail included: 48 × 5 =
@@ -79,14 +102,20 @@ fn escape_extra_lanes(bytes: &[u8]) -> u64 {
     if bytes.len() < 16 {
         return escape_extra_scalar(bytes);
     }
+    lanes_sum::<false>(bytes)
+}
+
+/// The sum of [`byte_weight`] over `bytes`, with the AVX2 build where the
+/// CPU has it.
+fn lanes_sum<const SPECIALS: bool>(bytes: &[u8]) -> u64 {
     #[cfg(target_arch = "x86_64")]
     {
         if std::arch::is_x86_feature_detected!("avx2") {
             // SAFETY: the CPU supports AVX2, checked just above.
-            return unsafe { escape_extra_avx2(bytes) };
+            return unsafe { escape_extra_avx2::<SPECIALS>(bytes) };
         }
     }
-    escape_extra_portable(bytes)
+    escape_extra_portable::<SPECIALS>(bytes)
 }
 
 /// [`escape_extra_portable`] compiled for AVX2 (32 bytes per instruction).
@@ -95,32 +124,32 @@ fn escape_extra_lanes(bytes: &[u8]) -> u64 {
 /// The CPU must support AVX2.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
-unsafe fn escape_extra_avx2(bytes: &[u8]) -> u64 {
-    escape_extra_portable(bytes)
+unsafe fn escape_extra_avx2<const SPECIALS: bool>(bytes: &[u8]) -> u64 {
+    escape_extra_portable::<SPECIALS>(bytes)
 }
 
 #[inline(always)]
-fn add_block(lanes: &mut [u8; LANES], block: &[u8]) {
+fn add_block<const SPECIALS: bool>(lanes: &mut [u8; LANES], block: &[u8]) {
     for (lane, &b) in lanes.iter_mut().zip(block) {
-        *lane += byte_extra(b);
+        *lane += byte_weight::<SPECIALS>(b);
     }
 }
 
 #[inline(always)]
-fn escape_extra_portable(bytes: &[u8]) -> u64 {
+fn escape_extra_portable<const SPECIALS: bool>(bytes: &[u8]) -> u64 {
     let mut total = 0u64;
     for run in bytes.chunks(LANES * BLOCKS) {
         let mut lanes = [0u8; LANES];
         let mut blocks = run.chunks_exact(LANES);
         for block in &mut blocks {
-            add_block(&mut lanes, block);
+            add_block::<SPECIALS>(&mut lanes, block);
         }
         let rest = blocks.remainder();
         if !rest.is_empty() {
             // The tail, padded with spaces (no extra): one more block.
             let mut padded = [b' '; LANES];
             padded[..rest.len()].copy_from_slice(rest);
-            add_block(&mut lanes, &padded);
+            add_block::<SPECIALS>(&mut lanes, &padded);
         }
         total += lanes.iter().map(|&l| l as u64).sum::<u64>();
     }
@@ -266,12 +295,120 @@ fn tool_call_size(c: &ToolCall) -> u64 {
     object_size(named.into_iter().chain(extra))
 }
 
+/// Size of one message in the openai format: what
+/// `openai::write_messages` writes for it, measured without writing (the
+/// choices are the writer's own: [`openai::arguments_out`],
+/// [`openai::call_type`], [`openai::function_extra`]).
+pub fn openai_message_size(m: &Message) -> u64 {
+    let content = match &m.content {
+        Content::Absent => None,
+        Content::Null => Some(4),
+        Content::Text(s) => Some(string_size(s)),
+    };
+    let calls = m
+        .tool_calls
+        .as_deref()
+        .map(|calls| 2 + calls.iter().map(openai_call_size).sum::<u64>() + commas(calls.len()));
+    let named = [
+        ("role", Some(string_size(m.role.as_str()))),
+        ("content", content),
+        ("tool_calls", calls),
+        ("tool_call_id", m.tool_call_id.as_deref().map(string_size)),
+        ("pinned", m.pinned.map(|p| if p { 4 } else { 5 })),
+    ];
+    with_extra(&named, &m.extra)
+}
+
+fn openai_call_size(c: &ToolCall) -> u64 {
+    let arguments = match openai::arguments_out(c) {
+        openai::ArgumentsOut::Value(v) => value_size(v),
+        openai::ArgumentsOut::Text(text) => string_size(text),
+        openai::ArgumentsOut::Serialised(v) => json_text_string_size(v),
+    };
+    let function = [
+        ("name", Some(string_size(&c.name))),
+        ("arguments", Some(arguments)),
+    ];
+    let function = match openai::function_extra(c) {
+        Some(extra) => with_extra(&function, extra),
+        None => object_size(function.iter().map(|(k, s)| (*k, s.unwrap_or(0)))),
+    };
+    let kind = match openai::call_type(c) {
+        openai::CallType::Absent => None,
+        openai::CallType::Read(t) => Some(value_size(t)),
+        openai::CallType::Function => Some(string_size("function")),
+    };
+    let named = [
+        ("id", Some(string_size(&c.id))),
+        ("type", kind),
+        ("function", Some(function)),
+    ];
+    with_extra(&named, &c.extra)
+}
+
+/// Size of an object written as the present `named` fields, then the
+/// entries of `extra` whose keys are not among them (the writers'
+/// `entry(..).or_insert(..)`).
+fn with_extra(named: &[(&str, Option<u64>)], extra: &Map<String, Value>) -> u64 {
+    let present = || named.iter().filter_map(|(k, s)| s.map(|s| (*k, s)));
+    let taken = |k: &str| present().any(|(n, _)| n == k);
+    let extra = extra
+        .iter()
+        .filter(|(k, _)| !taken(k))
+        .map(|(k, v)| (k.as_str(), value_size(v)));
+    object_size(present().chain(extra))
+}
+
+/// Serialised size of a JSON string holding the compact JSON text of `v`
+/// (`serde_json::to_vec(&v.to_string()).len()`), without writing the text:
+/// the text's length, plus one escape per `"` and `\\` in it, plus the quotes.
+pub fn json_text_string_size(v: &Value) -> u64 {
+    let (len, specials) = size_and_specials(v);
+    len + specials + 2
+}
+
+/// The compact serialisation's length, and how many `"` and `\\` it holds.
+fn size_and_specials(v: &Value) -> (u64, u64) {
+    let string = |s: &str| (string_size(s), 2 + specials(s.as_bytes()));
+    match v {
+        Value::String(s) => string(s),
+        Value::Array(a) => {
+            let (mut len, mut sp) = (2 + commas(a.len()), 0);
+            for x in a {
+                let (l, s) = size_and_specials(x);
+                len += l;
+                sp += s;
+            }
+            (len, sp)
+        }
+        Value::Object(o) => {
+            let (mut len, mut sp) = (2 + commas(o.len()), 0);
+            for (k, x) in o {
+                let (kl, ks) = string(k);
+                let (l, s) = size_and_specials(x);
+                len += kl + 1 + l;
+                sp += ks + s;
+            }
+            (len, sp)
+        }
+        scalar => (value_size(scalar), 0),
+    }
+}
+
+/// Σ [`byte_specials`] over `bytes`.
+fn specials(bytes: &[u8]) -> u64 {
+    if bytes.len() < 16 {
+        return bytes.iter().map(|&b| byte_specials(b) as u64).sum();
+    }
+    lanes_sum::<true>(bytes)
+}
+
 /// Size of one message in `format`. For `anthropic`, where a message's
 /// shape depends on its neighbours, use [`body_bytes`] instead.
 pub fn message_size_in(format: WireFormat, m: &Message) -> u64 {
     match format {
         WireFormat::Engine => message_size(m),
-        WireFormat::Openai => value_size(&openai::write_messages(std::slice::from_ref(m))[0]),
+        WireFormat::Openai => openai_message_size(m),
         WireFormat::Anthropic => {
             let (_, msgs) = crate::model::anthropic::write_messages(std::slice::from_ref(m));
             msgs.iter().map(value_size).sum()
@@ -424,6 +561,61 @@ mod tests {
                 .unwrap()
                 .len() as u64;
             assert_eq!(body_bytes(&case.config, &case.messages), want, "case {i}");
+        }
+    }
+
+    /// The openai size without writing equals the size of what the writer
+    /// writes: on generated messages, and on calls carrying every hint the
+    /// openai reader leaves (text as read, text that no longer matches,
+    /// arguments read as a value, `type` absent / odd, `function` extras, a
+    /// call `extra` named like a written field).
+    #[test]
+    fn openai_sizes_match_the_writer() {
+        let written = |m: &Message| {
+            serde_json::to_vec(&openai::write_messages(std::slice::from_ref(m))[0])
+                .unwrap()
+                .len() as u64
+        };
+        let g = crate::generate::GenConfig::default();
+        for i in 0..200 {
+            for m in crate::generate::case_from_seed(11, i, &g).messages {
+                assert_eq!(openai_message_size(&m), written(&m), "case {i}: {m:?}");
+            }
+        }
+        let raw = json!([
+            {"role": "assistant", "content": null, "type": "x", "tool_calls": [
+                {"id": "a", "type": "function", "function": {"name": "f", "arguments": "{ \"k\" : [1, 2.50] }"}},
+                {"id": "b", "function": {"name": "f", "arguments": "not json \"quoted\" \\ \n", "strict": true}},
+                {"id": "c", "type": null, "function": {"name": "f", "arguments": {"k": "v\u{1}"}}, "index": 0},
+                {"id": "d", "type": "function", "function": {"name": "f", "arguments": "\"a JSON string\""}}
+            ]},
+            {"role": "tool", "tool_call_id": "a", "content": "r", "name": "f"}
+        ]);
+        let mut msgs = openai::read_messages(raw.as_array().unwrap()).unwrap();
+        for m in &msgs {
+            assert_eq!(openai_message_size(m), written(m), "{m:?}");
+        }
+        // Arguments changed since they were read: the text no longer matches.
+        let call = &mut msgs[0].tool_calls.as_mut().unwrap()[0];
+        call.arguments = std::sync::Arc::new(json!({"k": ["\"", "\\", "\u{1f}", "é"]}));
+        call.extra.insert("function".into(), json!("shadowed"));
+        call.extra.insert("type".into(), json!("shadowed"));
+        msgs[0].extra.insert("tool_calls".into(), json!("shadowed"));
+        msgs[0].extra.insert("refusal".into(), json!(null));
+        assert_eq!(openai_message_size(&msgs[0]), written(&msgs[0]));
+    }
+
+    #[test]
+    fn json_text_string_sizes_match_serde_json() {
+        for v in [
+            json!({"a\"b": ["\\", "\n\u{1}", 1.5, null, true, {}], "é": "世\"界"}),
+            json!("plain"),
+            json!([]),
+            json!(12),
+            json!("x".repeat(40) + "\"\\\u{7}" + &"y".repeat(40)),
+        ] {
+            let want = serde_json::to_vec(&v.to_string()).unwrap().len() as u64;
+            assert_eq!(json_text_string_size(&v), want, "{v}");
         }
     }
 

@@ -212,7 +212,7 @@ fn assert_same_history(a: &[Message], b: &[Message], anthropic: bool, what: &str
         assert_eq!(role, y.role, "{what}: role of message {i}");
         assert_eq!(x.content.text(), y.content.text(), "{what}: text of {i}");
         assert_eq!(x.tool_call_id, y.tool_call_id, "{what}: toolCallId of {i}");
-        let calls = |m: &Message| -> Vec<(String, String, Value)> {
+        let calls = |m: &Message| -> Vec<(String, String, std::sync::Arc<Value>)> {
             let c = m.calls().iter();
             c.map(|c| (c.id.clone(), c.name.clone(), c.arguments.clone()))
                 .collect()

@@ -172,7 +172,7 @@ fn shrinking_reaches_one_iteration_with_one_call() {
     assert_eq!(small.messages[0].calls().len(), 1, "{small:?}");
     assert!(small.messages[0].content.is_empty(), "{small:?}");
     assert_eq!(
-        small.messages[0].calls()[0].arguments,
+        *small.messages[0].calls()[0].arguments,
         serde_json::json!({})
     );
     let result = small.messages[1].content.text().len();
@@ -438,7 +438,7 @@ fn json_nesting_stays_within_max_json_depth() {
                 .messages
                 .iter()
                 .flat_map(|m| m.calls())
-                .map(|c| &c.arguments);
+                .map(|c| &*c.arguments);
             for v in args.chain([&envelope]) {
                 let d = depth(v);
                 assert!(

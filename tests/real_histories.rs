@@ -139,7 +139,7 @@ fn estimate(h: &[Message], config: &Config) -> u64 {
                         .iter()
                         .map(|c| {
                             let mut o =
-                                json!({"id": c.id, "name": c.name, "arguments": c.arguments});
+                                json!({"id": c.id, "name": c.name, "arguments": *c.arguments});
                             for (k, v) in &c.extra {
                                 o[k] = v.clone();
                             }

@@ -90,7 +90,7 @@ fn assert_same_history(a: &[Message], b: &[Message], what: &str) {
         let calls = |m: &Message| -> Vec<(String, String, Value)> {
             m.calls()
                 .iter()
-                .map(|c| (c.id.clone(), c.name.clone(), c.arguments.clone()))
+                .map(|c| (c.id.clone(), c.name.clone(), Value::clone(&c.arguments)))
                 .collect()
         };
         assert_eq!(calls(x), calls(y), "{what}: calls of message {i}");
@@ -289,7 +289,7 @@ fn openai_reads_and_writes_itself_without_loss() {
 #[test]
 fn openai_arguments_are_values_and_their_text_is_kept() {
     let msgs = read(WireFormat::Openai, &openai_cases()[0]);
-    let args: Vec<&Value> = msgs[2].calls().iter().map(|c| &c.arguments).collect();
+    let args: Vec<&Value> = msgs[2].calls().iter().map(|c| &*c.arguments).collect();
     assert_eq!(
         args,
         [
@@ -347,12 +347,12 @@ fn anthropic_maps_onto_the_engine_model() {
         (calls[0].id.as_str(), calls[0].name.as_str()),
         ("toolu_1", "search")
     );
-    assert_eq!(calls[0].arguments, json!({"query": "413"}));
+    assert_eq!(*calls[0].arguments, json!({"query": "413"}));
     assert_eq!(
         calls[1].extra["cache_control"],
         json!({"type": "ephemeral"})
     );
-    assert_eq!(calls[2].arguments, json!("raw text input"));
+    assert_eq!(*calls[2].arguments, json!("raw text input"));
     // One tool message per result, in block order.
     let ids: Vec<&str> = msgs[3..7]
         .iter()

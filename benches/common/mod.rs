@@ -167,7 +167,7 @@ pub fn raw_bytes(msgs: &[Message]) -> Vec<u8> {
             if let Some(s) = c.arguments.as_str() {
                 out.extend_from_slice(s.as_bytes());
             } else {
-                out.extend_from_slice(&serde_json::to_vec(&c.arguments).unwrap());
+                out.extend_from_slice(&serde_json::to_vec(&*c.arguments).unwrap());
             }
         }
     }

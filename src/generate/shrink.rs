@@ -295,7 +295,7 @@ pub(crate) fn apply(case: &Case, edit: &Edit, anchored: bool, well_formed: bool)
         }
         Edit::Arguments { msg, call, nth } => {
             let call = msgs.get_mut(*msg)?.tool_calls.as_mut()?.get_mut(*call)?;
-            call.arguments = value_candidate(&call.arguments, 0, *nth)?;
+            call.arguments = std::sync::Arc::new(value_candidate(&call.arguments, 0, *nth)?);
         }
         Edit::Text { msg, keep } => match &mut msgs.get_mut(*msg)?.content {
             Content::Text(s) if *keep < s.len() && s.is_char_boundary(*keep) => s.truncate(*keep),

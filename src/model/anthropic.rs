@@ -758,7 +758,7 @@ fn tool_use_block(c: &ToolCall) -> Value {
     b.insert("type".into(), "tool_use".into());
     b.insert("id".into(), Value::String(c.id.clone()));
     b.insert("name".into(), Value::String(c.name.clone()));
-    b.insert("input".into(), c.arguments.clone());
+    b.insert("input".into(), Value::clone(&c.arguments));
     add_fields(&mut b, own_fields(&c.extra, &CALL_FIELDS));
     add_fields(
         &mut b,

@@ -5,6 +5,8 @@
 //! role may carry which field) and reports the first problem with the
 //! message's index. Pairing across messages is `model::iteration`'s job.
 
+use std::sync::Arc;
+
 use serde_json::{Map, Value};
 
 use super::{Content, Message, Role, ToolCall};
@@ -25,14 +27,18 @@ pub fn message_from_value(v: &Value, index: usize) -> Result<Message, InputError
             "toolCalls" => {
                 if role != Role::Assistant {
                     return Err(err(format!(
-                        "`toolCalls` on a {role} message (assistant only)"
+                        "`toolCalls` on {} message (assistant only)",
+                        role.with_article()
                     )));
                 }
                 msg.tool_calls = Some(read_tool_calls(value).map_err(err)?);
             }
             "toolCallId" => {
                 if role != Role::Tool {
-                    return Err(err(format!("`toolCallId` on a {role} message (tool only)")));
+                    return Err(err(format!(
+                        "`toolCallId` on {} message (tool only)",
+                        role.with_article()
+                    )));
                 }
                 match value {
                     Value::String(s) => msg.tool_call_id = Some(s.clone()),
@@ -119,7 +125,7 @@ fn read_tool_call(v: &Value) -> Result<ToolCall, String> {
                     .to_owned();
                 has_name = true;
             }
-            "arguments" => call.arguments = value.clone(),
+            "arguments" => call.arguments = Arc::new(value.clone()),
             _ => {
                 call.extra.insert(key.clone(), value.clone());
             }
@@ -195,7 +201,7 @@ pub fn tool_call_to_value(c: &ToolCall) -> Value {
     let mut obj = Map::new();
     obj.insert("id".into(), Value::String(c.id.clone()));
     obj.insert("name".into(), Value::String(c.name.clone()));
-    obj.insert("arguments".into(), c.arguments.clone());
+    obj.insert("arguments".into(), Value::clone(&c.arguments));
     for (k, v) in c
         .extra
         .iter()

@@ -6,6 +6,8 @@
 //! the body size). `content` keeps the difference between `null`, absent and
 //! text so that a history read and written again is the same JSON value.
 
+use std::sync::Arc;
+
 use serde_json::{Map, Value};
 
 /// Who speaks. SPEC §1.1: `system` | `user` | `assistant` | `tool`.
@@ -26,6 +28,16 @@ impl Role {
             Role::User => "user",
             Role::Assistant => "assistant",
             Role::Tool => "tool",
+        }
+    }
+
+    /// The role with its article, for messages: "an assistant", "a tool".
+    pub fn with_article(self) -> &'static str {
+        match self {
+            Role::System => "a system",
+            Role::User => "a user",
+            Role::Assistant => "an assistant",
+            Role::Tool => "a tool",
         }
     }
 
@@ -84,7 +96,10 @@ pub struct ToolCall {
     pub name: String,
     /// Any JSON value. In the `openai` format the arguments are JSON text;
     /// they are parsed into a value (text that is not JSON stays a string).
-    pub arguments: Value,
+    /// Shared: a history is copied on every turn of a ToolLoop and by every
+    /// candidate a compactor tries, and argument values are the bulk of
+    /// what would be deep-copied. Equal pointers compare equal at once.
+    pub arguments: Arc<Value>,
     /// Fields other than `id`, `name`, `arguments`, in their order.
     pub extra: Map<String, Value>,
     /// What a non-engine wire format needs to write this call back exactly
@@ -97,7 +112,7 @@ impl ToolCall {
         ToolCall {
             id: id.into(),
             name: name.into(),
-            arguments,
+            arguments: Arc::new(arguments),
             ..ToolCall::default()
         }
     }

@@ -37,7 +37,10 @@ fn message_from_value(v: &Value) -> Result<Message, String> {
             "content" => msg.content = read_content(value)?,
             "tool_calls" => {
                 if role != Role::Assistant {
-                    return Err(format!("`tool_calls` on a {role} message (assistant only)"));
+                    return Err(format!(
+                        "`tool_calls` on {} message (assistant only)",
+                        role.with_article()
+                    ));
                 }
                 let arr = value.as_array().ok_or_else(|| {
                     format!("`tool_calls` must be an array, found {}", json_type(value))
@@ -51,7 +54,10 @@ fn message_from_value(v: &Value) -> Result<Message, String> {
             }
             "tool_call_id" => {
                 if role != Role::Tool {
-                    return Err(format!("`tool_call_id` on a {role} message (tool only)"));
+                    return Err(format!(
+                        "`tool_call_id` on {} message (tool only)",
+                        role.with_article()
+                    ));
                 }
                 msg.tool_call_id = Some(
                     value
@@ -150,21 +156,68 @@ pub fn parse_arguments(text: &str) -> Value {
     serde_json::from_str(text).unwrap_or_else(|_| Value::String(text.to_owned()))
 }
 
-/// The JSON text for a call's arguments: the original text when it still
-/// means the same value, else the compact serialisation of the value.
-pub fn arguments_text(call: &ToolCall) -> String {
-    let original = call
-        .wire
-        .as_deref()
+/// How a call's `function.arguments` is written: the writer's rule, shared
+/// with `body`, which measures it without writing.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum ArgumentsOut<'a> {
+    /// As a JSON value (the call was read with arguments that were not text).
+    Value(&'a Value),
+    /// As this string: the text as read, or a string argument that is not
+    /// itself JSON text, written back raw.
+    Text(&'a str),
+    /// As a string holding the compact serialisation of this value.
+    Serialised(&'a Value),
+}
+
+/// The writer's choice for a call's `function.arguments`: the original
+/// text when it still means the same value, else the compact serialisation
+/// of the value (or the value itself, for arguments read as a value).
+pub fn arguments_out(call: &ToolCall) -> ArgumentsOut<'_> {
+    let hint = call.wire.as_deref();
+    if hint.is_some_and(|h| h.get("argumentsValue") == Some(&Value::Bool(true))) {
+        return ArgumentsOut::Value(&call.arguments);
+    }
+    let original = hint
         .and_then(|h| h.get("argumentsText"))
         .and_then(Value::as_str);
     match original {
-        Some(text) if parse_arguments(text) == call.arguments => text.to_owned(),
-        _ => match &call.arguments {
+        Some(text) if parse_arguments(text) == *call.arguments => ArgumentsOut::Text(text),
+        _ => match &*call.arguments {
             // A string that is not itself JSON text was kept as a string: write it back raw.
-            Value::String(s) if serde_json::from_str::<Value>(s).is_err() => s.clone(),
-            v => v.to_string(),
+            Value::String(s) if serde_json::from_str::<Value>(s).is_err() => ArgumentsOut::Text(s),
+            v => ArgumentsOut::Serialised(v),
         },
+    }
+}
+
+/// A call's `type`, as the writer writes it.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum CallType<'a> {
+    /// Read from openai without a `type`: none is written.
+    Absent,
+    /// As read (`"function"`, `null`, anything).
+    Read(&'a Value),
+    /// `"function"`, for calls that were not read from openai.
+    Function,
+}
+
+pub fn call_type(call: &ToolCall) -> CallType<'_> {
+    let hint = call.wire.as_deref();
+    if hint.is_some_and(|h| h.get("typeAbsent") == Some(&Value::Bool(true))) {
+        return CallType::Absent;
+    }
+    match hint.and_then(|h| h.get("type")) {
+        Some(t) => CallType::Read(t),
+        None => CallType::Function,
+    }
+}
+
+/// Fields of `function` kept from the call as read, other than `name` and
+/// `arguments` (they are written after those two, unless named the same).
+pub fn function_extra(call: &ToolCall) -> Option<&Map<String, Value>> {
+    match call.wire.as_deref().and_then(|h| h.get("function")) {
+        Some(Value::Object(extra)) => Some(extra),
+        _ => None,
     }
 }
 
@@ -199,31 +252,25 @@ fn message_to_value(m: &Message) -> Value {
 }
 
 fn call_to_value(c: &ToolCall) -> Value {
-    let hint = c.wire.as_deref();
     let mut function = Map::new();
     function.insert("name".into(), Value::String(c.name.clone()));
-    let as_value = hint.is_some_and(|h| h.get("argumentsValue") == Some(&Value::Bool(true)));
-    let arguments = if as_value {
-        c.arguments.clone()
-    } else {
-        Value::String(arguments_text(c))
+    let arguments = match arguments_out(c) {
+        ArgumentsOut::Value(v) => v.clone(),
+        ArgumentsOut::Text(text) => Value::String(text.to_owned()),
+        ArgumentsOut::Serialised(v) => Value::String(v.to_string()),
     };
     function.insert("arguments".into(), arguments);
-    if let Some(Value::Object(extra)) = hint.and_then(|h| h.get("function")) {
-        for (k, v) in extra {
-            function.entry(k.clone()).or_insert_with(|| v.clone());
-        }
+    for (k, v) in function_extra(c).into_iter().flatten() {
+        function.entry(k.clone()).or_insert_with(|| v.clone());
     }
     let mut obj = Map::new();
     obj.insert("id".into(), Value::String(c.id.clone()));
-    let absent = hint.is_some_and(|h| h.get("typeAbsent") == Some(&Value::Bool(true)));
-    match hint.and_then(|h| h.get("type")) {
-        // Read from openai without a `type`: write none.
-        _ if absent => {}
-        Some(t) => {
+    match call_type(c) {
+        CallType::Absent => {}
+        CallType::Read(t) => {
             obj.insert("type".into(), t.clone());
         }
-        None => {
+        CallType::Function => {
             obj.insert("type".into(), json!("function"));
         }
     }
