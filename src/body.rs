@@ -255,14 +255,9 @@ fn object_size<'a>(entries: impl Iterator<Item = (&'a str, u64)>) -> u64 {
 
 /// Size of one message in the engine format.
 pub fn message_size(m: &Message) -> u64 {
-    let content = match &m.content {
-        Content::Absent => None,
-        Content::Null => Some(4),
-        Content::Text(s) => Some(string_size(s)),
-    };
     let named = [
         ("role", Some(string_size(m.role.as_str()))),
-        ("content", content),
+        ("content", content_size(&m.content)),
         ("toolCalls", m.tool_calls.as_deref().map(tool_calls_size)),
         ("toolCallId", m.tool_call_id.as_deref().map(string_size)),
         ("pinned", m.pinned.map(|p| if p { 4 } else { 5 })),
@@ -274,6 +269,15 @@ pub fn message_size(m: &Message) -> u64 {
         .filter(|(k, _)| !engine::MESSAGE_FIELDS.contains(&k.as_str()))
         .map(|(k, v)| (k.as_str(), value_size(v)));
     object_size(named.chain(extra))
+}
+
+/// Size of `content`, `None` when it is absent.
+fn content_size(c: &Content) -> Option<u64> {
+    match c {
+        Content::Absent => None,
+        Content::Null => Some(4),
+        Content::Text(s) => Some(string_size(s)),
+    }
 }
 
 /// Size of the engine JSON of a `toolCalls` array: what ADR 0098's estimator counts.
@@ -300,18 +304,13 @@ fn tool_call_size(c: &ToolCall) -> u64 {
 /// choices are the writer's own: [`openai::arguments_out`],
 /// [`openai::call_type`], [`openai::function_extra`]).
 pub fn openai_message_size(m: &Message) -> u64 {
-    let content = match &m.content {
-        Content::Absent => None,
-        Content::Null => Some(4),
-        Content::Text(s) => Some(string_size(s)),
-    };
     let calls = m
         .tool_calls
         .as_deref()
         .map(|calls| 2 + calls.iter().map(openai_call_size).sum::<u64>() + commas(calls.len()));
     let named = [
         ("role", Some(string_size(m.role.as_str()))),
-        ("content", content),
+        ("content", content_size(&m.content)),
         ("tool_calls", calls),
         ("tool_call_id", m.tool_call_id.as_deref().map(string_size)),
         ("pinned", m.pinned.map(|p| if p { 4 } else { 5 })),

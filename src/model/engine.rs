@@ -158,14 +158,8 @@ pub(crate) fn non_empty_id(v: &Value) -> Result<String, String> {
 pub fn message_to_value(m: &Message) -> Value {
     let mut obj = Map::new();
     obj.insert("role".into(), Value::String(m.role.as_str().into()));
-    match &m.content {
-        Content::Absent => {}
-        Content::Null => {
-            obj.insert("content".into(), Value::Null);
-        }
-        Content::Text(s) => {
-            obj.insert("content".into(), Value::String(s.clone()));
-        }
+    if let Some(content) = m.content.to_value() {
+        obj.insert("content".into(), content);
     }
     if let Some(calls) = &m.tool_calls {
         obj.insert("toolCalls".into(), tool_calls_to_value(calls));

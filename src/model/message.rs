@@ -74,6 +74,15 @@ impl Content {
     pub fn is_empty(&self) -> bool {
         self.text().is_empty()
     }
+
+    /// The JSON value written for `content`: `None` when it is absent.
+    pub fn to_value(&self) -> Option<Value> {
+        match self {
+            Content::Absent => None,
+            Content::Null => Some(Value::Null),
+            Content::Text(s) => Some(Value::String(s.clone())),
+        }
+    }
 }
 
 impl From<&str> for Content {
