@@ -870,42 +870,31 @@ fn openai_message() -> impl Strategy<Value = Value> {
             c.insert("function".into(), function);
             with(c, e)
         });
-    let content = prop_oneof![
-        Just(None),
-        Just(Some(Value::Null)),
-        text().prop_map(|t| Some(Value::String(t)))
-    ];
-    (
-        0..4usize,
-        content,
-        proptest::option::of(proptest::collection::vec(call, 0..3)),
-        id(),
-        proptest::option::of(any::<bool>()),
-        extras(&["name", "refusal", "toolCalls"]),
+    message(
+        call,
+        ["tool_calls", "tool_call_id"],
+        &["name", "refusal", "toolCalls"],
     )
-        .prop_map(|(r, content, calls, tool_id, pinned, e)| {
-            let role = ["system", "user", "assistant", "tool"][r];
-            let mut m = obj(json!({"role": role}));
-            if let Some(c) = content {
-                m.insert("content".into(), c);
-            }
-            if let (Some(calls), "assistant") = (calls, role) {
-                m.insert("tool_calls".into(), Value::Array(calls));
-            }
-            if role == "tool" {
-                m.insert("tool_call_id".into(), Value::String(tool_id));
-            }
-            if let Some(p) = pinned {
-                m.insert("pinned".into(), Value::Bool(p));
-            }
-            with(m, e)
-        })
 }
 
 fn engine_message() -> impl Strategy<Value = Value> {
     let call = (id(), text(), small_value(), extras(&["index", "type"])).prop_map(
         |(id, name, args, e)| with(obj(json!({"id": id, "name": name, "arguments": args})), e),
     );
+    message(
+        call,
+        ["toolCalls", "toolCallId"],
+        &["name", "summary", "toolcalls"],
+    )
+}
+
+/// A message of any role in a format whose calls are `call` and whose
+/// call fields are named `names` (`[calls, call id]`), with `extra` fields.
+fn message(
+    call: impl Strategy<Value = Value> + 'static,
+    names: [&'static str; 2],
+    extra: &'static [&'static str],
+) -> impl Strategy<Value = Value> {
     let content = prop_oneof![
         Just(None),
         Just(Some(Value::Null)),
@@ -917,19 +906,19 @@ fn engine_message() -> impl Strategy<Value = Value> {
         proptest::option::of(proptest::collection::vec(call, 0..3)),
         id(),
         proptest::option::of(any::<bool>()),
-        extras(&["name", "summary", "toolcalls"]),
+        extras(extra),
     )
-        .prop_map(|(r, content, calls, tool_id, pinned, e)| {
+        .prop_map(move |(r, content, calls, tool_id, pinned, e)| {
             let role = ["system", "user", "assistant", "tool"][r];
             let mut m = obj(json!({"role": role}));
             if let Some(c) = content {
                 m.insert("content".into(), c);
             }
             if let (Some(calls), "assistant") = (calls, role) {
-                m.insert("toolCalls".into(), Value::Array(calls));
+                m.insert(names[0].into(), Value::Array(calls));
             }
             if role == "tool" {
-                m.insert("toolCallId".into(), Value::String(tool_id));
+                m.insert(names[1].into(), Value::String(tool_id));
             }
             if let Some(p) = pinned {
                 m.insert("pinned".into(), Value::Bool(p));
