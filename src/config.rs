@@ -101,8 +101,15 @@ impl Config {
     }
 
     pub fn from_value(value: Value) -> Result<Config, InputError> {
-        let config: Config =
-            serde_json::from_value(value).map_err(|e| InputError::new(format!("config: {e}")))?;
+        // Not left to serde: a derived struct also reads from an array, by position.
+        if !value.is_object() {
+            return Err(InputError::new(format!(
+                "config: expected a JSON object of SPEC §2 fields, found {}",
+                crate::error::json_type(&value)
+            )));
+        }
+        let config: Config = serde_json::from_value(value.clone())
+            .map_err(|e| InputError::new(format!("config: {}", field_problem(&value, e))))?;
         config.validate()?;
         Ok(config)
     }
@@ -112,9 +119,68 @@ impl Config {
     }
 }
 
+/// The fields that hold a whole number (u64 / usize).
+const WHOLE_NUMBERS: [&str; 5] = [
+    "contextWindow",
+    "transportMaxBodyBytes",
+    "bytesPerToken",
+    "keepRecent",
+    "summaryMaxBytes",
+];
+
+/// What is wrong with a config value serde refused, naming the field:
+/// serde's own message says what it expected, not where.
+fn field_problem(value: &Value, whole: serde_json::Error) -> String {
+    let Value::Object(fields) = value else {
+        return whole.to_string();
+    };
+    for (k, v) in fields {
+        let one = Value::Object(Map::from_iter([(k.clone(), v.clone())]));
+        if let Err(e) = serde_json::from_value::<Config>(one) {
+            return match v {
+                Value::Number(n) if WHOLE_NUMBERS.contains(&k.as_str()) => {
+                    format!(
+                        "`{k}` must be a whole number from 0 to {}, found {n}",
+                        u64::MAX
+                    )
+                }
+                _ if e.to_string().starts_with("unknown field") => e.to_string(),
+                _ => format!("`{k}`: {e}"),
+            };
+        }
+    }
+    whole.to_string()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_refused_value_names_its_field() {
+        let problem = |json: &str| Config::from_json(json.as_bytes()).unwrap_err().problem;
+        assert_eq!(
+            problem(r#"{"threshold": 0.5, "contextWindow": "big"}"#),
+            r#"config: `contextWindow`: invalid type: string "big", expected u64"#
+        );
+        assert_eq!(
+            problem(r#"{"transportMaxBodyBytes": 1e30}"#),
+            "config: `transportMaxBodyBytes` must be a whole number from 0 to 18446744073709551615, found 1e+30"
+        );
+        assert_eq!(
+            problem(r#"{"keepRecent": -1}"#),
+            "config: `keepRecent` must be a whole number from 0 to 18446744073709551615, found -1"
+        );
+        assert!(problem(r#"{"wireFormat": "xml"}"#)
+            .starts_with("config: `wireFormat`: unknown variant `xml`"));
+        assert!(
+            problem(r#"{"contextWindw": 5}"#).starts_with("config: unknown field `contextWindw`")
+        );
+        assert_eq!(
+            problem("[1]"),
+            "config: expected a JSON object of SPEC §2 fields, found an array"
+        );
+    }
 
     #[test]
     fn adr_numbers() {
