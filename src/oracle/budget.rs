@@ -101,6 +101,10 @@ pub fn no_premature_compaction(
     answer: &CompactAnswer,
 ) -> Verdict {
     let inv = Invariant::NoPrematureCompaction;
+    if matches!(answer, CompactAnswer::InvalidInput { .. }) && check_well_formed(input).is_err() {
+        // The right answer to an ill-formed history (body-under-ceiling judges it).
+        return Verdict::NotApplicable("the input is not well formed");
+    }
     let estimate = judge_estimate(config, input);
     let body = body_bytes(config, input);
     let (trigger, ceiling) = (config.trigger(), config.transport_max_body_bytes);
