@@ -18,7 +18,7 @@ use crate::body::{body_bytes, body_value, value_size};
 use crate::config::Config;
 use crate::estimate::{tokens, tokens_for_bytes, Adr0098, ContentOnly, Estimator};
 use crate::fixture::Fixture;
-use crate::generate::Case;
+use crate::generate::{Case, SplitMix64};
 use crate::harness::run_case;
 use crate::model::{
     check_well_formed, engine, parse_json, read_messages, write_messages, Document, Message, Role,
@@ -252,8 +252,11 @@ pub fn wire_roundtrip_target(data: &[u8]) {
 }
 
 /// `body_size`: the exact body size equals the length of serde_json's
-/// serialisation, in every format and with a fuzzed envelope; and
-/// `value_size` agrees with serde_json on any JSON the bytes hold.
+/// serialisation, in every format and with a fuzzed envelope — on the
+/// case, on the case read back from each format (messages carrying that
+/// format's wire hints: argument text as read, block layouts), and on the
+/// rest of the bytes when they hold a history; and `value_size` agrees
+/// with serde_json on any JSON the bytes hold.
 pub fn body_size_target(data: &[u8]) {
     let Some((case, u)) = case(data) else { return };
     let rest = u.take_rest();
@@ -262,9 +265,18 @@ pub fn body_size_target(data: &[u8]) {
         let len = serde_json::to_vec(v).expect("json").len() as u64;
         assert_eq!(value_size(v), len, "value_size of {v}");
     }
+    let mut histories = vec![case.messages.clone()];
+    for format in [WireFormat::Openai, WireFormat::Anthropic] {
+        let (system, arr) = write_messages(format, &case.messages);
+        if let Ok(back) = read_messages(format, system.as_ref(), &arr) {
+            histories.push(back);
+        }
+    }
     let mut envelopes = vec![case.config.envelope.clone()];
-    if let Some(Value::Object(obj)) = fuzzed {
-        envelopes.push(obj);
+    match fuzzed.map(|v| (Document::from_value(v.clone(), None), v)) {
+        Some((Ok(doc), _)) => histories.push(doc.messages),
+        Some((Err(_), Value::Object(obj))) => envelopes.push(obj),
+        _ => {}
     }
     for format in WireFormat::ALL {
         for envelope in &envelopes {
@@ -273,38 +285,30 @@ pub fn body_size_target(data: &[u8]) {
                 envelope: envelope.clone(),
                 ..case.config.clone()
             };
-            let msgs = &case.messages;
-            let len = serde_json::to_vec(&body_value(&config, msgs))
-                .expect("json")
-                .len();
-            assert_eq!(
-                body_bytes(&config, msgs),
-                len as u64,
-                "body size in {format}"
-            );
+            for (h, msgs) in histories.iter().enumerate() {
+                let len = serde_json::to_vec(&body_value(&config, msgs))
+                    .expect("json")
+                    .len();
+                assert_eq!(
+                    body_bytes(&config, msgs),
+                    len as u64,
+                    "body size in {format} of history {h}"
+                );
+            }
         }
     }
-}
-
-/// A small splitmix64, for the smoke tests' seeded pseudo-random inputs.
-pub fn splitmix64(state: &mut u64) -> u64 {
-    *state = state.wrapping_add(0x9e37_79b9_7f4a_7c15);
-    let mut z = *state;
-    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-    z ^ (z >> 31)
 }
 
 /// Run `target` on `n` pseudo-random inputs of up to `max_len` bytes from
 /// `seed` (wasm-tools' `test_n_times`): the stable-Rust smoke test.
 pub fn run_n_times(target: Target, n: usize, max_len: usize, seed: u64) {
-    let mut state = seed;
+    let mut rng = SplitMix64::new(seed);
     let mut buf = Vec::with_capacity(max_len);
     for _ in 0..n {
-        let len = (splitmix64(&mut state) as usize) % (max_len + 1);
+        let len = rng.below(max_len as u64 + 1) as usize;
         buf.clear();
         while buf.len() < len {
-            buf.extend_from_slice(&splitmix64(&mut state).to_le_bytes());
+            buf.extend_from_slice(&rng.next_u64().to_le_bytes());
         }
         buf.truncate(len);
         target(&buf);

@@ -7,7 +7,8 @@
 //! says what broke (for `compact`, with the SPEC §7 fixture to save).
 
 use ctxgate::fixture::Fixture;
-use ctxgate::fuzzing::{self, run_n_times, splitmix64};
+use ctxgate::fuzzing::{self, run_n_times};
+use ctxgate::generate::SplitMix64;
 use ctxgate::harness::run_case;
 use ctxgate::subject::defects::Defect;
 use ctxgate::subject::InProcess;
@@ -49,13 +50,13 @@ fn parse_smoke() {
     ] {
         fuzzing::parse_target(text.as_bytes());
         // and a few cheap mutations of each: a byte replaced, a cut.
-        let mut state = text.len() as u64;
+        let mut rng = SplitMix64::new(text.len() as u64);
         for _ in 0..40 {
             let mut bytes = text.as_bytes().to_vec();
             if bytes.is_empty() {
                 break;
             }
-            let r = splitmix64(&mut state);
+            let r = rng.next_u64();
             let at = (r as usize) % bytes.len();
             if r & 1 == 0 {
                 bytes[at] = (r >> 8) as u8;
@@ -107,12 +108,10 @@ fn kept_crash_inputs_replay_clean() {
 #[test]
 fn a_compact_crash_prints_a_replayable_fixture() {
     let defect = Defect::DropsSystemPrompt;
-    let mut state = 0xf1c7_u64;
+    let mut rng = SplitMix64::new(0xf1c7);
     let message = (0..200)
         .find_map(|_| {
-            let bytes: Vec<u8> = (0..64)
-                .flat_map(|_| splitmix64(&mut state).to_le_bytes())
-                .collect();
+            let bytes: Vec<u8> = (0..64).flat_map(|_| rng.next_u64().to_le_bytes()).collect();
             let caught = std::panic::catch_unwind(|| {
                 fuzzing::compact_against(&mut defect.subject(), &bytes)
             });
