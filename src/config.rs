@@ -108,7 +108,7 @@ impl Config {
                 crate::error::json_type(&value)
             )));
         }
-        let config: Config = serde_json::from_value(value.clone())
+        let config = Config::deserialize(&value)
             .map_err(|e| InputError::new(format!("config: {}", field_problem(&value, e))))?;
         config.validate()?;
         Ok(config)
