@@ -7,9 +7,10 @@
 //! exactly what `serde_json::to_vec` writes, and these functions return its
 //! length byte for byte — without building the string.
 
-use serde_json::{Map, Value};
+use serde_json::{Map, Number, Value};
 
 use crate::config::Config;
+use crate::model::value::shortest_spelling_len;
 use crate::model::{engine, openai, Content, Message, ToolCall, WireFormat};
 
 /// Extra bytes JSON escaping adds for each byte value (0 for most).
@@ -227,14 +228,24 @@ fn escape_extra(bytes: &[u8]) -> u64 {
 
 /// Serialised size of any JSON value.
 pub fn value_size(v: &Value) -> u64 {
+    value_size_by(v, &|n| n.as_str().len() as u64)
+}
+
+/// Serialised size of `v` with each number counted as `number` says.
+fn value_size_by<F: Fn(&Number) -> u64>(v: &Value, number: &F) -> u64 {
     match v {
         Value::Null => 4,
         Value::Bool(true) => 4,
         Value::Bool(false) => 5,
-        Value::Number(n) => n.as_str().len() as u64,
+        Value::Number(n) => number(n),
         Value::String(s) => string_size(s),
-        Value::Array(a) => 2 + a.iter().map(value_size).sum::<u64>() + commas(a.len()),
-        Value::Object(o) => object_size(o.iter().map(|(k, v)| (k.as_str(), value_size(v)))),
+        Value::Array(a) => {
+            2 + a.iter().map(|x| value_size_by(x, number)).sum::<u64>() + commas(a.len())
+        }
+        Value::Object(o) => object_size(
+            o.iter()
+                .map(|(k, v)| (k.as_str(), value_size_by(v, number))),
+        ),
     }
 }
 
@@ -282,20 +293,37 @@ fn content_size(c: &Content) -> Option<u64> {
 
 /// Size of the engine JSON of a `toolCalls` array: what ADR 0098's estimator counts.
 pub fn tool_calls_size(calls: &[ToolCall]) -> u64 {
-    2 + calls.iter().map(tool_call_size).sum::<u64>() + commas(calls.len())
+    2 + calls
+        .iter()
+        .map(|c| tool_call_size(c, value_size))
+        .sum::<u64>()
+        + commas(calls.len())
 }
 
-fn tool_call_size(c: &ToolCall) -> u64 {
+/// [`tool_calls_size`] with every number in the shortest spelling a
+/// mainstream JSON library writes it in (`model::value::shortest_spelling_len`):
+/// the estimate floor of `contract::tool_calls_floor`. Equal to
+/// [`tool_calls_size`] when every number is portable.
+pub fn tool_calls_floor_size(calls: &[ToolCall]) -> u64 {
+    let shortest = |v: &Value| value_size_by(v, &shortest_spelling_len);
+    2 + calls
+        .iter()
+        .map(|c| tool_call_size(c, shortest))
+        .sum::<u64>()
+        + commas(calls.len())
+}
+
+fn tool_call_size(c: &ToolCall, value: impl Fn(&Value) -> u64) -> u64 {
     let named = [
         ("id", string_size(&c.id)),
         ("name", string_size(&c.name)),
-        ("arguments", value_size(&c.arguments)),
+        ("arguments", value(&c.arguments)),
     ];
     let extra = c
         .extra
         .iter()
         .filter(|(k, _)| !engine::CALL_FIELDS.contains(&k.as_str()))
-        .map(|(k, v)| (k.as_str(), value_size(v)));
+        .map(|(k, v)| (k.as_str(), value(v)));
     object_size(named.into_iter().chain(extra))
 }
 

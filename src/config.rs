@@ -9,8 +9,9 @@ use crate::model::WireFormat;
 /// Express's implicit JSON body limit, the ceiling ADR 0098 hit in production.
 pub const EXPRESS_DEFAULT_LIMIT: u64 = 102_400;
 
-/// SPEC §2. Every field has the ADR's default.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+/// SPEC §2. Every field has the ADR's default. Two configs are equal when
+/// their fields are, the envelope by JSON value (`model::value`).
+#[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", default, deny_unknown_fields)]
 pub struct Config {
     /// Tokens the model accepts (128,000 for the ADR's five gate/dev agents).
@@ -29,6 +30,19 @@ pub struct Config {
     pub wire_format: WireFormat,
     /// The request body's other fields; the body is this object plus `messages`.
     pub envelope: Map<String, Value>,
+}
+
+impl PartialEq for Config {
+    fn eq(&self, other: &Config) -> bool {
+        self.context_window == other.context_window
+            && self.threshold == other.threshold
+            && self.transport_max_body_bytes == other.transport_max_body_bytes
+            && self.bytes_per_token == other.bytes_per_token
+            && self.keep_recent == other.keep_recent
+            && self.summary_max_bytes == other.summary_max_bytes
+            && self.wire_format == other.wire_format
+            && crate::model::value::same_members(&self.envelope, &other.envelope)
+    }
 }
 
 impl Default for Config {

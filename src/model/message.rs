@@ -10,6 +10,8 @@ use std::sync::Arc;
 
 use serde_json::{Map, Value};
 
+use super::value::{same_members, same_value};
+
 /// Who speaks. SPEC §1.1: `system` | `user` | `assistant` | `tool`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Role {
@@ -208,17 +210,20 @@ impl Message {
     }
 }
 
-/// Equality is equality of the engine form: wire-format hints are ignored,
-/// since two messages that differ only in how another format spelled them
-/// are the same message.
+/// Equality is SPEC §5's: equality of the engine form *by JSON value*
+/// (`model::value::same_value`): numbers by mathematical value, object
+/// members regardless of order, strings exactly. Wire-format hints are
+/// ignored, since two messages that differ only in how another format
+/// spelled them are the same message. A subject whose JSON library writes
+/// `653.50` back as `653.5` returns the same message.
 impl PartialEq for Message {
     fn eq(&self, other: &Message) -> bool {
         self.role == other.role
             && self.content == other.content
-            && self.tool_calls == other.tool_calls
             && self.tool_call_id == other.tool_call_id
             && self.pinned == other.pinned
-            && self.extra == other.extra
+            && self.tool_calls == other.tool_calls
+            && same_members(&self.extra, &other.extra)
     }
 }
 
@@ -226,7 +231,8 @@ impl PartialEq for ToolCall {
     fn eq(&self, other: &ToolCall) -> bool {
         self.id == other.id
             && self.name == other.name
-            && self.arguments == other.arguments
-            && self.extra == other.extra
+            && (Arc::ptr_eq(&self.arguments, &other.arguments)
+                || same_value(&self.arguments, &other.arguments))
+            && same_members(&self.extra, &other.extra)
     }
 }

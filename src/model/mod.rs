@@ -13,6 +13,7 @@ mod format;
 mod iteration;
 mod message;
 pub mod openai;
+pub mod value;
 
 pub use document::{parse_json, read_messages, write_messages, Document, Shape, MAX_DEPTH};
 pub use format::WireFormat;
