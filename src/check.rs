@@ -12,10 +12,11 @@ use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use crate::body::body_bytes;
+use crate::contract::cannot_fit_justified;
 use crate::fixture::Fixture;
 use crate::generate::{case_from_seed, shrink, Case, Coverage, GenConfig};
 use crate::harness::{run_case, CaseResult};
-use crate::oracle::{minimal_output, Invariant, InvariantSet, Verdict, Violation};
+use crate::oracle::{Invariant, InvariantSet, Verdict, Violation};
 use crate::subject::{Fault, FaultKind, Subject, SubjectInfo};
 
 /// What to run.
@@ -30,6 +31,10 @@ pub struct CheckOptions {
     pub gen: GenConfig,
     /// At most this many subject runs while shrinking one failure.
     pub shrink_runs: usize,
+    /// Send numbers that stock JSON libraries re-spell or round (`1.50`,
+    /// 2^64, `1e400`: `gen.exotic_numbers_percent` of the cases)? `None`:
+    /// when the subject's hello says `"numbers": "exact"`.
+    pub exact_numbers: Option<bool>,
 }
 
 impl Default for CheckOptions {
@@ -42,16 +47,37 @@ impl Default for CheckOptions {
             save: None,
             gen: GenConfig::default(),
             shrink_runs: 2000,
+            exact_numbers: None,
         }
     }
 }
 
 /// How often an invariant held.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Tally {
     pub pass: u64,
     pub fail: u64,
     pub not_applicable: u64,
+    /// Why it did not apply, and how often.
+    pub reasons: BTreeMap<&'static str, u64>,
+}
+
+impl Tally {
+    /// Judged at least once, pass or fail.
+    pub fn exercised(&self) -> bool {
+        self.pass + self.fail > 0
+    }
+
+    /// The reasons it did not apply, most frequent first: "compaction was
+    /// not due (25), the subject answered cannot_fit (5)".
+    pub fn reasons_line(&self) -> String {
+        let mut r: Vec<(&&str, &u64)> = self.reasons.iter().collect();
+        r.sort_by(|a, b| b.1.cmp(a.1).then(a.0.cmp(b.0)));
+        r.iter()
+            .map(|(why, n)| format!("{why} ({n})"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
 }
 
 /// One failed invariant, shrunk.
@@ -99,8 +125,53 @@ pub struct CheckReport {
 }
 
 impl CheckReport {
+    /// Every checked invariant held, no subject fault, and the run checked
+    /// something: at least one case, and every checked invariant exercised
+    /// at least once (SPEC §8).
     pub fn ok(&self) -> bool {
-        self.failures.is_empty() && self.faults.is_empty()
+        self.failures.is_empty() && self.faults.is_empty() && self.not_checked().is_empty()
+    }
+
+    /// Why a run checked too little to pass, one line per reason; empty
+    /// when it checked enough (whatever it found).
+    pub fn not_checked(&self) -> Vec<String> {
+        if self.checked.is_empty() {
+            let claimed = self.subject.claimed();
+            return vec![if claimed.is_empty() {
+                format!(
+                    "no invariant was checked: the subject {:?} claims none{}",
+                    self.subject.name,
+                    if self.subject.invariants.is_some_and(|s| s.is_empty()) {
+                        " (its hello's `invariants` is empty)"
+                    } else {
+                        ""
+                    }
+                )
+            } else {
+                format!(
+                    "no invariant was checked: the subject claims {}, and none of them was asked for",
+                    claimed.names().join(", ")
+                )
+            }];
+        }
+        if self.cases == 0 {
+            return vec![if self.stopped_by_time {
+                "no case ran: the time budget ended before the first case".into()
+            } else {
+                "no case ran".into()
+            }];
+        }
+        self.tally
+            .iter()
+            .filter(|(_, t)| !t.exercised())
+            .map(|(inv, t)| {
+                format!(
+                    "{inv} was never exercised in {} case(s): {}",
+                    self.cases,
+                    t.reasons_line()
+                )
+            })
+            .collect()
     }
 }
 
@@ -121,6 +192,14 @@ pub fn run(
 ) -> CheckReport {
     let start = Instant::now();
     let checked = opts.invariants.intersect(subject.info().claimed());
+    let mut gen = opts.gen.clone();
+    if !opts.exact_numbers.unwrap_or(subject.info().exact_numbers) {
+        gen.exotic_numbers_percent = 0;
+    }
+    let opts = &CheckOptions {
+        gen,
+        ..opts.clone()
+    };
     let mut report = CheckReport {
         subject: subject.info().clone(),
         seed: opts.seed,
@@ -134,7 +213,8 @@ pub fn run(
         coverage: Coverage::default(),
         stopped_by_time: false,
     };
-    for index in 0..opts.cases {
+    let cases = if checked.is_empty() { 0 } else { opts.cases };
+    for index in 0..cases {
         if opts.time.is_some_and(|t| start.elapsed() >= t) {
             report.stopped_by_time = true;
             break;
@@ -166,7 +246,10 @@ fn tally(t: &mut BTreeMap<Invariant, Tally>, result: &CaseResult) {
         match verdict {
             Verdict::Pass => e.pass += 1,
             Verdict::Fail(_) => e.fail += 1,
-            Verdict::NotApplicable(_) => e.not_applicable += 1,
+            Verdict::NotApplicable(why) => {
+                e.not_applicable += 1;
+                *e.reasons.entry(why).or_default() += 1;
+            }
         }
     }
 }
@@ -222,13 +305,12 @@ fn record_failures(
         }
         let only = InvariantSet::from_iter([inv]);
         // A ceiling shrunk below any possible answer makes a true but
-        // useless counterexample ("15 bytes over a 1-byte ceiling"): keep
-        // the shrunk case one where a fitting answer existed, if the
-        // original was.
-        let keep_fittable = matches!(
-            inv,
-            Invariant::BodyUnderCeiling | Invariant::SessionNeverOverflows
-        ) && fittable(case);
+        // useless counterexample: "15 bytes over a 1-byte ceiling", or, for
+        // any other invariant, a case a correct subject answers cannot_fit,
+        // where the invariant no longer applies and the fixture judges
+        // nothing. Keep the shrunk case one where a fitting answer exists,
+        // if the original was.
+        let keep_fittable = fittable(case);
         let shrunk = shrink_with_budget(case.clone(), opts.shrink_runs, |c| {
             (!keep_fittable || fittable(c))
                 && run_case(subject, &c.config, &c.messages, only).fails(inv)
@@ -264,8 +346,7 @@ fn record_failures(
 
 /// The smallest output SPEC §4 allows fits under the ceiling.
 fn fittable(case: &Case) -> bool {
-    body_bytes(&case.config, &minimal_output(&case.messages))
-        <= case.config.transport_max_body_bytes
+    !cannot_fit_justified(&case.config, &case.messages)
 }
 
 /// Shrink with at most `runs` evaluations of the predicate.

@@ -18,8 +18,11 @@ use serde_json::{Map, Value};
 
 use crate::config::Config;
 use crate::error::{json_type, InputError};
+use crate::harness::run_case;
+use crate::model::value::{make_messages_portable, make_portable};
 use crate::model::{parse_json, read_messages, write_messages, Message, WireFormat};
-use crate::oracle::{Invariant, InvariantSet};
+use crate::oracle::{Invariant, InvariantSet, Verdict, Violation};
+use crate::subject::{Fault, Subject};
 
 pub const FIXTURE_VERSION: u64 = 1;
 
@@ -199,6 +202,90 @@ impl Fixture {
         std::fs::write(&path, text)?;
         Ok(path)
     }
+}
+
+/// What replaying one fixture against a subject gave.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Replayed {
+    /// Every invariant judged held; how many were judged.
+    Held { judged: usize },
+    /// Some invariant failed.
+    Failed(Vec<Violation>),
+    /// The subject faulted.
+    Fault(Fault),
+    /// Nothing was judged, and why: no invariant both asked for and
+    /// claimed, or none applied. A replay that judged nothing is not a pass.
+    Skipped { why: String },
+}
+
+impl Replayed {
+    /// The fixture still shows a problem: an invariant failed or the subject faulted.
+    pub fn reproduces(&self) -> bool {
+        matches!(self, Replayed::Failed(_) | Replayed::Fault(_))
+    }
+}
+
+/// Replay `fixture` against `subject`. A subject that does not claim exact
+/// numbers is sent the fixture's numbers in their portable spelling where
+/// the value has one (`1.50` as `1.5`: the same value, and the spelling its
+/// JSON library writes back); `unportable` says how many had none (2^64,
+/// `1e400`), which such a subject's library may change.
+pub fn replay(subject: &mut dyn Subject, fixture: &Fixture) -> (Replayed, usize) {
+    let mut config = fixture.config.clone();
+    let mut messages = fixture.messages.clone();
+    let mut unportable = 0;
+    if !subject.info().exact_numbers {
+        unportable += make_messages_portable(&mut messages);
+        unportable += config
+            .envelope
+            .values_mut()
+            .map(make_portable)
+            .sum::<usize>();
+    }
+    let asked = fixture.invariants;
+    let claimed = subject.info().claimed();
+    if asked.intersect(claimed).is_empty() {
+        let why = format!(
+            "the subject claims none of the fixture's invariants ({})",
+            if asked.is_empty() {
+                "the fixture names none".to_owned()
+            } else {
+                asked.names().join(", ")
+            }
+        );
+        return (Replayed::Skipped { why }, unportable);
+    }
+    let result = run_case(subject, &config, &messages, asked);
+    if let Some(fault) = result.fault {
+        return (Replayed::Fault(fault), unportable);
+    }
+    let violations: Vec<Violation> = result.violations().cloned().collect();
+    if !violations.is_empty() {
+        return (Replayed::Failed(violations), unportable);
+    }
+    let judged = result
+        .verdicts
+        .iter()
+        .filter(|(_, v)| *v == Verdict::Pass)
+        .count();
+    if judged == 0 {
+        let mut reasons: Vec<String> = result
+            .verdicts
+            .iter()
+            .filter_map(|(i, v)| match v {
+                Verdict::NotApplicable(why) => Some(format!("{i}: {why}")),
+                _ => None,
+            })
+            .collect();
+        reasons.dedup();
+        return (
+            Replayed::Skipped {
+                why: format!("no invariant applied ({})", reasons.join("; ")),
+            },
+            unportable,
+        );
+    }
+    (Replayed::Held { judged }, unportable)
 }
 
 /// Every fixture file under `paths` (files as given, folders searched

@@ -24,9 +24,9 @@ use crate::model::{
     check_well_formed, engine, parse_json, read_messages, write_messages, Document, Message, Role,
     WireFormat,
 };
-use crate::oracle::{CompactAnswer, InvariantSet};
+use crate::oracle::InvariantSet;
 use crate::subject::protocol::{parse_compact_answer, parse_estimate_answer, parse_hello};
-use crate::subject::{InProcess, Subject};
+use crate::subject::{CompactAnswer, InProcess, Subject};
 
 /// A target's function: bytes in, a panic on a real bug.
 pub type Target = fn(&[u8]);

@@ -4,12 +4,12 @@
 
 use crate::body::body_bytes;
 use crate::config::Config;
-use crate::model::{check_well_formed, head_len, iterations, Message, ToolCall};
+use crate::contract::{minimal_body, Head};
+use crate::model::{check_well_formed, iterations, unanswered_calls, Message, ToolCall};
 use crate::oracle::{
-    check_all, minimal_output, CompactAnswer, Invariant, InvariantSet, Observation, SessionTurn,
-    TurnOutcome, Verdict, Violation,
+    check_all, Invariant, InvariantSet, Observation, SessionTurn, TurnOutcome, Verdict, Violation,
 };
-use crate::subject::{Fault, Subject};
+use crate::subject::{CompactAnswer, Fault, Subject};
 
 /// How many iterations the simulated ToolLoop runs at most (the ADR's
 /// ceiling for execution/gate agents).
@@ -86,6 +86,7 @@ fn observe(
     set: InvariantSet,
     obs: &mut Observation,
 ) -> Result<(), Fault> {
+    let well_formed = check_well_formed(input).is_ok();
     let needs_compact = set.iter().any(|i| !i.needs_estimate());
     if needs_compact {
         let answer = subject.compact(config, input)?;
@@ -94,8 +95,12 @@ fn observe(
             obs.second = Some(subject.compact(config, input)?);
         }
         if set.contains(Invariant::Idempotent) {
+            // An ill-formed output is tool-pairing's finding; sending it
+            // back would only earn a justified invalid_input.
             if let CompactAnswer::Messages(o) = &answer {
-                obs.recompacted = Some(subject.compact(config, o)?);
+                if check_well_formed(o).is_ok() {
+                    obs.recompacted = Some(subject.compact(config, o)?);
+                }
             }
         }
     }
@@ -105,45 +110,60 @@ fn observe(
             let appended = appended_message(input);
             let mut longer = input.to_vec();
             longer.push(appended.clone());
+            debug_assert!(
+                !well_formed || check_well_formed(&longer).is_ok(),
+                "the harness made an ill-formed history: {:?}",
+                check_well_formed(&longer)
+            );
             obs.estimate_appended = Some((subject.estimate(config, &longer)?, appended));
         }
     }
-    if set.contains(Invariant::SessionNeverOverflows) && check_well_formed(input).is_ok() {
+    if set.contains(Invariant::SessionNeverOverflows) && well_formed {
         obs.session = Some(simulate_session(subject, config, input)?);
     }
     Ok(())
 }
 
-/// The message appended for `estimate-monotone`: a new assistant turn that
-/// makes one call (well formed after any well-formed history whose last
-/// iteration is complete; a pending one gets a plain user message).
-fn appended_message(input: &[Message]) -> Message {
-    let pending = iterations(input)
-        .last()
-        .is_some_and(|r| !crate::model::unanswered_calls(input, r.clone()).is_empty());
-    if pending {
-        Message::user("continue")
-    } else {
-        Message::assistant_calls(
+/// The message appended for `estimate-monotone`, chosen so that a
+/// well-formed history stays well formed: the answer to a call the last
+/// iteration left pending, or else a new assistant turn that makes one call
+/// (a pending call as the history's end is well formed, SPEC §1.2).
+pub fn appended_message(input: &[Message]) -> Message {
+    let pending = iterations(input).last().and_then(|r| {
+        unanswered_calls(input, r.clone())
+            .first()
+            .map(|id| id.to_string())
+    });
+    match pending {
+        Some(id) => Message::tool(id, "approved"),
+        None => Message::assistant_calls(
             "checking",
             vec![ToolCall::new(
                 "ctxgate_appended",
                 "read_file",
                 serde_json::json!({"path": "apps/api/src/main.ts"}),
             )],
-        )
+        ),
     }
 }
 
 /// A ToolLoop replayed from the case: start from the head, append the
 /// case's iterations one at a time (up to 60), compact before each send,
-/// carry the compacted history into the next turn.
+/// carry the compacted history into the next turn. Every history sent is
+/// well formed: when a compacted history would not make one with the next
+/// iteration (the subject broke its pairing, which `tool-pairing` judges),
+/// the loop ends there.
+///
+/// A `cannot_fit` turn is judged against the conversation's own minimal
+/// output (its head, pinned iterations and the iteration just appended),
+/// not the carried history's: a compactor whose summaries pile up in its
+/// head, turn after turn, gives up on a conversation that fits.
 pub fn simulate_session(
     subject: &mut dyn Subject,
     config: &Config,
     input: &[Message],
 ) -> Result<Vec<SessionTurn>, Fault> {
-    let head = head_len(input);
+    let head = Head::of(input).literal;
     let mut history: Vec<Message> = input[..head].to_vec();
     let mut turns = Vec::new();
     for (n, range) in iterations(&input[head..])
@@ -152,6 +172,9 @@ pub fn simulate_session(
         .enumerate()
     {
         history.extend_from_slice(&input[range.start + head..range.end + head]);
+        if check_well_formed(&history).is_err() {
+            break;
+        }
         let outcome = match subject.compact(config, &history)? {
             CompactAnswer::Messages(o) => {
                 let body = body_bytes(config, &o);
@@ -159,7 +182,7 @@ pub fn simulate_session(
                 TurnOutcome::Sent { body }
             }
             CompactAnswer::CannotFit { .. } => TurnOutcome::CannotFit {
-                minimal: body_bytes(config, &minimal_output(&history)),
+                minimal: minimal_body(config, &input[..range.end + head]),
             },
             CompactAnswer::InvalidInput { message } => TurnOutcome::InvalidInput { message },
         };

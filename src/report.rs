@@ -58,8 +58,8 @@ pub fn human(r: &CheckReport, hint: &ReplayHint) -> String {
     for (inv, t) in &r.tally {
         let mark = if t.fail > 0 {
             "FAIL"
-        } else if t.pass == 0 {
-            "never applied"
+        } else if !t.exercised() {
+            "NEVER EXERCISED"
         } else {
             ""
         };
@@ -84,10 +84,12 @@ pub fn human(r: &CheckReport, hint: &ReplayHint) -> String {
             unchecked.join(", ")
         );
     }
-    let _ = writeln!(out);
-    let _ = writeln!(out, "coverage:");
-    for line in r.coverage.to_string().lines() {
-        let _ = writeln!(out, "  {line}");
+    if r.cases > 0 {
+        let _ = writeln!(out);
+        let _ = writeln!(out, "coverage:");
+        for line in r.coverage.to_string().lines() {
+            let _ = writeln!(out, "  {line}");
+        }
     }
     for f in &r.failures {
         let _ = writeln!(out);
@@ -121,9 +123,26 @@ pub fn human(r: &CheckReport, hint: &ReplayHint) -> String {
         write_history(&mut out, &f.fixture.messages);
         replay_line(&mut out, f.saved.as_deref(), hint);
     }
+    let unchecked = r.not_checked();
+    if !unchecked.is_empty() {
+        let _ = writeln!(out);
+        let _ = writeln!(out, "NOT CHECKED (a run that checked nothing cannot pass):");
+        for line in &unchecked {
+            let _ = writeln!(out, "  {line}");
+        }
+    }
     let _ = writeln!(out);
     let verdict = if r.ok() {
-        format!("OK: every checked invariant held on {} cases", r.cases)
+        format!(
+            "OK: every checked invariant held on {} cases, and each was exercised",
+            r.cases
+        )
+    } else if r.failures.is_empty() && r.faults.is_empty() {
+        format!(
+            "NOT OK: nothing failed, but {} thing(s) were never checked; reproduce the run with --seed {}",
+            unchecked.len(),
+            r.seed
+        )
     } else {
         format!(
             "FAILED: {} invariant(s) broken, {} fault kind(s); reproduce the run with --seed {}",
@@ -163,7 +182,12 @@ fn replay_line(out: &mut String, saved: Option<&std::path::Path>, hint: &ReplayH
 }
 
 fn tally_json(t: &Tally) -> Value {
-    json!({"pass": t.pass, "fail": t.fail, "notApplicable": t.not_applicable})
+    let reasons: serde_json::Map<String, Value> = t
+        .reasons
+        .iter()
+        .map(|(why, n)| ((*why).to_owned(), (*n).into()))
+        .collect();
+    json!({"pass": t.pass, "fail": t.fail, "notApplicable": t.not_applicable, "notApplicableBecause": reasons})
 }
 
 /// The JSON report.
@@ -214,6 +238,7 @@ pub fn to_json(r: &CheckReport, hint: &ReplayHint) -> Value {
         "bodyBytes": r.bytes,
         "stoppedByTime": r.stopped_by_time,
         "invariants": invariants,
+        "notChecked": r.not_checked(),
         "failures": failures,
         "faults": faults,
         "coverage": r.coverage.to_json(),
@@ -224,7 +249,6 @@ pub fn to_json(r: &CheckReport, hint: &ReplayHint) -> Value {
 pub fn junit(r: &CheckReport, hint: &ReplayHint) -> String {
     let mut cases = String::new();
     let mut failed = 0;
-    let mut skipped = 0;
     let class = format!("ctxgate.{}", xml(&r.subject.name));
     for (inv, t) in &r.tally {
         let _ = write!(
@@ -244,15 +268,32 @@ pub fn junit(r: &CheckReport, hint: &ReplayHint) -> String {
                 inv.name(),
                 xml(&body)
             );
-        } else if t.pass == 0 && t.fail == 0 {
-            skipped += 1;
+        } else if !t.exercised() {
+            // A gate that checked nothing has not passed: a failure, not a skip.
+            failed += 1;
+            let why = format!(
+                "never exercised in {} case(s): {}",
+                r.cases,
+                t.reasons_line()
+            );
             let _ = write!(
                 cases,
-                "\n      <skipped message=\"never applicable in {} cases\"/>\n    ",
-                r.cases
+                "\n      <failure message=\"{}\" type=\"not-exercised\">{}</failure>\n    ",
+                xml(&why),
+                xml(&why)
             );
         }
         cases.push_str("</testcase>\n");
+    }
+    if r.checked.is_empty() || r.cases == 0 {
+        failed += 1;
+        let why = r.not_checked().join("\n");
+        let _ = writeln!(
+            cases,
+            "    <testcase classname=\"{class}\" name=\"run\">\n      <failure message=\"{}\" type=\"not-checked\">{}</failure>\n    </testcase>",
+            xml(&why),
+            xml(&why)
+        );
     }
     for f in &r.faults {
         failed += 1;
@@ -264,9 +305,9 @@ pub fn junit(r: &CheckReport, hint: &ReplayHint) -> String {
             xml(&f.fault.to_string())
         );
     }
-    let tests = r.tally.len() + r.faults.len();
+    let tests = r.tally.len() + r.faults.len() + usize::from(r.checked.is_empty() || r.cases == 0);
     format!(
-        "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites>\n  <testsuite name=\"ctxgate check (seed {})\" tests=\"{tests}\" failures=\"{failed}\" skipped=\"{skipped}\" time=\"{:.3}\">\n{cases}  </testsuite>\n</testsuites>\n",
+        "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites>\n  <testsuite name=\"ctxgate check (seed {})\" tests=\"{tests}\" failures=\"{failed}\" skipped=\"0\" time=\"{:.3}\">\n{cases}  </testsuite>\n</testsuites>\n",
         r.seed,
         r.elapsed.as_secs_f64()
     )

@@ -387,33 +387,50 @@ fn coverage_names_what_a_run_never_reached() {
     assert!(cov.missing().iter().any(|m| m == "result: cannot_fit"));
 }
 
-/// Numbers print the same in every JSON library: integers below 2^53 (exact
-/// in JavaScript), or decimals with at most six places, never an exponent.
+/// Numbers print the same in every JSON library (SPEC §5; `model::value`):
+/// unless a subject claims exact numbers, every number the generator writes
+/// — in arguments, extra fields and the envelope — is portable; and the
+/// exotic share, when on, really holds numbers that are not.
 #[test]
-fn generated_numbers_are_integers_or_short_decimals() {
-    fn numbers(v: &serde_json::Value, out: &mut Vec<String>) {
+fn generated_numbers_are_portable_unless_exotic_numbers_are_asked_for() {
+    use ctxgate::model::value::all_portable;
+    fn numbers(v: &serde_json::Value, out: &mut u64) {
         match v {
-            serde_json::Value::Number(n) => out.push(n.to_string()),
+            serde_json::Value::Number(_) => *out += 1,
             serde_json::Value::Array(a) => a.iter().for_each(|x| numbers(x, out)),
             serde_json::Value::Object(o) => o.values().for_each(|x| numbers(x, out)),
             _ => {}
         }
     }
-    let mut all = Vec::new();
-    for (_, case) in default_cases(71, 600) {
-        numbers(&case.to_json(), &mut all);
+    let portable = GenConfig {
+        exotic_numbers_percent: 0,
+        ..GenConfig::default()
+    };
+    let mut count = 0;
+    for i in 0..600 {
+        let case = case_from_seed(71, i, &portable);
+        let json = case.to_json();
+        numbers(&json["messages"], &mut count);
+        numbers(&json["config"]["envelope"], &mut count);
+        assert!(all_portable(&json["messages"]), "case {i}: {json}");
+        assert!(all_portable(&json["config"]["envelope"]), "case {i}");
     }
-    assert!(all.len() > 10_000, "only {} numbers", all.len());
-    for n in &all {
-        let (int, frac) = n.split_once('.').unwrap_or((n, ""));
-        let int = int.strip_prefix('-').unwrap_or(int);
-        let ok = !int.is_empty()
-            && int.len() <= 15
-            && int.bytes().all(|b| b.is_ascii_digit())
-            && frac.len() <= 6
-            && frac.bytes().all(|b| b.is_ascii_digit());
-        assert!(ok, "{n} is not an integer or a short decimal");
+    assert!(count > 10_000, "only {count} numbers");
+    let exotic = GenConfig {
+        exotic_numbers_percent: 100,
+        ..GenConfig::default()
+    };
+    let mut with = 0;
+    for i in 0..200 {
+        let json = case_from_seed(71, i, &exotic).to_json();
+        if !all_portable(&json) {
+            with += 1;
+        }
     }
+    assert!(
+        with >= 190,
+        "only {with} of 200 exotic cases hold a non-portable number"
+    );
 }
 
 #[test]

@@ -10,7 +10,7 @@
 //! parallel call, small enough that a person reads it at a glance.
 
 use ctxgate::check::{self, CheckOptions};
-use ctxgate::oracle::InvariantSet;
+use ctxgate::oracle::{Invariant, InvariantSet};
 use ctxgate::subject::defects::Defect;
 use ctxgate::subject::{InProcess, Subject};
 
@@ -71,6 +71,23 @@ fn every_defect_is_caught_by_its_invariant_with_a_small_counterexample() {
     assert!(problems.is_empty(), "{}", problems.join("\n"));
 }
 
+/// Every invariant has teeth: some defect is named by it (caught_by()[0]),
+/// so that stubbing its oracle out turns this suite red.
+#[test]
+fn every_invariant_names_a_defect() {
+    let named: InvariantSet = Defect::ALL.iter().map(|d| d.caught_by()[0]).collect();
+    let missing: Vec<&str> = Invariant::ALL
+        .into_iter()
+        .filter(|i| !named.contains(*i))
+        .map(Invariant::name)
+        .collect();
+    assert!(missing.is_empty(), "no defect is named by: {missing:?}");
+    assert_eq!(named.len(), Invariant::ALL.len());
+}
+
+/// The reference passes at the suite's seed, and every invariant passed on
+/// some case there (an oracle that never passes is as toothless as one that
+/// never fails).
 #[test]
 fn the_reference_is_not_flagged_at_the_same_seed() {
     let mut subject = InProcess::reference();
@@ -88,6 +105,12 @@ fn the_reference_is_not_flagged_at_the_same_seed() {
         "{}",
         ctxgate::report::human(&report, &Default::default())
     );
+    for inv in Invariant::ALL {
+        assert!(
+            report.tally[&inv].pass > 0,
+            "{inv} never passed at seed {SEED}"
+        );
+    }
 }
 
 /// Run until the first failure of the defect's invariants (then shrink it).

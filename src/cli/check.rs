@@ -21,6 +21,18 @@ pub enum ReportKind {
     Junit,
 }
 
+/// Which JSON numbers the subject is sent (`model::value`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Numbers {
+    /// Exotic spellings (`1.50`, 2^64, `1e400`) only if the subject's hello
+    /// says `"numbers": "exact"`
+    Auto,
+    /// Only numbers every mainstream JSON library writes back unchanged
+    Portable,
+    /// Also numbers that stock JSON libraries re-spell or round
+    Exact,
+}
+
 #[derive(Debug, ClapArgs)]
 pub struct Args {
     #[command(flatten)]
@@ -57,13 +69,33 @@ pub struct Args {
     /// At most this many subject runs to shrink one failure
     #[arg(long, value_name = "N", default_value_t = 2000)]
     pub shrink_runs: usize,
+
+    /// Which JSON numbers to send: `portable` ones every stock JSON library
+    /// writes back unchanged, or also `exact`-preservation ones (`1.50`,
+    /// 2^64, `1e400`) [default: auto, as the subject's hello claims]
+    #[arg(long, value_enum, default_value_t = Numbers::Auto)]
+    pub numbers: Numbers,
 }
 
 pub fn run_check(args: Args) -> Result<(), Failure> {
     let invariants = match &args.invariants {
         None => InvariantSet::all(),
-        Some(list) => InvariantSet::parse_list(list).map_err(Failure::bad_input)?,
+        Some(list) => {
+            let set = InvariantSet::parse_list(list).map_err(Failure::bad_input)?;
+            if set.is_empty() {
+                return Err(Failure::bad_input(
+                    "--invariants names no invariant: a run that checks nothing cannot pass",
+                )
+                .with_hint("leave --invariants out to check every invariant the subject claims, or name some (`ctxgate check --help` lists them)"));
+            }
+            set
+        }
     };
+    if args.cases == 0 {
+        return Err(Failure::bad_input(
+            "--cases 0 runs no case: a run that checks nothing cannot pass",
+        ));
+    }
     let time = match args.time {
         Some(t) if !(t > 0.0 && t.is_finite()) => {
             return Err(Failure::bad_input(
@@ -82,6 +114,11 @@ pub fn run_check(args: Args) -> Result<(), Failure> {
         invariants,
         save: Some(args.save.clone()),
         shrink_runs: args.shrink_runs,
+        exact_numbers: match args.numbers {
+            Numbers::Auto => None,
+            Numbers::Portable => Some(false),
+            Numbers::Exact => Some(true),
+        },
         ..CheckOptions::default()
     };
     eprintln!(
@@ -117,14 +154,27 @@ pub fn run_check(args: Args) -> Result<(), Failure> {
         None => print!("{rendered}"),
     }
     if report.ok() {
-        Ok(())
-    } else {
-        Err(Failure::failed(format!(
-            "{} invariant(s) failed, {} subject fault kind(s) (seed {seed})",
+        return Ok(());
+    }
+    let unchecked = report.not_checked();
+    let mut parts = Vec::new();
+    if !report.failures.is_empty() || !report.faults.is_empty() {
+        parts.push(format!(
+            "{} invariant(s) failed, {} subject fault kind(s)",
             report.failures.len(),
             report.faults.len()
-        )))
+        ));
     }
+    if !unchecked.is_empty() {
+        parts.push(format!(
+            "{} thing(s) were never checked (see NOT CHECKED above)",
+            unchecked.len()
+        ));
+    }
+    Err(Failure::failed(format!(
+        "{} (seed {seed})",
+        parts.join("; ")
+    )))
 }
 
 fn random_seed() -> u64 {

@@ -166,6 +166,10 @@ impl Report<'_> {
         let reference_tokens = Adr0098.tokens(&mut self.msgs.iter(), c);
         let over_trigger = reference_tokens > c.trigger();
         let over_ceiling = self.body > ceiling;
+        debug_assert_eq!(
+            over_trigger || over_ceiling,
+            ctxgate::contract::due(c, reference_tokens, self.body)
+        );
         let mut why = Vec::new();
         if over_trigger {
             why.push("the estimate is over the trigger");

@@ -1,5 +1,7 @@
 //! `ctxgate replay PATH…`: re-run fixture files or folders against a
-//! subject. A fixture that no longer parses is an error, not a skip.
+//! subject. A fixture that no longer parses is an error, not a skip; a
+//! fixture of which nothing could be judged is reported as skipped, and a
+//! replay that judged nothing at all does not pass.
 
 use std::path::PathBuf;
 
@@ -7,15 +9,24 @@ use clap::Args as ClapArgs;
 
 use super::common::Failure;
 use super::subject::SubjectArgs;
-use ctxgate::fixture::{collect, Fixture};
-use ctxgate::harness::run_case;
-use ctxgate::oracle::Verdict;
+use ctxgate::fixture::{collect, replay, Fixture, Replayed};
 
 #[derive(Debug, ClapArgs)]
+#[command(after_help = "\
+Exit codes: 0 every fixture held (with --expect-failures: every fixture
+failed); 1 a fixture failed or the subject faulted (with --expect-failures:
+a fixture held or was skipped), or nothing at all was judged; 2 bad usage or
+a fixture that does not parse.")]
 pub struct Args {
     /// Fixture files, or folders searched for *.json
     #[arg(required = true, value_name = "PATH")]
     pub paths: Vec<PathBuf>,
+
+    /// Every fixture must still fail against this subject (findings kept
+    /// against the version they were found on): a fixture that holds, or
+    /// of which nothing is judged, fails the replay
+    #[arg(long)]
+    pub expect_failures: bool,
 
     #[command(flatten)]
     pub subject: SubjectArgs,
@@ -34,46 +45,67 @@ pub fn run(args: Args) -> Result<(), Failure> {
         .map(|p| Fixture::load(p))
         .collect::<Result<Vec<_>, _>>()?;
     let mut subject = args.subject.open()?;
-    let (mut failed, mut passed) = (0, 0);
+    let (mut failed, mut held, mut skipped) = (0usize, 0usize, 0usize);
+    let mut unexpected = Vec::new();
     for (path, fixture) in files.iter().zip(&fixtures) {
-        let result = run_case(
-            subject.as_mut(),
-            &fixture.config,
-            &fixture.messages,
-            fixture.invariants,
-        );
         let shown = path.display();
-        if let Some(fault) = &result.fault {
-            failed += 1;
-            println!(
-                "FAULT {shown}\n  {}",
-                fault.to_string().replace('\n', "\n  ")
-            );
-            continue;
-        }
-        let fails: Vec<String> = result.violations().map(|v| v.to_string()).collect();
-        if fails.is_empty() {
-            passed += 1;
-            let applied = result
-                .verdicts
-                .iter()
-                .filter(|(_, v)| *v == Verdict::Pass)
-                .count();
-            println!("ok    {shown} ({applied} invariant(s) held)");
-        } else {
-            failed += 1;
-            println!("FAIL  {shown}");
-            for f in fails {
-                println!("  {f}");
+        let (outcome, unportable) = replay(subject.as_mut(), fixture);
+        match &outcome {
+            Replayed::Held { judged } => {
+                held += 1;
+                println!("ok    {shown} ({judged} invariant(s) held)");
+            }
+            Replayed::Failed(violations) => {
+                failed += 1;
+                println!("FAIL  {shown}");
+                for v in violations {
+                    println!("  {v}");
+                }
+            }
+            Replayed::Fault(fault) => {
+                failed += 1;
+                println!(
+                    "FAULT {shown}\n  {}",
+                    fault.to_string().replace('\n', "\n  ")
+                );
+            }
+            Replayed::Skipped { why } => {
+                skipped += 1;
+                println!("SKIP  {shown}: nothing judged: {why}");
             }
         }
+        if unportable > 0 {
+            println!(
+                "  note: {unportable} number(s) here have no spelling every JSON library keeps (2^64, 1e400, 0.00001…), and the subject does not claim exact numbers"
+            );
+        }
+        if args.expect_failures && !outcome.reproduces() {
+            unexpected.push(shown.to_string());
+        }
     }
-    println!("\nreplay: {passed} passed, {failed} failed");
+    println!("\nreplay: {held} held, {failed} failed, {skipped} skipped");
+    let name = &subject.info().name;
+    if args.expect_failures {
+        return if unexpected.is_empty() {
+            println!("every fixture still fails against {name}, as expected");
+            Ok(())
+        } else {
+            Err(Failure::failed(format!(
+                "{} of {} fixture(s) no longer fail against {name} (expected to): {}",
+                unexpected.len(),
+                fixtures.len(),
+                unexpected.join(", ")
+            )))
+        };
+    }
     if failed > 0 {
         Err(Failure::failed(format!(
-            "{failed} of {} fixture(s) failed against {}",
-            fixtures.len(),
-            subject.info().name
+            "{failed} of {} fixture(s) failed against {name}",
+            fixtures.len()
+        )))
+    } else if held == 0 {
+        Err(Failure::failed(format!(
+            "nothing was judged: all {skipped} fixture(s) were skipped against {name}"
         )))
     } else {
         Ok(())

@@ -154,8 +154,7 @@ impl<'e> Incremental<'e> {
     /// Whether the history needs compacting: the estimate over the trigger
     /// or the body over the ceiling (SPEC §4 step 1).
     pub fn needs_compaction(&self) -> bool {
-        self.tokens() > self.config.trigger()
-            || self.body_bytes() > self.config.transport_max_body_bytes
+        crate::contract::due(&self.config, self.tokens(), self.body_bytes())
     }
 
     /// The config the figures are for.

@@ -84,6 +84,14 @@ pub struct GenConfig {
     /// Percent of cases made ill formed when `allow_ill_formed` is set.
     /// Default 50; range 0–100.
     pub ill_formed_percent: u8,
+    /// Percent of cases whose JSON numbers (tool-call arguments, extra
+    /// fields, the envelope) include spellings that stock JSON libraries
+    /// re-write or round: `1.50`, `12.0`, `1e5`, `-0`, 2^64, `1e400`,
+    /// `0.00001` (`model::value`). Every other number generated is
+    /// portable. `check` sends these only to subjects whose hello says
+    /// `"numbers": "exact"` (or with `--numbers exact`), and sets the
+    /// share to 0 for the rest. Default 10; range 0–100.
+    pub exotic_numbers_percent: u8,
 }
 
 impl Default for GenConfig {
@@ -110,6 +118,7 @@ impl Default for GenConfig {
             anthropic_percent: 10,
             allow_ill_formed: false,
             ill_formed_percent: 50,
+            exotic_numbers_percent: 10,
         }
     }
 }
@@ -161,6 +170,7 @@ impl<'a> Arbitrary<'a> for GenConfig {
             anthropic_percent: anthropic.min(100 - openai),
             allow_ill_formed: false,
             ill_formed_percent: percent(u)?,
+            exotic_numbers_percent: percent(u)?,
         })
     }
 }

@@ -6,16 +6,18 @@
 //! boundary seeking (which needs the final history and config).
 
 use arbitrary::{Arbitrary, Unstructured};
-use serde_json::{json, Map, Value};
+use std::sync::Arc;
+
+use serde_json::{json, Map, Number, Value};
 
 use super::rng::{mix, Draw, SplitMix64};
 use super::text::{self, ContentClass};
 use super::{anthropic_ready, Case, GenConfig};
 use crate::body::{string_size, value_size};
 use crate::config::Config;
+use crate::contract::SUMMARY_PREFIX;
 use crate::estimate::{Adr0098, Estimator};
 use crate::model::{check_well_formed, iterations, Content, Message, Role, ToolCall, WireFormat};
-use crate::reference::SUMMARY_PREFIX;
 
 const SHAPE_STREAM: u64 = 0x0053_4841_5045; // "SHAPE"
 const TEXT_STREAM: u64 = 0x5445_5854; // "TEXT"
@@ -43,6 +45,9 @@ pub fn gen_case(u: &mut Unstructured, g: &GenConfig) -> arbitrary::Result<Case> 
     let mut case = Case { config, messages };
     if gen.s.ill_formed {
         gen.corrupt(&mut case.messages);
+    }
+    if gen.s.exotic_numbers {
+        gen.exotic_numbers(&mut case);
     }
     if gen.s.boundary {
         gen.seek_boundary(&mut case);
@@ -88,6 +93,9 @@ struct Shape {
     empty_calls: bool,
     ill_formed: bool,
     boundary: bool,
+    /// Numbers that stock JSON libraries re-spell or round (see
+    /// [`GenConfig::exotic_numbers_percent`]).
+    exotic_numbers: bool,
 }
 
 /// Iteration-count tiers: (lowest, highest, weight). Mostly 2–30; 61 and
@@ -174,6 +182,8 @@ impl Shape {
             empty_calls: d.chance(10),
             ill_formed: g.allow_ill_formed && d.chance(g.ill_formed_percent as u32),
             boundary: d.chance(g.boundary_percent as u32),
+            exotic_numbers: g.exotic_numbers_percent > 0
+                && d.chance(g.exotic_numbers_percent as u32),
         }
     }
 }
@@ -213,8 +223,15 @@ impl Gen<'_, '_, '_> {
 
     fn history(&mut self) -> Vec<Message> {
         let mut msgs = Vec::new();
-        for _ in 0..self.s.head {
-            let content = self.text_content(true);
+        // Now and then the head ends in the reference's summary of an
+        // earlier turn, where SPEC §4's two readings of the head part
+        // (`contract::Head`): the oracles must accept both.
+        let carried_summary = self.s.head >= 2 && self.d.chance(8);
+        for i in 0..self.s.head {
+            let mut content = self.text_content(true);
+            if carried_summary && i + 1 == self.s.head {
+                content = format!("{SUMMARY_PREFIX} {content}");
+            }
             let m = self.decorate(Message::system(content));
             msgs.push(m);
         }
@@ -659,6 +676,39 @@ impl Gen<'_, '_, '_> {
         c
     }
 
+    /// Respell or replace some of the case's JSON numbers (tool-call
+    /// arguments, extra fields, the envelope) with spellings that stock
+    /// JSON libraries change: `1.50`, `12.0`, `1e5`, `-0`, 2^64, `1e400`,
+    /// `0.00001`. Only for subjects that keep numbers exactly.
+    fn exotic_numbers(&mut self, case: &mut Case) {
+        let t = &mut self.t;
+        let mut touched = 0;
+        for m in &mut case.messages {
+            for c in m.tool_calls.iter_mut().flatten() {
+                let mut args = (*c.arguments).clone();
+                touched += exoticise(t, &mut args);
+                if touched == 0 {
+                    if let Value::Object(o) = &mut args {
+                        o.insert("limit".into(), Value::Number(exotic(t, None)));
+                        touched += 1;
+                    }
+                }
+                c.arguments = Arc::new(args);
+            }
+            for v in m.extra.values_mut() {
+                touched += exoticise(t, v);
+            }
+        }
+        for v in case.config.envelope.values_mut() {
+            touched += exoticise(t, v);
+        }
+        if touched == 0 {
+            case.config
+                .envelope
+                .insert("topP".into(), Value::Number(exotic(t, None)));
+        }
+    }
+
     fn envelope(&mut self) -> Map<String, Value> {
         let max = self.g.max_envelope_bytes as u64;
         let mut env = Map::new();
@@ -677,7 +727,7 @@ impl Gen<'_, '_, '_> {
                 json!(format!("sess_{:012x}", t.next_u64() >> 16)),
             ),
             ("stream", json!(t.chance(50))),
-            ("temperature", json!(t.range(0, 10) as f64 / 10.0)),
+            ("temperature", text::decimal(t.range(0, 10), 10)),
             ("maxTokens", json!(t.range(256, 8_192))),
             (
                 "metadata",
@@ -1006,4 +1056,53 @@ pub(crate) fn set_trigger(
     }
     *c = saved;
     false
+}
+
+/// Replace about a third of the numbers in `v` by exotic spellings;
+/// returns how many were replaced.
+fn exoticise(t: &mut SplitMix64, v: &mut Value) -> usize {
+    match v {
+        Value::Number(n) if t.chance(35) => {
+            *n = exotic(t, Some(n));
+            1
+        }
+        Value::Array(a) => a.iter_mut().map(|x| exoticise(t, x)).sum(),
+        Value::Object(o) => o.values_mut().map(|x| exoticise(t, x)).sum(),
+        _ => 0,
+    }
+}
+
+/// A number spelled as stock JSON libraries would not write it back: the
+/// same value as `like` respelled (`653.5` → `653.50`, `12` → `12.0` or
+/// `1.2e1`, `0` → `-0`), or a value they cannot keep (2^64, `1e400`).
+fn exotic(t: &mut SplitMix64, like: Option<&Number>) -> Number {
+    const VALUES: [&str; 9] = [
+        "18446744073709551616",
+        "9007199254740993",
+        "1e400",
+        "-1e400",
+        "0.00001",
+        "0.1000000000000000055511151231257827",
+        "5e-324",
+        "123456789012345678901234567890.5",
+        "-0",
+    ];
+    let text = match like {
+        Some(n) if t.chance(60) => {
+            let s = n.as_str();
+            match t.below(3) {
+                0 if s.contains('.') => format!("{s}0"),
+                0 | 1 if !s.contains(['.', 'e', 'E']) => {
+                    if s == "0" {
+                        "-0".to_owned()
+                    } else {
+                        format!("{s}.0")
+                    }
+                }
+                _ => format!("{s}e0"),
+            }
+        }
+        _ => (*t.pick(&VALUES)).to_owned(),
+    };
+    serde_json::from_str(&text).expect("exotic numbers are JSON numbers")
 }

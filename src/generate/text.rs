@@ -634,8 +634,7 @@ fn write_scalar(rng: &mut SplitMix64, out: &mut String, budget: usize) {
             let _ = write!(out, "{}", rng.range(0, 100_000) as i64 - 1_000);
         }
         3 => {
-            let x = rng.range(1, 99_999);
-            let _ = write!(out, "{}.{:02}", x / 100, x % 100);
+            let _ = write!(out, "{}", decimal(rng.range(1, 99_999), 100));
         }
         _ => {
             let n = rng.range(0, budget.clamp(1, 80) as u64) as usize;
@@ -719,10 +718,22 @@ pub fn json_key(rng: &mut SplitMix64) -> String {
     }
 }
 
-/// A short decimal such as 0.7 or 12.25: exact in every JSON library.
+/// A short decimal such as 0.7 or 12.25: portable (`model::value`), so
+/// written back byte for byte by every mainstream JSON library.
 pub fn short_decimal(rng: &mut SplitMix64) -> Value {
-    let hundredths = rng.range(1, 99_999) as f64 / 100.0;
-    Value::Number(Number::from_f64(hundredths).expect("finite"))
+    decimal(rng.range(1, 99_999), 100)
+}
+
+/// `units / scale` as a portable JSON number: an integer when it is one
+/// (`5`, never `5.0`), else the shortest round-trip decimal (`653.5`, never
+/// `653.50`). `scale` is at most 100, so a fraction is at least 0.01.
+pub fn decimal(units: u64, scale: u64) -> Value {
+    if units % scale == 0 {
+        return Value::from(units / scale);
+    }
+    let n = Number::from_f64(units as f64 / scale as f64).expect("finite");
+    debug_assert!(crate::model::value::is_portable(&n), "{n}");
+    Value::Number(n)
 }
 
 pub fn scalar(rng: &mut SplitMix64, budget: u64) -> Value {

@@ -3,49 +3,12 @@
 //! two ends — the estimator that counted only `content`, the window that
 //! ignored the transport — are caught here.
 
-use std::collections::HashSet;
-
-use super::{CompactAnswer, Invariant, Verdict, Violation};
+use super::{Facts, Invariant, Verdict, Violation};
 use crate::body::body_bytes;
 use crate::config::Config;
-use crate::estimate::{tool_call_tokens, Adr0098, Estimator};
-use crate::model::{check_well_formed, head_len, iterations, Message};
-
-/// What a subject answered to `estimate`.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct EstimateAnswer {
-    pub tokens: u64,
-    pub per_message: Option<Vec<u64>>,
-}
-
-/// The harness's estimate of a history: the `adr-0098` estimator.
-pub fn judge_estimate(config: &Config, msgs: &[Message]) -> u64 {
-    Adr0098.tokens(&mut msgs.iter(), config)
-}
-
-/// True when compaction is due: over the trigger or over the ceiling.
-pub fn compaction_due(config: &Config, msgs: &[Message]) -> bool {
-    judge_estimate(config, msgs) > config.trigger()
-        || body_bytes(config, msgs) > config.transport_max_body_bytes
-}
-
-/// The smallest output SPEC §4 allows: head + pinned iterations + the last
-/// iteration, no summary.
-pub fn minimal_output(input: &[Message]) -> Vec<Message> {
-    let head = head_len(input);
-    let iters = iterations(&input[head..]);
-    let mut out: Vec<Message> = input[..head].to_vec();
-    if let Some((last, rest)) = iters.split_last() {
-        for r in rest {
-            let r = r.start + head..r.end + head;
-            if input[r.clone()].iter().any(Message::is_pinned) {
-                out.extend_from_slice(&input[r]);
-            }
-        }
-        out.extend_from_slice(&input[last.start + head..last.end + head]);
-    }
-    out
-}
+use crate::contract::{cannot_fit_justified, judge_estimate, minimal_body, tool_calls_floor};
+use crate::model::{check_well_formed, iterations, Message};
+use crate::subject::{CompactAnswer, EstimateAnswer};
 
 /// The body is never over the ceiling; `cannot_fit` only when the minimal
 /// output is itself over it; `invalid_input` only for input that is not
@@ -72,10 +35,10 @@ pub fn body_under_ceiling(
             }
         }
         CompactAnswer::CannotFit { message } => {
-            let minimal = body_bytes(config, &minimal_output(input));
-            if minimal > ceiling {
+            if cannot_fit_justified(config, input) {
                 vec![]
             } else {
+                let minimal = minimal_body(config, input);
                 vec![Violation::new(
                     inv,
                     format!("answered cannot_fit ({message}), but head + pinned + last iteration is {minimal} bytes, under the ceiling"),
@@ -94,29 +57,24 @@ pub fn body_under_ceiling(
     }
 }
 
-/// Under the trigger and under the ceiling, the output is the input.
-pub fn no_premature_compaction(
-    config: &Config,
-    input: &[Message],
-    answer: &CompactAnswer,
-) -> Verdict {
+/// Under the trigger and under the ceiling, the output is the input. At an
+/// exact half, where the trigger a conforming compactor computes depends on
+/// its rounding (`contract::TriggerRange`), nothing is due only under the
+/// lower one.
+pub fn no_premature_compaction(facts: &Facts<'_>, answer: &CompactAnswer) -> Verdict {
     let inv = Invariant::NoPrematureCompaction;
-    if matches!(answer, CompactAnswer::InvalidInput { .. }) && check_well_formed(input).is_err() {
-        // The right answer to an ill-formed history (body-under-ceiling judges it).
-        return Verdict::NotApplicable("the input is not well formed");
-    }
-    let estimate = judge_estimate(config, input);
-    let body = body_bytes(config, input);
-    let (trigger, ceiling) = (config.trigger(), config.transport_max_body_bytes);
-    if estimate > trigger || body > ceiling {
+    let (estimate, body) = (facts.estimate, facts.body);
+    let trigger = facts.trigger.low;
+    let ceiling = facts.config.transport_max_body_bytes;
+    if facts.maybe_due() {
         return Verdict::NotApplicable("compaction was due");
     }
     let changed_at = match answer {
-        CompactAnswer::Messages(o) => match super::repeat::first_difference(input, o) {
+        CompactAnswer::Messages(o) => match super::repeat::first_difference(facts.input, o) {
             None => return Verdict::Pass,
             Some(i) => format!(
                 "changed the history at message {i} ({} → {} messages)",
-                input.len(),
+                facts.input.len(),
                 o.len()
             ),
         },
@@ -136,64 +94,122 @@ pub fn no_premature_compaction(
 /// trigger, unless the output is down to head + pinned + summary + last
 /// iteration. Returning the input unchanged when compaction was due is a
 /// failure of progress too.
-pub fn progress(config: &Config, input: &[Message], answer: &CompactAnswer) -> Verdict {
+pub fn progress(facts: &Facts<'_>, answer: &CompactAnswer) -> Verdict {
     let inv = Invariant::Progress;
     let Some(o) = answer.messages() else {
-        return Verdict::NotApplicable("the subject answered with an error");
+        return Verdict::NotApplicable("the subject answered cannot_fit");
     };
-    if !compaction_due(config, input) {
+    if !facts.maybe_due() {
         return Verdict::NotApplicable("compaction was not due");
     }
-    let estimate = judge_estimate(config, o);
-    let trigger = config.trigger();
-    if estimate <= trigger || is_minimal_form(input, o) {
+    let estimate = judge_estimate(facts.config, o);
+    let trigger = facts.trigger.high;
+    if estimate <= trigger {
         return Verdict::Pass;
     }
+    let Err(why) = minimal_form(facts, o) else {
+        return Verdict::Pass;
+    };
     Verdict::Fail(vec![Violation::new(
         inv,
         format!(
-            "after compaction the estimate is {estimate} tokens, over the trigger {trigger}, and the output ({} of {} messages) keeps more than head + pinned + summary + last iteration",
+            "after compaction the estimate is {estimate} tokens, over the trigger {trigger}, and the output ({} of {} messages) is not down to head + pinned + summary + last iteration: {why}",
             o.len(),
-            input.len()
+            facts.input.len()
         ),
     )
     .number("estimate", estimate)
     .number("trigger", trigger)
-    .number("input estimate", judge_estimate(config, input))])
+    .number("input estimate", facts.estimate)])
 }
 
-/// `o` is head + messages of pinned iterations + at most one new message +
-/// the last iteration of `input`.
-fn is_minimal_form(input: &[Message], o: &[Message]) -> bool {
-    let head = head_len(input);
-    let iters = iterations(&input[head..]);
-    let Some(last) = iters.last() else {
-        return o == input;
-    };
-    let last = &input[last.start + head..];
-    if o.len() < head + last.len()
-        || o[..head] != input[..head]
-        || o[o.len() - last.len()..] != *last
-    {
-        return false;
-    }
-    let pinned: Vec<&Message> = iterations(&input[head..])
-        .into_iter()
-        .map(|r| &input[r.start + head..r.end + head])
-        .filter(|it| it.iter().any(Message::is_pinned))
-        .flatten()
-        .collect();
-    let mut new = 0;
-    for m in &o[head..o.len() - last.len()] {
-        if !pinned.contains(&m) {
-            new += 1;
+/// `Ok` when `o` is head + the messages of pinned iterations + at most one
+/// new message + the last iteration of the input, under either reading of
+/// the head (`contract::Head`); otherwise what is missing or extra, under
+/// the first reading.
+pub fn minimal_form(facts: &Facts<'_>, o: &[Message]) -> Result<(), String> {
+    let mut first = None;
+    for head in facts.head.readings() {
+        match minimal_form_under(facts.input, head, o) {
+            Ok(()) => return Ok(()),
+            Err(why) => {
+                first.get_or_insert(why);
+            }
         }
     }
-    new <= 1
+    Err(first.unwrap_or_default())
+}
+
+fn minimal_form_under(input: &[Message], head: usize, o: &[Message]) -> Result<(), String> {
+    if let Some(k) = (0..head).find(|&k| o.get(k) != Some(&input[k])) {
+        return Err(format!(
+            "output message {k} is not the input's head message {k}, which it must keep"
+        ));
+    }
+    let iters = iterations(&input[head..]);
+    let Some(last) = iters.last().map(|r| r.start + head..r.end + head) else {
+        return if o.len() == head {
+            Ok(())
+        } else {
+            Err(format!(
+                "the input is all head ({head} messages), yet the output has {}",
+                o.len()
+            ))
+        };
+    };
+    let tail = last.len();
+    if o.len() < head + tail || o[o.len() - tail..] != input[last.clone()] {
+        return Err(format!(
+            "the output does not end with the input's last iteration (input messages {}..{})",
+            last.start, last.end
+        ));
+    }
+    let pinned: Vec<usize> = iters[..iters.len() - 1]
+        .iter()
+        .map(|r| r.start + head..r.end + head)
+        .filter(|r| input[r.clone()].iter().any(Message::is_pinned))
+        .flatten()
+        .collect();
+    let middle = &o[head..o.len() - tail];
+    let mut next_pinned = 0;
+    // Output messages that are not the pinned ones, in order: one of them
+    // may be the summary, whether or not it equals an input message by value.
+    let mut others = Vec::new();
+    for (k, m) in middle.iter().enumerate() {
+        match pinned[next_pinned..].iter().position(|&i| input[i] == *m) {
+            Some(p) => next_pinned += p + 1,
+            None => others.push(head + k),
+        }
+    }
+    if others.len() > 1 {
+        let kept = others
+            .iter()
+            .find_map(|&at| input.iter().position(|x| *x == o[at]).map(|i| (at, i)));
+        return Err(match kept {
+            Some((at, i)) => format!(
+                "it keeps input message {i} (as output message {at}), which is neither head, pinned nor part of the last iteration, besides {} other message(s)",
+                others.len() - 1
+            ),
+            None => format!(
+                "it holds {} messages not from the input (output messages {others:?}), where one summary is allowed",
+                others.len()
+            ),
+        });
+    }
+    if next_pinned < pinned.len() {
+        let missing: Vec<usize> = pinned[next_pinned..].to_vec();
+        return Err(format!(
+            "it lacks the pinned input message(s) {missing:?}, which the minimal output keeps"
+        ));
+    }
+    Ok(())
 }
 
 /// The estimate is never below Σ tokens(JSON of toolCalls), in total and,
-/// where the subject reports per-message figures, per message.
+/// where the subject reports per-message figures, per message. The floor
+/// counts every number in the shortest spelling a mainstream JSON library
+/// writes it in (`contract::tool_calls_floor`): the portable numbers the
+/// harness generates exactly as written.
 pub fn estimate_covers_tool_calls(
     config: &Config,
     input: &[Message],
@@ -201,7 +217,8 @@ pub fn estimate_covers_tool_calls(
 ) -> Vec<Violation> {
     let inv = Invariant::EstimateCoversToolCalls;
     let bpt = config.bytes_per_token;
-    let floor: u64 = input.iter().map(|m| tool_call_tokens(m, bpt)).sum();
+    let floors: Vec<u64> = input.iter().map(|m| tool_calls_floor(m, bpt)).collect();
+    let floor: u64 = floors.iter().sum();
     let mut out = Vec::new();
     if est.tokens < floor {
         out.push(
@@ -227,10 +244,8 @@ pub fn estimate_covers_tool_calls(
                 ),
             ));
         } else {
-            let mut seen = HashSet::new();
-            for (i, (m, &t)) in input.iter().zip(per).enumerate() {
-                let need = tool_call_tokens(m, bpt);
-                if t < need && seen.insert(i) {
+            for (i, ((m, &t), &need)) in input.iter().zip(per).zip(&floors).enumerate() {
+                if t < need {
                     let mut v = Violation::new(
                         inv,
                         format!("message {i} is estimated at {t} tokens, below the {need} tokens of its toolCalls"),

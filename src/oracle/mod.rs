@@ -2,19 +2,32 @@
 //! invariant of SPEC §5 was broken. Pure functions of values — an oracle
 //! never runs a subject; the harness collects the answers (a second run for
 //! `deterministic`, a re-compaction for `idempotent`, a simulated ToolLoop
-//! for `session-never-overflows`) and hands them over.
+//! for `session-never-overflows`) and hands them over as an [`Observation`].
 //!
-//! Every violation is a value naming the invariant, the message indexes and
-//! call ids involved, and the numbers (bytes, tokens, ceiling, trigger):
-//! never a bare bool. The same oracles serve in-process subjects, external
-//! subjects, fuzz targets and fixtures.
+//! Every verdict is one of three: [`Verdict::Pass`], [`Verdict::Fail`] with
+//! violations that name the invariant, the message indexes and call ids
+//! involved, and the numbers (bytes, tokens, ceiling, trigger); or
+//! [`Verdict::NotApplicable`] with the reason, which a run counts so that
+//! one that exercised nothing never passes.
 //!
-//! The harness judges sizes with its own yardsticks: the exact body size of
-//! SPEC §2 and the `adr-0098` estimator of SPEC §3, whatever the subject
-//! uses internally.
+//! The oracles' contract:
+//!
+//! - **Equality is by JSON value** (SPEC §5, `model::value`): a subject
+//!   whose JSON library writes `653.50` back as `653.5` changed nothing.
+//!   Where a summary equals an input message by value, the shape oracles
+//!   look for an alignment that holds rather than failing the first greedy
+//!   match.
+//! - **The harness's own yardsticks**: the exact body size of SPEC §2 and
+//!   the `adr-0098` estimator of SPEC §3, whatever the subject uses
+//!   internally; the words of the contract (compaction due, the head, the
+//!   minimal output, the trigger's rounding) come from `contract`, and where
+//!   the contract admits two readings, an oracle accepts both.
+//! - **Refusing a well-formed history is a finding.** `invalid_input` to a
+//!   well-formed history fails every invariant judged on that answer, for
+//!   `compact` and `estimate` alike; to an ill-formed one it is the right
+//!   answer (`body-under-ceiling` passes it, the rest do not apply).
 
 mod budget;
-mod invariant;
 mod pairing;
 mod repeat;
 mod session;
@@ -22,45 +35,21 @@ mod shape;
 
 use std::fmt;
 
+pub use crate::invariant::{Invariant, InvariantSet};
 pub use budget::{
-    body_under_ceiling, compaction_due, estimate_covers_tool_calls, estimate_monotone,
-    judge_estimate, minimal_output, no_premature_compaction, progress, EstimateAnswer,
+    body_under_ceiling, estimate_covers_tool_calls, estimate_monotone, minimal_form,
+    no_premature_compaction, progress,
 };
-pub use invariant::{Invariant, InvariantSet};
 pub use pairing::tool_pairing;
 pub use repeat::{deterministic, idempotent};
 pub use session::{session_never_overflows, SessionTurn, TurnOutcome};
 pub use shape::{order_preserved, pinned_kept, single_bounded_summary, verbatim_suffix};
 
+use crate::body::body_bytes;
 use crate::config::Config;
-use crate::model::Message;
-
-/// What a subject answered to `compact`: a history, or one of the two
-/// error kinds the protocol accepts as answers (SPEC §6).
-#[derive(Debug, Clone, PartialEq)]
-pub enum CompactAnswer {
-    Messages(Vec<Message>),
-    CannotFit { message: String },
-    InvalidInput { message: String },
-}
-
-impl CompactAnswer {
-    pub fn messages(&self) -> Option<&[Message]> {
-        match self {
-            CompactAnswer::Messages(m) => Some(m),
-            _ => None,
-        }
-    }
-
-    /// A short description for reports.
-    pub fn describe(&self) -> String {
-        match self {
-            CompactAnswer::Messages(m) => format!("{} messages", m.len()),
-            CompactAnswer::CannotFit { message } => format!("cannot_fit: {message}"),
-            CompactAnswer::InvalidInput { message } => format!("invalid_input: {message}"),
-        }
-    }
-}
+use crate::contract::{judge_estimate, Head, TriggerRange};
+use crate::model::{check_well_formed, Message};
+use crate::subject::{CompactAnswer, EstimateReply};
 
 /// One broken invariant, with what a person needs to see why.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -140,7 +129,7 @@ pub enum Verdict {
     Pass,
     Fail(Vec<Violation>),
     /// The invariant does not apply (the subject lacks the op, the answer
-    /// was an error, no compaction happened…), with the reason.
+    /// was `cannot_fit`, no compaction was due…), with the reason.
     NotApplicable(&'static str),
 }
 
@@ -159,6 +148,42 @@ impl Verdict {
     }
 }
 
+/// What the oracles know of a case's input, worked out once per case.
+#[derive(Debug, Clone, Copy)]
+pub struct Facts<'a> {
+    pub config: &'a Config,
+    pub input: &'a [Message],
+    /// SPEC §1.2.
+    pub well_formed: bool,
+    /// The adr-0098 estimate, in tokens.
+    pub estimate: u64,
+    /// The exact body, in bytes.
+    pub body: u64,
+    pub head: Head,
+    pub trigger: TriggerRange,
+}
+
+impl<'a> Facts<'a> {
+    pub fn of(config: &'a Config, input: &'a [Message]) -> Facts<'a> {
+        Facts {
+            config,
+            input,
+            well_formed: check_well_formed(input).is_ok(),
+            estimate: judge_estimate(config, input),
+            body: body_bytes(config, input),
+            head: Head::of(input),
+            trigger: TriggerRange::of(config),
+        }
+    }
+
+    /// Compaction may have been due: over the ceiling, or over a trigger
+    /// some conforming compactor computes.
+    pub fn maybe_due(&self) -> bool {
+        self.trigger
+            .maybe_due(self.config, self.estimate, self.body)
+    }
+}
+
 /// Everything the harness observed of a subject on one case.
 #[derive(Debug, Clone, Default)]
 pub struct Observation {
@@ -166,12 +191,12 @@ pub struct Observation {
     pub answer: Option<CompactAnswer>,
     /// The answer to the same request sent again.
     pub second: Option<CompactAnswer>,
-    /// The answer to `compact(output)`.
+    /// The answer to `compact(output)`, when the output was well formed.
     pub recompacted: Option<CompactAnswer>,
     /// `estimate(input)`, when the subject implements it.
-    pub estimate: Option<EstimateAnswer>,
+    pub estimate: Option<EstimateReply>,
     /// `estimate(input + appended)` and the appended message.
-    pub estimate_appended: Option<(EstimateAnswer, Message)>,
+    pub estimate_appended: Option<(EstimateReply, Message)>,
     /// The simulated ToolLoop, turn by turn.
     pub session: Option<Vec<SessionTurn>>,
 }
@@ -183,63 +208,106 @@ pub fn check_all(
     obs: &Observation,
     set: &InvariantSet,
 ) -> Vec<(Invariant, Verdict)> {
+    let facts = Facts::of(config, input);
     set.iter()
-        .map(|inv| (inv, check_one(inv, config, input, obs)))
+        .map(|inv| (inv, check_one(inv, &facts, obs)))
         .collect()
 }
 
+/// The violation for refusing a well-formed history with `invalid_input`.
+fn refused(inv: Invariant, op: &str, message: &str) -> Verdict {
+    Verdict::Fail(vec![Violation::new(
+        inv,
+        format!("answered invalid_input to {op} a well-formed history ({message}): nothing to judge, and a ToolLoop would stop here"),
+    )])
+}
+
 /// Judge one invariant.
-pub fn check_one(inv: Invariant, config: &Config, input: &[Message], obs: &Observation) -> Verdict {
+pub fn check_one(inv: Invariant, facts: &Facts<'_>, obs: &Observation) -> Verdict {
     use Invariant::*;
-    // The estimate invariants need no compaction answer.
     if inv.needs_estimate() {
-        let Some(e) = &obs.estimate else {
-            return Verdict::NotApplicable("the subject does not estimate");
-        };
-        return match inv {
-            EstimateCoversToolCalls => {
-                Verdict::from_violations(estimate_covers_tool_calls(config, input, e))
-            }
-            EstimateMonotone => match &obs.estimate_appended {
-                Some((b, _)) => Verdict::from_violations(estimate_monotone(e, b)),
-                None => Verdict::NotApplicable("no estimate of the longer history"),
-            },
-            _ => real_tokens(input, e),
-        };
+        return check_estimate(inv, facts, obs);
     }
     let Some(answer) = obs.answer.as_ref() else {
         return Verdict::NotApplicable("the subject was not asked to compact");
     };
-    let out = answer.messages();
-    let with_output = |f: &dyn Fn(&[Message]) -> Vec<Violation>| match out {
+    if let CompactAnswer::InvalidInput { message } = answer {
+        return match (facts.well_formed, inv) {
+            (true, _) => refused(inv, "compact", message),
+            (false, BodyUnderCeiling) => Verdict::Pass,
+            (false, _) => Verdict::NotApplicable("the input is not well formed"),
+        };
+    }
+    let input = facts.input;
+    let with_output = |f: &dyn Fn(&[Message]) -> Vec<Violation>| match answer.messages() {
         Some(o) => Verdict::from_violations(f(o)),
-        None => Verdict::NotApplicable("the subject answered with an error"),
+        None => Verdict::NotApplicable("the subject answered cannot_fit"),
     };
     match inv {
         ToolPairing => with_output(&|o| tool_pairing(input, o)),
-        BodyUnderCeiling => Verdict::from_violations(body_under_ceiling(config, input, answer)),
-        NoPrematureCompaction => no_premature_compaction(config, input, answer),
-        Progress => progress(config, input, answer),
+        BodyUnderCeiling => Verdict::from_violations(body_under_ceiling(facts.config, input, answer)),
+        NoPrematureCompaction => no_premature_compaction(facts, answer),
+        Progress => progress(facts, answer),
         VerbatimSuffix => with_output(&|o| verbatim_suffix(input, o)),
         OrderPreserved => with_output(&|o| order_preserved(input, o)),
         PinnedKept => with_output(&|o| pinned_kept(input, o)),
-        SingleBoundedSummary => with_output(&|o| single_bounded_summary(config, input, o)),
+        SingleBoundedSummary => with_output(&|o| single_bounded_summary(facts.config, input, o)),
         Deterministic => match &obs.second {
             Some(second) => Verdict::from_violations(deterministic(answer, second)),
             None => Verdict::NotApplicable("no second run"),
         },
-        Idempotent => match (out, &obs.recompacted) {
+        Idempotent => match (answer.messages(), &obs.recompacted) {
             (Some(o), Some(again)) => Verdict::from_violations(idempotent(o, again)),
-            (None, _) => Verdict::NotApplicable("the subject answered with an error"),
-            (_, None) => Verdict::NotApplicable("no re-compaction"),
+            (None, _) => Verdict::NotApplicable("the subject answered cannot_fit"),
+            (_, None) => Verdict::NotApplicable(
+                "the output is not well formed (tool-pairing judges it), so it was not compacted again",
+            ),
         },
         SessionNeverOverflows => match &obs.session {
-            Some(turns) => Verdict::from_violations(session_never_overflows(config, turns)),
-            None => Verdict::NotApplicable("no session was simulated"),
+            Some(turns) if turns.is_empty() => {
+                Verdict::NotApplicable("the history has no iteration after its head to replay")
+            }
+            Some(turns) => Verdict::from_violations(session_never_overflows(facts.config, turns)),
+            None => Verdict::NotApplicable("the input is not well formed, so no ToolLoop was simulated"),
         },
         EstimateCoversToolCalls | EstimateMonotone | EstimateCoversRealTokens => {
-            unreachable!("judged above")
+            unreachable!("judged by check_estimate")
         }
+    }
+}
+
+/// The invariants judged on the `estimate` op.
+fn check_estimate(inv: Invariant, facts: &Facts<'_>, obs: &Observation) -> Verdict {
+    let Some(reply) = &obs.estimate else {
+        return Verdict::NotApplicable("the subject does not estimate");
+    };
+    let e = match reply {
+        EstimateReply::Tokens(e) => e,
+        EstimateReply::InvalidInput { message } if facts.well_formed => {
+            return refused(inv, "estimate", message)
+        }
+        EstimateReply::InvalidInput { .. } => {
+            return Verdict::NotApplicable("the input is not well formed")
+        }
+    };
+    match inv {
+        Invariant::EstimateCoversToolCalls => {
+            Verdict::from_violations(estimate_covers_tool_calls(facts.config, facts.input, e))
+        }
+        Invariant::EstimateMonotone => match &obs.estimate_appended {
+            Some((EstimateReply::Tokens(after), _)) => {
+                Verdict::from_violations(estimate_monotone(e, after))
+            }
+            Some((EstimateReply::InvalidInput { message }, _)) if facts.well_formed => {
+                // The appended history is well formed too: the harness builds it so.
+                refused(inv, "estimate", message)
+            }
+            Some((EstimateReply::InvalidInput { .. }, _)) => {
+                Verdict::NotApplicable("the longer history is not well formed")
+            }
+            None => Verdict::NotApplicable("no estimate of the longer history"),
+        },
+        _ => real_tokens(facts.input, e),
     }
 }
 
@@ -247,7 +315,7 @@ pub fn check_one(inv: Invariant, config: &Config, input: &[Message], obs: &Obser
 /// and o200k_base. Totals only: a class-wise estimator bounds a history,
 /// not every short message (see docs/calibration.md).
 #[cfg(feature = "calibrate")]
-fn real_tokens(input: &[Message], e: &EstimateAnswer) -> Verdict {
+fn real_tokens(input: &[Message], e: &crate::subject::EstimateAnswer) -> Verdict {
     use crate::calibrate::{estimate_covers_real_tokens, Encoding};
     let shortfalls = estimate_covers_real_tokens(input, e.tokens, None, &Encoding::ALL);
     Verdict::from_violations(
@@ -267,6 +335,6 @@ fn real_tokens(input: &[Message], e: &EstimateAnswer) -> Verdict {
 }
 
 #[cfg(not(feature = "calibrate"))]
-fn real_tokens(_input: &[Message], _e: &EstimateAnswer) -> Verdict {
+fn real_tokens(_input: &[Message], _e: &crate::subject::EstimateAnswer) -> Verdict {
     Verdict::NotApplicable("ctxgate was built without the calibrate feature")
 }

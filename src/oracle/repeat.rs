@@ -1,7 +1,8 @@
 //! `deterministic` and `idempotent`: what a second run must give.
 
-use super::{CompactAnswer, Invariant, Violation};
+use super::{Invariant, Violation};
 use crate::model::Message;
+use crate::subject::CompactAnswer;
 
 /// The same input twice gives the same output (or the same error kind).
 pub fn deterministic(first: &CompactAnswer, second: &CompactAnswer) -> Vec<Violation> {

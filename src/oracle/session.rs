@@ -20,7 +20,8 @@ pub struct SessionTurn {
 pub enum TurnOutcome {
     /// The compacted history was sent; its body in bytes.
     Sent { body: u64 },
-    /// The subject answered cannot_fit; the minimal output's body in bytes.
+    /// The subject answered cannot_fit; the body of the conversation's
+    /// minimal output (head + pinned + the iteration just appended), in bytes.
     CannotFit { minimal: u64 },
     /// The subject answered invalid_input to a history the loop built.
     InvalidInput { message: String },
@@ -50,7 +51,7 @@ pub fn session_never_overflows(config: &Config, turns: &[SessionTurn]) -> Vec<Vi
                 Violation::new(
                     inv,
                     format!(
-                        "turn {} gave up with cannot_fit although head + pinned + last iteration is {minimal} bytes",
+                        "turn {} gave up with cannot_fit although the conversation's head + pinned + last iteration is {minimal} bytes, under the ceiling",
                         t.turn
                     ),
                 )

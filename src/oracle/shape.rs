@@ -1,25 +1,107 @@
 //! The shape invariants: what of the input the output must keep, and how.
 //! `verbatim-suffix`, `order-preserved`, `pinned-kept`,
 //! `single-bounded-summary`.
+//!
+//! "From the input" is equality by JSON value, so a summary may equal an
+//! input message (an empty summary at `summaryMaxBytes: 0` is the very
+//! value of an empty system prompt). The oracles then look for an
+//! alignment: "the output without its summary is a subsequence of the
+//! input" holds if *some* choice of at most one output message as the
+//! summary makes it hold.
 
 use super::{Invariant, Violation};
 use crate::config::Config;
-use crate::model::{head_len, iterations, Message};
+use crate::contract::Head;
+use crate::model::{iterations, Message};
 
-/// Match `output` greedily as a subsequence of `input`: for each output
-/// message, the input index it matched, or `None` for a message that is not
-/// (in this order) from the input.
-pub(crate) fn align(input: &[Message], output: &[Message]) -> Vec<Option<usize>> {
+/// `None` where greedy matching failed.
+const FAILED: usize = usize::MAX;
+
+/// Greedy earliest matching of `output` into `input`: `ends[i]` is the
+/// input position right after the match of `output[i - 1]` (`ends[0] = 0`),
+/// or [`FAILED`] from the first output message that has no match on. Greedy
+/// earliest is optimal for "is a prefix of `output` a subsequence".
+fn prefix_ends(input: &[Message], output: &[Message]) -> Vec<usize> {
+    let mut ends = Vec::with_capacity(output.len() + 1);
+    ends.push(0);
     let mut j = 0;
-    output
-        .iter()
-        .map(|m| {
-            let found = input[j..].iter().position(|x| x == m).map(|p| p + j);
-            if let Some(p) = found {
-                j = p + 1;
-            }
-            found
-        })
+    for m in output {
+        if j == FAILED {
+            ends.push(FAILED);
+            continue;
+        }
+        j = match input[j..].iter().position(|x| x == m) {
+            Some(p) => j + p + 1,
+            None => FAILED,
+        };
+        ends.push(j);
+    }
+    ends
+}
+
+/// Greedy latest matching from the right: `starts[i]` is the input
+/// position of the match of `output[i]` when `output[i..]` is matched as
+/// late as possible (`starts[len] = input.len()`), or [`FAILED`].
+fn suffix_starts(input: &[Message], output: &[Message]) -> Vec<usize> {
+    let mut starts = vec![FAILED; output.len() + 1];
+    starts[output.len()] = input.len();
+    for i in (0..output.len()).rev() {
+        let limit = starts[i + 1];
+        if limit == FAILED {
+            break;
+        }
+        starts[i] = input[..limit]
+            .iter()
+            .rposition(|x| *x == output[i])
+            .unwrap_or(FAILED);
+    }
+    starts
+}
+
+/// How `output` aligns with `input` as a subsequence with at most one
+/// message left out (the summary).
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Alignment {
+    /// The whole output is a subsequence of the input.
+    Whole,
+    /// Without output message `k`, it is.
+    Without(usize),
+    /// No choice of one message makes it one: output message `at` is the
+    /// first that cannot be matched in order.
+    None { at: usize },
+}
+
+fn align(input: &[Message], output: &[Message]) -> Alignment {
+    let ends = prefix_ends(input, output);
+    if ends[output.len()] != FAILED {
+        return Alignment::Whole;
+    }
+    let starts = suffix_starts(input, output);
+    // Without output[k]: output[..k] ends at ends[k], output[k+1..] starts at starts[k+1].
+    for k in 0..output.len() {
+        if summary_like(&output[k])
+            && ends[k] != FAILED
+            && starts[k + 1] != FAILED
+            && ends[k] <= starts[k + 1]
+        {
+            return Alignment::Without(k);
+        }
+    }
+    let at = ends.iter().position(|&e| e == FAILED).map_or(0, |p| p - 1);
+    Alignment::None { at }
+}
+
+/// A message that could be a summary: text, neither a tool result nor a
+/// message that makes calls (SPEC §4's summary is a `system` message;
+/// other compactors write theirs as `user` or `assistant` text).
+fn summary_like(m: &Message) -> bool {
+    m.role != crate::model::Role::Tool && m.calls().is_empty()
+}
+
+/// Output messages equal to no input message at all: new messages.
+fn new_messages(input: &[Message], output: &[Message]) -> Vec<usize> {
+    (0..output.len())
+        .filter(|&i| !input.contains(&output[i]))
         .collect()
 }
 
@@ -42,7 +124,7 @@ pub fn verbatim_suffix(input: &[Message], output: &[Message]) -> Vec<Violation> 
     let mut v = Violation::new(
         Invariant::VerbatimSuffix,
         format!(
-            "the output's last {common} message(s) match the input's, but its last iteration (messages {}..{}) has {need}",
+            "the output's last {common} message(s) match the input's, but its last iteration (input messages {}..{}) has {need}",
             last.start, last.end
         ),
     )
@@ -56,30 +138,50 @@ pub fn verbatim_suffix(input: &[Message], output: &[Message]) -> Vec<Violation> 
 }
 
 /// The output without its summary message is a subsequence of the input.
+/// New messages (equal to no input message) are summaries, judged by
+/// `single-bounded-summary`; without any, one output message may still be
+/// the summary that happens to equal an input message.
 pub fn order_preserved(input: &[Message], output: &[Message]) -> Vec<Violation> {
-    let aligned = align(input, output);
-    aligned
-        .iter()
-        .enumerate()
-        .filter(|(_, a)| a.is_none())
-        .filter_map(|(i, _)| {
-            // A message not from the input at all is a summary: judged by
-            // single-bounded-summary. One that is, but out of order, is ours.
-            let pos = input.iter().position(|x| *x == output[i])?;
-            Some(
-                Violation::new(
-                    Invariant::OrderPreserved,
-                    format!("output message {i} is input message {pos}, out of order"),
-                )
-                .message(i),
+    let new = new_messages(input, output);
+    let (rest, index): (Vec<Message>, Vec<usize>) = (0..output.len())
+        .filter(|i| !new.contains(i))
+        .map(|i| (output[i].clone(), i))
+        .unzip();
+    let at = match align(input, &rest) {
+        Alignment::Whole => return vec![],
+        Alignment::Without(_) if new.is_empty() => return vec![],
+        Alignment::Without(_) => prefix_ends(input, &rest)
+            .iter()
+            .position(|&e| e == FAILED)
+            .map_or(0, |p| p - 1),
+        Alignment::None { at } => at,
+    };
+    let i = index[at];
+    let pos = input.iter().position(|x| *x == output[i]).unwrap_or(0);
+    let before = at
+        .checked_sub(1)
+        .map(|b| {
+            let e = prefix_ends(input, &rest[..at])[at];
+            format!(
+                ", after output message {} matched input message {}",
+                index[b],
+                e - 1
             )
         })
-        .collect()
+        .unwrap_or_default();
+    vec![Violation::new(
+        Invariant::OrderPreserved,
+        format!("output message {i} is input message {pos}, out of order or repeated{before}"),
+    )
+    .message(i)]
 }
 
-/// The head and every pinned message of the input are in the output, verbatim.
+/// The head and every pinned message of the input are in the output,
+/// verbatim and in order. The head is read as the reference keeps it
+/// (`contract::Head::kept`): an earlier summary in the leading system run
+/// may be folded into the new one.
 pub fn pinned_kept(input: &[Message], output: &[Message]) -> Vec<Violation> {
-    let head = head_len(input);
+    let head = Head::of(input).kept;
     let mut out = Vec::new();
     let mut j = 0;
     for (i, m) in input.iter().enumerate() {
@@ -92,8 +194,13 @@ pub fn pinned_kept(input: &[Message], output: &[Message]) -> Vec<Violation> {
                 Violation::new(
                     Invariant::PinnedKept,
                     format!(
-                        "input message {i} ({}) is not in the output verbatim",
-                        if i < head { "head" } else { "pinned" }
+                        "input message {i} ({}) is not in the output verbatim{}",
+                        if i < head { "head" } else { "pinned" },
+                        if output.contains(m) {
+                            " and in order"
+                        } else {
+                            ""
+                        }
                     ),
                 )
                 .message(i),
@@ -111,12 +218,7 @@ pub fn single_bounded_summary(
     output: &[Message],
 ) -> Vec<Violation> {
     let inv = Invariant::SingleBoundedSummary;
-    let new: Vec<usize> = align(input, output)
-        .iter()
-        .enumerate()
-        .filter(|(i, a)| a.is_none() && !input.contains(&output[*i]))
-        .map(|(i, _)| i)
-        .collect();
+    let new = new_messages(input, output);
     let mut out = Vec::new();
     if new.len() > 1 {
         let mut v = Violation::new(
@@ -144,4 +246,48 @@ pub fn single_bounded_summary(
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn users(texts: &[&str]) -> Vec<Message> {
+        texts.iter().map(|t| Message::user(*t)).collect()
+    }
+
+    #[test]
+    fn alignment_finds_the_summary_that_equals_an_input_message() {
+        let input = [Message::system(""), Message::user("a"), Message::user("b")];
+        // [system "", summary "", last]: the greedy match takes the summary
+        // for the head and fails; leaving the second one out aligns.
+        let output = [Message::system(""), Message::system(""), Message::user("b")];
+        assert_eq!(align(&input, &output), Alignment::Without(0));
+        assert!(order_preserved(&input, &output).is_empty());
+        assert!(single_bounded_summary(&Config::default(), &input, &output).is_empty());
+    }
+
+    #[test]
+    fn a_reordering_is_found_whatever_is_left_out() {
+        let input = users(&["a", "b", "c"]);
+        let output = users(&["c", "b", "a"]);
+        assert_eq!(align(&input, &output), Alignment::None { at: 1 });
+        let v = order_preserved(&input, &output);
+        assert_eq!(v.len(), 1);
+        assert_eq!(v[0].messages, [1]);
+        // One swap is one summary's worth of leeway only when nothing is new.
+        assert!(order_preserved(&input, &users(&["b", "a", "c"])).is_empty());
+        let mut with_new = users(&["b", "a", "c"]);
+        with_new.insert(0, Message::system("summary"));
+        assert_eq!(order_preserved(&input, &with_new).len(), 1);
+    }
+
+    #[test]
+    fn a_repeated_message_is_out_of_order() {
+        let input = users(&["a", "b"]);
+        let output = users(&["a", "a", "a", "b"]);
+        let v = order_preserved(&input, &output);
+        assert_eq!(v.len(), 1, "{v:?}");
+        assert!(v[0].detail.contains("repeated"), "{}", v[0].detail);
+    }
 }

@@ -21,13 +21,15 @@ mod summarise;
 
 use std::ops::Range;
 
-pub use summarise::{truncate_utf8, DigestSummariser, Summariser, SUMMARY_PREFIX};
+pub use crate::contract::SUMMARY_PREFIX;
+pub use summarise::{truncate_utf8, DigestSummariser, Summariser};
 
 use crate::body::body_bytes;
 use crate::config::Config;
+use crate::contract::{self, is_summary, Head};
 use crate::error::InputError;
 use crate::estimate::{Adr0098, Estimator};
-use crate::model::{check_well_formed, head_len, iterations, Message};
+use crate::model::{check_well_formed, iterations, Message};
 
 /// Why the reference did not return a history (SPEC §6 error kinds).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -95,24 +97,19 @@ impl Reference<'_> {
         check_well_formed(h)?;
         let ceiling = config.transport_max_body_bytes;
         let fits = |msgs: &[&Message]| (self.body)(config, msgs) <= ceiling;
-        let under_trigger = |msgs: &[&Message]| {
-            self.estimator.tokens(&mut msgs.iter().copied(), config) <= config.trigger()
-        };
+        let estimate = |msgs: &[&Message]| self.estimator.tokens(&mut msgs.iter().copied(), config);
+        let under_trigger = |msgs: &[&Message]| estimate(msgs) <= config.trigger();
 
         // Step 1: nothing to do.
         let all: Vec<&Message> = h.iter().collect();
-        if under_trigger(&all) && fits(&all) {
+        if !contract::due(config, estimate(&all), (self.body)(config, &all)) {
             return Ok(h.to_vec());
         }
 
-        // Step 2: head and iterations.
-        let head = head_len(h);
-        // A summary of an earlier compaction is not part of the head: it is
-        // replaced like any other old iteration (one summary, never a pile).
-        let head = h[..head]
-            .iter()
-            .position(|m| self.summariser.is_summary(m))
-            .unwrap_or(head);
+        // Step 2: head and iterations. A summary of an earlier compaction is
+        // not part of the head: it is replaced like any other old iteration
+        // (one summary, never a pile).
+        let head = Head::of(h).kept;
         let iters: Vec<Range<usize>> = iterations(&h[head..])
             .into_iter()
             .map(|r| r.start + head..r.end + head)
@@ -163,6 +160,10 @@ impl Reference<'_> {
 
             // Steps 5–6: one recent iteration left, still over the ceiling.
             let minimal = parts.assemble(None);
+            debug_assert!(
+                owned(&minimal) == contract::minimal_output(h, head),
+                "the reference's minimal output is the contract's"
+            );
             let needed = (self.body)(config, &minimal);
             if needed > ceiling {
                 return Err(CompactError::CannotFit { needed, ceiling });
@@ -233,8 +234,7 @@ fn shorten_summary(
     let shorter = Message::system(&text[..end]);
     // A summary cut so short that it no longer reads as one would join the
     // head on the next turn: drop it instead.
-    let unrecognisable =
-        reference.summariser.is_summary(summary) && !reference.summariser.is_summary(&shorter);
+    let unrecognisable = is_summary(summary) && !is_summary(&shorter);
     if end == 0 || unrecognisable {
         return owned(&parts.assemble(None));
     }

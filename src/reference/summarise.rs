@@ -3,27 +3,20 @@
 
 use std::collections::BTreeMap;
 
+use crate::contract::SUMMARY_PREFIX;
 use crate::model::{Message, Role};
-
-/// Marks the content of the default summariser's messages.
-pub const SUMMARY_PREFIX: &str = "[ctxgate summary]";
 
 /// Turns the replaced messages into the text of one summary message.
 ///
 /// Contract: deterministic (the same messages give the same text). The
 /// reference truncates whatever it returns to `max_bytes` on a UTF-8
-/// boundary, so a summariser may ignore the bound, but should not.
+/// boundary, so a summariser may ignore the bound, but should not. A text
+/// that starts with [`SUMMARY_PREFIX`] is recognised as a summary on the
+/// next turn of a ToolLoop (`contract::is_summary`) and folded into the
+/// next one instead of piling up before it; one that does not joins the
+/// head when it is carried over.
 pub trait Summariser: Send + Sync {
     fn summarise(&self, replaced: &[&Message], max_bytes: usize) -> String;
-
-    /// True for a summary this summariser wrote. The reference does not
-    /// count such a message as part of the head, so that the summary of an
-    /// earlier compaction, carried into the next turn of a ToolLoop, is
-    /// folded into the next summary instead of piling up before it.
-    fn is_summary(&self, m: &Message) -> bool {
-        let _ = m;
-        false
-    }
 }
 
 /// The default summariser: counts and names what was replaced, and quotes
@@ -40,6 +33,15 @@ impl Summariser for DigestSummariser {
                 return only.content.text().to_owned();
             }
         }
+        DigestSummariser::digest(replaced, max_bytes)
+    }
+}
+
+impl DigestSummariser {
+    /// The digest itself, always written afresh (no lone-message shortcut):
+    /// "[ctxgate summary] N earlier messages (…); K tool calls: …. Last user
+    /// message: …", within `max_bytes`.
+    pub fn digest(replaced: &[&Message], max_bytes: usize) -> String {
         let mut roles: BTreeMap<Role, usize> = BTreeMap::new();
         let mut tools: BTreeMap<&str, usize> = BTreeMap::new();
         for m in replaced {
@@ -70,10 +72,6 @@ impl Summariser for DigestSummariser {
             text.push_str(user.content.text());
         }
         truncate_utf8(&text, max_bytes).to_owned()
-    }
-
-    fn is_summary(&self, m: &Message) -> bool {
-        m.role == Role::System && m.content.text().starts_with(SUMMARY_PREFIX)
     }
 }
 

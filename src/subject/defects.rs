@@ -4,14 +4,17 @@
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
+use std::ops::Range;
+
 use super::in_process::{answer, estimator_fn};
-use super::{InProcess, SubjectInfo};
-use crate::body::body_value;
+use super::{CompactAnswer, InProcess, SubjectInfo};
+use crate::body::{body_bytes, body_value};
 use crate::config::Config;
-use crate::estimate::{Adr0098, ContentOnly, Estimator};
-use crate::model::{head_len, Message};
-use crate::oracle::{compaction_due, CompactAnswer, Invariant};
-use crate::reference::{exact_body, DigestSummariser, Reference, Summariser};
+use crate::contract::{compaction_due, Head};
+use crate::estimate::{tool_call_tokens, Adr0098, ContentOnly, Estimator};
+use crate::invariant::Invariant;
+use crate::model::{check_well_formed, head_len, iterations, Message, Role};
+use crate::reference::{exact_body, truncate_utf8, DigestSummariser, Reference, Summariser};
 
 /// A bug class, each with the invariant that must catch it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -34,10 +37,27 @@ pub enum Defect {
     UnboundedSummary,
     /// The summary carries a counter, so two runs differ.
     NondeterministicSummary,
+    /// The estimator counts the content of the last two iterations only
+    /// (older messages weigh just their tool calls): appending an iteration
+    /// pushes an old one's text out of the count, and compaction fires late.
+    WindowedEstimator,
+    /// Keeps `keepRecent` iterations however far over the trigger that
+    /// leaves it: it falls back to fewer only for the transport ceiling.
+    NoFallbackBelowKeepRecent,
+    /// Truncates every long tool result in place, the recent ones too.
+    TruncatesToolResults,
+    /// Sorts each iteration's tool results by call id (a map keyed by id).
+    SortsResultsById,
+    /// Re-summarises its own summary on the next compaction instead of
+    /// keeping it: compacting an output again changes it.
+    ResummarisesSummary,
+    /// Does not recognise its own summaries on the next turn, so they join
+    /// the head and pile up until the ToolLoop gives up with cannot_fit.
+    SummariesPileUp,
 }
 
 impl Defect {
-    pub const ALL: [Defect; 9] = [
+    pub const ALL: [Defect; 15] = [
         Defect::ContentOnlyEstimator,
         Defect::WindowIgnoresCeiling,
         Defect::CutByMessageCount,
@@ -47,6 +67,12 @@ impl Defect {
         Defect::DropsSystemPrompt,
         Defect::UnboundedSummary,
         Defect::NondeterministicSummary,
+        Defect::WindowedEstimator,
+        Defect::NoFallbackBelowKeepRecent,
+        Defect::TruncatesToolResults,
+        Defect::SortsResultsById,
+        Defect::ResummarisesSummary,
+        Defect::SummariesPileUp,
     ];
 
     pub fn name(self) -> &'static str {
@@ -60,6 +86,12 @@ impl Defect {
             Defect::DropsSystemPrompt => "drops-system-prompt",
             Defect::UnboundedSummary => "unbounded-summary",
             Defect::NondeterministicSummary => "nondeterministic-summary",
+            Defect::WindowedEstimator => "windowed-estimator",
+            Defect::NoFallbackBelowKeepRecent => "no-fallback-below-keep-recent",
+            Defect::TruncatesToolResults => "truncates-tool-results",
+            Defect::SortsResultsById => "sorts-results-by-id",
+            Defect::ResummarisesSummary => "resummarises-summary",
+            Defect::SummariesPileUp => "summaries-pile-up",
         }
     }
 
@@ -85,6 +117,12 @@ impl Defect {
             Defect::DropsSystemPrompt => &[PinnedKept],
             Defect::UnboundedSummary => &[SingleBoundedSummary],
             Defect::NondeterministicSummary => &[Deterministic, Idempotent],
+            Defect::WindowedEstimator => &[EstimateMonotone, Progress],
+            Defect::NoFallbackBelowKeepRecent => &[Progress],
+            Defect::TruncatesToolResults => &[VerbatimSuffix, SingleBoundedSummary, PinnedKept],
+            Defect::SortsResultsById => &[OrderPreserved, VerbatimSuffix],
+            Defect::ResummarisesSummary => &[Idempotent],
+            Defect::SummariesPileUp => &[SessionNeverOverflows],
         }
     }
 
@@ -158,8 +196,110 @@ impl Defect {
                 |c, m| answer(with(&Adr0098, &Counter, exact_body).compact(c, m)),
                 adr(),
             ),
+            Defect::WindowedEstimator => InProcess::new(
+                info,
+                |c, m| answer(with(&RecentWindow, &DigestSummariser, exact_body).compact(c, m)),
+                Some(estimator_fn(RecentWindow)),
+            ),
+            Defect::NoFallbackBelowKeepRecent => {
+                InProcess::new(info, no_fallback_below_keep_recent, adr())
+            }
+            Defect::TruncatesToolResults => InProcess::new(
+                info,
+                |c, m| {
+                    reference_then(c, m, |out| {
+                        for msg in out.iter_mut().filter(|x| x.role == Role::Tool) {
+                            let text = msg.content.text();
+                            if text.len() > 512 {
+                                let cut = truncate_utf8(text, 512);
+                                msg.content = format!("{cut}…[truncated]").into();
+                            }
+                        }
+                    })
+                },
+                adr(),
+            ),
+            Defect::SortsResultsById => InProcess::new(
+                info,
+                |c, m| {
+                    reference_then(c, m, |out| {
+                        for r in iterations(out) {
+                            out[r.start + 1..r.end]
+                                .sort_by(|a, b| a.tool_call_id.cmp(&b.tool_call_id));
+                        }
+                    })
+                },
+                adr(),
+            ),
+            Defect::ResummarisesSummary => InProcess::new(
+                info,
+                |c, m| answer(with(&Adr0098, &FreshDigest, exact_body).compact(c, m)),
+                adr(),
+            ),
+            Defect::SummariesPileUp => InProcess::new(
+                info,
+                |c, m| answer(with(&Adr0098, &Notes, exact_body).compact(c, m)),
+                adr(),
+            ),
         }
     }
+}
+
+/// The reference's answer, with `change` applied to the history when it compacted.
+fn reference_then(
+    config: &Config,
+    msgs: &[Message],
+    change: impl FnOnce(&mut Vec<Message>),
+) -> CompactAnswer {
+    match Reference::default().compact(config, msgs) {
+        Ok(mut out) if out != msgs => {
+            change(&mut out);
+            CompactAnswer::Messages(out)
+        }
+        other => answer(other),
+    }
+}
+
+/// SPEC §4 steps 1–3 only: head + pinned + summary + the last `keepRecent`
+/// iterations, however far over the trigger; the reference's ceiling
+/// handling when that is over the ceiling.
+fn no_fallback_below_keep_recent(config: &Config, msgs: &[Message]) -> CompactAnswer {
+    if !compaction_due(config, msgs) || check_well_formed(msgs).is_err() {
+        return answer(Reference::default().compact(config, msgs));
+    }
+    let head = Head::of(msgs).kept;
+    let iters: Vec<Range<usize>> = iterations(&msgs[head..])
+        .into_iter()
+        .map(|r| r.start + head..r.end + head)
+        .collect();
+    let k = config.keep_recent.min(iters.len());
+    if k == 0 {
+        return answer(Reference::default().compact(config, msgs));
+    }
+    let (replaced, recent) = iters.split_at(iters.len() - k);
+    let pinned = |r: &&Range<usize>| msgs[(*r).clone()].iter().any(Message::is_pinned);
+    let mut out = msgs[..head].to_vec();
+    out.extend(
+        replaced
+            .iter()
+            .filter(pinned)
+            .flat_map(|r| msgs[r.clone()].iter().cloned()),
+    );
+    let old: Vec<&Message> = replaced
+        .iter()
+        .filter(|r| !pinned(r))
+        .flat_map(|r| &msgs[r.clone()])
+        .collect();
+    if !old.is_empty() && config.summary_max_bytes > 0 {
+        out.push(Message::system(
+            DigestSummariser.summarise(&old, config.summary_max_bytes),
+        ));
+    }
+    out.extend_from_slice(&msgs[recent[0].start..]);
+    if body_bytes(config, &out) > config.transport_max_body_bytes {
+        return answer(Reference::default().compact(config, msgs));
+    }
+    CompactAnswer::Messages(out)
 }
 
 fn with<'a>(
@@ -239,6 +379,61 @@ impl Estimator for Utf16Estimator {
         };
         units(m.content.text()).div_ceil(config.bytes_per_token)
             + calls.div_ceil(config.bytes_per_token)
+    }
+}
+
+/// adr-0098 over the last two iterations; older messages weigh only their
+/// tool calls (never below the ADR's floor, but not monotone).
+struct RecentWindow;
+
+impl Estimator for RecentWindow {
+    fn name(&self) -> &'static str {
+        "recent-window"
+    }
+    fn message_tokens(&self, m: &Message, config: &Config) -> u64 {
+        Adr0098.message_tokens(m, config)
+    }
+    fn tokens(&self, msgs: &mut dyn Iterator<Item = &Message>, config: &Config) -> u64 {
+        let owned: Vec<Message> = msgs.cloned().collect();
+        self.per_message(&owned, config).1
+    }
+    fn per_message(&self, msgs: &[Message], config: &Config) -> (Vec<u64>, u64) {
+        let iters = iterations(msgs);
+        let window = iters.len().checked_sub(2).map_or(0, |i| iters[i].start);
+        let per: Vec<u64> = msgs
+            .iter()
+            .enumerate()
+            .map(|(i, m)| {
+                if i >= window {
+                    Adr0098.message_tokens(m, config)
+                } else {
+                    tool_call_tokens(m, config.bytes_per_token)
+                }
+            })
+            .collect();
+        let total = per.iter().sum();
+        (per, total)
+    }
+}
+
+/// The digest written afresh every time, its own summary included.
+struct FreshDigest;
+
+impl Summariser for FreshDigest {
+    fn summarise(&self, replaced: &[&Message], max: usize) -> String {
+        DigestSummariser::digest(replaced, max)
+    }
+}
+
+/// The digest under a prefix of its own, which the next turn does not
+/// recognise as a summary (`contract::is_summary`).
+struct Notes;
+
+impl Summariser for Notes {
+    fn summarise(&self, replaced: &[&Message], max: usize) -> String {
+        let digest = DigestSummariser.summarise(replaced, max);
+        let text = digest.replacen(crate::contract::SUMMARY_PREFIX, "[notes]", 1);
+        truncate_utf8(&text, max).to_owned()
     }
 }
 

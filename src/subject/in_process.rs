@@ -5,11 +5,10 @@
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::Arc;
 
-use super::{Fault, FaultKind, Subject, SubjectInfo};
+use super::{CompactAnswer, EstimateAnswer, EstimateReply, Fault, FaultKind, Subject, SubjectInfo};
 use crate::config::Config;
 use crate::estimate::{Adr0098, Estimator};
 use crate::model::Message;
-use crate::oracle::{CompactAnswer, EstimateAnswer};
 use crate::reference::{CompactError, Reference};
 
 type CompactFn = Box<dyn Fn(&Config, &[Message]) -> CompactAnswer + Send>;
@@ -30,6 +29,8 @@ impl InProcess {
     ) -> Self {
         let mut info = info;
         info.estimates = estimate.is_some();
+        // serde_json with `arbitrary_precision` keeps every number as written.
+        info.exact_numbers = true;
         InProcess {
             info,
             compact: Box::new(compact),
@@ -118,9 +119,9 @@ impl Subject for InProcess {
         caught(|| (self.compact)(config, msgs))
     }
 
-    fn estimate(&mut self, config: &Config, msgs: &[Message]) -> Result<EstimateAnswer, Fault> {
+    fn estimate(&mut self, config: &Config, msgs: &[Message]) -> Result<EstimateReply, Fault> {
         match &self.estimate {
-            Some(f) => caught(|| f(config, msgs)),
+            Some(f) => caught(|| f(config, msgs)).map(EstimateReply::Tokens),
             None => Err(Fault::new(
                 FaultKind::Protocol,
                 "the subject does not implement estimate",

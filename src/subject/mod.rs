@@ -4,12 +4,14 @@
 //! external programs speak the subject protocol (SPEC §6) over a process
 //! boundary.
 
+mod answer;
 pub mod defects;
 mod in_process;
 mod process;
 pub mod protocol;
 mod serve;
 
+pub use answer::{CompactAnswer, EstimateAnswer, EstimateReply};
 pub use in_process::{answer, estimator_fn, InProcess};
 pub use process::{ProcessOptions, ProcessSubject};
 pub use serve::serve;
@@ -17,8 +19,8 @@ pub use serve::serve;
 use std::fmt;
 
 use crate::config::Config;
+use crate::invariant::InvariantSet;
 use crate::model::{Message, WireFormat};
-use crate::oracle::{CompactAnswer, EstimateAnswer, InvariantSet};
 
 /// What a subject says of itself (the protocol's `hello`).
 #[derive(Debug, Clone, PartialEq)]
@@ -31,6 +33,11 @@ pub struct SubjectInfo {
     pub format: WireFormat,
     /// The invariants it claims; `None` means all that apply to its ops.
     pub invariants: Option<InvariantSet>,
+    /// It keeps every JSON number exactly as written (`1.50` stays `1.50`,
+    /// 2^64 keeps its digits): hello `"numbers": "exact"`. Such a subject
+    /// is also sent numbers that stock JSON libraries re-spell or round
+    /// (`model::value`); every other subject only portable ones.
+    pub exact_numbers: bool,
 }
 
 impl SubjectInfo {
@@ -41,6 +48,7 @@ impl SubjectInfo {
             estimates: true,
             format: WireFormat::Engine,
             invariants: None,
+            exact_numbers: false,
         }
     }
 
@@ -139,5 +147,5 @@ pub trait Subject {
     fn compact(&mut self, config: &Config, msgs: &[Message]) -> Result<CompactAnswer, Fault>;
 
     /// Ask the subject for its estimate; only called when `info().estimates`.
-    fn estimate(&mut self, config: &Config, msgs: &[Message]) -> Result<EstimateAnswer, Fault>;
+    fn estimate(&mut self, config: &Config, msgs: &[Message]) -> Result<EstimateReply, Fault>;
 }

@@ -19,10 +19,9 @@ use serde_json::Value;
 use super::protocol::{
     hello_request, parse_compact_answer, parse_estimate_answer, parse_hello, request,
 };
-use super::{Fault, FaultKind, Subject, SubjectInfo};
+use super::{CompactAnswer, EstimateReply, Fault, FaultKind, Subject, SubjectInfo};
 use crate::config::Config;
 use crate::model::Message;
-use crate::oracle::{CompactAnswer, EstimateAnswer};
 
 /// Limits for an external subject.
 #[derive(Debug, Clone, Copy)]
@@ -279,7 +278,7 @@ impl Subject for ProcessSubject {
         parse_compact_answer(obj, self.info.format).map_err(|f| self.with_stderr(f))
     }
 
-    fn estimate(&mut self, config: &Config, msgs: &[Message]) -> Result<EstimateAnswer, Fault> {
+    fn estimate(&mut self, config: &Config, msgs: &[Message]) -> Result<EstimateReply, Fault> {
         let v = self.call("estimate", config, msgs)?;
         let obj = v.as_object().expect("checked in exchange");
         parse_estimate_answer(obj).map_err(|f| self.with_stderr(f))

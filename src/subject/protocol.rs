@@ -17,11 +17,11 @@
 
 use serde_json::{json, Map, Value};
 
-use super::{Fault, FaultKind, SubjectInfo};
+use super::{CompactAnswer, EstimateAnswer, EstimateReply, Fault, FaultKind, SubjectInfo};
 use crate::config::Config;
 use crate::error::json_type;
+use crate::invariant::InvariantSet;
 use crate::model::{read_messages, write_messages, Message, WireFormat};
-use crate::oracle::{CompactAnswer, EstimateAnswer, InvariantSet};
 
 pub const PROTOCOL_VERSION: u64 = 1;
 
@@ -46,6 +46,9 @@ pub fn hello_answer(info: &SubjectInfo) -> Value {
     });
     if let Some(set) = info.invariants {
         v["invariants"] = json!(set.names());
+    }
+    if info.exact_numbers {
+        v["numbers"] = json!("exact");
     }
     v
 }
@@ -100,6 +103,16 @@ pub fn parse_hello(v: &Value) -> Result<SubjectInfo, Fault> {
             .join(",");
         info.invariants = Some(InvariantSet::parse_list(&names).map_err(bad)?);
     }
+    info.exact_numbers = match obj.get("numbers") {
+        None => false,
+        Some(Value::String(s)) if s == "portable" => false,
+        Some(Value::String(s)) if s == "exact" => true,
+        Some(other) => {
+            return Err(bad(format!(
+                "`numbers` must be \"exact\" or \"portable\", found {other}"
+            )))
+        }
+    };
     Ok(info)
 }
 
@@ -164,12 +177,17 @@ pub fn compact_answer(id: &Value, answer: &CompactAnswer, format: WireFormat) ->
 }
 
 /// An answer to `estimate`.
-pub fn estimate_answer(id: &Value, e: &EstimateAnswer) -> Value {
-    let mut v = json!({"id": id, "tokens": e.tokens});
-    if let Some(per) = &e.per_message {
-        v["perMessage"] = json!(per);
+pub fn estimate_answer(id: &Value, reply: &EstimateReply) -> Value {
+    match reply {
+        EstimateReply::Tokens(e) => {
+            let mut v = json!({"id": id, "tokens": e.tokens});
+            if let Some(per) = &e.per_message {
+                v["perMessage"] = json!(per);
+            }
+            v
+        }
+        EstimateReply::InvalidInput { message } => error_answer(id, "invalid_input", message),
     }
-    v
 }
 
 /// An error answer.
@@ -217,13 +235,21 @@ pub fn parse_compact_answer(
         })
 }
 
-/// Read an answer to `estimate`.
-pub fn parse_estimate_answer(obj: &Map<String, Value>) -> Result<EstimateAnswer, Fault> {
-    if let Some(answer) = parse_error(obj)? {
-        return Err(Fault::new(
-            FaultKind::Protocol,
-            format!("estimate answered with an error: {}", answer.describe()),
-        ));
+/// Read an answer to `estimate`: figures, or `invalid_input` (an answer,
+/// judged by the estimate invariants); `cannot_fit` means nothing for an
+/// estimate and is a `protocol` fault, like any malformed answer.
+pub fn parse_estimate_answer(obj: &Map<String, Value>) -> Result<EstimateReply, Fault> {
+    match parse_error(obj)? {
+        Some(CompactAnswer::InvalidInput { message }) => {
+            return Ok(EstimateReply::InvalidInput { message })
+        }
+        Some(answer) => {
+            return Err(Fault::new(
+                FaultKind::Protocol,
+                format!("estimate answered with an error: {}", answer.describe()),
+            ))
+        }
+        None => {}
     }
     let bad = |p: &str| Fault::new(FaultKind::Protocol, format!("estimate answer: {p}"));
     let tokens = obj
@@ -242,8 +268,8 @@ pub fn parse_estimate_answer(obj: &Map<String, Value>) -> Result<EstimateAnswer,
         ),
         Some(_) => return Err(bad("`perMessage` must be an array")),
     };
-    Ok(EstimateAnswer {
+    Ok(EstimateReply::Tokens(EstimateAnswer {
         tokens,
         per_message,
-    })
+    }))
 }

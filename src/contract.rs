@@ -1,0 +1,261 @@
+//! The contract's shared definitions: one home for each concept that the
+//! reference, the oracles, the generator and the CLI all use, so that they
+//! cannot drift apart.
+//!
+//! - **Compaction due** (SPEC §4 step 1): the estimate over the trigger or
+//!   the body over the ceiling — [`due`], [`compaction_due`].
+//! - **The trigger a conforming compactor may compute** ([`TriggerRange`]):
+//!   SPEC §2's `round` takes halves away from zero; Python's `round()`
+//!   takes them to even. The two differ only when `threshold ×
+//!   effectiveWindow` is exactly `n + ½`, and there ctxgate accepts either
+//!   `n` or `n + 1`.
+//! - **The head** (SPEC §4 step 2): the leading run of `system` messages,
+//!   which a ToolLoop compactor reads as stopping before the summary of an
+//!   earlier turn ([`Head`]). Both readings are accepted: an oracle never
+//!   fails a subject for following one of them.
+//! - **The minimal output** (SPEC §4 step 6, §5 `body-under-ceiling` and
+//!   `progress`): head + pinned iterations + the last iteration, no summary
+//!   — [`minimal_ranges`], [`minimal_output`].
+//! - **The estimate floor** (SPEC §5 `estimate-covers-tool-calls`): tokens
+//!   of the serialised toolCalls, with every number in the shortest
+//!   spelling a mainstream JSON library writes it in ([`tool_calls_floor`]).
+//!
+//! What it does not do: compact (`reference`), judge (`oracle`) or measure
+//! bodies (`body`); it only says what the words of the contract mean.
+
+use std::ops::{Range, RangeInclusive};
+
+use crate::body::{self, body_bytes};
+use crate::config::Config;
+use crate::estimate::{tokens_for_bytes, Adr0098, Estimator};
+use crate::model::{head_len, iterations, Message, Role};
+
+/// Marks the content of a summary the reference wrote: a `system` message
+/// whose content starts with it is a summary of an earlier compaction, not
+/// part of the head (docs/contract-notes.md, note 1).
+pub const SUMMARY_PREFIX: &str = "[ctxgate summary]";
+
+/// A summary the reference wrote on an earlier turn.
+pub fn is_summary(m: &Message) -> bool {
+    m.role == Role::System && m.content.text().starts_with(SUMMARY_PREFIX)
+}
+
+/// Compaction is due: the estimate is over the trigger or the body over
+/// the ceiling (SPEC §4 step 1). Every caller brings its own figures: the
+/// reference its estimator's, the oracles the harness's yardsticks.
+pub fn due(config: &Config, estimate: u64, body: u64) -> bool {
+    estimate > config.trigger() || body > config.transport_max_body_bytes
+}
+
+/// The harness's estimate of a history: the `adr-0098` estimator (SPEC §3).
+pub fn judge_estimate(config: &Config, msgs: &[Message]) -> u64 {
+    Adr0098.tokens(&mut msgs.iter(), config)
+}
+
+/// [`due`] with the harness's yardsticks: the adr-0098 estimate and the
+/// exact body.
+pub fn compaction_due(config: &Config, msgs: &[Message]) -> bool {
+    due(
+        config,
+        judge_estimate(config, msgs),
+        body_bytes(config, msgs),
+    )
+}
+
+/// The triggers a conforming compactor may compute for a config: SPEC's
+/// `round(threshold × effectiveWindow)`, half away from zero, and, at an
+/// exact half, the neighbour that rounding half to even gives.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TriggerRange {
+    pub low: u64,
+    pub high: u64,
+}
+
+impl TriggerRange {
+    pub fn of(config: &Config) -> TriggerRange {
+        let x = config.threshold * config.effective_window() as f64;
+        let spec = config.trigger();
+        if x.fract() == 0.5 {
+            TriggerRange {
+                low: x.floor() as u64,
+                high: x.ceil() as u64,
+            }
+        } else {
+            TriggerRange {
+                low: spec,
+                high: spec,
+            }
+        }
+    }
+
+    pub fn range(self) -> RangeInclusive<u64> {
+        self.low..=self.high
+    }
+
+    /// Nothing is due under any trigger a conforming compactor may use.
+    pub fn nothing_due(self, config: &Config, estimate: u64, body: u64) -> bool {
+        estimate <= self.low && body <= config.transport_max_body_bytes
+    }
+
+    /// Due under some trigger a conforming compactor may use.
+    pub fn maybe_due(self, config: &Config, estimate: u64, body: u64) -> bool {
+        !self.nothing_due(config, estimate, body)
+    }
+}
+
+/// The head of a history, in SPEC §4's two readings.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Head {
+    /// The leading run of `system` messages (SPEC §4 step 2, literally).
+    pub literal: usize,
+    /// The same run, stopped before the first summary of an earlier turn
+    /// ([`is_summary`]): what the reference keeps, so that the summary it
+    /// carried into the next turn of a ToolLoop is folded into the next one
+    /// instead of piling up (docs/contract-notes.md, note 1). Equal to
+    /// `literal` when the head holds no such summary.
+    pub kept: usize,
+}
+
+impl Head {
+    pub fn of(msgs: &[Message]) -> Head {
+        let literal = head_len(msgs);
+        let kept = msgs[..literal]
+            .iter()
+            .position(is_summary)
+            .unwrap_or(literal);
+        Head { literal, kept }
+    }
+
+    /// The two readings, each once: `[kept]` or `[kept, literal]`.
+    pub fn readings(self) -> impl Iterator<Item = usize> {
+        std::iter::once(self.kept).chain((self.literal != self.kept).then_some(self.literal))
+    }
+}
+
+/// The index ranges of the minimal output under a head of `head`
+/// messages: the head, each pinned iteration after it, and the last
+/// iteration (SPEC §4 step 6), in order.
+pub fn minimal_ranges(msgs: &[Message], head: usize) -> Vec<Range<usize>> {
+    let iters: Vec<Range<usize>> = iterations(&msgs[head..])
+        .into_iter()
+        .map(|r| r.start + head..r.end + head)
+        .collect();
+    let mut out = Vec::with_capacity(iters.len().min(8) + 2);
+    out.push(0..head);
+    if let Some((last, rest)) = iters.split_last() {
+        out.extend(
+            rest.iter()
+                .filter(|r| msgs[(*r).clone()].iter().any(Message::is_pinned))
+                .cloned(),
+        );
+        out.push(last.clone());
+    }
+    out
+}
+
+/// The minimal output under a head of `head` messages.
+pub fn minimal_output(msgs: &[Message], head: usize) -> Vec<Message> {
+    minimal_ranges(msgs, head)
+        .into_iter()
+        .flat_map(|r| msgs[r].iter().cloned())
+        .collect()
+}
+
+/// The largest minimal output a conforming compactor may compute (the
+/// literal head's, which holds the other): `cannot_fit` is justified when
+/// this is over the ceiling.
+pub fn minimal_body(config: &Config, msgs: &[Message]) -> u64 {
+    body_bytes(config, &minimal_output(msgs, Head::of(msgs).literal))
+}
+
+/// `cannot_fit` is a justified answer for `msgs`: even the minimal output
+/// is over the ceiling.
+pub fn cannot_fit_justified(config: &Config, msgs: &[Message]) -> bool {
+    minimal_body(config, msgs) > config.transport_max_body_bytes
+}
+
+/// The estimate floor of one message: tokens of its serialised
+/// `toolCalls` (0 without calls), every number counted in the shortest
+/// spelling a mainstream JSON library gives it — exactly its own spelling
+/// for the portable numbers the harness generates, so the floor is the
+/// ADR's; for a fixture's `1.50` the floor counts `1.5`, what Python and
+/// JavaScript write, so that no subject falls under it for its library's
+/// number formatting alone.
+pub fn tool_calls_floor(m: &Message, bytes_per_token: u64) -> u64 {
+    match m.tool_calls.as_deref() {
+        Some(calls) if !calls.is_empty() => {
+            tokens_for_bytes(body::tool_calls_floor_size(calls), bytes_per_token)
+        }
+        _ => 0,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::ToolCall;
+    use serde_json::json;
+
+    #[test]
+    fn trigger_ties_admit_both_roundings() {
+        let c = Config {
+            context_window: 25,
+            threshold: 0.5,
+            ..Config::default()
+        };
+        assert_eq!(c.trigger(), 13);
+        assert_eq!(TriggerRange::of(&c), TriggerRange { low: 12, high: 13 });
+        assert!(TriggerRange::of(&c).nothing_due(&c, 12, 0));
+        assert!(TriggerRange::of(&c).maybe_due(&c, 13, 0));
+        let d = Config::default();
+        assert_eq!(TriggerRange::of(&d).range(), 89_600..=89_600);
+    }
+
+    #[test]
+    fn the_head_stops_before_an_earlier_summary_in_one_reading() {
+        let msgs = [
+            Message::system("You are the QA gate."),
+            Message::system(format!("{SUMMARY_PREFIX} 4 earlier messages")),
+            Message::user("go"),
+        ];
+        let head = Head::of(&msgs);
+        assert_eq!(
+            head,
+            Head {
+                literal: 2,
+                kept: 1
+            }
+        );
+        assert_eq!(head.readings().collect::<Vec<_>>(), [1, 2]);
+        let plain = Head::of(&msgs[..1]);
+        assert_eq!(plain.readings().collect::<Vec<_>>(), [1]);
+    }
+
+    #[test]
+    fn minimal_output_is_head_pinned_and_last() {
+        let call = |id: &str| ToolCall::new(id, "read_file", json!({}));
+        let msgs = vec![
+            Message::system("s"),
+            Message::user("old").pinned(),
+            Message::user("older"),
+            Message::assistant_calls("", vec![call("a")]),
+            Message::tool("a", "1"),
+        ];
+        assert_eq!(minimal_ranges(&msgs, 1), [0..1, 1..2, 3..5]);
+        let out = minimal_output(&msgs, 1);
+        assert_eq!(out.len(), 4);
+        assert_eq!(out[1], msgs[1]);
+    }
+
+    #[test]
+    fn the_floor_counts_the_shortest_spelling() {
+        let spelled: serde_json::Value = serde_json::from_str(r#"{"x": 1.50}"#).unwrap();
+        let m = Message::assistant_calls("", vec![ToolCall::new("c", "f", spelled)]);
+        let exact = crate::estimate::tool_call_tokens(&m, 1);
+        assert_eq!(tool_calls_floor(&m, 1), exact - 1);
+        let portable =
+            Message::assistant_calls("", vec![ToolCall::new("c", "f", json!({"x": 1.5}))]);
+        assert_eq!(tool_calls_floor(&portable, 1), exact - 1);
+        assert_eq!(crate::estimate::tool_call_tokens(&portable, 1), exact - 1);
+    }
+}
