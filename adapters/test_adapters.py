@@ -19,6 +19,7 @@ import unittest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 MINIMAL = [sys.executable, os.path.join(HERE, "python-minimal", "compactor.py")]
+NODE_MINIMAL = ["node", os.path.join(HERE, "node-minimal", "compactor.mjs")]
 LANGCHAIN = [os.path.join(HERE, "langchain", "run.sh")]
 VERCEL = [os.path.join(HERE, "vercel-ai", "run.sh")]
 LANGCHAIN_READY = os.path.exists(os.path.join(HERE, "langchain", ".venv", ".ctxgate-requirements"))
@@ -123,12 +124,15 @@ class PythonMinimal(unittest.TestCase):
         openai = compact(MINIMAL, {"transportMaxBodyBytes": 300, "wireFormat": "openai"}, msgs)
         self.assertNotEqual(openai["messages"], msgs)
 
-    def test_numbers_keep_their_spelling(self):
-        # ctxgate's first run: 653.50 came back as 653.5, a changed message.
+    def test_numbers_come_back_as_python_writes_them(self):
+        # Stock json: 653.50 comes back as 653.5, the same JSON value, which
+        # is all ctxgate asks (SPEC §5); the first run of ctxgate compared
+        # text and called that a changed message.
         line = ('{"op":"compact","id":1,"config":{},"messages":[{"role":"user","content":"go",'
                 '"n":653.50,"e":1E+2,"z":-0}]}\n')
         proc = subprocess.run(MINIMAL, input=line.encode(), capture_output=True, check=True)
-        self.assertIn('"n":653.50,"e":1E+2,"z":-0', proc.stdout.decode())
+        self.assertIn('"n":653.5,"e":100.0,"z":0', proc.stdout.decode())
+        self.assertEqual(json.loads(proc.stdout)["messages"], json.loads(line)["messages"])
 
     def test_cannot_fit_and_invalid_input(self):
         # head + last iteration alone is 103 bytes.
@@ -225,6 +229,38 @@ class VercelPruneMessages(unittest.TestCase):
         proc = subprocess.run(VERCEL, input=line.encode(), capture_output=True, check=True)
         self.assertIn('"n":12.0,"big":12345678901234567890', proc.stdout.decode())
         self.assertEqual(json.loads(proc.stdout)["messages"], msgs)
+
+
+class NodeMinimal(unittest.TestCase):
+    """The JavaScript twin of python-minimal: the same answers, stock JSON."""
+
+    def test_hello_claims_everything(self):
+        hello = exchange(NODE_MINIMAL, [])[0]
+        self.assertEqual((hello["name"], hello["format"]), ("node-minimal", "engine"))
+        self.assertNotIn("invariants", hello)
+        self.assertNotIn("numbers", hello)
+
+    def test_same_answers_as_python_minimal(self):
+        cases = [
+            ({"contextWindow": 40, "keepRecent": 1, "summaryMaxBytes": 48}, [SYSTEM] + TOOL_LOOP),
+            ({"transportMaxBodyBytes": 100}, PARALLEL),
+            ({"contextWindow": 33, "threshold": 0.5}, [{"role": "user", "content": "x" * 64}]),
+            ({"contextWindow": 200, "keepRecent": 1, "summaryMaxBytes": 70},
+             [SYSTEM, {"role": "user", "content": "请求🦀" * 30}] + iteration(1) + iteration(2)),
+            ({"transportMaxBodyBytes": 300, "wireFormat": "openai"}, [USER] + iteration(1, 10)),
+            ({}, [{"role": "tool", "toolCallId": "x", "content": ""}]),
+        ]
+        for config, msgs in cases:
+            for op in ("compact", "estimate"):
+                req = [{"op": op, "id": 1, "config": config, "messages": msgs}]
+                self.assertEqual(exchange(NODE_MINIMAL, req)[1], exchange(MINIMAL, req)[1], (op, config))
+
+    def test_a_line_that_is_not_json_is_answered(self):
+        proc = subprocess.run(NODE_MINIMAL, input=b'{"op":"hello","protocol":1}\nnot json\n',
+                              capture_output=True, check=True, timeout=60)
+        answers = [json.loads(l) for l in proc.stdout.decode().splitlines()]
+        self.assertEqual(answers[1]["error"]["kind"], "invalid_input")
+        self.assertIsNone(answers[1]["id"])
 
 
 if __name__ == "__main__":

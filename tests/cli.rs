@@ -1160,3 +1160,41 @@ fn bad_usage_exits_2() {
     let help = String::from_utf8(run(&["estimate", "--help"]).stdout).unwrap();
     assert!(help.contains("--wire-format") && help.contains("--envelope"));
 }
+
+/// `--cases 0` and an empty `--invariants` check nothing: bad usage (exit 2),
+/// before any subject starts.
+#[test]
+fn a_check_that_would_check_nothing_is_bad_usage() {
+    for args in [
+        &["check", "--cases", "0"][..],
+        &["check", "--invariants", ""],
+        &["check", "--invariants", " , "],
+    ] {
+        let out = run(args);
+        assert_eq!(out.code, 2, "{args:?}: {}", out.stderr);
+        assert!(
+            out.stderr.contains("checks nothing"),
+            "{args:?}: {}",
+            out.stderr
+        );
+    }
+    // An invariant the one case of seed 1 never exercises: exit 1, saying why.
+    let out = run(&[
+        "check",
+        "--cases",
+        "1",
+        "--seed",
+        "1",
+        "--invariants",
+        "progress",
+    ]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.code, 1, "{}", out.stderr);
+    assert!(
+        stdout.contains(
+            "progress was never exercised in 1 case(s): the subject answered cannot_fit (1)"
+        ),
+        "{stdout}"
+    );
+    assert!(stdout.contains("NOT OK"), "{stdout}");
+}

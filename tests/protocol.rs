@@ -214,6 +214,50 @@ fn every_fault_class_is_survived_classified_and_saved() {
     }
 }
 
+/// A run that checked nothing never says OK (SPEC §8): each of these
+/// subjects would pass a gate that counts only failures.
+#[test]
+fn a_run_that_checked_nothing_fails_and_says_what_was_not_checked() {
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/subjects/vacuous.py");
+    let cases = [
+        ("claims-nothing", "claims none"),
+        (
+            "refuses",
+            "answered invalid_input to compact a well-formed history",
+        ),
+        (
+            "refuses-estimate",
+            "answered invalid_input to estimate a well-formed history",
+        ),
+        (
+            "gives-up",
+            "was never exercised in 30 case(s): the subject answered cannot_fit (30)",
+        ),
+    ];
+    for (kind, says) in cases {
+        let dir = temp_dir(kind);
+        let cmd = format!(
+            "python3 {} {kind}",
+            shell_words::quote(&script.display().to_string())
+        );
+        let (out, report) = check(&cmd, &["--cases", "30", "--seed", "3"], &dir);
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert_eq!(out.status.code(), Some(1), "{kind}:\n{stdout}");
+        assert_eq!(report["ok"], false, "{kind}");
+        assert!(
+            stdout.contains(says),
+            "{kind}: expected {says:?} in\n{stdout}"
+        );
+        assert!(!stdout.contains("\nOK"), "{kind}: said OK:\n{stdout}");
+        // An estimate refused is a finding, not a fault of the protocol.
+        assert_eq!(
+            report["faults"].as_array().unwrap().len(),
+            0,
+            "{kind}: {report}"
+        );
+    }
+}
+
 #[test]
 fn a_subject_flooding_stderr_neither_blocks_nor_fails() {
     let dir = temp_dir("flood");

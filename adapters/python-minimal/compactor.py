@@ -26,16 +26,16 @@ or under ctxgate:
 
     ctxgate check --subject 'python3 adapters/python-minimal/compactor.py'
 
-Numbers: ctxgate keeps JSON numbers exactly as written (653.50 is not 653.5)
-and they count in the body as written, so wire.loads keeps the text of any
-number Python would re-spell, and wire.dumps writes it back as it came.
+JSON is Python's own `json` module: numbers come back as Python writes them
+(653.50 as 653.5), which is fine, since ctxgate compares JSON values and only
+sends numbers that every mainstream JSON library writes back unchanged.
 """
 
 import json
 import math
 import sys
 
-from wire import Body, Number, dumps, loads, nbytes  # exact body size; numbers kept as written
+from wire import Body, dumps, loads, nbytes  # exact body size in the three wire formats
 
 NAME, VERSION = "python-minimal", "1.0.0"
 SUMMARY_PREFIX = "[summary]"
@@ -281,14 +281,22 @@ def hello():
 def read_config(raw):
     if raw is None:
         raw = {}
-    if not isinstance(raw, dict) or set(raw) - set(DEFAULTS):
+    if not isinstance(raw, dict):
+        raise InvalidInput("config: expected a JSON object")
+    if set(raw) - set(DEFAULTS):
         raise InvalidInput(f"config: unknown fields {sorted(set(raw) - set(DEFAULTS))}")
     cfg = {**DEFAULTS, **raw}
     for key in ("contextWindow", "threshold", "transportMaxBodyBytes", "bytesPerToken",
                 "keepRecent", "summaryMaxBytes"):
-        if isinstance(cfg[key], Number):  # spelled unusually (1E5, 0.70): a value is a value here
-            text = cfg[key].text
-            cfg[key] = float(text) if key == "threshold" else int(float(text))
+        value = cfg[key]
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise InvalidInput(f"config: `{key}` must be a number")
+        if key != "threshold":
+            if value != int(value):
+                raise InvalidInput(f"config: `{key}` must be a whole number")
+            cfg[key] = int(value)  # 1E5 reads as the float 100000.0
+    if not isinstance(cfg["envelope"], dict):
+        raise InvalidInput("config: `envelope` must be an object")
     if cfg["wireFormat"] not in ("engine", "openai", "anthropic"):
         raise InvalidInput(f"config: unknown wireFormat {cfg['wireFormat']!r}")
     if not (0 < cfg["threshold"] <= 1) or min(cfg["contextWindow"], cfg["bytesPerToken"],

@@ -12,82 +12,21 @@ unescaped, escapes only for `"`, `\\` and control characters. That is
 """
 
 import json
-from json.encoder import encode_basestring  # escapes like ensure_ascii=False
 
 ENGINE_FIELDS = ("role", "content", "toolCalls", "toolCallId", "pinned")
 CALL_FIELDS = ("id", "name", "arguments")
 
 
-class Number:
-    """A JSON number kept as it was written ("653.50", "1E+2", "-0").
-
-    ctxgate keeps numbers exactly as written and compares them as written,
-    and their spelling counts in the body's bytes. Python would read 653.50
-    as the float 653.5 and write it back one byte shorter, so numbers whose
-    text Python would re-spell are kept as their text."""
-
-    __slots__ = ("text",)
-
-    def __init__(self, text):
-        self.text = text
-
-    def __eq__(self, other):
-        return isinstance(other, Number) and other.text == self.text
-
-    def __hash__(self):
-        return hash(self.text)
-
-    def __repr__(self):
-        return self.text
-
-
-def _int(text):
-    n = int(text)
-    return n if str(n) == text else Number(text)
-
-
-def _float(text):
-    f = float(text)
-    return f if repr(f) == text else Number(text)
-
-
 def loads(text):
-    """json.loads, keeping the spelling of every number Python would change."""
-    return json.loads(text, parse_int=_int, parse_float=_float)
-
-
-def _encode(v, out):
-    if isinstance(v, str):
-        out.append(encode_basestring(v))
-    elif isinstance(v, dict):
-        out.append("{")
-        first = True
-        for k, x in v.items():
-            if not first:
-                out.append(",")
-            first = False
-            out.append(encode_basestring(k))
-            out.append(":")
-            _encode(x, out)
-        out.append("}")
-    elif isinstance(v, list):
-        out.append("[")
-        for i, x in enumerate(v):
-            if i:
-                out.append(",")
-            _encode(x, out)
-        out.append("]")
-    elif isinstance(v, Number):
-        out.append(v.text)
-    else:  # None, bools, ints and floats that Python writes as they were read
-        out.append(json.dumps(v))
+    """Python's own json.loads: numbers come back as Python writes them
+    (653.50 as 653.5), which ctxgate accepts: it compares JSON values, and
+    sends only numbers every JSON library writes back the same."""
+    return json.loads(text)
 
 
 def dumps(value):
-    """Compact JSON, non-ASCII unescaped, numbers as they were read."""
-    out = []
-    _encode(value, out)
-    return "".join(out)
+    """Compact JSON, non-ASCII unescaped: the body's serialisation (SPEC §2)."""
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
 
 
 def nbytes(text):
