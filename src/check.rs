@@ -309,9 +309,13 @@ fn record_failures(
         // any other invariant, a case a correct subject answers cannot_fit,
         // where the invariant no longer applies and the fixture judges
         // nothing. Keep the shrunk case one where a fitting answer exists,
-        // if the original was.
-        let keep_fittable = fittable(case);
-        let shrunk = shrink_with_budget(case.clone(), opts.shrink_runs, |c| {
+        // if the original was — or if it fails as well under a ceiling
+        // that leaves room, for an invariant that is not about the ceiling.
+        let start = roomier(case, inv)
+            .filter(|c| run_case(subject, &c.config, &c.messages, only).fails(inv))
+            .unwrap_or_else(|| case.clone());
+        let keep_fittable = fittable(&start);
+        let shrunk = shrink_with_budget(start, opts.shrink_runs, |c| {
             (!keep_fittable || fittable(c))
                 && run_case(subject, &c.config, &c.messages, only).fails(inv)
         });
@@ -342,6 +346,25 @@ fn record_failures(
             saved,
         });
     }
+}
+
+/// The case under a ceiling with room for its minimal output, when it has
+/// none and `inv` is not one of the two ceiling invariants (for which the
+/// tight ceiling is the point).
+fn roomier(case: &Case, inv: Invariant) -> Option<Case> {
+    if fittable(case)
+        || matches!(
+            inv,
+            Invariant::BodyUnderCeiling | Invariant::SessionNeverOverflows
+        )
+    {
+        return None;
+    }
+    let mut roomy = case.clone();
+    roomy.config.transport_max_body_bytes = crate::Config::default()
+        .transport_max_body_bytes
+        .max(2 * body_bytes(&case.config, &case.messages));
+    fittable(&roomy).then_some(roomy)
 }
 
 /// The smallest output SPEC §4 allows fits under the ceiling.

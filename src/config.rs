@@ -122,8 +122,14 @@ impl Config {
                 crate::error::json_type(&value)
             )));
         }
-        let config = Config::deserialize(&value)
+        let mut config = Config::deserialize(&value)
             .map_err(|e| InputError::new(format!("config: {}", field_problem(&value, e))))?;
+        // The envelope verbatim: deserialising a Value through serde loses
+        // some spellings (`-0` comes back `0`), and the envelope counts in
+        // the body as written.
+        if let Some(Value::Object(envelope)) = value.get("envelope") {
+            config.envelope = envelope.clone();
+        }
         config.validate()?;
         Ok(config)
     }
@@ -194,6 +200,21 @@ mod tests {
             problem("[1]"),
             "config: expected a JSON object of SPEC §2 fields, found an array"
         );
+    }
+
+    #[test]
+    fn the_envelope_is_kept_as_written() {
+        for t in ["-0", "1.50", "1e400", "18446744073709551616", "1.0", "-0.0"] {
+            let c =
+                Config::from_json(format!(r#"{{"envelope": {{"t": {t}}}}}"#).as_bytes()).unwrap();
+            let written: Value = serde_json::from_str(t).unwrap();
+            assert_eq!(c.envelope["t"].to_string(), written.to_string(), "{t}");
+            assert_eq!(
+                Config::from_value(c.to_value()).unwrap().envelope["t"].to_string(),
+                written.to_string(),
+                "{t} through to_value"
+            );
+        }
     }
 
     #[test]

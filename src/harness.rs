@@ -4,7 +4,7 @@
 
 use crate::body::body_bytes;
 use crate::config::Config;
-use crate::contract::{minimal_body, Head};
+use crate::contract::{minimal_body, minimal_output, Head};
 use crate::model::{check_well_formed, iterations, unanswered_calls, Message, ToolCall};
 use crate::oracle::{
     check_all, Invariant, InvariantSet, Observation, SessionTurn, TurnOutcome, Verdict, Violation,
@@ -154,10 +154,13 @@ pub fn appended_message(input: &[Message]) -> Message {
 /// iteration (the subject broke its pairing, which `tool-pairing` judges),
 /// the loop ends there.
 ///
-/// A `cannot_fit` turn is judged against the conversation's own minimal
-/// output (its head, pinned iterations and the iteration just appended),
-/// not the carried history's: a compactor whose summaries pile up in its
-/// head, turn after turn, gives up on a conversation that fits.
+/// A `cannot_fit` turn is justified when the minimal output is over the
+/// ceiling — counting only messages of the conversation itself: the
+/// conversation's own minimal output (its head, pinned iterations and the
+/// iteration just appended), or the carried history's without the messages
+/// the subject wrote. A system message of the conversation that compaction
+/// moved into the head counts; a compactor whose own summaries pile up in
+/// its head, turn after turn, gives up on a conversation that fits.
 pub fn simulate_session(
     subject: &mut dyn Subject,
     config: &Config,
@@ -181,9 +184,16 @@ pub fn simulate_session(
                 history = o;
                 TurnOutcome::Sent { body }
             }
-            CompactAnswer::CannotFit { .. } => TurnOutcome::CannotFit {
-                minimal: minimal_body(config, &input[..range.end + head]),
-            },
+            CompactAnswer::CannotFit { .. } => {
+                let conversation = &input[..range.end + head];
+                let carried: Vec<Message> = minimal_output(&history, Head::of(&history).literal)
+                    .into_iter()
+                    .filter(|m| conversation.contains(m))
+                    .collect();
+                TurnOutcome::CannotFit {
+                    minimal: minimal_body(config, conversation).max(body_bytes(config, &carried)),
+                }
+            }
             CompactAnswer::InvalidInput { message } => TurnOutcome::InvalidInput { message },
         };
         let stop = !matches!(outcome, TurnOutcome::Sent { .. });

@@ -349,3 +349,27 @@ fn junit_report_has_one_test_case_per_invariant() {
     // The human summary still went to stdout, with the replay command.
     assert!(String::from_utf8_lossy(&out.stdout).contains("replay: ctxgate replay"));
 }
+
+/// docs/protocol.md §10's trimmer, as printed there, passes `check`: the
+/// guide's example is a correct subject written with stock `json`.
+#[test]
+fn the_protocol_guide_trimmer_passes_check() {
+    let guide =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/protocol.md"))
+            .expect("docs/protocol.md");
+    let code = guide
+        .split("```python\n")
+        .nth(1)
+        .and_then(|rest| rest.split("\n```").next())
+        .expect("a python block in docs/protocol.md");
+    let dir = temp_dir("trimmer");
+    let script = dir.join("trimmer.py");
+    std::fs::write(&script, code).unwrap();
+    let cmd = format!(
+        "python3 {}",
+        shell_words::quote(&script.display().to_string())
+    );
+    let (out, report) = check(&cmd, &["--cases", "200", "--seed", "3"], &dir);
+    assert_eq!(out.status.code(), Some(0), "{report}");
+    assert_eq!(report["ok"], true);
+}

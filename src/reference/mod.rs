@@ -138,12 +138,20 @@ impl Reference<'_> {
                 .filter(|r| !pinned(r))
                 .flat_map(|r| &h[r.clone()])
                 .collect();
-            let summary = (!to_summarise.is_empty() && config.summary_max_bytes > 0).then(|| {
-                let text = self
-                    .summariser
-                    .summarise(&to_summarise, config.summary_max_bytes);
-                Message::system(truncate_utf8(&text, config.summary_max_bytes))
-            });
+            let summary = (!to_summarise.is_empty() && config.summary_max_bytes > 0)
+                .then(|| {
+                    let text = self
+                        .summariser
+                        .summarise(&to_summarise, config.summary_max_bytes);
+                    let bounded = truncate_utf8(&text, config.summary_max_bytes);
+                    // A bound shorter than the summary's marker leaves a text
+                    // that no longer reads as a summary: on the next turn it
+                    // would join the head and pile up. No summary instead.
+                    let cut_marker =
+                        bounded.len() < SUMMARY_PREFIX.len() && SUMMARY_PREFIX.starts_with(bounded);
+                    (!cut_marker).then(|| Message::system(bounded))
+                })
+                .flatten();
             let recent_msgs = &h[recent[0].start..];
             let parts = Parts {
                 head: &h[..head],
