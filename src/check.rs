@@ -221,8 +221,8 @@ pub fn run(
         }
         let case = case_from_seed(opts.seed, index, &opts.gen);
         report.coverage.record_case(&case);
-        report.bytes += body_bytes(&case.config, &case.messages);
         let result = run_case(subject, &case.config, &case.messages, checked);
+        report.bytes += result.body;
         report
             .coverage
             .record_result(result.compacted, result.cannot_fit);

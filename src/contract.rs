@@ -44,7 +44,12 @@ pub fn is_summary(m: &Message) -> bool {
 /// the ceiling (SPEC §4 step 1). Every caller brings its own figures: the
 /// reference its estimator's, the oracles the harness's yardsticks.
 pub fn due(config: &Config, estimate: u64, body: u64) -> bool {
-    estimate > config.trigger() || body > config.transport_max_body_bytes
+    due_with(config, estimate, || body)
+}
+
+/// [`due`], measuring the body only when the estimate leaves it open.
+pub fn due_with(config: &Config, estimate: u64, body: impl FnOnce() -> u64) -> bool {
+    estimate > config.trigger() || body() > config.transport_max_body_bytes
 }
 
 /// The harness's estimate of a history: the `adr-0098` estimator (SPEC §3).

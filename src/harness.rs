@@ -7,7 +7,8 @@ use crate::config::Config;
 use crate::contract::{minimal_body, minimal_output, Head};
 use crate::model::{check_well_formed, iterations, unanswered_calls, Message, ToolCall};
 use crate::oracle::{
-    check_all, Invariant, InvariantSet, Observation, SessionTurn, TurnOutcome, Verdict, Violation,
+    check_with, Facts, Invariant, InvariantSet, Observation, SessionTurn, TurnOutcome, Verdict,
+    Violation,
 };
 use crate::subject::{CompactAnswer, Fault, Subject};
 
@@ -24,6 +25,8 @@ pub struct CaseResult {
     /// The subject returned a history different from the input.
     pub compacted: bool,
     pub cannot_fit: bool,
+    /// The input's exact body, in bytes.
+    pub body: u64,
 }
 
 impl CaseResult {
@@ -61,21 +64,23 @@ pub fn run_case(
     set: InvariantSet,
 ) -> CaseResult {
     let set = set.intersect(subject.info().claimed());
+    let facts = Facts::of(config, input);
     let mut obs = Observation::default();
     let mut result = CaseResult {
         verdicts: Vec::new(),
         fault: None,
         compacted: false,
         cannot_fit: false,
+        body: facts.body,
     };
-    if let Err(fault) = observe(subject, config, input, set, &mut obs) {
+    if let Err(fault) = observe(subject, config, input, facts.well_formed, set, &mut obs) {
         result.fault = Some(fault);
     }
     if let Some(answer) = &obs.answer {
         result.compacted = answer.messages().is_some_and(|o| o != input);
         result.cannot_fit = matches!(answer, CompactAnswer::CannotFit { .. });
     }
-    result.verdicts = check_all(config, input, &obs, &set);
+    result.verdicts = check_with(&facts, &obs, &set);
     result
 }
 
@@ -83,10 +88,10 @@ fn observe(
     subject: &mut dyn Subject,
     config: &Config,
     input: &[Message],
+    well_formed: bool,
     set: InvariantSet,
     obs: &mut Observation,
 ) -> Result<(), Fault> {
-    let well_formed = check_well_formed(input).is_ok();
     let needs_compact = set.iter().any(|i| !i.needs_estimate());
     if needs_compact {
         let answer = subject.compact(config, input)?;
@@ -168,6 +173,9 @@ pub fn simulate_session(
 ) -> Result<Vec<SessionTurn>, Fault> {
     let head = Head::of(input).literal;
     let mut history: Vec<Message> = input[..head].to_vec();
+    // While the subject hands the history back unchanged, it is a prefix
+    // of the (well-formed) input and needs no check.
+    let mut carried_unchanged = true;
     let mut turns = Vec::new();
     for (n, range) in iterations(&input[head..])
         .into_iter()
@@ -175,12 +183,13 @@ pub fn simulate_session(
         .enumerate()
     {
         history.extend_from_slice(&input[range.start + head..range.end + head]);
-        if check_well_formed(&history).is_err() {
+        if !carried_unchanged && check_well_formed(&history).is_err() {
             break;
         }
         let outcome = match subject.compact(config, &history)? {
             CompactAnswer::Messages(o) => {
                 let body = body_bytes(config, &o);
+                carried_unchanged &= o == history;
                 history = o;
                 TurnOutcome::Sent { body }
             }

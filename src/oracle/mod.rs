@@ -208,9 +208,17 @@ pub fn check_all(
     obs: &Observation,
     set: &InvariantSet,
 ) -> Vec<(Invariant, Verdict)> {
-    let facts = Facts::of(config, input);
+    check_with(&Facts::of(config, input), obs, set)
+}
+
+/// [`check_all`] with the input's facts already worked out.
+pub fn check_with(
+    facts: &Facts<'_>,
+    obs: &Observation,
+    set: &InvariantSet,
+) -> Vec<(Invariant, Verdict)> {
     set.iter()
-        .map(|inv| (inv, check_one(inv, &facts, obs)))
+        .map(|inv| (inv, check_one(inv, facts, obs)))
         .collect()
 }
 

@@ -102,7 +102,7 @@ impl Reference<'_> {
 
         // Step 1: nothing to do.
         let all: Vec<&Message> = h.iter().collect();
-        if !contract::due(config, estimate(&all), (self.body)(config, &all)) {
+        if !contract::due_with(config, estimate(&all), || (self.body)(config, &all)) {
             return Ok(h.to_vec());
         }
 
