@@ -22,10 +22,20 @@ pub struct Args {
     /// Print the coverage statistics of the cases instead of the cases
     #[arg(long)]
     pub stats: bool,
+
+    /// Also write, in a share of the cases, numbers that stock JSON
+    /// libraries re-spell or round (`1.50`, 2^64, `1e400`), as `check`
+    /// does for a subject whose hello says `"numbers": "exact"`
+    /// [default: only portable numbers]
+    #[arg(long)]
+    pub exact_numbers: bool,
 }
 
 pub fn run(args: Args) -> Result<(), Failure> {
-    let gen = GenConfig::default();
+    let mut gen = GenConfig::default();
+    if !args.exact_numbers {
+        gen.exotic_numbers_percent = 0;
+    }
     if args.stats {
         let mut coverage = Coverage::default();
         for i in 0..args.cases {
