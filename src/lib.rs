@@ -5,23 +5,39 @@
 //! request body overflows the real transport limit, count tool-call
 //! arguments, and never cut an assistant message from its tool results.
 //!
-//! The pieces, and how data flows between them:
+//! The pieces, and how data flows between them — one way:
 //!
 //! ```text
-//! model (histories, 3 wire formats) ── body (exact size) ── estimate
-//!        │                                                     │
-//!        └──────────────► reference (ADR 0098, hardened) ◄─────┘
+//! generate ──► subject ──► oracle ──► (shrink) ──► fixture ──► report
+//!  (cases)    (answers)   (verdicts)                (SPEC §7)
+//!
+//! beneath them: model (histories, 3 wire formats, JSON values) · body (exact
+//! size) · estimate · contract (the words of the contract, defined once) ·
+//! reference (ADR 0098, hardened) · invariant (SPEC §5's names)
 //! ```
 //!
 //! - [`model`]: messages, tool calls, iterations, well-formedness, the
-//!   `engine`, `openai` and `anthropic` wire formats (SPEC §1).
+//!   `engine`, `openai` and `anthropic` wire formats (SPEC §1); JSON values
+//!   as the contract compares and spells them ([`model::value`]).
 //! - [`config`]: the compactor configuration and its derived trigger (SPEC §2).
 //! - [`body`]: the exact serialised size of a request body (SPEC §2).
 //! - [`estimate`]: the `content-only` and `adr-0098` estimators (SPEC §3).
+//! - [`contract`]: compaction due, the trigger's rounding, the head in its
+//!   two readings, the minimal output, the estimate floor — used by the
+//!   reference, the oracles, the generator and the CLI alike.
+//! - [`reference`]: the reference compactor (SPEC §4).
+//! - [`invariant`]: the thirteen names of SPEC §5, and sets of them.
+//! - [`generate`]: cases (configs and histories), shrinking, coverage.
+//! - [`subject`]: compactors under test and what they answer (SPEC §6).
+//! - [`oracle`]: one checker per invariant; verdicts pass, fail or not
+//!   applicable, with the reason.
+//! - [`harness`], [`check`]: one case end to end; a whole run, with
+//!   shrinking, fixtures and the rule that a run which checked nothing fails.
+//! - [`fixture`], [`report`]: SPEC §7 files and their replay; human, JSON and
+//!   JUnit reports.
 //! - `calibrate` (cargo feature `calibrate`, on by default): the estimators
 //!   against the real cl100k/o200k tokenizers, per content class and over
 //!   real histories; the `safe-classwise` estimator it calibrated is in `estimate`.
-//! - [`reference`]: the reference compactor (SPEC §4).
 //! - [`error`]: bad input as a value that names file, message and problem.
 
 pub mod body;
