@@ -25,7 +25,7 @@
 //! - [`contract`]: compaction due, the trigger's rounding, the head in its
 //!   two readings, the minimal output, the estimate floor — used by the
 //!   reference, the oracles, the generator and the CLI alike.
-//! - [`reference`]: the reference compactor (SPEC §4).
+//! - [`reference`](mod@reference): the reference compactor (SPEC §4).
 //! - [`invariant`]: the thirteen names of SPEC §5, and sets of them.
 //! - [`generate`]: cases (configs and histories), shrinking, coverage.
 //! - [`subject`]: compactors under test and what they answer (SPEC §6).
