@@ -80,6 +80,26 @@ impl Tally {
     }
 }
 
+/// Where a failure's fixture went.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Saved {
+    /// No save folder was given.
+    NotAsked,
+    /// Saved here.
+    At(PathBuf),
+    /// Saving failed: the error, said loudly in every report.
+    Failed(String),
+}
+
+impl Saved {
+    pub fn path(&self) -> Option<&std::path::Path> {
+        match self {
+            Saved::At(p) => Some(p),
+            _ => None,
+        }
+    }
+}
+
 /// One failed invariant, shrunk.
 #[derive(Debug, Clone)]
 pub struct Failure {
@@ -92,7 +112,7 @@ pub struct Failure {
     pub original_size: (usize, u64),
     /// The minimal case, as a fixture.
     pub fixture: Fixture,
-    pub saved: Option<PathBuf>,
+    pub saved: Saved,
 }
 
 /// One subject fault, with the (shrunk) case that caused it.
@@ -101,7 +121,7 @@ pub struct FaultRecord {
     pub case_index: u64,
     pub fault: Fault,
     pub fixture: Fixture,
-    pub saved: Option<PathBuf>,
+    pub saved: Saved,
     /// How many cases hit a fault of this kind.
     pub count: u64,
 }
@@ -228,7 +248,12 @@ pub fn run(
             .record_result(result.compacted, result.cannot_fit);
         report.cases += 1;
         tally(&mut report.tally, &result);
-        record_failures(subject, opts, checked, index, &case, &result, &mut report);
+        let run = RunContext {
+            opts,
+            checked,
+            deadline: opts.time.map(|t| start + t),
+        };
+        record_failures(subject, &run, index, &case, &result, &mut report);
         on_progress(Progress {
             done: index + 1,
             total: opts.cases,
@@ -254,15 +279,23 @@ fn tally(t: &mut BTreeMap<Invariant, Tally>, result: &CaseResult) {
     }
 }
 
+/// What shrinking a failure needs to know of the run.
+struct RunContext<'o> {
+    opts: &'o CheckOptions,
+    checked: InvariantSet,
+    /// The end of `--time`, which bounds shrinking too.
+    deadline: Option<Instant>,
+}
+
 fn record_failures(
     subject: &mut dyn Subject,
-    opts: &CheckOptions,
-    checked: InvariantSet,
+    run: &RunContext<'_>,
     index: u64,
     case: &Case,
     result: &CaseResult,
     report: &mut CheckReport,
 ) {
+    let (opts, checked, deadline) = (run.opts, run.checked, run.deadline);
     if let Some(fault) = &result.fault {
         if let Some(rec) = report
             .faults
@@ -273,14 +306,22 @@ fn record_failures(
         } else {
             let kind = fault.kind.clone();
             // Each attempt at shrinking a hang costs a whole timeout.
-            let budget = if kind == FaultKind::Timeout { 8 } else { 60 };
-            let shrunk = shrink_with_budget(case.clone(), opts.shrink_runs.min(budget), |c| {
-                run_case(subject, &c.config, &c.messages, checked)
-                    .fault
-                    .is_some_and(|f| f.kind == kind)
-            });
-            let last = run_case(subject, &shrunk.config, &shrunk.messages, checked);
-            let fault = last.fault.unwrap_or_else(|| fault.clone());
+            let budget = match kind {
+                FaultKind::Timeout | FaultKind::ClosedStdout => 8,
+                _ => 60,
+            };
+            let shrunk =
+                shrink_with_budget(case.clone(), opts.shrink_runs.min(budget), deadline, |c| {
+                    run_case(subject, &c.config, &c.messages, checked)
+                        .fault
+                        .is_some_and(|f| f.kind == kind)
+                });
+            let fault = if shrunk == *case {
+                fault.clone()
+            } else {
+                let last = run_case(subject, &shrunk.config, &shrunk.messages, checked);
+                last.fault.unwrap_or_else(|| fault.clone())
+            };
             let mut fixture = Fixture::new(
                 shrunk.config,
                 shrunk.messages,
@@ -312,20 +353,23 @@ fn record_failures(
         // if the original was — or if it fails as well under a ceiling
         // that leaves room, for an invariant that is not about the ceiling.
         let start = roomier(case, inv)
+            .filter(|_| !out_of_time(deadline))
             .filter(|c| run_case(subject, &c.config, &c.messages, only).fails(inv))
             .unwrap_or_else(|| case.clone());
         let keep_fittable = fittable(&start);
-        let shrunk = shrink_with_budget(start, opts.shrink_runs, |c| {
+        let shrunk = shrink_with_budget(start, opts.shrink_runs, deadline, |c| {
             (!keep_fittable || fittable(c))
                 && run_case(subject, &c.config, &c.messages, only).fails(inv)
         });
-        let last = run_case(subject, &shrunk.config, &shrunk.messages, only);
-        let violation = last
-            .violations()
-            .next()
-            .or_else(|| result.violations().find(|v| v.invariant == inv))
-            .cloned()
-            .unwrap_or_else(|| Violation::new(inv, "failed"));
+        let found = result.violations().find(|v| v.invariant == inv).cloned();
+        let violation = if shrunk == *case {
+            found
+        } else {
+            let last = run_case(subject, &shrunk.config, &shrunk.messages, only);
+            let v = last.violations().next().cloned();
+            v.or(found)
+        }
+        .unwrap_or_else(|| Violation::new(inv, "failed"));
         let mut fixture = Fixture::new(
             shrunk.config,
             shrunk.messages,
@@ -372,16 +416,26 @@ fn fittable(case: &Case) -> bool {
     !cannot_fit_justified(&case.config, &case.messages)
 }
 
-/// Shrink with at most `runs` evaluations of the predicate.
-fn shrink_with_budget(case: Case, runs: usize, mut still_fails: impl FnMut(&Case) -> bool) -> Case {
+/// Shrink with at most `runs` evaluations of the predicate, and none once
+/// the run's time budget is spent (`--time` bounds shrinking too).
+fn shrink_with_budget(
+    case: Case,
+    runs: usize,
+    deadline: Option<Instant>,
+    mut still_fails: impl FnMut(&Case) -> bool,
+) -> Case {
     let mut left = runs;
     shrink(case, |c| {
-        if left == 0 {
+        if left == 0 || out_of_time(deadline) {
             return false;
         }
         left -= 1;
         still_fails(c)
     })
+}
+
+fn out_of_time(deadline: Option<Instant>) -> bool {
+    deadline.is_some_and(|d| Instant::now() >= d)
 }
 
 fn see(subject: &SubjectInfo, seed: u64, index: u64) -> String {
@@ -391,17 +445,20 @@ fn see(subject: &SubjectInfo, seed: u64, index: u64) -> String {
     )
 }
 
-fn save(opts: &CheckOptions, fixture: &Fixture) -> Option<PathBuf> {
-    let dir = opts.save.as_ref()?;
+fn save(opts: &CheckOptions, fixture: &Fixture) -> Saved {
+    let Some(dir) = opts.save.as_ref() else {
+        return Saved::NotAsked;
+    };
     match fixture.save(dir) {
-        Ok(p) => Some(p),
+        Ok(p) => Saved::At(p),
         Err(e) => {
-            eprintln!(
-                "ctxgate: cannot save fixture {} in {}: {e}",
+            let why = format!(
+                "cannot save fixture {} in {}: {e}",
                 fixture.name,
                 dir.display()
             );
-            None
+            eprintln!("ctxgate: ERROR: {why}");
+            Saved::Failed(why)
         }
     }
 }

@@ -184,23 +184,106 @@ impl Fixture {
         })
     }
 
-    /// Load a fixture file; errors name the file.
+    /// Load a fixture file (at most `input::DEFAULT_MAX_INPUT_BYTES`);
+    /// errors name the file.
     pub fn load(path: &Path) -> Result<Fixture, InputError> {
+        Fixture::load_capped(path, crate::input::DEFAULT_MAX_INPUT_BYTES)
+    }
+
+    /// Load a fixture file of at most `cap` bytes; errors name the file.
+    pub fn load_capped(path: &Path, cap: u64) -> Result<Fixture, InputError> {
         let shown = path.display().to_string();
-        let bytes = std::fs::read(path)
-            .map_err(|e| InputError::new(format!("cannot read: {e}")).in_file(&shown))?;
+        let bytes = crate::input::read_file(path, "the fixture", cap)?;
         let value = parse_json(&bytes).map_err(|e| e.in_file(&shown))?;
         Fixture::from_json(value).map_err(|e| e.in_file(&shown))
     }
 
     /// Save as `<dir>/<name>.json` (pretty-printed, one case a file).
+    ///
+    /// Written to a new temporary file in `dir` (created exclusively: it
+    /// never opens an existing file or a planted symlink) and renamed into
+    /// place, which replaces whatever is at the name — a symlink included —
+    /// without following it: nothing outside `dir` is ever written.
     pub fn save(&self, dir: &Path) -> std::io::Result<PathBuf> {
         std::fs::create_dir_all(dir)?;
         let path = dir.join(format!("{}.json", self.name));
         let mut text = serde_json::to_string_pretty(&self.to_json()).expect("serialises");
         text.push('\n');
-        std::fs::write(&path, text)?;
+        write_new_then_rename(dir, &path, text.as_bytes())?;
         Ok(path)
+    }
+}
+
+/// Write `bytes` to a fresh file in `dir`, then rename it to `path`.
+fn write_new_then_rename(dir: &Path, path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    use std::io::Write;
+    static COUNTER: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    for _ in 0..100 {
+        let n = COUNTER.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let tmp = dir.join(format!(".ctxgate-{}-{n}.tmp", std::process::id()));
+        let mut file = match std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&tmp)
+        {
+            Ok(f) => f,
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
+            Err(e) => return Err(e),
+        };
+        let written = file.write_all(bytes).and_then(|_| file.sync_all());
+        drop(file);
+        return match written.and_then(|_| std::fs::rename(&tmp, path)) {
+            Ok(()) => Ok(()),
+            Err(e) => {
+                let _ = std::fs::remove_file(&tmp);
+                Err(e)
+            }
+        };
+    }
+    Err(std::io::Error::other(
+        "no free temporary name in the folder",
+    ))
+}
+
+/// Check, before the first case, that fixtures can be saved in `dir`: it
+/// is a writable folder, or it does not exist yet and its nearest existing
+/// ancestor is one (the folder itself is made when the first fixture is
+/// saved). Nothing is written.
+pub fn check_save_dir(dir: &Path) -> std::io::Result<()> {
+    let mut at = if dir.as_os_str().is_empty() {
+        Path::new(".")
+    } else {
+        dir
+    };
+    loop {
+        match std::fs::metadata(at) {
+            Ok(m) if m.is_dir() => return writable(at),
+            Ok(_) => {
+                return Err(std::io::Error::other(format!(
+                    "{} is not a folder",
+                    at.display()
+                )))
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                at = match at.parent() {
+                    Some(p) if !p.as_os_str().is_empty() => p,
+                    _ => Path::new("."),
+                };
+            }
+            Err(e) => return Err(e),
+        }
+    }
+}
+
+fn writable(dir: &Path) -> std::io::Result<()> {
+    use std::os::unix::ffi::OsStrExt;
+    let c = std::ffi::CString::new(dir.as_os_str().as_bytes())
+        .map_err(|_| std::io::Error::other("the path holds a NUL byte"))?;
+    // SAFETY: access(2) on a NUL-terminated path we own.
+    if unsafe { libc::access(c.as_ptr(), libc::W_OK | libc::X_OK) } == 0 {
+        Ok(())
+    } else {
+        Err(std::io::Error::last_os_error())
     }
 }
 
@@ -288,13 +371,17 @@ pub fn replay(subject: &mut dyn Subject, fixture: &Fixture) -> (Replayed, usize)
     (Replayed::Held { judged }, unportable)
 }
 
-/// Every fixture file under `paths` (files as given, folders searched
-/// recursively for `*.json`), sorted.
+/// Every fixture file under `paths`, sorted: files as given, folders
+/// searched recursively for `*.json`. From folders only regular files are
+/// taken (a FIFO or a device named `x.json` is skipped, never opened), and
+/// a folder reached twice — through a symlink to itself or to another
+/// folder already searched — is searched once.
 pub fn collect(paths: &[PathBuf]) -> Result<Vec<PathBuf>, InputError> {
     let mut out = Vec::new();
+    let mut seen = std::collections::HashSet::new();
     for p in paths {
         if p.is_dir() {
-            walk(p, &mut out).map_err(|e| {
+            walk(p, &mut out, &mut seen).map_err(|e| {
                 InputError::new(format!("cannot list: {e}")).in_file(p.display().to_string())
             })?;
         } else if p.exists() {
@@ -304,15 +391,27 @@ pub fn collect(paths: &[PathBuf]) -> Result<Vec<PathBuf>, InputError> {
         }
     }
     out.sort();
+    out.dedup();
     Ok(out)
 }
 
-fn walk(dir: &Path, out: &mut Vec<PathBuf>) -> std::io::Result<()> {
+fn walk(
+    dir: &Path,
+    out: &mut Vec<PathBuf>,
+    seen: &mut std::collections::HashSet<PathBuf>,
+) -> std::io::Result<()> {
+    if !seen.insert(std::fs::canonicalize(dir)?) {
+        return Ok(());
+    }
     for entry in std::fs::read_dir(dir)? {
         let path = entry?.path();
-        if path.is_dir() {
-            walk(&path, out)?;
-        } else if path.extension().is_some_and(|e| e == "json") {
+        // metadata follows symlinks: what the entry is, not what names it.
+        let Ok(meta) = std::fs::metadata(&path) else {
+            continue; // a dangling symlink
+        };
+        if meta.is_dir() {
+            walk(&path, out, seen)?;
+        } else if meta.is_file() && path.extension().is_some_and(|e| e == "json") {
             out.push(path);
         }
     }

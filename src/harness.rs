@@ -75,6 +75,7 @@ pub fn run_case(
     };
     if let Err(fault) = observe(subject, config, input, facts.well_formed, set, &mut obs) {
         result.fault = Some(fault);
+        obs.faulted = true;
     }
     if let Some(answer) = &obs.answer {
         result.compacted = answer.messages().is_some_and(|o| o != input);

@@ -52,6 +52,7 @@ pub mod fixture;
 pub mod fuzzing;
 pub mod generate;
 pub mod harness;
+pub mod input;
 pub mod invariant;
 pub mod model;
 pub mod oracle;

@@ -7,7 +7,7 @@ use std::fmt::Write as _;
 use serde_json::{json, Value};
 
 use crate::body::body_bytes;
-use crate::check::{CheckReport, Tally};
+use crate::check::{CheckReport, Saved, Tally};
 use crate::model::{engine, Message};
 
 /// How to print the command that replays a fixture.
@@ -106,7 +106,7 @@ pub fn human(r: &CheckReport, hint: &ReplayHint) -> String {
         );
         let _ = writeln!(out, "  config: {}", f.fixture.config.to_value());
         write_history(&mut out, &f.fixture.messages);
-        replay_line(&mut out, f.saved.as_deref(), hint);
+        replay_line(&mut out, &f.saved, hint);
     }
     for f in &r.faults {
         let _ = writeln!(out);
@@ -121,7 +121,7 @@ pub fn human(r: &CheckReport, hint: &ReplayHint) -> String {
             let _ = writeln!(out, "  {line}");
         }
         write_history(&mut out, &f.fixture.messages);
-        replay_line(&mut out, f.saved.as_deref(), hint);
+        replay_line(&mut out, &f.saved, hint);
     }
     let unchecked = r.not_checked();
     if !unchecked.is_empty() {
@@ -167,17 +167,27 @@ fn write_history(out: &mut String, msgs: &[Message]) {
     }
 }
 
-fn replay_line(out: &mut String, saved: Option<&std::path::Path>, hint: &ReplayHint) {
+fn replay_line(out: &mut String, saved: &Saved, hint: &ReplayHint) {
     match saved {
-        Some(p) => {
+        Saved::At(p) => {
             let _ = writeln!(out, "  replay: {}", hint.command(&p.display().to_string()));
         }
-        None => {
+        Saved::NotAsked => {
             let _ = writeln!(
                 out,
                 "  (not saved: run with --save DIR to keep it as a fixture)"
             );
         }
+        Saved::Failed(why) => {
+            let _ = writeln!(out, "  NOT SAVED: {why}");
+        }
+    }
+}
+
+fn save_error(saved: &Saved) -> Option<&str> {
+    match saved {
+        Saved::Failed(why) => Some(why),
+        _ => None,
     }
 }
 
@@ -208,8 +218,9 @@ pub fn to_json(r: &CheckReport, hint: &ReplayHint) -> Value {
                 "violation": f.violation.to_json(),
                 "original": {"messages": f.original_size.0, "bodyBytes": f.original_size.1},
                 "fixture": f.fixture.to_json(),
-                "saved": f.saved.as_ref().map(|p| p.display().to_string()),
-                "replay": f.saved.as_ref().map(|p| hint.command(&p.display().to_string())),
+                "saved": f.saved.path().map(|p| p.display().to_string()),
+                "saveError": save_error(&f.saved),
+                "replay": f.saved.path().map(|p| hint.command(&p.display().to_string())),
             })
         })
         .collect();
@@ -224,7 +235,8 @@ pub fn to_json(r: &CheckReport, hint: &ReplayHint) -> Value {
                 "count": f.count,
                 "case": f.case_index,
                 "fixture": f.fixture.to_json(),
-                "saved": f.saved.as_ref().map(|p| p.display().to_string()),
+                "saved": f.saved.path().map(|p| p.display().to_string()),
+                "saveError": save_error(&f.saved),
             })
         })
         .collect();
@@ -260,7 +272,7 @@ pub fn junit(r: &CheckReport, hint: &ReplayHint) -> String {
             failed += 1;
             let mut body = format!("{}\n", f.violation);
             write_history(&mut body, &f.fixture.messages);
-            replay_line(&mut body, f.saved.as_deref(), hint);
+            replay_line(&mut body, &f.saved, hint);
             let _ = write!(
                 cases,
                 "\n      <failure message=\"{}\" type=\"{}\">{}</failure>\n    ",

@@ -4,7 +4,6 @@
 
 use std::io::IsTerminal;
 use std::path::PathBuf;
-use std::time::Duration;
 
 use clap::{Args as ClapArgs, ValueEnum};
 
@@ -97,15 +96,27 @@ pub fn run_check(args: Args) -> Result<(), Failure> {
         ));
     }
     let time = match args.time {
-        Some(t) if !(t > 0.0 && t.is_finite()) => {
-            return Err(Failure::bad_input(
-                "--time must be a positive number of seconds",
-            ))
-        }
-        Some(t) => Some(Duration::from_secs_f64(t)),
+        Some(t) => Some(super::common::seconds("--time", t)?),
         None => None,
     };
     let seed = args.seed.unwrap_or_else(random_seed);
+    // Where the results go is settled before any work is done: a report
+    // or a fixture that cannot be written is bad usage now, not a lost run.
+    let mut out_file = match &args.out {
+        Some(path) => Some(std::fs::File::create(path).map_err(|e| {
+            Failure::bad_input(format!(
+                "{}: cannot write the report there: {e}",
+                path.display()
+            ))
+        })?),
+        None => None,
+    };
+    ctxgate::fixture::check_save_dir(&args.save).map_err(|e| {
+        Failure::bad_input(format!(
+            "{}: cannot save fixtures there (--save): {e}",
+            args.save.display()
+        ))
+    })?;
     let mut subject = args.subject.open()?;
     let opts = CheckOptions {
         cases: args.cases,
@@ -144,17 +155,29 @@ pub fn run_check(args: Args) -> Result<(), Failure> {
         ),
         ReportKind::Junit => report::junit(&report, &hint),
     };
-    match &args.out {
-        Some(path) => {
-            std::fs::write(path, &rendered).map_err(|e| {
-                Failure::bad_input(format!("{}: cannot write the report: {e}", path.display()))
-            })?;
+    let mut write_error = None;
+    match (&args.out, out_file.as_mut()) {
+        (Some(path), Some(file)) => {
+            use std::io::Write;
+            if let Err(e) = file
+                .write_all(rendered.as_bytes())
+                .and_then(|_| file.flush())
+            {
+                write_error = Some(format!("{}: cannot write the report: {e}", path.display()));
+            }
             print!("{human}");
         }
-        None => print!("{rendered}"),
+        _ => print!("{rendered}"),
+    }
+    if let Some(e) = &write_error {
+        eprintln!("ctxgate: ERROR: {e}");
     }
     if report.ok() {
-        return Ok(());
+        // Nothing failed: a report that could not be written is the outcome.
+        return match write_error {
+            Some(e) => Err(Failure::bad_input(e)),
+            None => Ok(()),
+        };
     }
     let unchecked = report.not_checked();
     let mut parts = Vec::new();

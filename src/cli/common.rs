@@ -6,8 +6,7 @@
 //! the file (`-` for stdin), the message index and the problem; this module
 //! only adds the file name.
 
-use std::fs;
-use std::io::{self, IsTerminal, Read, Write};
+use std::io::{self, IsTerminal, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -73,6 +72,19 @@ impl From<InputError> for Failure {
     }
 }
 
+/// The longest duration a flag takes: a week.
+pub const MAX_SECONDS: f64 = 7.0 * 24.0 * 3600.0;
+
+/// A duration flag in seconds: positive, finite and at most a week.
+pub fn seconds(flag: &str, value: f64) -> Result<std::time::Duration, Failure> {
+    if !(value > 0.0 && value <= MAX_SECONDS) {
+        return Err(Failure::bad_input(format!(
+            "{flag} must be a number of seconds above 0 and at most {MAX_SECONDS} (a week), found {value:?}"
+        )));
+    }
+    Ok(std::time::Duration::from_secs_f64(value))
+}
+
 /// `--format` and `--wire-format`: one of the three wire formats.
 pub fn format_parser() -> impl TypedValueParser<Value = WireFormat> {
     PossibleValuesParser::new(WireFormat::ALL.map(WireFormat::as_str))
@@ -102,11 +114,11 @@ pub struct Loaded {
 impl HistoryArgs {
     /// Read and parse the history; errors name the file, the message and the problem.
     pub fn load(&self) -> Result<Loaded, Failure> {
-        let (name, bytes) = match self.input.as_deref() {
+        match self.input.as_deref() {
             Some(path) if path != Path::new("-") => {
                 let name = path.display().to_string();
-                let bytes = read_file(path, &name, "the history")?;
-                (name, bytes)
+                let doc = ctxgate::input::read_document(path, self.format, max_input_bytes())?;
+                Ok(Loaded { name, doc })
             }
             input => {
                 if input.is_none() && io::stdin().is_terminal() {
@@ -114,24 +126,41 @@ impl HistoryArgs {
                         "no history given: pass a FILE, or pipe one on stdin (`-`)",
                     ));
                 }
-                let mut bytes = Vec::new();
-                io::stdin().lock().read_to_end(&mut bytes).map_err(|e| {
-                    InputError::new(format!("cannot read the history: {e}")).in_file("-")
-                })?;
-                ("-".to_owned(), bytes)
+                let bytes =
+                    ctxgate::input::read_all(io::stdin().lock(), "the history", max_input_bytes())
+                        .map_err(|e| e.in_file("-"))?;
+                let doc = Document::parse(&bytes, self.format).map_err(|e| e.in_file("-"))?;
+                Ok(Loaded {
+                    name: "-".to_owned(),
+                    doc,
+                })
             }
-        };
-        let doc = Document::parse(&bytes, self.format).map_err(|e| e.in_file(&name))?;
-        Ok(Loaded { name, doc })
+        }
     }
 }
 
-/// Read a whole file; `what` says which ("the history", "the config") in errors.
+static MAX_INPUT_BYTES: std::sync::OnceLock<u64> = std::sync::OnceLock::new();
+
+/// Set the cap on one input (`--max-input-bytes`), once, at start.
+pub fn set_max_input_bytes(cap: u64) -> Result<(), Failure> {
+    if cap == 0 {
+        return Err(Failure::bad_input("--max-input-bytes must be at least 1"));
+    }
+    let _ = MAX_INPUT_BYTES.set(cap);
+    Ok(())
+}
+
+/// The cap on one input, in bytes (`ctxgate::input`).
+pub fn max_input_bytes() -> u64 {
+    *MAX_INPUT_BYTES.get_or_init(|| ctxgate::input::DEFAULT_MAX_INPUT_BYTES)
+}
+
+/// Read a whole file under the input cap; `what` says which ("the
+/// config") in errors.
 fn read_file(path: &Path, name: &str, what: &str) -> Result<Vec<u8>, Failure> {
-    fs::read(path).map_err(|e| {
-        InputError::new(format!("cannot read {what}: {e}"))
-            .in_file(name)
-            .into()
+    ctxgate::input::read_file(path, what, max_input_bytes()).map_err(|mut e| {
+        e.file = Some(name.to_owned());
+        e.into()
     })
 }
 

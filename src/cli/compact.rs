@@ -7,7 +7,7 @@ use ctxgate::body::body_bytes;
 use ctxgate::estimate::{Adr0098, Estimator};
 use ctxgate::{CompactError, Config, Message};
 
-use super::common::{group, print_json, ConfigArgs, Failure, HistoryArgs};
+use super::common::{group, write_outcome, ConfigArgs, Failure, HistoryArgs};
 
 /// Compact one history with the reference compactor (ADR 0098, hardened).
 ///
@@ -44,7 +44,8 @@ pub fn run(args: Args) -> Result<(), Failure> {
     let input = args.history.load()?;
     let config = args.config.resolve(input.doc.format)?;
     let before = &input.doc.messages;
-    let after = match ctxgate::compact(&config, before) {
+    let reference = ctxgate::reference::Reference::default();
+    let after = match reference.compact_cow(&config, before) {
         Ok(after) => after,
         Err(e @ CompactError::CannotFit { needed, .. }) => {
             return Err(Failure::failed(format!("{}: {e}", input.name)).with_hint(format!(
@@ -57,7 +58,13 @@ pub fn run(args: Args) -> Result<(), Failure> {
         let line = summary_line(&config, before, &after);
         let _ = writeln!(io::stderr().lock(), "ctxgate: {line}");
     }
-    print_json(&input.doc.to_value_with(&after))
+    let mut out = io::BufWriter::new(io::stdout().lock());
+    let written = input
+        .doc
+        .write_with(&after, &mut out)
+        .and_then(|()| out.write_all(b"\n"))
+        .and_then(|()| out.flush());
+    write_outcome(written)
 }
 
 /// Messages, body bytes and estimate before → after, with the ceiling and trigger.

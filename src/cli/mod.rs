@@ -35,6 +35,11 @@ use clap::{Parser, Subcommand};
 pub struct Cli {
     #[command(subcommand)]
     pub command: Command,
+
+    /// The cap on one input — a history, config, envelope or fixture file,
+    /// stdin — in bytes; a bigger one is an error naming it
+    #[arg(long, global = true, value_name = "BYTES", default_value_t = ctxgate::input::DEFAULT_MAX_INPUT_BYTES)]
+    pub max_input_bytes: u64,
 }
 
 #[derive(Debug, Subcommand)]
@@ -55,6 +60,11 @@ pub enum Command {
 /// Parse the command line, run the command, map its outcome to an exit code.
 pub fn main() -> ExitCode {
     let cli = Cli::parse();
+    // Orphans of a subject are re-parented to us, to be killed and reaped.
+    ctxgate::subject::reaper::become_subreaper();
+    if let Err(failure) = common::set_max_input_bytes(cli.max_input_bytes) {
+        return failure.report();
+    }
     let outcome = match cli.command {
         Command::Calibrate(args) => calibrate::run(args),
         Command::Check(args) => check::run_check(args),

@@ -42,7 +42,7 @@ pub fn run(args: Args) -> Result<(), Failure> {
     // Parse every fixture before running any: a broken one is bad input.
     let fixtures = files
         .iter()
-        .map(|p| Fixture::load(p))
+        .map(|p| Fixture::load_capped(p, super::common::max_input_bytes()))
         .collect::<Result<Vec<_>, _>>()?;
     let mut subject = args.subject.open()?;
     let (mut failed, mut held, mut skipped) = (0usize, 0usize, 0usize);

@@ -28,5 +28,11 @@ pub fn run(args: Args) -> Result<(), Failure> {
     };
     let stdin = io::stdin().lock();
     let stdout = io::stdout().lock();
-    super::common::write_outcome(ctxgate::subject::serve(subject.as_mut(), stdin, stdout))
+    let cap = usize::try_from(super::common::max_input_bytes()).unwrap_or(usize::MAX);
+    super::common::write_outcome(ctxgate::subject::serve(
+        subject.as_mut(),
+        stdin,
+        stdout,
+        cap,
+    ))
 }

@@ -1,13 +1,16 @@
 //! Choosing the subject: the built-in reference by default, or an external
 //! program (`--subject 'PROGRAM ARGS…'`, or everything after `--`).
 
-use std::time::Duration;
-
 use clap::Args as ClapArgs;
 
 use super::common::Failure;
 use ctxgate::subject::defects::Defect;
 use ctxgate::subject::{InProcess, ProcessOptions, ProcessSubject, Subject};
+
+/// The smallest answer-line cap that leaves room for a hello.
+const MIN_LINE_BYTES: usize = 1024;
+/// The largest: 4 GiB.
+const MAX_LINE_BYTES: usize = 4 << 30;
 
 #[derive(Debug, Clone, ClapArgs)]
 pub struct SubjectArgs {
@@ -87,13 +90,15 @@ impl SubjectArgs {
         if argv.is_empty() {
             return Err(Failure::bad_input("the subject command is empty"));
         }
-        if !(self.timeout > 0.0 && self.timeout.is_finite()) {
-            return Err(Failure::bad_input(
-                "--timeout must be a positive number of seconds",
-            ));
+        let timeout = super::common::seconds("--timeout", self.timeout)?;
+        if !(MIN_LINE_BYTES..=MAX_LINE_BYTES).contains(&self.max_line_bytes) {
+            return Err(Failure::bad_input(format!(
+                "--max-line-bytes must be from {MIN_LINE_BYTES} (a hello line fits) to {MAX_LINE_BYTES} (4 GiB), found {}",
+                self.max_line_bytes
+            )));
         }
         let options = ProcessOptions {
-            timeout: Duration::from_secs_f64(self.timeout),
+            timeout,
             max_line_bytes: self.max_line_bytes,
             ..ProcessOptions::default()
         };

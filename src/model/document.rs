@@ -90,7 +90,7 @@ impl Document {
         let format = format
             .or(hinted)
             .unwrap_or_else(|| WireFormat::detect(&raw, system.is_some()));
-        let messages = read_messages(format, system.as_ref(), &raw)?;
+        let messages = read_messages_owned(format, system.as_ref(), raw)?;
         check_well_formed(&messages)?;
         Ok(Document {
             shape,
@@ -118,6 +118,46 @@ impl Document {
     pub fn to_value(&self) -> Value {
         self.to_value_with(&self.messages)
     }
+
+    /// Write [`Document::to_value_with`] as compact JSON to `out`, one
+    /// message at a time (in the engine and openai formats): a big history
+    /// is never built a second time as a JSON tree.
+    pub fn write_with(
+        &self,
+        messages: &[Message],
+        mut out: impl std::io::Write,
+    ) -> std::io::Result<()> {
+        let one: fn(&Message) -> Value = match self.format {
+            WireFormat::Engine => engine::message_to_value,
+            WireFormat::Openai => openai::message_to_value,
+            WireFormat::Anthropic => {
+                return serde_json::to_writer(out, &self.to_value_with(messages))
+                    .map_err(Into::into)
+            }
+        };
+        if let Shape::Object(obj) = &self.shape {
+            out.write_all(b"{")?;
+            for (k, v) in obj {
+                serde_json::to_writer(&mut out, k)?;
+                out.write_all(b":")?;
+                serde_json::to_writer(&mut out, v)?;
+                out.write_all(b",")?;
+            }
+            out.write_all(b"\"messages\":")?;
+        }
+        out.write_all(b"[")?;
+        for (i, m) in messages.iter().enumerate() {
+            if i > 0 {
+                out.write_all(b",")?;
+            }
+            serde_json::to_writer(&mut out, &one(m))?;
+        }
+        out.write_all(b"]")?;
+        if matches!(self.shape, Shape::Object(_)) {
+            out.write_all(b"}")?;
+        }
+        Ok(())
+    }
 }
 
 /// Read messages in `format`; for anthropic, `system` is the top-level field.
@@ -131,6 +171,31 @@ pub fn read_messages(
         WireFormat::Openai => openai::read_messages(raw),
         WireFormat::Anthropic => anthropic::read_messages(system, raw),
     }
+}
+
+/// [`read_messages`], consuming the raw array: in the engine and openai
+/// formats each raw message is dropped as soon as it is read, so that a
+/// big history is never in memory twice over.
+fn read_messages_owned(
+    format: WireFormat,
+    system: Option<&Value>,
+    raw: Vec<Value>,
+) -> Result<Vec<Message>, InputError> {
+    let mut out = Vec::with_capacity(raw.len());
+    match format {
+        WireFormat::Engine => {
+            for (i, v) in raw.into_iter().enumerate() {
+                out.push(engine::message_from_value(&v, i)?);
+            }
+        }
+        WireFormat::Openai => {
+            for (i, v) in raw.into_iter().enumerate() {
+                out.push(openai::message_from_value(&v).map_err(|p| InputError::at(i, p))?);
+            }
+        }
+        WireFormat::Anthropic => return anthropic::read_messages(system, &raw),
+    }
+    Ok(out)
 }
 
 /// Write messages in `format`: the top-level `system` (anthropic only) and the message array.

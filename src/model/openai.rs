@@ -25,7 +25,7 @@ pub fn write_messages(msgs: &[Message]) -> Vec<Value> {
     msgs.iter().map(message_to_value).collect()
 }
 
-fn message_from_value(v: &Value) -> Result<Message, String> {
+pub(crate) fn message_from_value(v: &Value) -> Result<Message, String> {
     let obj = v
         .as_object()
         .ok_or_else(|| format!("expected a message object, found {}", json_type(v)))?;
@@ -221,7 +221,7 @@ pub fn function_extra(call: &ToolCall) -> Option<&Map<String, Value>> {
     }
 }
 
-fn message_to_value(m: &Message) -> Value {
+pub(crate) fn message_to_value(m: &Message) -> Value {
     let mut obj = Map::new();
     obj.insert("role".into(), Value::String(m.role.as_str().into()));
     if let Some(content) = m.content.to_value() {

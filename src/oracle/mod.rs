@@ -199,6 +199,8 @@ pub struct Observation {
     pub estimate_appended: Option<(EstimateReply, Message)>,
     /// The simulated ToolLoop, turn by turn.
     pub session: Option<Vec<SessionTurn>>,
+    /// A subject fault cut the observation short (the fault is reported).
+    pub faulted: bool,
 }
 
 /// Judge every invariant in `set` on one case and what was observed.
@@ -237,7 +239,11 @@ pub fn check_one(inv: Invariant, facts: &Facts<'_>, obs: &Observation) -> Verdic
         return check_estimate(inv, facts, obs);
     }
     let Some(answer) = obs.answer.as_ref() else {
-        return Verdict::NotApplicable("the subject was not asked to compact");
+        return Verdict::NotApplicable(if obs.faulted {
+            "the subject faulted before it answered"
+        } else {
+            "the subject was not asked to compact"
+        });
     };
     if let CompactAnswer::InvalidInput { message } = answer {
         return match (facts.well_formed, inv) {
@@ -287,7 +293,11 @@ pub fn check_one(inv: Invariant, facts: &Facts<'_>, obs: &Observation) -> Verdic
 /// The invariants judged on the `estimate` op.
 fn check_estimate(inv: Invariant, facts: &Facts<'_>, obs: &Observation) -> Verdict {
     let Some(reply) = &obs.estimate else {
-        return Verdict::NotApplicable("the subject does not estimate");
+        return Verdict::NotApplicable(if obs.faulted {
+            "the subject faulted before it answered"
+        } else {
+            "the subject does not estimate"
+        });
     };
     let e = match reply {
         EstimateReply::Tokens(e) => e,

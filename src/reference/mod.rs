@@ -19,6 +19,7 @@
 
 mod summarise;
 
+use std::borrow::Cow;
 use std::ops::Range;
 
 pub use crate::contract::SUMMARY_PREFIX;
@@ -93,6 +94,16 @@ pub fn compact(config: &Config, history: &[Message]) -> Result<Vec<Message>, Com
 
 impl Reference<'_> {
     pub fn compact(&self, config: &Config, h: &[Message]) -> Result<Vec<Message>, CompactError> {
+        self.compact_cow(config, h).map(Cow::into_owned)
+    }
+
+    /// [`Reference::compact`], borrowing the history when it comes back
+    /// unchanged: a big history under the ceiling is never copied.
+    pub fn compact_cow<'h>(
+        &self,
+        config: &Config,
+        h: &'h [Message],
+    ) -> Result<Cow<'h, [Message]>, CompactError> {
         config.validate()?;
         check_well_formed(h)?;
         let ceiling = config.transport_max_body_bytes;
@@ -103,7 +114,7 @@ impl Reference<'_> {
         // Step 1: nothing to do.
         let all: Vec<&Message> = h.iter().collect();
         if !contract::due_with(config, estimate(&all), || (self.body)(config, &all)) {
-            return Ok(h.to_vec());
+            return Ok(Cow::Borrowed(h));
         }
 
         // Step 2: head and iterations. A summary of an earlier compaction is
@@ -118,7 +129,7 @@ impl Reference<'_> {
         if iters.is_empty() {
             let needed = (self.body)(config, &all);
             return if needed <= ceiling {
-                Ok(h.to_vec())
+                Ok(Cow::Borrowed(h))
             } else {
                 Err(CompactError::CannotFit { needed, ceiling })
             };
@@ -160,7 +171,7 @@ impl Reference<'_> {
             };
             let candidate = parts.assemble(summary.as_ref());
             if fits(&candidate) && (k == 1 || under_trigger(&candidate)) {
-                return Ok(owned(&candidate));
+                return Ok(Cow::Owned(owned(&candidate)));
             }
             if k > 1 {
                 continue;
@@ -176,10 +187,10 @@ impl Reference<'_> {
             if needed > ceiling {
                 return Err(CompactError::CannotFit { needed, ceiling });
             }
-            return Ok(match summary {
+            return Ok(Cow::Owned(match summary {
                 Some(summary) => shorten_summary(config, self, &summary, &parts),
                 None => owned(&minimal),
-            });
+            }));
         }
         unreachable!("the loop returns at k = 1")
     }

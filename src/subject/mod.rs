@@ -9,6 +9,7 @@ pub mod defects;
 mod in_process;
 mod process;
 pub mod protocol;
+pub mod reaper;
 mod serve;
 
 pub use answer::{CompactAnswer, EstimateAnswer, EstimateReply};
@@ -73,6 +74,10 @@ impl SubjectInfo {
 pub enum FaultKind {
     /// The process exited or the in-process compactor panicked.
     Crash,
+    /// The process closed its stdout and went on running.
+    ClosedStdout,
+    /// A line the subject printed before it was asked for one.
+    UnsolicitedLine,
     /// No answer within the per-request timeout.
     Timeout,
     /// A line that is not a JSON object of the protocol.
@@ -94,6 +99,8 @@ impl FaultKind {
     pub fn name(&self) -> &'static str {
         match self {
             FaultKind::Crash => "crash",
+            FaultKind::ClosedStdout => "closed-stdout",
+            FaultKind::UnsolicitedLine => "unsolicited-line",
             FaultKind::Timeout => "timeout",
             FaultKind::MalformedLine => "malformed-line",
             FaultKind::OversizedLine => "oversized-line",

@@ -9,16 +9,18 @@
 use std::io::{BufRead, BufReader, Read, Write};
 use std::os::unix::process::CommandExt;
 use std::process::{Child, ChildStdin, Command, Stdio};
-use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::mpsc::{self, Receiver, RecvTimeoutError, TryRecvError};
 use std::sync::{Arc, Mutex};
 use std::thread;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
 use super::protocol::{
     hello_request, parse_compact_answer, parse_estimate_answer, parse_hello, request,
 };
+use super::reaper::{self, MARKER_VAR};
 use super::{CompactAnswer, EstimateReply, Fault, FaultKind, Subject, SubjectInfo};
 use crate::config::Config;
 use crate::model::Message;
@@ -44,6 +46,12 @@ impl Default for ProcessOptions {
     }
 }
 
+/// How often a wait for an answer looks whether the subject has exited.
+const EXIT_POLL: Duration = Duration::from_millis(50);
+
+/// How long killing and reaping a subject may take.
+const REAP_DEADLINE: Duration = Duration::from_secs(5);
+
 /// What the stdout reader hands over.
 enum Line {
     Text(Vec<u8>),
@@ -53,6 +61,10 @@ enum Line {
 
 struct Running {
     child: Child,
+    /// `CTXGATE_SUBJECT=…`: what every descendant of this start inherits.
+    marker: String,
+    /// The id of the first request this process was sent.
+    first_id: u64,
     /// Request lines for the writer thread, which owns the child's stdin:
     /// a subject that stops reading can block that thread, never us.
     to_stdin: Option<mpsc::Sender<Vec<u8>>>,
@@ -105,18 +117,36 @@ impl ProcessSubject {
 
     fn spawn(&mut self) -> Result<SubjectInfo, Fault> {
         self.kill();
+        static STARTS: AtomicU64 = AtomicU64::new(0);
+        let value = format!(
+            "{}-{}",
+            std::process::id(),
+            STARTS.fetch_add(1, Ordering::Relaxed)
+        );
         let mut cmd = Command::new(&self.argv[0]);
         cmd.args(&self.argv[1..])
+            .env(MARKER_VAR, &value)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .process_group(0);
+        #[cfg(target_os = "linux")]
+        // SAFETY: the closure runs in the child between fork and exec and
+        // only calls prctl(2), which is async-signal-safe: the subject gets
+        // SIGKILL if ctxgate dies first, so it never outlives ctxgate.
+        unsafe {
+            cmd.pre_exec(|| {
+                libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0);
+                Ok(())
+            });
+        }
         let mut child = cmd.spawn().map_err(|e| {
             Fault::new(
                 FaultKind::Spawn,
                 format!("cannot start {:?}: {e}", self.argv[0]),
             )
         })?;
+        reaper::register(child.id() as i32);
         self.starts += 1;
         let stdout = child.stdout.take().expect("piped");
         let stderr = child.stderr.take().expect("piped");
@@ -132,6 +162,8 @@ impl ProcessSubject {
         thread::spawn(move || write_lines(stdin, requests));
         self.running = Some(Running {
             to_stdin: Some(to_stdin),
+            marker: format!("{MARKER_VAR}={value}"),
+            first_id: self.next_id,
             child,
             lines: rx,
             stderr: tail,
@@ -144,17 +176,26 @@ impl ProcessSubject {
         info
     }
 
-    /// Kill the process group and reap the child.
+    /// Kill the process group and every other descendant, and reap the
+    /// child, each within a deadline.
     fn kill(&mut self) {
         if let Some(mut r) = self.running.take() {
             drop(r.to_stdin.take());
             let pid = r.child.id() as i32;
-            // SAFETY: kill(2) on the process group we created; no memory involved.
-            unsafe {
-                libc::kill(-pid, libc::SIGKILL);
-            }
+            reaper::unregister(pid);
             let _ = r.child.kill();
-            let _ = r.child.wait();
+            let until = Instant::now() + REAP_DEADLINE;
+            while matches!(r.child.try_wait(), Ok(None)) && Instant::now() < until {
+                thread::sleep(Duration::from_millis(2));
+            }
+            let stray = reaper::kill_descendants(pid, &r.marker, REAP_DEADLINE);
+            if !stray.is_empty() {
+                eprintln!(
+                    "ctxgate: {} process(es) of the subject would not die within {} s: {stray:?}",
+                    stray.len(),
+                    REAP_DEADLINE.as_secs()
+                );
+            }
         }
     }
 
@@ -162,7 +203,7 @@ impl ProcessSubject {
         match &self.running {
             Some(r) => {
                 let t = r.stderr.lock().unwrap_or_else(|e| e.into_inner());
-                let mut s = String::from_utf8_lossy(&t.bytes).into_owned();
+                let mut s = super::protocol::lines(&String::from_utf8_lossy(&t.bytes));
                 if t.total > t.bytes.len() as u64 {
                     s = format!(
                         "[… {} earlier bytes of stderr not kept]\n{s}",
@@ -196,36 +237,60 @@ impl ProcessSubject {
     fn exchange_inner(&mut self, req: &Value, id: Option<u64>) -> Result<Value, Fault> {
         let timeout = self.options.timeout;
         let r = self.running.as_mut().expect("running");
+        // A line waiting before the request is sent was never asked for.
+        match r.lines.try_recv() {
+            Ok(Line::Text(bytes)) => {
+                let shown = String::from_utf8_lossy(&bytes[..bytes.len().min(200)]).into_owned();
+                return Err(Fault::new(
+                    FaultKind::UnsolicitedLine,
+                    format!("the subject printed a line before it was asked for one: {shown:?}"),
+                ));
+            }
+            Ok(Line::Oversized(n)) => {
+                return Err(Fault::new(
+                    FaultKind::OversizedLine,
+                    format!("a line passed {n} bytes, the cap (--max-line-bytes)"),
+                ))
+            }
+            Ok(Line::Closed) | Err(TryRecvError::Disconnected) => return Err(closed(r, timeout)),
+            Err(TryRecvError::Empty) => {}
+        }
         let mut line = serde_json::to_vec(req).expect("a request serialises");
         line.push(b'\n');
         // A closed writer shows up below as a closed stdout or a timeout.
         if let Some(tx) = &r.to_stdin {
             let _ = tx.send(line);
         }
-        let answer = match r.lines.recv_timeout(timeout) {
-            Ok(Line::Text(bytes)) => bytes,
-            Ok(Line::Oversized(n)) => {
-                return Err(Fault::new(
-                    FaultKind::OversizedLine,
-                    format!("an answer line passed {n} bytes, the cap (--max-line-bytes)"),
-                ))
-            }
-            Ok(Line::Closed) | Err(RecvTimeoutError::Disconnected) => {
-                let status = r
-                    .child
-                    .wait()
-                    .map(|s| s.to_string())
-                    .unwrap_or_else(|e| e.to_string());
-                return Err(Fault::new(
-                    FaultKind::Crash,
-                    format!("the subject exited ({status})"),
-                ));
-            }
-            Err(RecvTimeoutError::Timeout) => {
-                return Err(Fault::new(
-                    FaultKind::Timeout,
-                    format!("no answer within {:.1} s", timeout.as_secs_f64()),
-                ))
+        // Wait in slices: a subject that exited while a descendant keeps its
+        // stdout open never shows an end of file, but its exit shows here.
+        let until = Instant::now() + timeout;
+        let answer = loop {
+            let left = until.saturating_duration_since(Instant::now());
+            match r.lines.recv_timeout(left.min(EXIT_POLL)) {
+                Ok(Line::Text(bytes)) => break bytes,
+                Ok(Line::Oversized(n)) => {
+                    return Err(Fault::new(
+                        FaultKind::OversizedLine,
+                        format!("an answer line passed {n} bytes, the cap (--max-line-bytes)"),
+                    ))
+                }
+                Ok(Line::Closed) | Err(RecvTimeoutError::Disconnected) => {
+                    return Err(closed(r, timeout));
+                }
+                Err(RecvTimeoutError::Timeout) => {
+                    if let Ok(Some(status)) = r.child.try_wait() {
+                        return Err(Fault::new(
+                            FaultKind::Crash,
+                            format!("the subject exited ({status}) without answering"),
+                        ));
+                    }
+                    if Instant::now() >= until {
+                        return Err(Fault::new(
+                            FaultKind::Timeout,
+                            format!("no answer within {:.1} s", timeout.as_secs_f64()),
+                        ));
+                    }
+                }
             }
         };
         let value: Value = serde_json::from_slice(&answer).map_err(|e| {
@@ -242,14 +307,29 @@ impl ProcessSubject {
             ));
         }
         if let Some(id) = id {
-            if value.get("id").and_then(Value::as_u64) != Some(id) {
-                return Err(Fault::new(
-                    FaultKind::WrongId,
-                    format!(
-                        "answered id {} to request {id}",
-                        value.get("id").unwrap_or(&Value::Null)
-                    ),
-                ));
+            match value.get("id").and_then(Value::as_u64) {
+                Some(got) if got == id => {}
+                // An answer to a request already answered: a line nobody
+                // asked for, which arrived after the next request was sent.
+                Some(got) if got < id && got >= r.first_id => {
+                    return Err(Fault::new(
+                        FaultKind::UnsolicitedLine,
+                        format!(
+                            "answered request {got} a second time, when request {id} was asked"
+                        ),
+                    ))
+                }
+                _ => {
+                    return Err(Fault::new(
+                        FaultKind::WrongId,
+                        format!(
+                            "answered id {} to request {id}",
+                            super::protocol::one_line(
+                                &value.get("id").unwrap_or(&Value::Null).to_string()
+                            )
+                        ),
+                    ))
+                }
             }
         }
         Ok(value)
@@ -288,6 +368,30 @@ impl Subject for ProcessSubject {
 impl Drop for ProcessSubject {
     fn drop(&mut self) {
         self.kill();
+    }
+}
+
+/// The subject's stdout closed: a crash if the process exits within the
+/// timeout, else a process that lives on without a way to answer.
+fn closed(r: &mut Running, timeout: Duration) -> Fault {
+    let until = Instant::now() + timeout;
+    loop {
+        match r.child.try_wait() {
+            Ok(Some(status)) => {
+                return Fault::new(FaultKind::Crash, format!("the subject exited ({status})"))
+            }
+            Ok(None) if Instant::now() < until => thread::sleep(Duration::from_millis(5)),
+            Ok(None) => {
+                return Fault::new(
+                    FaultKind::ClosedStdout,
+                    format!(
+                        "the subject closed its stdout but was still running {:.1} s later",
+                        timeout.as_secs_f64()
+                    ),
+                )
+            }
+            Err(e) => return Fault::new(FaultKind::Crash, format!("the subject is gone: {e}")),
+        }
     }
 }
 

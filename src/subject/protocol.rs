@@ -25,6 +25,41 @@ use crate::model::{read_messages, write_messages, Message, WireFormat};
 
 pub const PROTOCOL_VERSION: u64 = 1;
 
+/// Subject-provided text made safe for a terminal and for one line of a
+/// report: control characters (newlines included), DEL, C1 controls and
+/// bidirectional overrides become `\u{…}` escapes, so that a subject can
+/// neither drive the terminal nor forge report lines.
+pub fn one_line(s: &str) -> String {
+    escape_controls(s, false)
+}
+
+/// [`one_line`] for multi-line text (stderr): newlines and tabs are kept.
+pub fn lines(s: &str) -> String {
+    escape_controls(s, true)
+}
+
+fn escape_controls(s: &str, keep_lines: bool) -> String {
+    let unsafe_char = |c: char| {
+        let u = c as u32;
+        (u < 0x20 && !(keep_lines && (c == '\n' || c == '\t')))
+            || (0x7f..=0x9f).contains(&u)
+            || (0x202a..=0x202e).contains(&u)
+            || (0x2066..=0x2069).contains(&u)
+    };
+    if !s.chars().any(unsafe_char) {
+        return s.to_owned();
+    }
+    s.chars()
+        .map(|c| {
+            if unsafe_char(c) {
+                format!("\\u{{{:x}}}", c as u32)
+            } else {
+                c.to_string()
+            }
+        })
+        .collect()
+}
+
 /// The hello request.
 pub fn hello_request() -> Value {
     json!({"op": "hello", "protocol": PROTOCOL_VERSION})
@@ -62,15 +97,17 @@ pub fn parse_hello(v: &Value) -> Result<SubjectInfo, Fault> {
     if obj.get("op").and_then(Value::as_str) != Some("hello") {
         return Err(bad("the first answer must have \"op\":\"hello\"".into()));
     }
-    match obj.get("protocol").and_then(Value::as_u64) {
-        Some(PROTOCOL_VERSION) => {}
-        other => {
+    match obj.get("protocol") {
+        Some(v) if v.as_u64() == Some(PROTOCOL_VERSION) => {}
+        Some(v) => {
             return Err(bad(format!(
-                "protocol {other:?} is not supported (this harness speaks 1)"
+                "protocol {} is not supported (this harness speaks 1)",
+                one_line(&v.to_string())
             )))
         }
+        None => return Err(bad("no `protocol` (this harness speaks 1)".into())),
     }
-    let text = |k: &str| obj.get(k).and_then(Value::as_str).unwrap_or("").to_owned();
+    let text = |k: &str| one_line(obj.get(k).and_then(Value::as_str).unwrap_or(""));
     let mut info = SubjectInfo::new(text("name"), text("version"));
     if info.name.is_empty() {
         info.name = "unnamed subject".into();
@@ -202,17 +239,16 @@ pub fn parse_error(obj: &Map<String, Value>) -> Result<Option<CompactAnswer>, Fa
         return Ok(None);
     };
     let kind = err.get("kind").and_then(Value::as_str).unwrap_or("");
-    let message = err
-        .get("message")
-        .and_then(Value::as_str)
-        .unwrap_or("")
-        .to_owned();
+    let message = one_line(err.get("message").and_then(Value::as_str).unwrap_or(""));
     match kind {
         "cannot_fit" => Ok(Some(CompactAnswer::CannotFit { message })),
         "invalid_input" => Ok(Some(CompactAnswer::InvalidInput { message })),
         other => Err(Fault::new(
             FaultKind::UnknownErrorKind,
-            format!("error of kind {other:?} (only cannot_fit and invalid_input are answers): {message}"),
+            format!(
+                "error of kind {} (only cannot_fit and invalid_input are answers): {message}",
+                one_line(&format!("{other:?}"))
+            ),
         )),
     }
 }

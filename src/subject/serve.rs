@@ -10,23 +10,71 @@ use super::protocol::{compact_answer, error_answer, estimate_answer, hello_answe
 use super::Subject;
 use crate::config::Config;
 
-/// Answer requests from `input` on `output` until `input` closes.
+/// Answer requests from `input` on `output` until `input` closes. A
+/// request line longer than `max_line_bytes` is not kept in memory: it is
+/// answered `invalid_input` (with `"id": null`) and skipped to its end.
 pub fn serve(
     subject: &mut dyn Subject,
-    input: impl BufRead,
+    mut input: impl BufRead,
     mut output: impl Write,
+    max_line_bytes: usize,
 ) -> std::io::Result<()> {
-    for line in input.split(b'\n') {
-        let line = line?;
-        if line.iter().all(u8::is_ascii_whitespace) {
-            continue;
+    let mut line = Vec::new();
+    loop {
+        let (ended, too_long) = read_line(&mut input, &mut line, max_line_bytes)?;
+        let answer = if too_long {
+            Some(error_answer(
+                &Value::Null,
+                "invalid_input",
+                &format!("a request line over {max_line_bytes} bytes, the cap: skipped"),
+            ))
+        } else if line.iter().all(u8::is_ascii_whitespace) {
+            None
+        } else {
+            Some(answer_line(subject, &line))
+        };
+        if let Some(answer) = answer {
+            serde_json::to_writer(&mut output, &answer)?;
+            output.write_all(b"\n")?;
+            output.flush()?;
         }
-        let answer = answer_line(subject, &line);
-        serde_json::to_writer(&mut output, &answer)?;
-        output.write_all(b"\n")?;
-        output.flush()?;
+        if ended {
+            return Ok(());
+        }
     }
-    Ok(())
+}
+
+/// Read one `\n`-terminated line into `line` (cleared first), keeping at
+/// most `cap` bytes: `(input ended, line was over the cap)`.
+fn read_line(
+    input: &mut impl BufRead,
+    line: &mut Vec<u8>,
+    cap: usize,
+) -> std::io::Result<(bool, bool)> {
+    line.clear();
+    let mut over = false;
+    loop {
+        let buf = input.fill_buf()?;
+        if buf.is_empty() {
+            return Ok((true, over));
+        }
+        let (chunk, done) = match buf.iter().position(|&b| b == b'\n') {
+            Some(p) => (&buf[..p], Some(p + 1)),
+            None => (buf, None),
+        };
+        if !over && line.len() + chunk.len() > cap {
+            over = true;
+            line.clear();
+        }
+        if !over {
+            line.extend_from_slice(chunk);
+        }
+        let used = done.unwrap_or(buf.len());
+        input.consume(used);
+        if done.is_some() {
+            return Ok((false, over));
+        }
+    }
 }
 
 fn answer_line(subject: &mut dyn Subject, line: &[u8]) -> Value {

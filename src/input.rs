@@ -1,0 +1,133 @@
+//! Reading what users hand us — histories, configs, envelopes, fixtures —
+//! under one documented cap, applied while reading: an input past the cap
+//! (`/dev/zero`, a runaway file) is an error naming the file as soon as the
+//! cap is passed, never an out-of-memory abort.
+//!
+//! The cap is [`DEFAULT_MAX_INPUT_BYTES`] (256 MiB) unless the command line
+//! says otherwise (`--max-input-bytes`). A history file is parsed as it is
+//! read ([`read_document`]), so that the file's bytes and its parsed form
+//! are never in memory at once.
+
+use std::fs::File;
+use std::io::{self, BufReader, Read};
+use std::path::Path;
+
+use crate::error::InputError;
+use crate::model::{parse_json, Document, WireFormat};
+
+/// The default cap on one input, in bytes: 256 MiB.
+pub const DEFAULT_MAX_INPUT_BYTES: u64 = 256 << 20;
+
+/// A reader that counts what it hands over and stops one byte past `cap`,
+/// so that a caller can tell "ended" from "too long".
+pub struct Capped<R> {
+    inner: R,
+    cap: u64,
+    read: u64,
+}
+
+impl<R: Read> Capped<R> {
+    pub fn new(inner: R, cap: u64) -> Self {
+        Capped {
+            inner,
+            cap,
+            read: 0,
+        }
+    }
+
+    /// More than `cap` bytes were offered.
+    pub fn over(&self) -> bool {
+        self.read > self.cap
+    }
+}
+
+impl<R: Read> Read for Capped<R> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let room = (self.cap + 1).saturating_sub(self.read);
+        if room == 0 {
+            return Ok(0);
+        }
+        let want = buf.len().min(room.min(usize::MAX as u64) as usize);
+        let n = self.inner.read(&mut buf[..want])?;
+        self.read += n as u64;
+        Ok(n)
+    }
+}
+
+fn too_big(what: &str, cap: u64) -> InputError {
+    InputError::new(format!(
+        "{what} is over the {cap}-byte cap on one input (--max-input-bytes)"
+    ))
+}
+
+/// Read everything from `r`, at most `cap` bytes; `what` names the input
+/// in errors ("the history", "the config").
+pub fn read_all(r: impl Read, what: &str, cap: u64) -> Result<Vec<u8>, InputError> {
+    let mut capped = Capped::new(r, cap);
+    let mut bytes = Vec::new();
+    capped
+        .read_to_end(&mut bytes)
+        .map_err(|e| InputError::new(format!("cannot read {what}: {e}")))?;
+    if capped.over() {
+        return Err(too_big(what, cap));
+    }
+    Ok(bytes)
+}
+
+/// Read a whole file, at most `cap` bytes; errors name the file.
+pub fn read_file(path: &Path, what: &str, cap: u64) -> Result<Vec<u8>, InputError> {
+    let shown = path.display().to_string();
+    let file = File::open(path)
+        .map_err(|e| InputError::new(format!("cannot read {what}: {e}")).in_file(&shown))?;
+    read_all(file, what, cap).map_err(|e| e.in_file(&shown))
+}
+
+/// Read and parse a history file, at most `cap` bytes, parsing as it reads.
+/// On a syntax error the file is read again, whole, for the precise
+/// message (line, column, message index) that [`parse_json`] gives.
+pub fn read_document(
+    path: &Path,
+    format: Option<WireFormat>,
+    cap: u64,
+) -> Result<Document, InputError> {
+    let shown = path.display().to_string();
+    let file = File::open(path)
+        .map_err(|e| InputError::new(format!("cannot read the history: {e}")).in_file(&shown))?;
+    let mut capped = Capped::new(BufReader::with_capacity(1 << 16, file), cap);
+    let parsed = {
+        let mut de = serde_json::Deserializer::from_reader(&mut capped);
+        serde::Deserialize::deserialize(&mut de).and_then(|v: serde_json::Value| {
+            de.end()?;
+            Ok(v)
+        })
+    };
+    if capped.over() {
+        return Err(too_big("the history", cap).in_file(&shown));
+    }
+    let value = match parsed {
+        Ok(v) => v,
+        Err(_) => {
+            // The slow path: the whole file, for an error a user can act on.
+            let bytes = read_file(path, "the history", cap)?;
+            let e = parse_json(&bytes)
+                .err()
+                .unwrap_or_else(|| InputError::new("the file changed while it was read"));
+            return Err(e.in_file(&shown));
+        }
+    };
+    Document::from_value(value, format).map_err(|e| e.in_file(&shown))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_cap_is_applied_while_reading() {
+        let zeros = io::repeat(0).take(10_000);
+        let e = read_all(zeros, "the history", 1_000).unwrap_err();
+        assert!(e.problem.contains("1000-byte cap"), "{}", e.problem);
+        assert_eq!(read_all(&b"[1]"[..], "it", 3).unwrap(), b"[1]");
+        assert!(read_all(&b"[1] "[..], "it", 3).is_err());
+    }
+}

@@ -1,0 +1,157 @@
+//! No descendant of a subject outlives it: the subject's process group is
+//! killed, and so is every process that carries its marker — an
+//! environment variable every descendant inherits unless it clears it — or
+//! that was orphaned into ctxgate when ctxgate is the *child subreaper*
+//! (Linux `PR_SET_CHILD_SUBREAPER`: an orphan is re-parented to ctxgate
+//! instead of init, so a grandchild that double-forked into its own session
+//! is still found, and its zombie reaped).
+//!
+//! Becoming the subreaper is for a process that owns all its children — the
+//! `ctxgate` binary ([`become_subreaper`]). A library user's process (a test
+//! binary running many threads, each spawning programs of its own) is not
+//! one, so there only the process group and the marker are used.
+//!
+//! Every wait has a deadline: a process that will not die is reported, not
+//! waited for.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+/// The environment variable that marks a subject's descendants.
+pub const MARKER_VAR: &str = "CTXGATE_SUBJECT";
+
+static SUBREAPER: AtomicBool = AtomicBool::new(false);
+
+/// Make this process the child subreaper of its descendants (Linux). Call
+/// once, early, from a binary that owns all its children. Returns whether
+/// it took effect.
+pub fn become_subreaper() -> bool {
+    #[cfg(target_os = "linux")]
+    {
+        // SAFETY: prctl(2) with integer arguments; no memory is passed.
+        let ok = unsafe { libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) } == 0;
+        SUBREAPER.store(ok, Ordering::SeqCst);
+        ok
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        false
+    }
+}
+
+/// The subject processes alive now (several under `--jobs`): never killed
+/// as strays while another subject's descendants are being cleaned up.
+static LIVE: Mutex<Vec<i32>> = Mutex::new(Vec::new());
+
+/// A subject process started.
+pub fn register(pid: i32) {
+    LIVE.lock().unwrap_or_else(|e| e.into_inner()).push(pid);
+}
+
+/// A subject process is being killed.
+pub fn unregister(pid: i32) {
+    LIVE.lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .retain(|&p| p != pid);
+}
+
+/// Whether this process is the subreaper of its descendants.
+pub fn is_subreaper() -> bool {
+    SUBREAPER.load(Ordering::SeqCst)
+}
+
+/// One process as /proc shows it.
+#[derive(Debug, Clone, Copy)]
+struct Proc {
+    pid: i32,
+    ppid: i32,
+    pgrp: i32,
+    zombie: bool,
+}
+
+fn read_stat(pid: i32) -> Option<Proc> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // The command name is in parentheses and may hold spaces: split after it.
+    let rest = &stat[stat.rfind(')')? + 2..];
+    let mut f = rest.split_whitespace();
+    let state = f.next()?;
+    let ppid = f.next()?.parse().ok()?;
+    let pgrp = f.next()?.parse().ok()?;
+    Some(Proc {
+        pid,
+        ppid,
+        pgrp,
+        zombie: state == "Z" || state == "X",
+    })
+}
+
+fn carries_marker(pid: i32, marker: &[u8]) -> bool {
+    std::fs::read(format!("/proc/{pid}/environ"))
+        .map(|env| env.split(|&b| b == 0).any(|var| var == marker))
+        .unwrap_or(false)
+}
+
+fn all_procs() -> Vec<Proc> {
+    let Ok(dir) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    dir.filter_map(|e| e.ok()?.file_name().to_str()?.parse::<i32>().ok())
+        .filter_map(read_stat)
+        .collect()
+}
+
+/// Kill every process of the subject: its process group `pgid`, every
+/// process carrying `marker` (`NAME=value`), and — as subreaper — every
+/// child of ours that is not a live subject; reap the ones that are our
+/// children. Returns the pids still alive when the deadline passed.
+pub fn kill_descendants(pgid: i32, marker: &str, deadline: Duration) -> Vec<i32> {
+    let me = std::process::id() as i32;
+    let keep: Vec<i32> = LIVE.lock().unwrap_or_else(|e| e.into_inner()).clone();
+    let marker = marker.as_bytes();
+    let until = Instant::now() + deadline;
+    // SAFETY: kill(2) on the group we created for the subject.
+    unsafe {
+        libc::kill(-pgid, libc::SIGKILL);
+    }
+    loop {
+        let mut left = Vec::new();
+        for p in all_procs() {
+            if p.pid == me || keep.contains(&p.pid) {
+                continue;
+            }
+            let ours = p.ppid == me && is_subreaper();
+            let theirs = p.pgrp == pgid || (!p.zombie && carries_marker(p.pid, marker));
+            if !(ours || theirs) {
+                continue;
+            }
+            if p.zombie {
+                if p.ppid == me {
+                    reap(p.pid);
+                }
+                continue;
+            }
+            // SAFETY: kill(2) on a process of the subject's.
+            unsafe {
+                libc::kill(p.pid, libc::SIGKILL);
+            }
+            if p.ppid == me {
+                reap(p.pid);
+            }
+            left.push(p.pid);
+        }
+        if left.is_empty() || Instant::now() >= until {
+            return left;
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
+}
+
+/// Reap our child `pid` if it has exited (never blocks).
+fn reap(pid: i32) {
+    let mut status = 0;
+    // SAFETY: waitpid(2) on one pid, with a valid status pointer, WNOHANG.
+    unsafe {
+        libc::waitpid(pid, &mut status, libc::WNOHANG);
+    }
+}

@@ -1,0 +1,391 @@
+//! Hostile subjects, untrusted fixture folders and bad flags (issue 12):
+//! ctxgate never hangs, panics, outlives its run, leaves a process behind,
+//! or writes outside its save folder. Each test bounds the wall time of
+//! the command it runs (a hang fails the test instead of hanging it),
+//! checks the exit code, and scans /proc for any process carrying the
+//! test's marker.
+
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+struct Ran {
+    code: Option<i32>,
+    stdout: String,
+    stderr: String,
+    secs: f64,
+}
+
+/// The binary under test: this build's, or `CTXGATE_UNDER_TEST` (to show
+/// that a test fails against an older build).
+fn bin() -> String {
+    std::env::var("CTXGATE_UNDER_TEST").unwrap_or_else(|_| env!("CARGO_BIN_EXE_ctxgate").into())
+}
+
+/// Run ctxgate with `args`, killing it (and failing) past `limit` seconds.
+fn ctxgate(args: &[&str], stdin: Option<&str>, limit: f64) -> Ran {
+    let start = Instant::now();
+    let mut child = Command::new(bin())
+        .args(args)
+        .stdin(if stdin.is_some() {
+            Stdio::piped()
+        } else {
+            Stdio::null()
+        })
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("ctxgate runs");
+    if let Some(path) = stdin {
+        let mut pipe = child.stdin.take().unwrap();
+        let mut file = std::fs::File::open(path).unwrap();
+        std::thread::spawn(move || {
+            let _ = std::io::copy(&mut file, &mut pipe);
+        });
+    }
+    let mut out = child.stdout.take().unwrap();
+    let mut err = child.stderr.take().unwrap();
+    let o = std::thread::spawn(move || {
+        let mut s = String::new();
+        let _ = out.read_to_string(&mut s);
+        s
+    });
+    let e = std::thread::spawn(move || {
+        let mut s = String::new();
+        let _ = err.read_to_string(&mut s);
+        s
+    });
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if start.elapsed().as_secs_f64() > limit {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("ctxgate {args:?} ran past {limit} s");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    Ran {
+        code: status.code(),
+        stdout: o.join().unwrap(),
+        stderr: e.join().unwrap(),
+        secs: start.elapsed().as_secs_f64(),
+    }
+}
+
+fn temp(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("ctxgate-hostile-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+fn marker(name: &str) -> String {
+    format!("ctxgate-hostile-marker-{}-{name}", std::process::id())
+}
+
+/// Processes whose command line carries `marker`, waiting up to a second
+/// for the dying to go.
+fn survivors(marker: &str) -> Vec<u32> {
+    let scan = || -> Vec<u32> {
+        std::fs::read_dir("/proc")
+            .unwrap()
+            .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<u32>().ok())
+            .filter(|pid| {
+                let cmd = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+                let zombie = std::fs::read_to_string(format!("/proc/{pid}/stat"))
+                    .map(|s| {
+                        s.rsplit(')')
+                            .next()
+                            .unwrap_or("")
+                            .trim_start()
+                            .starts_with('Z')
+                    })
+                    .unwrap_or(true);
+                !zombie && cmd.windows(marker.len()).any(|w| w == marker.as_bytes())
+            })
+            .collect()
+    };
+    for _ in 0..50 {
+        if scan().is_empty() {
+            return vec![];
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    scan()
+}
+
+fn hostile(kind: &str, marker: &str) -> String {
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/subjects/hostile.py");
+    format!("python3 {} {kind} {marker}", script.display())
+}
+
+fn check_hostile(kind: &str, extra: &[&str], limit: f64) -> (Ran, serde_json::Value, String) {
+    let dir = temp(kind);
+    let m = marker(kind);
+    let report = dir.join("report.json");
+    let save = dir.join("fixtures");
+    let subject = hostile(kind, &m);
+    let mut args = vec![
+        "check",
+        "--subject",
+        &subject,
+        "--seed",
+        "3",
+        "--report",
+        "json",
+        "--out",
+        report.to_str().unwrap(),
+        "--save",
+        save.to_str().unwrap(),
+    ];
+    args.extend_from_slice(extra);
+    let ran = ctxgate(&args, None, limit);
+    let json = std::fs::read_to_string(&report)
+        .ok()
+        .and_then(|t| serde_json::from_str(&t).ok())
+        .unwrap_or(serde_json::Value::Null);
+    (ran, json, m)
+}
+
+fn fault_kinds(report: &serde_json::Value) -> Vec<String> {
+    report["faults"]
+        .as_array()
+        .map(|a| {
+            a.iter()
+                .map(|f| f["kind"].as_str().unwrap_or("").to_owned())
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// Class 1: a subject that closes its stdout and lives on is a fault
+/// ("closed-stdout") within the timeout, killed, and the run goes on.
+#[test]
+fn a_closed_stdout_is_a_fault_not_a_hang() {
+    let (ran, report, m) =
+        check_hostile("closed-stdout", &["--cases", "3", "--timeout", "1"], 30.0);
+    assert_eq!(ran.code, Some(1), "{}\n{}", ran.stdout, ran.stderr);
+    assert!(
+        fault_kinds(&report).contains(&"closed-stdout".to_owned()),
+        "{report}"
+    );
+    assert_eq!(report["cases"], 3, "the run went on");
+    assert!(
+        survivors(&m).is_empty(),
+        "left running: {:?}",
+        survivors(&m)
+    );
+}
+
+/// Class 2: grandchildren double-forked into their own session, one with
+/// its environment emptied, die with the subject, on every restart.
+#[test]
+fn no_descendant_outlives_the_run() {
+    let (ran, report, m) = check_hostile("daemon", &["--cases", "4", "--timeout", "5"], 60.0);
+    assert_eq!(ran.code, Some(1), "the crash is a fault: {}", ran.stdout);
+    assert!(
+        fault_kinds(&report).contains(&"crash".to_owned()),
+        "{report}"
+    );
+    assert!(
+        survivors(&m).is_empty(),
+        "left running: {:?}",
+        survivors(&m)
+    );
+}
+
+/// Class 6: a line nobody asked for is a fault of its own, and no
+/// invariant is charged for it.
+#[test]
+fn an_unsolicited_line_is_a_fault_and_charges_no_invariant() {
+    let (ran, report, m) = check_hostile("unsolicited", &["--cases", "5", "--timeout", "5"], 60.0);
+    assert_eq!(ran.code, Some(1), "{}", ran.stdout);
+    assert!(
+        fault_kinds(&report).contains(&"unsolicited-line".to_owned()),
+        "{report}"
+    );
+    assert_eq!(
+        report["failures"].as_array().map(Vec::len),
+        Some(0),
+        "{report}"
+    );
+    assert!(survivors(&m).is_empty());
+}
+
+/// Class 6: control characters from a subject never reach the terminal.
+#[test]
+fn subject_text_cannot_drive_the_terminal() {
+    let (ran, _, _) = check_hostile("escapes", &["--cases", "3"], 60.0);
+    for text in [&ran.stdout, &ran.stderr] {
+        assert!(
+            !text.contains('\u{1b}'),
+            "an escape reached the output:\n{text}"
+        );
+        assert!(!text.contains("\nFAKE: OK"), "a forged line:\n{text}");
+    }
+    assert!(ran.stdout.contains("evil\\u{1b}"), "{}", ran.stdout);
+}
+
+/// Class 7: --time bounds the whole run, shrinking included, with a
+/// subject that hangs on every request: at most --time plus one --timeout.
+#[test]
+fn time_bounds_the_whole_run() {
+    let (ran, report, m) = check_hostile(
+        "hang",
+        &["--cases", "1000", "--time", "3", "--timeout", "1"],
+        30.0,
+    );
+    assert_eq!(ran.code, Some(1), "{}", ran.stdout);
+    assert!(
+        fault_kinds(&report).contains(&"timeout".to_owned()),
+        "{report}"
+    );
+    assert!(ran.secs < 3.0 + 1.0 + 2.0, "took {:.1} s", ran.secs);
+    assert!(survivors(&m).is_empty());
+}
+
+/// Class 3: numbers in flags are checked before anything runs: exit 2,
+/// never a panic; an --out or --save that cannot take the results is
+/// known before the first case.
+#[test]
+fn bad_flags_are_usage_errors_before_any_work() {
+    let dir = temp("flags");
+    let file = dir.join("a-file");
+    std::fs::write(&file, "").unwrap();
+    let m = marker("flags");
+    let hang = hostile("hang", &m);
+    let under_file = format!("{}/x", file.display());
+    let missing = format!("{}/missing/report.json", dir.display());
+    let cases: [&[&str]; 7] = [
+        &["check", "--time", "1e20"],
+        &["check", "--subject", &hang, "--timeout", "1e300"],
+        &["check", "--time", "0"],
+        &["check", "--subject", &hang, "--max-line-bytes", "0"],
+        &["check", "--subject", &hang, "--out", &missing],
+        &["check", "--subject", &hang, "--save", &under_file],
+        &["compact", "--max-input-bytes", "0", "x.json"],
+    ];
+    for args in cases {
+        let ran = ctxgate(args, None, 10.0);
+        assert_eq!(ran.code, Some(2), "{args:?}: {}", ran.stderr);
+        assert!(
+            ran.stderr.starts_with("error: "),
+            "{args:?}: {}",
+            ran.stderr
+        );
+        assert!(ran.secs < 2.0, "{args:?}: {:.1} s", ran.secs);
+    }
+    assert!(survivors(&m).is_empty());
+}
+
+/// Class 4: every input has a cap, applied while reading: /dev/zero is
+/// exit 2 naming the file, within a couple of seconds; serve caps its own
+/// request lines and goes on.
+#[test]
+fn unbounded_input_is_refused_while_reading() {
+    let example = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/adr-0098-413.json");
+    let example = example.to_str().unwrap();
+    let cases: [&[&str]; 5] = [
+        &["compact", "/dev/zero"],
+        &["estimate", "/dev/zero"],
+        &["replay", "/dev/zero"],
+        &["compact", "--config", "/dev/zero", example],
+        &["estimate", "--envelope", "/dev/zero", example],
+    ];
+    for args in cases {
+        let ran = ctxgate(args, None, 20.0);
+        assert_eq!(ran.code, Some(2), "{args:?}: {}", ran.stderr);
+        assert!(ran.stderr.contains("/dev/zero"), "{args:?}: {}", ran.stderr);
+        assert!(ran.stderr.contains("cap"), "{args:?}: {}", ran.stderr);
+        assert!(ran.secs < 5.0, "{args:?}: {:.1} s", ran.secs);
+    }
+    // serve: a 3 MB line of zeros under a 1 MB cap, then a real request.
+    let dir = temp("serve");
+    let feed = dir.join("feed");
+    let mut bytes = vec![0u8; 3_000_000];
+    bytes.extend_from_slice(b"\n{\"op\":\"hello\",\"protocol\":1}\n");
+    std::fs::write(&feed, bytes).unwrap();
+    let ran = ctxgate(
+        &["serve", "--max-input-bytes", "1000000"],
+        feed.to_str(),
+        20.0,
+    );
+    assert_eq!(ran.code, Some(0), "{}", ran.stderr);
+    let answers: Vec<&str> = ran.stdout.lines().collect();
+    assert_eq!(answers.len(), 2, "{}", ran.stdout);
+    assert!(answers[0].contains("invalid_input") && answers[0].contains("cap"));
+    assert!(answers[1].contains("\"op\":\"hello\""));
+}
+
+/// Class 1: a fixture folder holding symlinks to itself and a FIFO named
+/// x.json: each fixture is replayed once, and the FIFO is never opened.
+#[test]
+fn replay_survives_loops_and_fifos() {
+    let dir = temp("loops");
+    let fixture = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/regressions/tool-call-arguments-weigh.json");
+    std::fs::copy(&fixture, dir.join("one.json")).unwrap();
+    std::fs::create_dir(dir.join("sub")).unwrap();
+    std::os::unix::fs::symlink(&dir, dir.join("sub/self")).unwrap();
+    std::os::unix::fs::symlink("..", dir.join("sub/up")).unwrap();
+    let fifo = dir.join("x.json");
+    let made = Command::new("mkfifo").arg(&fifo).status().unwrap();
+    assert!(made.success());
+    let ran = ctxgate(&["replay", dir.to_str().unwrap()], None, 20.0);
+    assert_eq!(ran.code, Some(0), "{}\n{}", ran.stdout, ran.stderr);
+    assert!(
+        ran.stdout.contains("replay: 1 held, 0 failed, 0 skipped"),
+        "{}",
+        ran.stdout
+    );
+}
+
+/// Class 5: a symlink planted under a fixture's name in the save folder
+/// is replaced, never followed: the file it points to is untouched.
+#[test]
+fn saving_never_follows_a_planted_symlink() {
+    let dir = temp("plant");
+    let save = dir.join("save");
+    let outside = dir.join("outside.txt");
+    std::fs::write(&outside, "precious").unwrap();
+    let args = |save: &Path| {
+        vec![
+            "check".to_owned(),
+            "--defect".to_owned(),
+            "premature-compaction".to_owned(),
+            "--cases".to_owned(),
+            "5".to_owned(),
+            "--seed".to_owned(),
+            "98".to_owned(),
+            "--invariants".to_owned(),
+            "no-premature-compaction".to_owned(),
+            "--save".to_owned(),
+            save.display().to_string(),
+        ]
+    };
+    let first: Vec<String> = args(&save);
+    let first: Vec<&str> = first.iter().map(String::as_str).collect();
+    let ran = ctxgate(&first, None, 60.0);
+    assert_eq!(ran.code, Some(1), "{}", ran.stdout);
+    let names: Vec<PathBuf> = std::fs::read_dir(&save)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    assert_eq!(names.len(), 1, "{names:?}");
+    // Plant the symlink where the same run will save again.
+    std::fs::remove_file(&names[0]).unwrap();
+    std::os::unix::fs::symlink(&outside, &names[0]).unwrap();
+    let ran = ctxgate(&first, None, 60.0);
+    assert_eq!(ran.code, Some(1), "{}", ran.stdout);
+    assert_eq!(std::fs::read_to_string(&outside).unwrap(), "precious");
+    let meta = std::fs::symlink_metadata(&names[0]).unwrap();
+    assert!(meta.is_file(), "the symlink was replaced by the fixture");
+    let left: Vec<String> = std::fs::read_dir(&save)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(left.len(), 1, "no temporary file left behind: {left:?}");
+}
