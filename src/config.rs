@@ -3,7 +3,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use crate::error::InputError;
+use crate::error::{InputError, InputErrorKind};
 use crate::model::WireFormat;
 
 /// Express's implicit JSON body limit, the ceiling ADR 0098 hit in production.
@@ -74,7 +74,12 @@ impl Config {
 
     /// Check the values the contract's formulas need.
     pub fn validate(&self) -> Result<(), InputError> {
-        let bad = |p: String| Err(InputError::new(format!("config: {p}")));
+        let bad = |p: String| {
+            Err(InputError::new(
+                InputErrorKind::Config,
+                format!("config: {p}"),
+            ))
+        };
         if self.context_window == 0 {
             return bad("`contextWindow` must be at least 1".into());
         }
@@ -102,6 +107,7 @@ impl Config {
     pub fn from_json(bytes: &[u8]) -> Result<Config, InputError> {
         if bytes.iter().all(u8::is_ascii_whitespace) {
             return Err(InputError::new(
+                InputErrorKind::Empty,
                 "config: empty file: expected a JSON object of SPEC §2 fields",
             ));
         }
@@ -117,13 +123,20 @@ impl Config {
     pub fn from_value(value: Value) -> Result<Config, InputError> {
         // Not left to serde: a derived struct also reads from an array, by position.
         if !value.is_object() {
-            return Err(InputError::new(format!(
-                "config: expected a JSON object of SPEC §2 fields, found {}",
-                crate::error::json_type(&value)
-            )));
+            return Err(InputError::new(
+                InputErrorKind::Config,
+                format!(
+                    "config: expected a JSON object of SPEC §2 fields, found {}",
+                    crate::error::json_type(&value)
+                ),
+            ));
         }
-        let mut config = Config::deserialize(&value)
-            .map_err(|e| InputError::new(format!("config: {}", field_problem(&value, e))))?;
+        let mut config = Config::deserialize(&value).map_err(|e| {
+            InputError::new(
+                InputErrorKind::Config,
+                format!("config: {}", field_problem(&value, e)),
+            )
+        })?;
         // The envelope verbatim: deserialising a Value through serde loses
         // some spellings (`-0` comes back `0`), and the envelope counts in
         // the body as written.

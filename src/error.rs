@@ -7,9 +7,57 @@
 
 use std::fmt;
 
+/// What kind of bad input: what a test (or a caller) matches on; the
+/// `problem` text is for people.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum InputErrorKind {
+    /// Nothing there: an empty file or stdin.
+    Empty,
+    /// The input could not be read (no such file, a folder that cannot be
+    /// listed, an I/O error).
+    Io,
+    /// Over the cap on one input (`input::DEFAULT_MAX_INPUT_BYTES`).
+    TooLarge,
+    /// Not valid UTF-8.
+    Utf8,
+    /// Not JSON: malformed or truncated text.
+    Syntax,
+    /// JSON nested deeper than `model::MAX_DEPTH`.
+    TooDeep,
+    /// JSON, but not a history or a message of one: a wrong type, a missing
+    /// field, an unknown role, a field on a role that cannot carry it.
+    Shape,
+    /// Messages that do not make a well-formed history (SPEC §1.2): a tool
+    /// result with no call to answer, a call answered twice, …
+    IllFormed,
+    /// A config that is not SPEC §2's: an unknown field, a value out of range.
+    Config,
+    /// A fixture that is not SPEC §7's.
+    Fixture,
+}
+
+impl InputErrorKind {
+    pub fn name(self) -> &'static str {
+        match self {
+            InputErrorKind::Empty => "empty",
+            InputErrorKind::Io => "io",
+            InputErrorKind::TooLarge => "too-large",
+            InputErrorKind::Utf8 => "utf8",
+            InputErrorKind::Syntax => "syntax",
+            InputErrorKind::TooDeep => "too-deep",
+            InputErrorKind::Shape => "shape",
+            InputErrorKind::IllFormed => "ill-formed",
+            InputErrorKind::Config => "config",
+            InputErrorKind::Fixture => "fixture",
+        }
+    }
+}
+
 /// Bad input, located as precisely as we can: file, message index, problem.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct InputError {
+    pub kind: InputErrorKind,
     /// The file (or `-` for stdin) the input came from, when known.
     pub file: Option<String>,
     /// Index of the offending message in the history, when there is one.
@@ -19,8 +67,9 @@ pub struct InputError {
 }
 
 impl InputError {
-    pub fn new(problem: impl Into<String>) -> Self {
+    pub fn new(kind: InputErrorKind, problem: impl Into<String>) -> Self {
         InputError {
+            kind,
             file: None,
             message: None,
             problem: problem.into(),
@@ -28,12 +77,23 @@ impl InputError {
     }
 
     /// A problem with message `index`.
-    pub fn at(index: usize, problem: impl Into<String>) -> Self {
+    pub fn at(kind: InputErrorKind, index: usize, problem: impl Into<String>) -> Self {
         InputError {
+            kind,
             file: None,
             message: Some(index),
             problem: problem.into(),
         }
+    }
+
+    /// A message that is not one of a history's ([`InputErrorKind::Shape`]).
+    pub fn shape(problem: impl Into<String>) -> Self {
+        InputError::new(InputErrorKind::Shape, problem)
+    }
+
+    /// [`InputError::shape`] at message `index`.
+    pub fn shape_at(index: usize, problem: impl Into<String>) -> Self {
+        InputError::at(InputErrorKind::Shape, index, problem)
     }
 
     /// Attach the file name (keeps one already attached).

@@ -17,7 +17,7 @@ use std::path::{Path, PathBuf};
 use serde_json::{Map, Value};
 
 use crate::config::Config;
-use crate::error::{json_type, InputError};
+use crate::error::{json_type, InputError, InputErrorKind};
 use crate::harness::run_case;
 use crate::model::value::{make_messages_portable, make_portable};
 use crate::model::{parse_json, read_messages, write_messages, Message, WireFormat};
@@ -108,37 +108,41 @@ impl Fixture {
     /// messages, the index.
     pub fn from_json(value: Value) -> Result<Fixture, InputError> {
         let Value::Object(obj) = value else {
-            return Err(InputError::new(format!(
-                "a fixture is a JSON object, found {}",
-                json_type(&value)
-            )));
+            return Err(InputError::new(
+                InputErrorKind::Fixture,
+                format!("a fixture is a JSON object, found {}", json_type(&value)),
+            ));
         };
         match obj.get("ctxgate").and_then(Value::as_u64) {
             Some(FIXTURE_VERSION) => {}
             other => {
-                return Err(InputError::new(format!(
-                    "not a ctxgate fixture: `ctxgate` must be {FIXTURE_VERSION}, found {}",
-                    other
-                        .map(|v| v.to_string())
-                        .unwrap_or_else(|| "nothing".into())
-                )))
+                return Err(InputError::new(
+                    InputErrorKind::Fixture,
+                    format!(
+                        "not a ctxgate fixture: `ctxgate` must be {FIXTURE_VERSION}, found {}",
+                        other
+                            .map(|v| v.to_string())
+                            .unwrap_or_else(|| "nothing".into())
+                    ),
+                ))
             }
         }
         let text = |k: &str| -> Result<Option<String>, InputError> {
             match obj.get(k) {
                 None | Some(Value::Null) => Ok(None),
                 Some(Value::String(s)) => Ok(Some(s.clone())),
-                Some(other) => Err(InputError::new(format!(
-                    "`{k}` must be a string, found {}",
-                    json_type(other)
-                ))),
+                Some(other) => Err(InputError::new(
+                    InputErrorKind::Fixture,
+                    format!("`{k}` must be a string, found {}", json_type(other)),
+                )),
             }
         };
         let op = text("op")?.unwrap_or_else(|| "compact".into());
         if op != "compact" && op != "estimate" {
-            return Err(InputError::new(format!(
-                "`op` must be \"compact\" or \"estimate\", found {op:?}"
-            )));
+            return Err(InputError::new(
+                InputErrorKind::Fixture,
+                format!("`op` must be \"compact\" or \"estimate\", found {op:?}"),
+            ));
         }
         let config = match obj.get("config") {
             None => Config::default(),
@@ -146,31 +150,41 @@ impl Fixture {
         };
         let format = match text("format")? {
             None => WireFormat::Engine,
-            Some(f) => WireFormat::parse(&f)
-                .ok_or_else(|| InputError::new(format!("unknown `format` {f:?}")))?,
+            Some(f) => WireFormat::parse(&f).ok_or_else(|| {
+                InputError::new(InputErrorKind::Fixture, format!("unknown `format` {f:?}"))
+            })?,
         };
         let raw = match obj.get("messages") {
             Some(Value::Array(a)) => a,
             Some(other) => {
-                return Err(InputError::new(format!(
-                    "`messages` must be an array, found {}",
-                    json_type(other)
-                )))
+                return Err(InputError::new(
+                    InputErrorKind::Fixture,
+                    format!("`messages` must be an array, found {}", json_type(other)),
+                ))
             }
-            None => return Err(InputError::new("a fixture needs `messages`")),
+            None => {
+                return Err(InputError::new(
+                    InputErrorKind::Fixture,
+                    "a fixture needs `messages`",
+                ))
+            }
         };
         let messages = read_messages(format, obj.get("system"), raw)?;
         let invariants = match obj.get("invariants") {
             None => InvariantSet::all(),
             Some(Value::Array(names)) => {
                 let list: Vec<&str> = names.iter().map(|n| n.as_str().unwrap_or("?")).collect();
-                InvariantSet::parse_list(&list.join(",")).map_err(InputError::new)?
+                InvariantSet::parse_list(&list.join(","))
+                    .map_err(|p| InputError::new(InputErrorKind::Fixture, p))?
             }
             Some(other) => {
-                return Err(InputError::new(format!(
-                    "`invariants` must be an array of names, found {}",
-                    json_type(other)
-                )))
+                return Err(InputError::new(
+                    InputErrorKind::Fixture,
+                    format!(
+                        "`invariants` must be an array of names, found {}",
+                        json_type(other)
+                    ),
+                ))
             }
         };
         Ok(Fixture {
@@ -382,12 +396,16 @@ pub fn collect(paths: &[PathBuf]) -> Result<Vec<PathBuf>, InputError> {
     for p in paths {
         if p.is_dir() {
             walk(p, &mut out, &mut seen).map_err(|e| {
-                InputError::new(format!("cannot list: {e}")).in_file(p.display().to_string())
+                InputError::new(InputErrorKind::Io, format!("cannot list: {e}"))
+                    .in_file(p.display().to_string())
             })?;
         } else if p.exists() {
             out.push(p.clone());
         } else {
-            return Err(InputError::new("no such file or folder").in_file(p.display().to_string()));
+            return Err(
+                InputError::new(InputErrorKind::Io, "no such file or folder")
+                    .in_file(p.display().to_string()),
+            );
         }
     }
     out.sort();

@@ -12,7 +12,7 @@ use std::fs::File;
 use std::io::{self, BufReader, Read};
 use std::path::Path;
 
-use crate::error::InputError;
+use crate::error::{InputError, InputErrorKind};
 use crate::model::{parse_json, Document, WireFormat};
 
 /// The default cap on one input, in bytes: 256 MiB.
@@ -55,9 +55,10 @@ impl<R: Read> Read for Capped<R> {
 }
 
 fn too_big(what: &str, cap: u64) -> InputError {
-    InputError::new(format!(
-        "{what} is over the {cap}-byte cap on one input (--max-input-bytes)"
-    ))
+    InputError::new(
+        InputErrorKind::TooLarge,
+        format!("{what} is over the {cap}-byte cap on one input (--max-input-bytes)"),
+    )
 }
 
 /// Read everything from `r`, at most `cap` bytes; `what` names the input
@@ -67,7 +68,7 @@ pub fn read_all(r: impl Read, what: &str, cap: u64) -> Result<Vec<u8>, InputErro
     let mut bytes = Vec::new();
     capped
         .read_to_end(&mut bytes)
-        .map_err(|e| InputError::new(format!("cannot read {what}: {e}")))?;
+        .map_err(|e| InputError::new(InputErrorKind::Io, format!("cannot read {what}: {e}")))?;
     if capped.over() {
         return Err(too_big(what, cap));
     }
@@ -77,8 +78,9 @@ pub fn read_all(r: impl Read, what: &str, cap: u64) -> Result<Vec<u8>, InputErro
 /// Read a whole file, at most `cap` bytes; errors name the file.
 pub fn read_file(path: &Path, what: &str, cap: u64) -> Result<Vec<u8>, InputError> {
     let shown = path.display().to_string();
-    let file = File::open(path)
-        .map_err(|e| InputError::new(format!("cannot read {what}: {e}")).in_file(&shown))?;
+    let file = File::open(path).map_err(|e| {
+        InputError::new(InputErrorKind::Io, format!("cannot read {what}: {e}")).in_file(&shown)
+    })?;
     read_all(file, what, cap).map_err(|e| e.in_file(&shown))
 }
 
@@ -91,8 +93,9 @@ pub fn read_document(
     cap: u64,
 ) -> Result<Document, InputError> {
     let shown = path.display().to_string();
-    let file = File::open(path)
-        .map_err(|e| InputError::new(format!("cannot read the history: {e}")).in_file(&shown))?;
+    let file = File::open(path).map_err(|e| {
+        InputError::new(InputErrorKind::Io, format!("cannot read the history: {e}")).in_file(&shown)
+    })?;
     let mut capped = Capped::new(BufReader::with_capacity(1 << 16, file), cap);
     let parsed = {
         let mut de = serde_json::Deserializer::from_reader(&mut capped);
@@ -109,9 +112,9 @@ pub fn read_document(
         Err(_) => {
             // The slow path: the whole file, for an error a user can act on.
             let bytes = read_file(path, "the history", cap)?;
-            let e = parse_json(&bytes)
-                .err()
-                .unwrap_or_else(|| InputError::new("the file changed while it was read"));
+            let e = parse_json(&bytes).err().unwrap_or_else(|| {
+                InputError::new(InputErrorKind::Io, "the file changed while it was read")
+            });
             return Err(e.in_file(&shown));
         }
     };

@@ -14,6 +14,7 @@ use clap::builder::{PossibleValuesParser, TypedValueParser};
 use serde_json::{Map, Value};
 
 use ctxgate::error::json_type;
+use ctxgate::error::InputErrorKind;
 use ctxgate::model::parse_json;
 use ctxgate::{Config, Document, InputError, WireFormat};
 
@@ -274,11 +275,12 @@ fn read_envelope(arg: &str) -> Result<Map<String, Value>, Failure> {
 /// Parse `bytes` as a JSON object (a config, an envelope), naming `name` in errors.
 fn parse_object(bytes: &[u8], name: &str, what: &str) -> Result<Map<String, Value>, Failure> {
     if bytes.iter().all(u8::is_ascii_whitespace) {
-        return Err(
-            InputError::new(format!("{what}: empty, expected a JSON object"))
-                .in_file(name)
-                .into(),
-        );
+        return Err(InputError::new(
+            InputErrorKind::Empty,
+            format!("{what}: empty, expected a JSON object"),
+        )
+        .in_file(name)
+        .into());
     }
     let value = parse_json(bytes).map_err(|mut e| {
         // A config or an envelope has no messages to point at.
@@ -288,7 +290,7 @@ fn parse_object(bytes: &[u8], name: &str, what: &str) -> Result<Map<String, Valu
     })?;
     match value {
         Value::Object(map) => Ok(map),
-        other => Err(InputError::new(format!(
+        other => Err(InputError::shape(format!(
             "{what}: expected a JSON object, found {}",
             json_type(&other)
         ))

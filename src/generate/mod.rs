@@ -116,7 +116,7 @@ impl Case {
     /// case is a case too): see [`Case::is_well_formed`].
     pub fn from_json(v: &Value) -> Result<Case, InputError> {
         let obj = v.as_object().ok_or_else(|| {
-            InputError::new(format!(
+            InputError::shape(format!(
                 "a case is an object with `config` and `messages`, found {}",
                 json_type(v)
             ))
@@ -128,12 +128,12 @@ impl Case {
         let messages = match obj.get("messages") {
             Some(Value::Array(arr)) => engine::read_messages(arr)?,
             Some(other) => {
-                return Err(InputError::new(format!(
+                return Err(InputError::shape(format!(
                     "`messages` must be an array, found {}",
                     json_type(other)
                 )))
             }
-            None => return Err(InputError::new("a case needs a `messages` array")),
+            None => return Err(InputError::shape("a case needs a `messages` array")),
         };
         Ok(Case { config, messages })
     }

@@ -74,7 +74,7 @@ pub fn read_messages(system: Option<&Value>, raw: &[Value]) -> Result<Vec<Messag
     let empty_system = system.filter(|_| out.is_empty()).cloned();
     let first = out.len();
     for (i, v) in raw.iter().enumerate() {
-        read_message(v, i, &mut out).map_err(|p| InputError::at(i, p))?;
+        read_message(v, i, &mut out).map_err(|p| InputError::shape_at(i, p))?;
     }
     // `system: null` or `[]` reads as no message; the first message remembers it.
     if let (Some(v), Some(m)) = (empty_system, out.get_mut(first)) {
@@ -107,10 +107,10 @@ fn read_system(v: &Value) -> Result<Vec<Message>, InputError> {
             .iter()
             .enumerate()
             .map(|(j, b)| {
-                read_system_block(b).map_err(|p| InputError::new(format!("`system[{j}]`: {p}")))
+                read_system_block(b).map_err(|p| InputError::shape(format!("`system[{j}]`: {p}")))
             })
             .collect(),
-        other => Err(InputError::new(format!(
+        other => Err(InputError::shape(format!(
             "`system` must be a string or an array of text blocks, found {}",
             json_type(other)
         ))),

@@ -5,7 +5,7 @@
 use serde_json::{Map, Value};
 
 use super::{anthropic, check_well_formed, engine, openai, Message, WireFormat};
-use crate::error::{json_type, InputError};
+use crate::error::{json_type, InputError, InputErrorKind};
 
 /// serde_json's nesting limit, which bounds what we parse (no stack overflow).
 pub const MAX_DEPTH: usize = 128;
@@ -44,13 +44,13 @@ impl Document {
                 let raw = match obj.shift_remove("messages") {
                     Some(Value::Array(arr)) => arr,
                     Some(other) => {
-                        return Err(InputError::new(format!(
+                        return Err(InputError::shape(format!(
                             "`messages` must be an array of messages, found {}",
                             json_type(&other)
                         )))
                     }
                     None => {
-                        return Err(InputError::new(
+                        return Err(InputError::shape(
                             "expected a JSON array of messages or an object with a `messages` field; this object has no `messages`",
                         ))
                     }
@@ -74,7 +74,7 @@ impl Document {
                 (Shape::Object(obj), raw, system)
             }
             other => {
-                return Err(InputError::new(format!(
+                return Err(InputError::shape(format!(
                 "expected a JSON array of messages or an object with a `messages` field, found {}",
                 json_type(&other)
             )))
@@ -190,7 +190,7 @@ fn read_messages_owned(
         }
         WireFormat::Openai => {
             for (i, v) in raw.into_iter().enumerate() {
-                out.push(openai::message_from_value(&v).map_err(|p| InputError::at(i, p))?);
+                out.push(openai::message_from_value(&v).map_err(|p| InputError::shape_at(i, p))?);
             }
         }
         WireFormat::Anthropic => return anthropic::read_messages(system, &raw),
@@ -213,32 +213,39 @@ pub fn write_messages(format: WireFormat, msgs: &[Message]) -> (Option<Value>, V
 pub fn parse_json(bytes: &[u8]) -> Result<Value, InputError> {
     if bytes.iter().all(u8::is_ascii_whitespace) {
         return Err(InputError::new(
+            InputErrorKind::Empty,
             "empty input: expected a JSON array of messages or an object with a `messages` field",
         ));
     }
     if let Err(e) = std::str::from_utf8(bytes) {
-        let mut err = InputError::new(format!(
-            "not valid UTF-8 at byte {} (JSON input must be UTF-8)",
-            e.valid_up_to()
-        ));
+        let mut err = InputError::new(
+            InputErrorKind::Utf8,
+            format!(
+                "not valid UTF-8 at byte {} (JSON input must be UTF-8)",
+                e.valid_up_to()
+            ),
+        );
         err.message = message_index_at(bytes, e.valid_up_to());
         return Err(err);
     }
     serde_json::from_slice(bytes).map_err(|e| {
         let offset = byte_offset(bytes, e.line(), e.column());
         let what = e.to_string();
-        let problem = if what.starts_with("recursion limit exceeded") {
-            format!(
-                "JSON nested deeper than {MAX_DEPTH} levels at line {}, column {}",
-                e.line(),
-                e.column()
+        let (kind, problem) = if what.starts_with("recursion limit exceeded") {
+            (
+                InputErrorKind::TooDeep,
+                format!(
+                    "JSON nested deeper than {MAX_DEPTH} levels at line {}, column {}",
+                    e.line(),
+                    e.column()
+                ),
             )
         } else if e.is_eof() {
-            format!("truncated JSON: {what}")
+            (InputErrorKind::Syntax, format!("truncated JSON: {what}"))
         } else {
-            format!("malformed JSON: {what}")
+            (InputErrorKind::Syntax, format!("malformed JSON: {what}"))
         };
-        let mut err = InputError::new(problem);
+        let mut err = InputError::new(kind, problem);
         err.message = message_index_at(bytes, offset);
         err
     })

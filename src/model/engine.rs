@@ -14,7 +14,7 @@ use crate::error::{json_type, InputError};
 
 /// Read one message from its engine JSON form.
 pub fn message_from_value(v: &Value, index: usize) -> Result<Message, InputError> {
-    let err = |p: String| InputError::at(index, p);
+    let err = |p: String| InputError::shape_at(index, p);
     let obj = v
         .as_object()
         .ok_or_else(|| err(format!("expected a message object, found {}", json_type(v))))?;

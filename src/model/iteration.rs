@@ -10,7 +10,7 @@ use std::collections::HashSet;
 use std::ops::Range;
 
 use super::{Message, Role};
-use crate::error::InputError;
+use crate::error::{InputError, InputErrorKind};
 
 /// The iterations of `msgs`, as index ranges covering every message in order.
 pub fn iterations(msgs: &[Message]) -> Vec<Range<usize>> {
@@ -68,6 +68,7 @@ pub fn check_well_formed(msgs: &[Message]) -> Result<(), InputError> {
         if first.role == Role::Tool {
             let id = first.tool_call_id.as_deref().unwrap_or("");
             return Err(InputError::at(
+                InputErrorKind::IllFormed,
                 range.start,
                 orphan_problem(msgs, range.start, id),
             ));
@@ -79,6 +80,7 @@ pub fn check_well_formed(msgs: &[Message]) -> Result<(), InputError> {
         for call in first.calls() {
             if !ids.insert(call.id.as_str()) {
                 return Err(InputError::at(
+                    InputErrorKind::IllFormed,
                     range.start,
                     format!(
                         "the assistant message makes two calls with id {:?}",
@@ -92,6 +94,7 @@ pub fn check_well_formed(msgs: &[Message]) -> Result<(), InputError> {
             let id = msgs[i].tool_call_id.as_deref().unwrap_or("");
             if !answered.insert(id) {
                 return Err(InputError::at(
+                InputErrorKind::IllFormed,
                     i,
                     format!("call {id:?} is answered twice (first answer earlier in the same iteration)"),
                 ));
@@ -100,6 +103,7 @@ pub fn check_well_formed(msgs: &[Message]) -> Result<(), InputError> {
         if n != last {
             if let Some(id) = unanswered_calls(msgs, range.clone()).first() {
                 return Err(InputError::at(
+                InputErrorKind::IllFormed,
                     range.start,
                     format!(
                         "call {id:?} is never answered, and only the last iteration may leave calls pending"

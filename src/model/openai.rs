@@ -17,7 +17,7 @@ use crate::error::{json_type, InputError};
 pub fn read_messages(arr: &[Value]) -> Result<Vec<Message>, InputError> {
     arr.iter()
         .enumerate()
-        .map(|(i, v)| message_from_value(v).map_err(|p| InputError::at(i, p)))
+        .map(|(i, v)| message_from_value(v).map_err(|p| InputError::shape_at(i, p)))
         .collect()
 }
 
