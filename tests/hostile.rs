@@ -389,3 +389,42 @@ fn saving_never_follows_a_planted_symlink() {
         .collect();
     assert_eq!(left.len(), 1, "no temporary file left behind: {left:?}");
 }
+
+/// Class 5: a save folder that stops taking fixtures mid-run loses none
+/// silently: each failure says NOT SAVED and why, in every report, and the
+/// verdict is still the failure it was.
+#[test]
+fn a_fixture_that_cannot_be_saved_is_a_loud_error() {
+    use ctxgate::check::{run, CheckOptions, Saved};
+    use ctxgate::subject::defects::Defect;
+    let dir = temp("unsaveable");
+    let file = dir.join("a-file");
+    std::fs::write(&file, "").unwrap();
+    let mut subject = Defect::PrematureCompaction.subject();
+    let opts = CheckOptions {
+        cases: 5,
+        seed: 98,
+        invariants: ctxgate::oracle::InvariantSet::from_iter([
+            ctxgate::oracle::Invariant::NoPrematureCompaction,
+        ]),
+        save: Some(file.join("fixtures")),
+        ..CheckOptions::default()
+    };
+    let report = run(&mut subject, &opts, &mut |_| {});
+    assert!(!report.ok());
+    assert!(!report.failures.is_empty());
+    for f in &report.failures {
+        assert!(
+            matches!(&f.saved, Saved::Failed(why) if why.contains("cannot save")),
+            "{:?}",
+            f.saved
+        );
+    }
+    let human = ctxgate::report::human(&report, &Default::default());
+    assert!(human.contains("NOT SAVED: cannot save fixture"), "{human}");
+    let json = ctxgate::report::to_json(&report, &Default::default());
+    assert!(json["failures"][0]["saveError"]
+        .as_str()
+        .unwrap()
+        .contains("cannot save"));
+}

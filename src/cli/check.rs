@@ -118,6 +118,11 @@ pub fn run_check(args: Args) -> Result<(), Failure> {
         ))
     })?;
     let mut subject = args.subject.open()?;
+    if args.subject.is_external() && !ctxgate::subject::reaper::is_subreaper() {
+        eprintln!(
+            "ctxgate: note: this system has no child subreaper, so an orphan that left the subject's process group and dropped its CTXGATE_SUBJECT variable cannot be found and killed"
+        );
+    }
     let opts = CheckOptions {
         cases: args.cases,
         time,

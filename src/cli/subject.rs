@@ -44,6 +44,11 @@ pub struct SubjectArgs {
 }
 
 impl SubjectArgs {
+    /// The subject is an external program (not the reference or a defect).
+    pub fn is_external(&self) -> bool {
+        self.subject.is_some() || !self.command.is_empty()
+    }
+
     /// The command as the user gave it, for replay hints (`None`: the reference).
     pub fn shown(&self) -> Option<String> {
         if !self.command.is_empty() {

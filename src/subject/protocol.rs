@@ -309,3 +309,28 @@ pub fn parse_estimate_answer(obj: &Map<String, Value>) -> Result<EstimateReply, 
         per_message,
     }))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_hello_of_another_protocol_says_which_in_words() {
+        let f = parse_hello(&json!({"op": "hello", "protocol": 2})).unwrap_err();
+        assert_eq!(f.kind, FaultKind::Protocol);
+        assert_eq!(
+            f.detail,
+            "hello: protocol 2 is not supported (this harness speaks 1)"
+        );
+        let f = parse_hello(&json!({"op": "hello"})).unwrap_err();
+        assert!(f.detail.contains("no `protocol`"), "{}", f.detail);
+    }
+
+    #[test]
+    fn subject_text_loses_its_control_characters() {
+        assert_eq!(one_line("a\u{1b}[2Jb\nc"), "a\\u{1b}[2Jb\\u{a}c");
+        assert_eq!(lines("x\ny\t\u{7}"), "x\ny\t\\u{7}");
+        assert_eq!(one_line("plain é 🦀"), "plain é 🦀");
+        assert_eq!(one_line("\u{202e}gnp.exe"), "\\u{202e}gnp.exe");
+    }
+}
