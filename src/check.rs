@@ -142,6 +142,9 @@ pub struct CheckReport {
     pub coverage: Coverage,
     /// The time budget ended the run before `cases`.
     pub stopped_by_time: bool,
+    /// What the protocol carried, for a subject behind a process boundary
+    /// (shrinking included).
+    pub traffic: Option<crate::subject::Traffic>,
 }
 
 impl CheckReport {
@@ -232,6 +235,7 @@ pub fn run(
         faults: Vec::new(),
         coverage: Coverage::default(),
         stopped_by_time: false,
+        traffic: None,
     };
     let cases = if checked.is_empty() { 0 } else { opts.cases };
     for index in 0..cases {
@@ -262,6 +266,7 @@ pub fn run(
         });
     }
     report.elapsed = start.elapsed();
+    report.traffic = subject.traffic();
     report
 }
 

@@ -121,20 +121,25 @@ impl Config {
     }
 
     pub fn from_value(value: Value) -> Result<Config, InputError> {
+        Config::from_value_ref(&value)
+    }
+
+    /// [`Config::from_value`] from a borrowed value.
+    pub fn from_value_ref(value: &Value) -> Result<Config, InputError> {
         // Not left to serde: a derived struct also reads from an array, by position.
         if !value.is_object() {
             return Err(InputError::new(
                 InputErrorKind::Config,
                 format!(
                     "config: expected a JSON object of SPEC §2 fields, found {}",
-                    crate::error::json_type(&value)
+                    crate::error::json_type(value)
                 ),
             ));
         }
-        let mut config = Config::deserialize(&value).map_err(|e| {
+        let mut config = Config::deserialize(value).map_err(|e| {
             InputError::new(
                 InputErrorKind::Config,
-                format!("config: {}", field_problem(&value, e)),
+                format!("config: {}", field_problem(value, e)),
             )
         })?;
         // The envelope verbatim: deserialising a Value through serde loses

@@ -4,13 +4,13 @@
 
 use crate::body::body_bytes;
 use crate::config::Config;
-use crate::contract::{minimal_body, minimal_output, Head};
+use crate::contract::{judge_estimate, minimal_body, minimal_output, Head, TriggerRange};
 use crate::model::{check_well_formed, iterations, unanswered_calls, Message, ToolCall};
 use crate::oracle::{
     check_with, Facts, Invariant, InvariantSet, Observation, SessionTurn, TurnOutcome, Verdict,
     Violation,
 };
-use crate::subject::{CompactAnswer, Fault, Subject};
+use crate::subject::{CompactAnswer, Fault, Reply, Request, Subject};
 
 /// How many iterations the simulated ToolLoop runs at most (the ADR's
 /// ceiling for execution/gate agents).
@@ -93,39 +93,75 @@ fn observe(
     set: InvariantSet,
     obs: &mut Observation,
 ) -> Result<(), Fault> {
+    // What does not depend on an answer goes out in one batch, which a
+    // process subject pipelines: compact, compact again (deterministic),
+    // estimate, estimate of the longer history (estimate-monotone).
     let needs_compact = set.iter().any(|i| !i.needs_estimate());
-    if needs_compact {
-        let answer = subject.compact(config, input)?;
-        obs.answer = Some(answer.clone());
-        if set.contains(Invariant::Deterministic) {
-            obs.second = Some(subject.compact(config, input)?);
+    let twice = needs_compact && set.contains(Invariant::Deterministic);
+    let estimates = subject.info().estimates && set.iter().any(Invariant::needs_estimate);
+    let monotone = estimates && set.contains(Invariant::EstimateMonotone);
+    let appended = monotone.then(|| appended_message(input));
+    let longer: Vec<Message> = match &appended {
+        Some(m) => {
+            let mut l = input.to_vec();
+            l.push(m.clone());
+            debug_assert!(
+                !well_formed || check_well_formed(&l).is_ok(),
+                "the harness made an ill-formed history: {:?}",
+                check_well_formed(&l)
+            );
+            l
         }
-        if set.contains(Invariant::Idempotent) {
-            // An ill-formed output is tool-pairing's finding; sending it
-            // back would only earn a justified invalid_input.
-            if let CompactAnswer::Messages(o) = &answer {
-                if check_well_formed(o).is_ok() {
-                    obs.recompacted = Some(subject.compact(config, o)?);
-                }
+        None => Vec::new(),
+    };
+    let mut batch = Vec::with_capacity(4);
+    if needs_compact {
+        batch.push(Request::Compact(config, input));
+    }
+    if twice {
+        batch.push(Request::Compact(config, input));
+    }
+    if estimates {
+        batch.push(Request::Estimate(config, input));
+    }
+    if monotone {
+        batch.push(Request::Estimate(config, &longer));
+    }
+    let mut replies = subject.batch(&batch)?.into_iter();
+    if needs_compact {
+        obs.answer = replies.next().and_then(Reply::into_compact);
+    }
+    if twice {
+        obs.second = replies.next().and_then(Reply::into_compact);
+    }
+    if estimates {
+        obs.estimate = replies.next().and_then(Reply::into_estimate);
+    }
+    if let Some(m) = appended {
+        obs.estimate_appended = replies
+            .next()
+            .and_then(Reply::into_estimate)
+            .map(|e| (e, m));
+    }
+    // An answer already given to the same request, by a subject that gave
+    // it twice alike: not asked a third time.
+    let known = match (&obs.answer, &obs.second) {
+        (Some(a), Some(b)) if a == b => Some(a.clone()),
+        _ => None,
+    };
+    if set.contains(Invariant::Idempotent) {
+        // An ill-formed output is tool-pairing's finding; sending it
+        // back would only earn a justified invalid_input.
+        if let Some(CompactAnswer::Messages(o)) = &obs.answer {
+            if known.is_some() && o == input {
+                obs.recompacted = known.clone();
+            } else if check_well_formed(o).is_ok() {
+                obs.recompacted = Some(subject.compact(config, o)?);
             }
         }
     }
-    if subject.info().estimates && set.iter().any(Invariant::needs_estimate) {
-        obs.estimate = Some(subject.estimate(config, input)?);
-        if set.contains(Invariant::EstimateMonotone) {
-            let appended = appended_message(input);
-            let mut longer = input.to_vec();
-            longer.push(appended.clone());
-            debug_assert!(
-                !well_formed || check_well_formed(&longer).is_ok(),
-                "the harness made an ill-formed history: {:?}",
-                check_well_formed(&longer)
-            );
-            obs.estimate_appended = Some((subject.estimate(config, &longer)?, appended));
-        }
-    }
     if set.contains(Invariant::SessionNeverOverflows) && well_formed {
-        obs.session = Some(simulate_session(subject, config, input)?);
+        obs.session = Some(simulate_session(subject, config, input, known.as_ref())?);
     }
     Ok(())
 }
@@ -160,6 +196,15 @@ pub fn appended_message(input: &[Message]) -> Message {
 /// iteration (the subject broke its pairing, which `tool-pairing` judges),
 /// the loop ends there.
 ///
+/// A turn whose answer is known is not sent: while the history is still the
+/// conversation itself and nothing is due under any trigger a conforming
+/// compactor may compute (`contract::TriggerRange`), the answer is the
+/// history, unchanged — what `no-premature-compaction` requires, and checks
+/// on the case itself — and its body is under the ceiling; and a turn
+/// whose history is the whole case gets `answered`, the answer the subject
+/// already gave to it (twice alike), when there is one. The loop sends what
+/// only the subject can say: the turns from the first one that is due.
+///
 /// A `cannot_fit` turn is justified when the minimal output is over the
 /// ceiling — counting only messages of the conversation itself: the
 /// conversation's own minimal output (its head, pinned iterations and the
@@ -171,12 +216,14 @@ pub fn simulate_session(
     subject: &mut dyn Subject,
     config: &Config,
     input: &[Message],
+    answered: Option<&CompactAnswer>,
 ) -> Result<Vec<SessionTurn>, Fault> {
     let head = Head::of(input).literal;
     let mut history: Vec<Message> = input[..head].to_vec();
     // While the subject hands the history back unchanged, it is a prefix
     // of the (well-formed) input and needs no check.
     let mut carried_unchanged = true;
+    let trigger = TriggerRange::of(config);
     let mut turns = Vec::new();
     for (n, range) in iterations(&input[head..])
         .into_iter()
@@ -187,7 +234,23 @@ pub fn simulate_session(
         if !carried_unchanged && check_well_formed(&history).is_err() {
             break;
         }
-        let outcome = match subject.compact(config, &history)? {
+        if carried_unchanged {
+            let body = body_bytes(config, &history);
+            if trigger.nothing_due(config, judge_estimate(config, &history), body) {
+                turns.push(SessionTurn {
+                    turn: n + 1,
+                    history_len: history.len(),
+                    outcome: TurnOutcome::Sent { body },
+                });
+                continue;
+            }
+        }
+        let whole = carried_unchanged && history.len() == input.len();
+        let answer = match answered.filter(|_| whole) {
+            Some(a) => a.clone(),
+            None => subject.compact(config, &history)?,
+        };
+        let outcome = match answer {
             CompactAnswer::Messages(o) => {
                 let body = body_bytes(config, &o);
                 carried_unchanged &= o == history;

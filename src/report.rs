@@ -49,6 +49,18 @@ pub fn human(r: &CheckReport, hint: &ReplayHint) -> String {
             ""
         }
     );
+    if let Some(t) = r.traffic.filter(|t| t.requests > 0) {
+        let per = |x: u64| x as f64 / r.cases.max(1) as f64;
+        let _ = writeln!(
+            out,
+            "protocol: {} requests ({:.1} a case), {:.1} MB sent ({:.0} KB a case), {:.1} MB received",
+            t.requests,
+            per(t.requests),
+            t.bytes_sent as f64 / 1e6,
+            per(t.bytes_sent) / 1e3,
+            t.bytes_received as f64 / 1e6
+        );
+    }
     let _ = writeln!(out);
     let _ = writeln!(
         out,
@@ -249,6 +261,7 @@ pub fn to_json(r: &CheckReport, hint: &ReplayHint) -> Value {
         "casesPerSecond": r.cases as f64 / secs,
         "bodyBytes": r.bytes,
         "stoppedByTime": r.stopped_by_time,
+        "protocol": r.traffic.map(|t| json!({"requests": t.requests, "bytesSent": t.bytes_sent, "bytesReceived": t.bytes_received})),
         "invariants": invariants,
         "notChecked": r.not_checked(),
         "failures": failures,

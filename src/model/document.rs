@@ -176,7 +176,7 @@ pub fn read_messages(
 /// [`read_messages`], consuming the raw array: in the engine and openai
 /// formats each raw message is dropped as soon as it is read, so that a
 /// big history is never in memory twice over.
-fn read_messages_owned(
+pub fn read_messages_owned(
     format: WireFormat,
     system: Option<&Value>,
     raw: Vec<Value>,

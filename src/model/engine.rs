@@ -206,6 +206,80 @@ pub fn tool_call_to_value(c: &ToolCall) -> Value {
     Value::Object(obj)
 }
 
+/// The engine JSON of a message, serialised directly, without building a
+/// `Value` tree: the same text as [`message_to_value`] gives (named fields
+/// first, then `extra` in order), for requests and answers of the protocol.
+pub struct MessageJson<'a>(pub &'a Message);
+
+/// An engine history as a JSON array, serialised directly.
+pub struct MessagesJson<'a>(pub &'a [Message]);
+
+struct CallsJson<'a>(&'a [ToolCall]);
+
+struct CallJson<'a>(&'a ToolCall);
+
+impl serde::Serialize for MessagesJson<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_seq(self.0.iter().map(MessageJson))
+    }
+}
+
+impl serde::Serialize for MessageJson<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let m = self.0;
+        let mut map = s.serialize_map(None)?;
+        map.serialize_entry("role", m.role.as_str())?;
+        match &m.content {
+            Content::Absent => {}
+            Content::Null => map.serialize_entry("content", &())?,
+            Content::Text(t) => map.serialize_entry("content", t)?,
+        }
+        if let Some(calls) = &m.tool_calls {
+            map.serialize_entry("toolCalls", &CallsJson(calls))?;
+        }
+        if let Some(id) = &m.tool_call_id {
+            map.serialize_entry("toolCallId", id)?;
+        }
+        if let Some(p) = m.pinned {
+            map.serialize_entry("pinned", &p)?;
+        }
+        for (k, v) in m
+            .extra
+            .iter()
+            .filter(|(k, _)| !MESSAGE_FIELDS.contains(&k.as_str()))
+        {
+            map.serialize_entry(k, v)?;
+        }
+        map.end()
+    }
+}
+
+impl serde::Serialize for CallsJson<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_seq(self.0.iter().map(CallJson))
+    }
+}
+
+impl serde::Serialize for CallJson<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let c = self.0;
+        let mut map = s.serialize_map(None)?;
+        map.serialize_entry("id", &c.id)?;
+        map.serialize_entry("name", &c.name)?;
+        map.serialize_entry("arguments", &*c.arguments)?;
+        for (k, v) in c
+            .extra
+            .iter()
+            .filter(|(k, _)| !CALL_FIELDS.contains(&k.as_str()))
+        {
+            map.serialize_entry(k, v)?;
+        }
+        map.end()
+    }
+}
+
 /// Read an engine history from a JSON array.
 pub fn read_messages(arr: &[Value]) -> Result<Vec<Message>, InputError> {
     arr.iter()

@@ -9,13 +9,16 @@
 pub mod anthropic;
 pub(crate) mod document;
 pub mod engine;
+pub mod engine_de;
 mod format;
 mod iteration;
 mod message;
 pub mod openai;
 pub mod value;
 
-pub use document::{parse_json, read_messages, write_messages, Document, Shape, MAX_DEPTH};
+pub use document::{
+    parse_json, read_messages, read_messages_owned, write_messages, Document, Shape, MAX_DEPTH,
+};
 pub use format::WireFormat;
 pub use iteration::{check_well_formed, head_len, iterations, unanswered_calls};
 pub use message::{Content, Message, Role, ToolCall};

@@ -146,6 +146,55 @@ impl fmt::Display for Fault {
 
 impl std::error::Error for Fault {}
 
+/// What went over a process boundary: requests and bytes each way.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Traffic {
+    pub requests: u64,
+    pub bytes_sent: u64,
+    pub bytes_received: u64,
+}
+
+impl std::ops::Add for Traffic {
+    type Output = Traffic;
+    fn add(self, o: Traffic) -> Traffic {
+        Traffic {
+            requests: self.requests + o.requests,
+            bytes_sent: self.bytes_sent + o.bytes_sent,
+            bytes_received: self.bytes_received + o.bytes_received,
+        }
+    }
+}
+
+/// One request to a subject, for [`Subject::batch`].
+#[derive(Debug, Clone, Copy)]
+pub enum Request<'a> {
+    Compact(&'a Config, &'a [Message]),
+    Estimate(&'a Config, &'a [Message]),
+}
+
+/// The answer to one [`Request`].
+#[derive(Debug, Clone, PartialEq)]
+pub enum Reply {
+    Compact(CompactAnswer),
+    Estimate(EstimateReply),
+}
+
+impl Reply {
+    pub fn into_compact(self) -> Option<CompactAnswer> {
+        match self {
+            Reply::Compact(a) => Some(a),
+            Reply::Estimate(_) => None,
+        }
+    }
+
+    pub fn into_estimate(self) -> Option<EstimateReply> {
+        match self {
+            Reply::Estimate(e) => Some(e),
+            Reply::Compact(_) => None,
+        }
+    }
+}
+
 /// A compactor under test.
 pub trait Subject {
     fn info(&self) -> &SubjectInfo;
@@ -155,4 +204,23 @@ pub trait Subject {
 
     /// Ask the subject for its estimate; only called when `info().estimates`.
     fn estimate(&mut self, config: &Config, msgs: &[Message]) -> Result<EstimateReply, Fault>;
+
+    /// What this subject's protocol carried so far (`None` in process).
+    fn traffic(&self) -> Option<Traffic> {
+        None
+    }
+
+    /// Requests that do not depend on each other's answers, answered in
+    /// order. A process subject sends them all before reading the first
+    /// answer (SPEC §6 allows several in flight); the first fault ends the
+    /// batch.
+    fn batch(&mut self, requests: &[Request<'_>]) -> Result<Vec<Reply>, Fault> {
+        requests
+            .iter()
+            .map(|r| match *r {
+                Request::Compact(c, m) => self.compact(c, m).map(Reply::Compact),
+                Request::Estimate(c, m) => self.estimate(c, m).map(Reply::Estimate),
+            })
+            .collect()
+    }
 }

@@ -18,10 +18,11 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 
 use super::protocol::{
-    hello_request, parse_compact_answer, parse_estimate_answer, parse_hello, request,
+    hello_request, parse_compact_line, parse_estimate_answer, parse_hello, read_line,
+    write_request, ProtocolLine,
 };
 use super::reaper::{self, MARKER_VAR};
-use super::{CompactAnswer, EstimateReply, Fault, FaultKind, Subject, SubjectInfo};
+use super::{CompactAnswer, EstimateReply, Fault, FaultKind, Reply, Request, Subject, SubjectInfo};
 use crate::config::Config;
 use crate::model::Message;
 
@@ -88,6 +89,9 @@ pub struct ProcessSubject {
     next_id: u64,
     /// How many times the process was (re)started.
     pub starts: u32,
+    /// The last config sent and its JSON: written once per case.
+    config_json: Option<(Config, Vec<u8>)>,
+    traffic: super::Traffic,
 }
 
 impl ProcessSubject {
@@ -103,6 +107,8 @@ impl ProcessSubject {
             running: None,
             next_id: 1,
             starts: 0,
+            config_json: None,
+            traffic: super::Traffic::default(),
         };
         s.info = s.spawn()?;
         Ok(s)
@@ -222,45 +228,84 @@ impl ProcessSubject {
     }
 
     /// Send one request line and read one answer line. Any fault kills the
-    /// process (it is restarted on the next request).
+    /// process (it is restarted on the next request), but a `protocol` or
+    /// `unknown-error-kind` fault, which leaves it in step.
     fn exchange(&mut self, req: &Value, id: Option<u64>) -> Result<Value, Fault> {
-        let result = self.exchange_inner(req, id);
-        result.map_err(|f| {
-            let f = self.with_stderr(f);
-            if f.kind != FaultKind::UnknownErrorKind && f.kind != FaultKind::Protocol {
-                self.kill();
-            }
-            f
-        })
+        let mut line = serde_json::to_vec(req).expect("a request serialises");
+        line.push(b'\n');
+        let result = self.check_nothing_waiting().and_then(|()| {
+            self.send_line(line);
+            self.receive(id)
+        });
+        result
+            .map(|line| Value::Object(line.fields))
+            .map_err(|f| self.fail(f, false))
     }
 
-    fn exchange_inner(&mut self, req: &Value, id: Option<u64>) -> Result<Value, Fault> {
+    /// Attach stderr and, unless the process is still in step (a
+    /// `protocol` or `unknown-error-kind` fault with nothing else in
+    /// flight), kill it.
+    fn fail(&mut self, f: Fault, in_flight: bool) -> Fault {
+        let f = self.with_stderr(f);
+        if in_flight || (f.kind != FaultKind::UnknownErrorKind && f.kind != FaultKind::Protocol) {
+            self.kill();
+        }
+        f
+    }
+
+    /// A line waiting before a request is sent was never asked for.
+    fn check_nothing_waiting(&mut self) -> Result<(), Fault> {
         let timeout = self.options.timeout;
         let r = self.running.as_mut().expect("running");
-        // A line waiting before the request is sent was never asked for.
         match r.lines.try_recv() {
             Ok(Line::Text(bytes)) => {
                 let shown = String::from_utf8_lossy(&bytes[..bytes.len().min(200)]).into_owned();
-                return Err(Fault::new(
+                Err(Fault::new(
                     FaultKind::UnsolicitedLine,
                     format!("the subject printed a line before it was asked for one: {shown:?}"),
-                ));
-            }
-            Ok(Line::Oversized(n)) => {
-                return Err(Fault::new(
-                    FaultKind::OversizedLine,
-                    format!("a line passed {n} bytes, the cap (--max-line-bytes)"),
                 ))
             }
-            Ok(Line::Closed) | Err(TryRecvError::Disconnected) => return Err(closed(r, timeout)),
-            Err(TryRecvError::Empty) => {}
+            Ok(Line::Oversized(n)) => Err(Fault::new(
+                FaultKind::OversizedLine,
+                format!("a line passed {n} bytes, the cap (--max-line-bytes)"),
+            )),
+            Ok(Line::Closed) | Err(TryRecvError::Disconnected) => Err(closed(r, timeout)),
+            Err(TryRecvError::Empty) => Ok(()),
         }
-        let mut line = serde_json::to_vec(req).expect("a request serialises");
-        line.push(b'\n');
-        // A closed writer shows up below as a closed stdout or a timeout.
-        if let Some(tx) = &r.to_stdin {
+    }
+
+    /// Hand a request line to the writer thread. A closed writer shows up
+    /// later as a closed stdout or a timeout.
+    fn send_line(&mut self, line: Vec<u8>) {
+        self.traffic.requests += 1;
+        self.traffic.bytes_sent += line.len() as u64;
+        if let Some(tx) = self.running.as_ref().and_then(|r| r.to_stdin.as_ref()) {
             let _ = tx.send(line);
         }
+    }
+
+    /// Write a `compact` or `estimate` request; its id.
+    fn send(&mut self, op: &str, config: &Config, msgs: &[Message]) -> u64 {
+        let id = self.next_id;
+        self.next_id += 1;
+        if self.config_json.as_ref().is_none_or(|(c, _)| c != config) {
+            let json = serde_json::to_vec(&config.to_value()).expect("a config serialises");
+            self.config_json = Some((config.clone(), json));
+        }
+        let json = &self.config_json.as_ref().expect("set above").1;
+        let mut line = Vec::with_capacity(json.len() + 256);
+        write_request(&mut line, op, id, json, msgs, self.info.format);
+        self.send_line(line);
+        id
+    }
+
+    /// Wait for the answer to request `id` (the hello has none), within
+    /// the timeout, and read it (its messages the fast way, in the engine
+    /// format: `protocol::read_line`).
+    fn receive(&mut self, id: Option<u64>) -> Result<ProtocolLine, Fault> {
+        let format = self.info.format;
+        let timeout = self.options.timeout;
+        let r = self.running.as_mut().expect("running");
         // Wait in slices: a subject that exited while a descendant keeps its
         // stdout open never shows an end of file, but its exit shows here.
         let until = Instant::now() + timeout;
@@ -293,21 +338,16 @@ impl ProcessSubject {
                 }
             }
         };
-        let value: Value = serde_json::from_slice(&answer).map_err(|e| {
+        self.traffic.bytes_received += answer.len() as u64 + 1;
+        let line = read_line(&answer, format).map_err(|e| {
             let shown = String::from_utf8_lossy(&answer[..answer.len().min(200)]).into_owned();
             Fault::new(
                 FaultKind::MalformedLine,
-                format!("not a JSON line ({e}): {shown:?}"),
+                format!("not a JSON object line ({e}): {shown:?}"),
             )
         })?;
-        if !value.is_object() {
-            return Err(Fault::new(
-                FaultKind::MalformedLine,
-                "an answer line must be a JSON object",
-            ));
-        }
         if let Some(id) = id {
-            match value.get("id").and_then(Value::as_u64) {
+            match line.fields.get("id").and_then(Value::as_u64) {
                 Some(got) if got == id => {}
                 // An answer to a request already answered: a line nobody
                 // asked for, which arrived after the next request was sent.
@@ -325,25 +365,51 @@ impl ProcessSubject {
                         format!(
                             "answered id {} to request {id}",
                             super::protocol::one_line(
-                                &value.get("id").unwrap_or(&Value::Null).to_string()
+                                &line.fields.get("id").unwrap_or(&Value::Null).to_string()
                             )
                         ),
                     ))
                 }
             }
         }
-        Ok(value)
+        Ok(line)
     }
 
-    fn call(&mut self, op: &str, config: &Config, msgs: &[Message]) -> Result<Value, Fault> {
+    fn ensure_running(&mut self) -> Result<(), Fault> {
         if self.running.is_none() {
             let info = self.spawn()?;
             self.info = info;
         }
-        let id = self.next_id;
-        self.next_id += 1;
-        let req = request(op, id, config, msgs, self.info.format);
-        self.exchange(&req, Some(id))
+        Ok(())
+    }
+
+    /// Send `requests` one after the other, then read their answers in
+    /// order: the subject is never left idle waiting for the harness.
+    fn pipelined(&mut self, requests: &[Request<'_>]) -> Result<Vec<Reply>, Fault> {
+        self.ensure_running()?;
+        self.check_nothing_waiting()
+            .map_err(|f| self.fail(f, false))?;
+        let ids: Vec<u64> = requests
+            .iter()
+            .map(|r| match *r {
+                Request::Compact(c, m) => self.send("compact", c, m),
+                Request::Estimate(c, m) => self.send("estimate", c, m),
+            })
+            .collect();
+        let format = self.info.format;
+        let mut replies = Vec::with_capacity(requests.len());
+        for (n, (req, id)) in requests.iter().zip(ids).enumerate() {
+            let in_flight = n + 1 < requests.len();
+            let reply = self.receive(Some(id)).and_then(|line| match req {
+                Request::Compact(..) => parse_compact_line(line, format).map(Reply::Compact),
+                Request::Estimate(..) => parse_estimate_answer(&line.fields).map(Reply::Estimate),
+            });
+            match reply {
+                Ok(r) => replies.push(r),
+                Err(f) => return Err(self.fail(f, in_flight)),
+            }
+        }
+        Ok(replies)
     }
 }
 
@@ -353,15 +419,29 @@ impl Subject for ProcessSubject {
     }
 
     fn compact(&mut self, config: &Config, msgs: &[Message]) -> Result<CompactAnswer, Fault> {
-        let v = self.call("compact", config, msgs)?;
-        let obj = v.as_object().expect("checked in exchange");
-        parse_compact_answer(obj, self.info.format).map_err(|f| self.with_stderr(f))
+        let reply = self.pipelined(&[Request::Compact(config, msgs)])?;
+        Ok(reply
+            .into_iter()
+            .next()
+            .and_then(Reply::into_compact)
+            .expect("one reply"))
     }
 
     fn estimate(&mut self, config: &Config, msgs: &[Message]) -> Result<EstimateReply, Fault> {
-        let v = self.call("estimate", config, msgs)?;
-        let obj = v.as_object().expect("checked in exchange");
-        parse_estimate_answer(obj).map_err(|f| self.with_stderr(f))
+        let reply = self.pipelined(&[Request::Estimate(config, msgs)])?;
+        Ok(reply
+            .into_iter()
+            .next()
+            .and_then(Reply::into_estimate)
+            .expect("one reply"))
+    }
+
+    fn batch(&mut self, requests: &[Request<'_>]) -> Result<Vec<Reply>, Fault> {
+        self.pipelined(requests)
+    }
+
+    fn traffic(&self) -> Option<super::Traffic> {
+        Some(self.traffic)
     }
 }
 
@@ -416,7 +496,7 @@ fn read_lines(stdout: impl Read, cap: usize, tx: mpsc::Sender<Line>) {
             }
             Ok(buf) => buf,
         };
-        let (chunk, done) = match buf.iter().position(|&b| b == b'\n') {
+        let (chunk, done) = match memchr::memchr(b'\n', buf) {
             Some(p) => (&buf[..p], Some(p + 1)),
             None => (buf, None),
         };

@@ -21,7 +21,8 @@ use super::{CompactAnswer, EstimateAnswer, EstimateReply, Fault, FaultKind, Subj
 use crate::config::Config;
 use crate::error::json_type;
 use crate::invariant::InvariantSet;
-use crate::model::{read_messages, write_messages, Message, WireFormat};
+use crate::model::engine::MessagesJson;
+use crate::model::{read_messages, read_messages_owned, write_messages, Message, WireFormat};
 
 pub const PROTOCOL_VERSION: u64 = 1;
 
@@ -153,6 +154,174 @@ pub fn parse_hello(v: &Value) -> Result<SubjectInfo, Fault> {
     Ok(info)
 }
 
+/// Write a `compact` or `estimate` request line (with its `\n`) to `out`,
+/// directly: `config_json` is the config already serialised (one per
+/// case), and engine messages are written without a `Value` tree. The same
+/// bytes as serialising [`request`].
+pub fn write_request(
+    out: &mut Vec<u8>,
+    op: &str,
+    id: u64,
+    config_json: &[u8],
+    msgs: &[Message],
+    format: WireFormat,
+) {
+    out.extend_from_slice(b"{\"op\":");
+    serde_json::to_writer(&mut *out, op).expect("writes to a Vec");
+    out.extend_from_slice(b",\"id\":");
+    out.extend_from_slice(id.to_string().as_bytes());
+    out.extend_from_slice(b",\"config\":");
+    out.extend_from_slice(config_json);
+    if format == WireFormat::Engine {
+        out.extend_from_slice(b",\"messages\":");
+        serde_json::to_writer(&mut *out, &MessagesJson(msgs)).expect("writes to a Vec");
+    } else {
+        let (system, arr) = write_messages(format, msgs);
+        if let Some(system) = system {
+            out.extend_from_slice(b",\"system\":");
+            serde_json::to_writer(&mut *out, &system).expect("writes to a Vec");
+        }
+        out.extend_from_slice(b",\"messages\":");
+        serde_json::to_writer(&mut *out, &arr).expect("writes to a Vec");
+    }
+    out.extend_from_slice(b"}\n");
+}
+
+/// A protocol line as read: its fields, and — when the fast path could read
+/// them — its `messages` already as messages (`model::engine_de`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct ProtocolLine {
+    pub fields: Map<String, Value>,
+    pub messages: Option<Vec<Message>>,
+}
+
+/// Read one protocol line. In the engine format the messages are read
+/// straight from the text; anything the fast path does not take is read
+/// again the slow way, so errors are the slow path's. `Err`: the line is
+/// not a JSON object (the error, for a `malformed-line` fault).
+pub fn read_line(bytes: &[u8], format: WireFormat) -> Result<ProtocolLine, String> {
+    if format == WireFormat::Engine {
+        if let Some(line) = read_line_fast(bytes) {
+            return Ok(line);
+        }
+    }
+    match serde_json::from_slice::<Value>(bytes) {
+        Ok(Value::Object(fields)) => Ok(ProtocolLine {
+            fields,
+            messages: None,
+        }),
+        Ok(_) => Err("a line must be a JSON object".into()),
+        Err(e) => Err(e.to_string()),
+    }
+}
+
+fn read_line_fast(bytes: &[u8]) -> Option<ProtocolLine> {
+    use serde::de::{MapAccess, Visitor};
+    struct V;
+    impl<'de> Visitor<'de> for V {
+        type Value = ProtocolLine;
+        fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+            f.write_str("a protocol object")
+        }
+        fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<ProtocolLine, A::Error> {
+            let mut line = ProtocolLine {
+                fields: Map::new(),
+                messages: None,
+            };
+            while let Some(key) = map.next_key::<String>()? {
+                if key == "messages" {
+                    if line.messages.is_some() {
+                        // Twice: the slow path says which one counts.
+                        return Err(serde::de::Error::custom("messages twice"));
+                    }
+                    line.messages =
+                        Some(map.next_value_seed(crate::model::engine_de::MessagesSeed)?);
+                } else {
+                    let v: Value = map.next_value()?;
+                    line.fields.insert(key, v);
+                }
+            }
+            Ok(line)
+        }
+    }
+    // One UTF-8 check for the whole line; the parser then trusts its strings.
+    let text = std::str::from_utf8(bytes).ok()?;
+    let mut de = serde_json::Deserializer::from_str(text);
+    let line = serde::Deserializer::deserialize_map(&mut de, V).ok()?;
+    de.end().ok()?;
+    Some(line)
+}
+
+/// Read an answer to `compact` from a line read with [`read_line`].
+pub fn parse_compact_line(line: ProtocolLine, format: WireFormat) -> Result<CompactAnswer, Fault> {
+    if let Some(answer) = parse_error(&line.fields)? {
+        return Ok(answer);
+    }
+    match line.messages {
+        Some(msgs) => Ok(CompactAnswer::Messages(msgs)),
+        None => parse_compact_reply(Value::Object(line.fields), format),
+    }
+}
+
+/// Read an answer to `compact`, consuming it: the messages' strings move
+/// out of the parsed line instead of being copied.
+pub fn parse_compact_reply(v: Value, format: WireFormat) -> Result<CompactAnswer, Fault> {
+    let Value::Object(mut obj) = v else {
+        return Err(Fault::new(
+            FaultKind::MalformedLine,
+            "an answer line must be a JSON object",
+        ));
+    };
+    if let Some(answer) = parse_error(&obj)? {
+        return Ok(answer);
+    }
+    let bad = |p: String| {
+        Fault::new(
+            FaultKind::Protocol,
+            format!("the answer's messages do not parse: {p}"),
+        )
+    };
+    let raw = match obj.shift_remove("messages") {
+        Some(Value::Array(a)) => a,
+        Some(other) => {
+            return Err(bad(format!(
+                "`messages` must be an array, found {}",
+                json_type(&other)
+            )))
+        }
+        None => return Err(bad("no `messages`".into())),
+    };
+    let system = if format == WireFormat::Anthropic {
+        obj.get("system")
+    } else {
+        None
+    };
+    read_messages_owned(format, system, raw)
+        .map(CompactAnswer::Messages)
+        .map_err(|e| bad(e.to_string()))
+}
+
+/// Write an answer to `compact` as one line (with its `\n`), directly.
+pub fn write_compact_answer(
+    out: &mut Vec<u8>,
+    id: &Value,
+    answer: &CompactAnswer,
+    format: WireFormat,
+) {
+    match answer {
+        CompactAnswer::Messages(msgs) if format == WireFormat::Engine => {
+            out.extend_from_slice(b"{\"id\":");
+            serde_json::to_writer(&mut *out, id).expect("writes to a Vec");
+            out.extend_from_slice(b",\"messages\":");
+            serde_json::to_writer(&mut *out, &MessagesJson(msgs)).expect("writes to a Vec");
+            out.push(b'}');
+        }
+        other => serde_json::to_writer(&mut *out, &compact_answer(id, other, format))
+            .expect("writes to a Vec"),
+    }
+    out.push(b'\n');
+}
+
 /// A `compact` or `estimate` request in `format`.
 pub fn request(op: &str, id: u64, config: &Config, msgs: &[Message], format: WireFormat) -> Value {
     let mut obj = Map::new();
@@ -169,6 +338,29 @@ fn put_messages(obj: &mut Map<String, Value>, format: WireFormat, msgs: &[Messag
         obj.insert("system".into(), system);
     }
     obj.insert("messages".into(), Value::Array(arr));
+}
+
+/// [`take_messages`], moving the messages out of `obj` instead of copying them.
+pub fn take_messages_owned(
+    obj: &mut Map<String, Value>,
+    format: WireFormat,
+) -> Result<Vec<Message>, String> {
+    let raw = match obj.shift_remove("messages") {
+        Some(Value::Array(a)) => a,
+        Some(other) => {
+            return Err(format!(
+                "`messages` must be an array, found {}",
+                json_type(&other)
+            ))
+        }
+        None => return Err("no `messages`".into()),
+    };
+    let system = if format == WireFormat::Anthropic {
+        obj.get("system")
+    } else {
+        None
+    };
+    read_messages_owned(format, system, raw).map_err(|e| e.to_string())
 }
 
 /// Read the messages (and `system`, for anthropic) of a request or answer.

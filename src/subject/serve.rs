@@ -6,7 +6,10 @@ use std::io::{BufRead, Write};
 
 use serde_json::Value;
 
-use super::protocol::{compact_answer, error_answer, estimate_answer, hello_answer, take_messages};
+use super::protocol::{
+    error_answer, estimate_answer, hello_answer, read_line as read_protocol_line,
+    take_messages_owned, write_compact_answer,
+};
 use super::Subject;
 use crate::config::Config;
 
@@ -20,22 +23,22 @@ pub fn serve(
     max_line_bytes: usize,
 ) -> std::io::Result<()> {
     let mut line = Vec::new();
+    let mut answer = Vec::new();
     loop {
         let (ended, too_long) = read_line(&mut input, &mut line, max_line_bytes)?;
-        let answer = if too_long {
-            Some(error_answer(
-                &Value::Null,
-                "invalid_input",
-                &format!("a request line over {max_line_bytes} bytes, the cap: skipped"),
-            ))
-        } else if line.iter().all(u8::is_ascii_whitespace) {
-            None
-        } else {
-            Some(answer_line(subject, &line))
-        };
-        if let Some(answer) = answer {
-            serde_json::to_writer(&mut output, &answer)?;
-            output.write_all(b"\n")?;
+        answer.clear();
+        if too_long {
+            let msg = format!("a request line over {max_line_bytes} bytes, the cap: skipped");
+            serde_json::to_writer(
+                &mut answer,
+                &error_answer(&Value::Null, "invalid_input", &msg),
+            )?;
+            answer.push(b'\n');
+        } else if !line.iter().all(u8::is_ascii_whitespace) {
+            answer_line(subject, &line, &mut answer);
+        }
+        if !answer.is_empty() {
+            output.write_all(&answer)?;
             output.flush()?;
         }
         if ended {
@@ -58,7 +61,7 @@ fn read_line(
         if buf.is_empty() {
             return Ok((true, over));
         }
-        let (chunk, done) = match buf.iter().position(|&b| b == b'\n') {
+        let (chunk, done) = match memchr::memchr(b'\n', buf) {
             Some(p) => (&buf[..p], Some(p + 1)),
             None => (buf, None),
         };
@@ -77,50 +80,56 @@ fn read_line(
     }
 }
 
-fn answer_line(subject: &mut dyn Subject, line: &[u8]) -> Value {
-    let request: Value = match serde_json::from_slice(line) {
-        Ok(v) => v,
+/// Answer one request line into `out` (one line, with its `\n`).
+fn answer_line(subject: &mut dyn Subject, line: &[u8], out: &mut Vec<u8>) {
+    let value = |out: &mut Vec<u8>, v: &Value| {
+        serde_json::to_writer(&mut *out, v).expect("writes to a Vec");
+        out.push(b'\n');
+    };
+    let format = subject.info().format;
+    let request = match read_protocol_line(line, format) {
+        Ok(r) => r,
         Err(e) => {
-            return error_answer(
-                &Value::Null,
-                "invalid_input",
-                &format!("not a JSON request: {e}"),
-            )
+            let msg = format!("not a JSON request object: {e}");
+            return value(out, &error_answer(&Value::Null, "invalid_input", &msg));
         }
     };
-    let Some(obj) = request.as_object() else {
-        return error_answer(
-            &Value::Null,
-            "invalid_input",
-            "a request must be a JSON object",
-        );
-    };
+    let mut obj = request.fields;
     let id = obj.get("id").cloned().unwrap_or(Value::Null);
-    let op = obj.get("op").and_then(Value::as_str).unwrap_or("");
+    let op = obj
+        .get("op")
+        .and_then(Value::as_str)
+        .unwrap_or("")
+        .to_owned();
     if op == "hello" {
-        return hello_answer(subject.info());
+        return value(out, &hello_answer(subject.info()));
     }
     let config = match obj.get("config") {
         None => Config::default(),
-        Some(c) => match Config::from_value(c.clone()) {
+        Some(c) => match Config::from_value_ref(c) {
             Ok(c) => c,
-            Err(e) => return error_answer(&id, "invalid_input", &e.to_string()),
+            Err(e) => return value(out, &error_answer(&id, "invalid_input", &e.to_string())),
         },
     };
-    let format = subject.info().format;
-    let msgs = match take_messages(obj, format) {
-        Ok(m) => m,
-        Err(p) => return error_answer(&id, "invalid_input", &p),
+    let msgs = match request.messages {
+        Some(m) => m,
+        None => match take_messages_owned(&mut obj, format) {
+            Ok(m) => m,
+            Err(p) => return value(out, &error_answer(&id, "invalid_input", &p)),
+        },
     };
-    match op {
+    match op.as_str() {
         "compact" => match subject.compact(&config, &msgs) {
-            Ok(answer) => compact_answer(&id, &answer, format),
-            Err(fault) => error_answer(&id, "internal", &fault.to_string()),
+            Ok(answer) => write_compact_answer(out, &id, &answer, format),
+            Err(fault) => value(out, &error_answer(&id, "internal", &fault.to_string())),
         },
         "estimate" if subject.info().estimates => match subject.estimate(&config, &msgs) {
-            Ok(e) => estimate_answer(&id, &e),
-            Err(fault) => error_answer(&id, "internal", &fault.to_string()),
+            Ok(e) => value(out, &estimate_answer(&id, &e)),
+            Err(fault) => value(out, &error_answer(&id, "internal", &fault.to_string())),
         },
-        other => error_answer(&id, "invalid_input", &format!("unknown op {other:?}")),
+        other => value(
+            out,
+            &error_answer(&id, "invalid_input", &format!("unknown op {other:?}")),
+        ),
     }
 }
