@@ -35,6 +35,8 @@ pub struct CheckOptions {
     /// 2^64, `1e400`: `gen.exotic_numbers_percent` of the cases)? `None`:
     /// when the subject's hello says `"numbers": "exact"`.
     pub exact_numbers: Option<bool>,
+    /// One shard of the seed's cases (`--shard K/N`), or all of them.
+    pub shard: Option<Shard>,
 }
 
 impl Default for CheckOptions {
@@ -48,6 +50,7 @@ impl Default for CheckOptions {
             gen: GenConfig::default(),
             shrink_runs: 2000,
             exact_numbers: None,
+            shard: None,
         }
     }
 }
@@ -59,7 +62,7 @@ pub struct Tally {
     pub fail: u64,
     pub not_applicable: u64,
     /// Why it did not apply, and how often.
-    pub reasons: BTreeMap<&'static str, u64>,
+    pub reasons: BTreeMap<std::borrow::Cow<'static, str>, u64>,
 }
 
 impl Tally {
@@ -71,7 +74,7 @@ impl Tally {
     /// The reasons it did not apply, most frequent first: "compaction was
     /// not due (25), the subject answered cannot_fit (5)".
     pub fn reasons_line(&self) -> String {
-        let mut r: Vec<(&&str, &u64)> = self.reasons.iter().collect();
+        let mut r: Vec<_> = self.reasons.iter().collect();
         r.sort_by(|a, b| b.1.cmp(a.1).then(a.0.cmp(b.0)));
         r.iter()
             .map(|(why, n)| format!("{why} ({n})"))
@@ -145,6 +148,8 @@ pub struct CheckReport {
     /// What the protocol carried, for a subject behind a process boundary
     /// (shrinking included).
     pub traffic: Option<crate::subject::Traffic>,
+    /// The shard this run was, if it was one.
+    pub shard: Option<Shard>,
 }
 
 impl CheckReport {
@@ -153,6 +158,74 @@ impl CheckReport {
     /// at least once (SPEC §8).
     pub fn ok(&self) -> bool {
         self.failures.is_empty() && self.faults.is_empty() && self.not_checked().is_empty()
+    }
+
+    /// Join the report of another shard of the same run (same subject and
+    /// seed): counts add up, and the failure kept for each invariant and
+    /// fault kind is that of the lowest case index, as one run would have
+    /// kept. The time is the longest shard's.
+    pub fn merge(&mut self, other: CheckReport) -> Result<(), String> {
+        if other.seed != self.seed {
+            return Err(format!("seeds differ ({} and {})", self.seed, other.seed));
+        }
+        if other.subject.name != self.subject.name || other.subject.version != self.subject.version
+        {
+            return Err(format!(
+                "subjects differ ({} {} and {} {})",
+                self.subject.name, self.subject.version, other.subject.name, other.subject.version
+            ));
+        }
+        self.cases += other.cases;
+        self.bytes += other.bytes;
+        self.elapsed = self.elapsed.max(other.elapsed);
+        self.stopped_by_time |= other.stopped_by_time;
+        self.coverage.merge(&other.coverage);
+        self.traffic = match (self.traffic, other.traffic) {
+            (Some(a), Some(b)) => Some(a + b),
+            (a, b) => a.or(b),
+        };
+        self.shard = None;
+        for (inv, t) in other.tally {
+            self.checked.insert(inv);
+            let mine = self.tally.entry(inv).or_default();
+            mine.pass += t.pass;
+            mine.fail += t.fail;
+            mine.not_applicable += t.not_applicable;
+            for (why, n) in t.reasons {
+                *mine.reasons.entry(why).or_default() += n;
+            }
+        }
+        for f in other.failures {
+            match self
+                .failures
+                .iter_mut()
+                .find(|g| g.invariant == f.invariant)
+            {
+                Some(g) if f.case_index < g.case_index => *g = f,
+                Some(_) => {}
+                None => self.failures.push(f),
+            }
+        }
+        for f in other.faults {
+            match self
+                .faults
+                .iter_mut()
+                .find(|g| g.fault.kind == f.fault.kind)
+            {
+                Some(g) => {
+                    let count = g.count + f.count;
+                    if f.case_index < g.case_index {
+                        *g = f;
+                    }
+                    g.count = count;
+                }
+                None => self.faults.push(f),
+            }
+        }
+        self.failures.sort_by_key(|f| (f.case_index, f.invariant));
+        self.faults
+            .sort_by(|a, b| (a.case_index, &a.fault.kind).cmp(&(b.case_index, &b.fault.kind)));
+        Ok(())
     }
 
     /// Why a run checked too little to pass, one line per reason; empty
@@ -207,67 +280,276 @@ pub struct Progress {
     pub faults: usize,
 }
 
-/// Run the check.
+/// Run the check with one subject, on this thread.
 pub fn run(
     subject: &mut dyn Subject,
     opts: &CheckOptions,
     on_progress: &mut dyn FnMut(Progress),
 ) -> CheckReport {
-    let start = Instant::now();
-    let checked = opts.invariants.intersect(subject.info().claimed());
-    let mut gen = opts.gen.clone();
-    if !opts.exact_numbers.unwrap_or(subject.info().exact_numbers) {
-        gen.exotic_numbers_percent = 0;
+    let engine = Engine::new(subject.info(), opts);
+    engine.work(subject, Some(on_progress));
+    engine.finish()
+}
+
+/// Run the check with one worker per subject (`--jobs`), each on a thread
+/// of its own: cases are dealt to whichever worker is free. The same seed
+/// gives the same cases, verdict table and fixtures whatever the number of
+/// subjects (without `--time`): every case is judged on its own, and the
+/// failure kept for each invariant and fault kind is that of the lowest
+/// case index, shrunk by the worker that found it.
+pub fn run_parallel(
+    mut subjects: Vec<Box<dyn Subject + Send>>,
+    opts: &CheckOptions,
+    on_progress: &mut dyn FnMut(Progress),
+) -> CheckReport {
+    if subjects.len() == 1 {
+        return run(subjects[0].as_mut(), opts, on_progress);
     }
-    let opts = &CheckOptions {
-        gen,
-        ..opts.clone()
-    };
-    let mut report = CheckReport {
-        subject: subject.info().clone(),
-        seed: opts.seed,
-        cases: 0,
-        elapsed: Duration::ZERO,
-        bytes: 0,
-        checked,
-        tally: checked.iter().map(|i| (i, Tally::default())).collect(),
-        failures: Vec::new(),
-        faults: Vec::new(),
-        coverage: Coverage::default(),
-        stopped_by_time: false,
-        traffic: None,
-    };
-    let cases = if checked.is_empty() { 0 } else { opts.cases };
-    for index in 0..cases {
-        if opts.time.is_some_and(|t| start.elapsed() >= t) {
-            report.stopped_by_time = true;
-            break;
+    let engine = Engine::new(subjects[0].info(), opts);
+    std::thread::scope(|scope| {
+        let workers: Vec<_> = subjects
+            .iter_mut()
+            .map(|s| {
+                let engine = &engine;
+                scope.spawn(move || engine.work(s.as_mut(), None))
+            })
+            .collect();
+        while workers.iter().any(|w| !w.is_finished()) {
+            on_progress(engine.progress());
+            std::thread::sleep(Duration::from_millis(100));
         }
-        let case = case_from_seed(opts.seed, index, &opts.gen);
-        report.coverage.record_case(&case);
-        let result = run_case(subject, &case.config, &case.messages, checked);
+        on_progress(engine.progress());
+    });
+    engine.finish()
+}
+
+/// Which of a seed's cases a run takes: all of `0..cases`, or shard `k`
+/// of `n` (1-based): the indices `i` with `i % n == k - 1`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Shard {
+    pub k: u64,
+    pub n: u64,
+}
+
+impl Shard {
+    /// `K/N` with 1 ≤ K ≤ N.
+    pub fn parse(s: &str) -> Result<Shard, String> {
+        let bad = || format!("--shard takes K/N with 1 ≤ K ≤ N, found {s:?}");
+        let (k, n) = s.split_once('/').ok_or_else(bad)?;
+        let (k, n): (u64, u64) = (
+            k.trim().parse().map_err(|_| bad())?,
+            n.trim().parse().map_err(|_| bad())?,
+        );
+        if n == 0 || k == 0 || k > n {
+            return Err(bad());
+        }
+        Ok(Shard { k, n })
+    }
+
+    /// The `j`-th case index of this shard.
+    fn index(self, j: u64) -> u64 {
+        j.saturating_mul(self.n).saturating_add(self.k - 1)
+    }
+}
+
+/// The state a run's workers share.
+struct Engine {
+    opts: CheckOptions,
+    checked: InvariantSet,
+    start: Instant,
+    next: std::sync::atomic::AtomicU64,
+    state: std::sync::Mutex<State>,
+}
+
+struct State {
+    report: CheckReport,
+    first_failure: BTreeMap<Invariant, u64>,
+    first_fault: BTreeMap<FaultKind, u64>,
+    fault_counts: BTreeMap<FaultKind, u64>,
+    traffic: Option<crate::subject::Traffic>,
+}
+
+impl Engine {
+    fn new(info: &SubjectInfo, opts: &CheckOptions) -> Self {
+        let checked = opts.invariants.intersect(info.claimed());
+        let mut gen = opts.gen.clone();
+        if !opts.exact_numbers.unwrap_or(info.exact_numbers) {
+            gen.exotic_numbers_percent = 0;
+        }
+        let report = CheckReport {
+            subject: info.clone(),
+            seed: opts.seed,
+            cases: 0,
+            elapsed: Duration::ZERO,
+            bytes: 0,
+            checked,
+            tally: checked.iter().map(|i| (i, Tally::default())).collect(),
+            failures: Vec::new(),
+            faults: Vec::new(),
+            coverage: Coverage::default(),
+            stopped_by_time: false,
+            traffic: None,
+            shard: opts.shard,
+        };
+        Engine {
+            opts: CheckOptions {
+                gen,
+                ..opts.clone()
+            },
+            checked,
+            start: Instant::now(),
+            next: std::sync::atomic::AtomicU64::new(0),
+            state: std::sync::Mutex::new(State {
+                report,
+                first_failure: BTreeMap::new(),
+                first_fault: BTreeMap::new(),
+                fault_counts: BTreeMap::new(),
+                traffic: None,
+            }),
+        }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn deadline(&self) -> Option<Instant> {
+        self.opts.time.map(|t| self.start + t)
+    }
+
+    /// The next case index to run, if any is left (and time is).
+    fn next_index(&self) -> Option<u64> {
+        if self.checked.is_empty() {
+            return None;
+        }
+        if out_of_time(self.deadline()) {
+            self.lock().report.stopped_by_time = true;
+            return None;
+        }
+        let j = self.next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let index = match self.opts.shard {
+            Some(shard) => shard.index(j),
+            None => j,
+        };
+        (index < self.opts.cases).then_some(index)
+    }
+
+    fn progress(&self) -> Progress {
+        let st = self.lock();
+        let total = match self.opts.shard {
+            Some(s) => (self.opts.cases + s.n - s.k) / s.n,
+            None => self.opts.cases,
+        };
+        Progress {
+            done: st.report.cases,
+            total,
+            failures: st.first_failure.len(),
+            faults: st.first_fault.len(),
+        }
+    }
+
+    /// Run cases on `subject` until none is left.
+    fn work(&self, subject: &mut dyn Subject, mut on_progress: Option<&mut dyn FnMut(Progress)>) {
+        let run = RunContext {
+            opts: &self.opts,
+            checked: self.checked,
+            deadline: self.deadline(),
+        };
+        while let Some(index) = self.next_index() {
+            let case = case_from_seed(self.opts.seed, index, &self.opts.gen);
+            let result = run_case(subject, &case.config, &case.messages, self.checked);
+            let (fault_claim, claims) = self.lock().record(index, &case, &result);
+            if let Some(fault) = fault_claim {
+                let rec = shrink_fault(subject, &run, index, &case, &fault);
+                let mut st = self.lock();
+                if st.first_fault.get(&fault.kind) == Some(&index) {
+                    st.report.faults.retain(|r| r.fault.kind != fault.kind);
+                    st.report.faults.push(rec);
+                }
+            }
+            for inv in claims {
+                let failure = shrink_failure(subject, &run, index, &case, &result, inv);
+                let mut st = self.lock();
+                if st.first_failure.get(&inv) == Some(&index) {
+                    st.report.failures.retain(|f| f.invariant != inv);
+                    st.report.failures.push(failure);
+                }
+            }
+            if let Some(p) = on_progress.as_mut() {
+                p(self.progress());
+            }
+        }
+        if let Some(t) = subject.traffic() {
+            let mut st = self.lock();
+            st.traffic = Some(st.traffic.unwrap_or_default() + t);
+        }
+    }
+
+    /// The report, failures and faults in case order.
+    fn finish(self) -> CheckReport {
+        let elapsed = self.start.elapsed();
+        let st = self.state.into_inner().unwrap_or_else(|e| e.into_inner());
+        let mut report = st.report;
+        report.elapsed = elapsed;
+        report.traffic = st.traffic;
+        report.failures.sort_by_key(|f| (f.case_index, f.invariant));
+        report
+            .faults
+            .sort_by(|a, b| (a.case_index, &a.fault.kind).cmp(&(b.case_index, &b.fault.kind)));
+        for rec in &mut report.faults {
+            rec.count = st.fault_counts.get(&rec.fault.kind).copied().unwrap_or(1);
+        }
+        // Saved once the run is over: only the failures kept (with several
+        // workers, a later one may have replaced an earlier find).
+        for f in &mut report.failures {
+            f.saved = save(&self.opts, &f.fixture);
+        }
+        for f in &mut report.faults {
+            f.saved = save(&self.opts, &f.fixture);
+        }
+        report
+    }
+}
+
+impl State {
+    /// Count one case; which of its failures this worker is to shrink
+    /// (those that are, so far, the first of their invariant or kind).
+    fn record(
+        &mut self,
+        index: u64,
+        case: &Case,
+        result: &CaseResult,
+    ) -> (Option<Fault>, Vec<Invariant>) {
+        let report = &mut self.report;
+        report.coverage.record_case(case);
         report.bytes += result.body;
         report
             .coverage
             .record_result(result.compacted, result.cannot_fit);
         report.cases += 1;
-        tally(&mut report.tally, &result);
-        let run = RunContext {
-            opts,
-            checked,
-            deadline: opts.time.map(|t| start + t),
-        };
-        record_failures(subject, &run, index, &case, &result, &mut report);
-        on_progress(Progress {
-            done: index + 1,
-            total: opts.cases,
-            failures: report.failures.len(),
-            faults: report.faults.len(),
-        });
+        tally(&mut report.tally, result);
+        let mut fault_claim = None;
+        if let Some(fault) = &result.fault {
+            *self.fault_counts.entry(fault.kind.clone()).or_default() += 1;
+            let first = self
+                .first_fault
+                .entry(fault.kind.clone())
+                .or_insert(u64::MAX);
+            if index < *first {
+                *first = index;
+                fault_claim = Some(fault.clone());
+            }
+        }
+        let mut claims = Vec::new();
+        for inv in result.failed() {
+            let first = self.first_failure.entry(inv).or_insert(u64::MAX);
+            if index < *first {
+                *first = index;
+                claims.push(inv);
+            }
+        }
+        (fault_claim, claims)
     }
-    report.elapsed = start.elapsed();
-    report.traffic = subject.traffic();
-    report
 }
 
 fn tally(t: &mut BTreeMap<Invariant, Tally>, result: &CaseResult) {
@@ -278,7 +560,9 @@ fn tally(t: &mut BTreeMap<Invariant, Tally>, result: &CaseResult) {
             Verdict::Fail(_) => e.fail += 1,
             Verdict::NotApplicable(why) => {
                 e.not_applicable += 1;
-                *e.reasons.entry(why).or_default() += 1;
+                *e.reasons
+                    .entry(std::borrow::Cow::Borrowed(why))
+                    .or_default() += 1;
             }
         }
     }
@@ -292,108 +576,103 @@ struct RunContext<'o> {
     deadline: Option<Instant>,
 }
 
-fn record_failures(
+/// Shrink the case of a subject fault to the smallest that still faults
+/// the same way, and keep it as a fixture.
+fn shrink_fault(
+    subject: &mut dyn Subject,
+    run: &RunContext<'_>,
+    index: u64,
+    case: &Case,
+    fault: &Fault,
+) -> FaultRecord {
+    let (opts, checked, deadline) = (run.opts, run.checked, run.deadline);
+    let kind = fault.kind.clone();
+    // Each attempt at shrinking a hang costs a whole timeout.
+    let budget = match kind {
+        FaultKind::Timeout | FaultKind::ClosedStdout => 8,
+        _ => 60,
+    };
+    let shrunk = shrink_with_budget(case.clone(), opts.shrink_runs.min(budget), deadline, |c| {
+        run_case(subject, &c.config, &c.messages, checked)
+            .fault
+            .is_some_and(|f| f.kind == kind)
+    });
+    let fault = if shrunk == *case {
+        fault.clone()
+    } else {
+        let last = run_case(subject, &shrunk.config, &shrunk.messages, checked);
+        last.fault.unwrap_or_else(|| fault.clone())
+    };
+    let mut fixture = Fixture::new(
+        shrunk.config,
+        shrunk.messages,
+        checked,
+        see(subject.info(), opts.seed, index),
+    );
+    fixture.name = format!("fault-{}-{}", fault.kind.name(), fixture.name);
+    fixture.found = Some(fault.to_string());
+    FaultRecord {
+        case_index: index,
+        fault,
+        fixture,
+        saved: Saved::NotAsked,
+        count: 1,
+    }
+}
+
+/// Shrink a failure of `inv` to a minimal history, and keep it as a fixture.
+fn shrink_failure(
     subject: &mut dyn Subject,
     run: &RunContext<'_>,
     index: u64,
     case: &Case,
     result: &CaseResult,
-    report: &mut CheckReport,
-) {
-    let (opts, checked, deadline) = (run.opts, run.checked, run.deadline);
-    if let Some(fault) = &result.fault {
-        if let Some(rec) = report
-            .faults
-            .iter_mut()
-            .find(|r| r.fault.kind == fault.kind)
-        {
-            rec.count += 1;
-        } else {
-            let kind = fault.kind.clone();
-            // Each attempt at shrinking a hang costs a whole timeout.
-            let budget = match kind {
-                FaultKind::Timeout | FaultKind::ClosedStdout => 8,
-                _ => 60,
-            };
-            let shrunk =
-                shrink_with_budget(case.clone(), opts.shrink_runs.min(budget), deadline, |c| {
-                    run_case(subject, &c.config, &c.messages, checked)
-                        .fault
-                        .is_some_and(|f| f.kind == kind)
-                });
-            let fault = if shrunk == *case {
-                fault.clone()
-            } else {
-                let last = run_case(subject, &shrunk.config, &shrunk.messages, checked);
-                last.fault.unwrap_or_else(|| fault.clone())
-            };
-            let mut fixture = Fixture::new(
-                shrunk.config,
-                shrunk.messages,
-                checked,
-                see(&report.subject, opts.seed, index),
-            );
-            fixture.name = format!("fault-{}-{}", fault.kind.name(), fixture.name);
-            fixture.found = Some(fault.to_string());
-            let saved = save(opts, &fixture);
-            report.faults.push(FaultRecord {
-                case_index: index,
-                fault,
-                fixture,
-                saved,
-                count: 1,
-            });
-        }
+    inv: Invariant,
+) -> Failure {
+    let (opts, deadline) = (run.opts, run.deadline);
+    let only = InvariantSet::from_iter([inv]);
+    // A ceiling shrunk below any possible answer makes a true but
+    // useless counterexample: "15 bytes over a 1-byte ceiling", or, for
+    // any other invariant, a case a correct subject answers cannot_fit,
+    // where the invariant no longer applies and the fixture judges
+    // nothing. Keep the shrunk case one where a fitting answer exists,
+    // if the original was — or if it fails as well under a ceiling
+    // that leaves room, for an invariant that is not about the ceiling.
+    let start = roomier(case, inv)
+        .filter(|_| !out_of_time(deadline))
+        .filter(|c| run_case(subject, &c.config, &c.messages, only).fails(inv))
+        .unwrap_or_else(|| case.clone());
+    let keep_fittable = fittable(&start);
+    let shrunk = shrink_with_budget(start, opts.shrink_runs, deadline, |c| {
+        (!keep_fittable || fittable(c))
+            && run_case(subject, &c.config, &c.messages, only).fails(inv)
+    });
+    let found = result.violations().find(|v| v.invariant == inv).cloned();
+    let violation = if shrunk == *case {
+        found
+    } else {
+        let last = run_case(subject, &shrunk.config, &shrunk.messages, only);
+        let v = last.violations().next().cloned();
+        v.or(found)
     }
-    for inv in result.failed() {
-        if report.failures.iter().any(|f| f.invariant == inv) {
-            continue;
-        }
-        let only = InvariantSet::from_iter([inv]);
-        // A ceiling shrunk below any possible answer makes a true but
-        // useless counterexample: "15 bytes over a 1-byte ceiling", or, for
-        // any other invariant, a case a correct subject answers cannot_fit,
-        // where the invariant no longer applies and the fixture judges
-        // nothing. Keep the shrunk case one where a fitting answer exists,
-        // if the original was — or if it fails as well under a ceiling
-        // that leaves room, for an invariant that is not about the ceiling.
-        let start = roomier(case, inv)
-            .filter(|_| !out_of_time(deadline))
-            .filter(|c| run_case(subject, &c.config, &c.messages, only).fails(inv))
-            .unwrap_or_else(|| case.clone());
-        let keep_fittable = fittable(&start);
-        let shrunk = shrink_with_budget(start, opts.shrink_runs, deadline, |c| {
-            (!keep_fittable || fittable(c))
-                && run_case(subject, &c.config, &c.messages, only).fails(inv)
-        });
-        let found = result.violations().find(|v| v.invariant == inv).cloned();
-        let violation = if shrunk == *case {
-            found
-        } else {
-            let last = run_case(subject, &shrunk.config, &shrunk.messages, only);
-            let v = last.violations().next().cloned();
-            v.or(found)
-        }
-        .unwrap_or_else(|| Violation::new(inv, "failed"));
-        let mut fixture = Fixture::new(
-            shrunk.config,
-            shrunk.messages,
-            only,
-            see(&report.subject, opts.seed, index),
-        );
-        fixture.found = Some(format!("{}: {}", report.subject.name, violation));
-        let saved = save(opts, &fixture);
-        report.failures.push(Failure {
-            invariant: inv,
-            case_index: index,
-            violation,
-            original_size: (
-                case.messages.len(),
-                body_bytes(&case.config, &case.messages),
-            ),
-            fixture,
-            saved,
-        });
+    .unwrap_or_else(|| Violation::new(inv, "failed"));
+    let mut fixture = Fixture::new(
+        shrunk.config,
+        shrunk.messages,
+        only,
+        see(subject.info(), opts.seed, index),
+    );
+    fixture.found = Some(format!("{}: {}", subject.info().name, violation));
+    Failure {
+        invariant: inv,
+        case_index: index,
+        violation,
+        original_size: (
+            case.messages.len(),
+            body_bytes(&case.config, &case.messages),
+        ),
+        fixture,
+        saved: Saved::NotAsked,
     }
 }
 

@@ -7,6 +7,8 @@ use std::fmt::Write as _;
 use serde_json::{json, Value};
 
 use crate::body::body_bytes;
+use std::collections::BTreeMap;
+
 use crate::check::{CheckReport, Saved, Tally};
 use crate::model::{engine, Message};
 
@@ -31,9 +33,21 @@ impl ReplayHint {
 pub fn human(r: &CheckReport, hint: &ReplayHint) -> String {
     let mut out = String::new();
     let secs = r.elapsed.as_secs_f64().max(1e-9);
+    let shard = r
+        .shard
+        .map(|s| {
+            format!(
+                ", shard {}/{} (the cases ≡ {} mod {})",
+                s.k,
+                s.n,
+                s.k - 1,
+                s.n
+            )
+        })
+        .unwrap_or_default();
     let _ = writeln!(
         out,
-        "ctxgate check — subject {} {} ({} format), seed {}",
+        "ctxgate check — subject {} {} ({} format), seed {}{shard}",
         r.subject.name, r.subject.version, r.subject.format, r.seed
     );
     let _ = writeln!(
@@ -207,7 +221,7 @@ fn tally_json(t: &Tally) -> Value {
     let reasons: serde_json::Map<String, Value> = t
         .reasons
         .iter()
-        .map(|(why, n)| ((*why).to_owned(), (*n).into()))
+        .map(|(why, n)| (why.to_string(), (*n).into()))
         .collect();
     json!({"pass": t.pass, "fail": t.fail, "notApplicable": t.not_applicable, "notApplicableBecause": reasons})
 }
@@ -254,8 +268,16 @@ pub fn to_json(r: &CheckReport, hint: &ReplayHint) -> Value {
         .collect();
     json!({
         "ok": r.ok(),
-        "subject": {"name": r.subject.name, "version": r.subject.version, "format": r.subject.format.as_str()},
+        "subject": {
+            "name": r.subject.name,
+            "version": r.subject.version,
+            "format": r.subject.format.as_str(),
+            "estimates": r.subject.estimates,
+            "claims": r.subject.invariants.map(|s| s.names()),
+            "numbers": if r.subject.exact_numbers { "exact" } else { "portable" },
+        },
         "seed": r.seed,
+        "shard": r.shard.map(|s| format!("{}/{}", s.k, s.n)),
         "cases": r.cases,
         "seconds": r.elapsed.as_secs_f64(),
         "casesPerSecond": r.cases as f64 / secs,
@@ -268,6 +290,93 @@ pub fn to_json(r: &CheckReport, hint: &ReplayHint) -> Value {
         "faults": faults,
         "coverage": r.coverage.to_json(),
     })
+}
+
+/// Markdown, for `$GITHUB_STEP_SUMMARY` or a pull-request comment: the
+/// verdict, the table, and each failure with its replay command.
+pub fn markdown(r: &CheckReport, hint: &ReplayHint) -> String {
+    let mut out = String::new();
+    let verdict = if r.ok() {
+        "✅ every checked invariant held, and each was exercised"
+    } else if r.failures.is_empty() && r.faults.is_empty() {
+        "⚠️ nothing failed, but something was never checked"
+    } else {
+        "❌ failed"
+    };
+    let _ = writeln!(
+        out,
+        "### ctxgate check: {} {} — {verdict}\n",
+        md(&r.subject.name),
+        md(&r.subject.version)
+    );
+    let _ = writeln!(
+        out,
+        "{} cases, seed {}{} · {:.1} s\n",
+        r.cases,
+        r.seed,
+        r.shard
+            .map(|s| format!(", shard {}/{}", s.k, s.n))
+            .unwrap_or_default(),
+        r.elapsed.as_secs_f64()
+    );
+    let _ = writeln!(
+        out,
+        "| invariant | pass | fail | n/a |  |\n|---|---:|---:|---:|---|"
+    );
+    for (inv, t) in &r.tally {
+        let mark = if t.fail > 0 {
+            "❌"
+        } else if !t.exercised() {
+            "⚠️ never exercised"
+        } else {
+            ""
+        };
+        let _ = writeln!(
+            out,
+            "| `{}` | {} | {} | {} | {mark} |",
+            inv.name(),
+            t.pass,
+            t.fail,
+            t.not_applicable
+        );
+    }
+    for line in r.not_checked() {
+        let _ = writeln!(out, "\n⚠️ {}", md(&line));
+    }
+    for f in &r.failures {
+        let _ = writeln!(
+            out,
+            "\n**{}** (case {}): {}",
+            f.invariant,
+            f.case_index,
+            md(&f.violation.detail)
+        );
+        if let Some(p) = f.saved.path() {
+            let _ = writeln!(
+                out,
+                "```sh\n{}\n```",
+                hint.command(&p.display().to_string())
+            );
+        }
+    }
+    for f in &r.faults {
+        let _ = writeln!(
+            out,
+            "\n**fault {}** ({} case(s), first at case {}): {}",
+            f.fault.kind.name(),
+            f.count,
+            f.case_index,
+            md(&f.fault.detail)
+        );
+    }
+    out
+}
+
+/// Text safe inside a Markdown table cell or line.
+fn md(s: &str) -> String {
+    crate::subject::protocol::one_line(s)
+        .replace('|', "\\|")
+        .replace('<', "&lt;")
 }
 
 /// JUnit XML: one test case per checked invariant, one per fault kind.
@@ -354,4 +463,140 @@ fn xml(s: &str) -> String {
         }
     }
     out
+}
+
+/// Read a report back from what [`to_json`] wrote: what `ctxgate report
+/// merge` joins. Errors say which field is missing or wrong.
+pub fn from_json(v: &Value) -> Result<CheckReport, String> {
+    use crate::check::{Failure, FaultRecord};
+    use crate::fixture::Fixture;
+    use crate::oracle::{Invariant, InvariantSet, Violation};
+    use crate::subject::{Fault, FaultKind, SubjectInfo};
+    let field = |k: &str| v.get(k).ok_or_else(|| format!("no `{k}`"));
+    let u = |x: &Value, what: &str| x.as_u64().ok_or_else(|| format!("`{what}` is not a count"));
+    let text = |x: Option<&Value>| x.and_then(Value::as_str).unwrap_or("").to_owned();
+    let subject = field("subject")?;
+    let mut info = SubjectInfo::new(text(subject.get("name")), text(subject.get("version")));
+    info.format = crate::model::WireFormat::parse(&text(subject.get("format"))).unwrap_or_default();
+    info.estimates = subject
+        .get("estimates")
+        .and_then(Value::as_bool)
+        .unwrap_or(true);
+    info.exact_numbers = text(subject.get("numbers")) == "exact";
+    if let Some(list) = subject.get("claims").and_then(Value::as_array) {
+        let names: Vec<&str> = list.iter().filter_map(Value::as_str).collect();
+        info.invariants = Some(InvariantSet::parse_list(&names.join(","))?);
+    }
+    let mut tally = BTreeMap::new();
+    for (name, t) in field("invariants")?
+        .as_object()
+        .ok_or("`invariants` is not an object")?
+    {
+        let inv = Invariant::parse(name).ok_or_else(|| format!("unknown invariant {name:?}"))?;
+        let mut entry = Tally {
+            pass: u(&t["pass"], "pass")?,
+            fail: u(&t["fail"], "fail")?,
+            not_applicable: u(&t["notApplicable"], "notApplicable")?,
+            reasons: BTreeMap::new(),
+        };
+        if let Some(r) = t.get("notApplicableBecause").and_then(Value::as_object) {
+            for (why, n) in r {
+                entry
+                    .reasons
+                    .insert(std::borrow::Cow::Owned(why.clone()), u(n, why)?);
+            }
+        }
+        tally.insert(inv, entry);
+    }
+    let saved = |f: &Value| match (
+        f.get("saved").and_then(Value::as_str),
+        f.get("saveError").and_then(Value::as_str),
+    ) {
+        (Some(p), _) => Saved::At(std::path::PathBuf::from(p)),
+        (None, Some(e)) => Saved::Failed(e.to_owned()),
+        _ => Saved::NotAsked,
+    };
+    let fixture = |f: &Value| {
+        Fixture::from_json(f.get("fixture").cloned().unwrap_or(Value::Null))
+            .map_err(|e| format!("a fixture: {e}"))
+    };
+    let mut failures = Vec::new();
+    for f in field("failures")?
+        .as_array()
+        .ok_or("`failures` is not an array")?
+    {
+        let inv =
+            Invariant::parse(&text(f.get("invariant"))).ok_or("a failure names no invariant")?;
+        let original = f.get("original").cloned().unwrap_or(Value::Null);
+        failures.push(Failure {
+            invariant: inv,
+            case_index: u(&f["case"], "case")?,
+            violation: f
+                .get("violation")
+                .and_then(Violation::from_json)
+                .ok_or("a failure has no violation")?,
+            original_size: (
+                original
+                    .get("messages")
+                    .and_then(Value::as_u64)
+                    .unwrap_or(0) as usize,
+                original
+                    .get("bodyBytes")
+                    .and_then(Value::as_u64)
+                    .unwrap_or(0),
+            ),
+            fixture: fixture(f)?,
+            saved: saved(f),
+        });
+    }
+    let mut faults = Vec::new();
+    for f in field("faults")?
+        .as_array()
+        .ok_or("`faults` is not an array")?
+    {
+        let kind = FaultKind::parse(&text(f.get("kind"))).ok_or("a fault of unknown kind")?;
+        let mut fault = Fault::new(kind, text(f.get("detail")));
+        fault.stderr = text(f.get("stderr"));
+        faults.push(FaultRecord {
+            case_index: u(&f["case"], "case")?,
+            fault,
+            fixture: fixture(f)?,
+            saved: saved(f),
+            count: u(&f["count"], "count")?,
+        });
+    }
+    let coverage = crate::generate::Coverage::from_json(field("coverage")?)
+        .ok_or("`coverage` lacks its totals (a report from an older ctxgate?)")?;
+    let shard = match v.get("shard").and_then(Value::as_str) {
+        Some(s) => Some(crate::check::Shard::parse(s)?),
+        None => None,
+    };
+    let traffic = v
+        .get("protocol")
+        .filter(|p| !p.is_null())
+        .map(|p| crate::subject::Traffic {
+            requests: p["requests"].as_u64().unwrap_or(0),
+            bytes_sent: p["bytesSent"].as_u64().unwrap_or(0),
+            bytes_received: p["bytesReceived"].as_u64().unwrap_or(0),
+        });
+    Ok(CheckReport {
+        subject: info,
+        seed: u(field("seed")?, "seed")?,
+        cases: u(field("cases")?, "cases")?,
+        elapsed: std::time::Duration::from_secs_f64(
+            field("seconds")?
+                .as_f64()
+                .ok_or("`seconds` is not a number")?
+                .max(0.0),
+        ),
+        bytes: u(field("bodyBytes")?, "bodyBytes")?,
+        checked: tally.keys().copied().collect(),
+        tally,
+        failures,
+        faults,
+        coverage,
+        stopped_by_time: field("stoppedByTime")?.as_bool().unwrap_or(false),
+        traffic,
+        shard,
+    })
 }

@@ -1198,3 +1198,66 @@ fn a_check_that_would_check_nothing_is_bad_usage() {
     );
     assert!(stdout.contains("NOT OK"), "{stdout}");
 }
+
+/// `ctxgate report merge` joins a seed's shards into the report of the
+/// whole run, exits as that run would (1 here: the defect is caught), and
+/// refuses reports of different seeds (2).
+#[test]
+fn report_merge_joins_shards_as_one_run() {
+    let tmp = TempDir::new("merge");
+    let dir = tmp.0.to_str().unwrap().to_owned();
+    let base = [
+        "check",
+        "--defect",
+        "cut-by-message-count",
+        "--cases",
+        "120",
+        "--seed",
+        "4",
+        "--jobs",
+        "2",
+        "--report",
+        "json",
+    ];
+    let mut reports = Vec::new();
+    for shard in ["1/2", "2/2"] {
+        let out = format!("{dir}/shard-{}.json", &shard[..1]);
+        let mut args: Vec<&str> = base.to_vec();
+        args.extend(["--shard", shard, "--out", &out, "--save", &dir]);
+        assert_eq!(run(&args).code, 1);
+        reports.push(out);
+    }
+    let whole = format!("{dir}/whole.json");
+    let mut args: Vec<&str> = base.to_vec();
+    args.extend(["--out", &whole, "--save", &dir]);
+    assert_eq!(run(&args).code, 1);
+    let merged = format!("{dir}/merged.json");
+    let out = run(&[
+        "report",
+        "merge",
+        &reports[0],
+        &reports[1],
+        "--report",
+        "json",
+        "--out",
+        &merged,
+    ]);
+    assert_eq!(out.code, 1, "{}", out.stderr);
+    let strip = |path: &str| {
+        let mut v = read_json(path);
+        for k in ["seconds", "casesPerSecond", "protocol", "shard"] {
+            v.as_object_mut().unwrap().remove(k);
+        }
+        v
+    };
+    assert_eq!(strip(&merged), strip(&whole));
+    // Another seed's shard does not merge.
+    let other = format!("{dir}/other.json");
+    let mut args: Vec<&str> = base.to_vec();
+    args[6] = "5";
+    args.extend(["--shard", "2/2", "--out", &other, "--save", &dir]);
+    run(&args);
+    let out = run(&["report", "merge", &reports[0], &other]);
+    assert_eq!(out.code, 2, "{}", out.stderr);
+    assert!(out.stderr.contains("seeds differ"), "{}", out.stderr);
+}

@@ -134,6 +134,8 @@ fn check_hostile(kind: &str, extra: &[&str], limit: f64) -> (Ran, serde_json::Va
         &subject,
         "--seed",
         "3",
+        "--jobs",
+        "1",
         "--report",
         "json",
         "--out",
@@ -230,7 +232,8 @@ fn subject_text_cannot_drive_the_terminal() {
 }
 
 /// Class 7: --time bounds the whole run, shrinking included, with a
-/// subject that hangs on every request: at most --time plus one --timeout.
+/// subject that hangs on every request: at most --time plus one --timeout
+/// (and a little to start and stop).
 #[test]
 fn time_bounds_the_whole_run() {
     let (ran, report, m) = check_hostile(

@@ -9,7 +9,7 @@ use clap::{Args as ClapArgs, ValueEnum};
 
 use super::common::Failure;
 use super::subject::SubjectArgs;
-use ctxgate::check::{run, CheckOptions, Progress};
+use ctxgate::check::{CheckOptions, Progress};
 use ctxgate::oracle::InvariantSet;
 use ctxgate::report::{self, ReplayHint};
 
@@ -18,6 +18,8 @@ pub enum ReportKind {
     Human,
     Json,
     Junit,
+    /// For $GITHUB_STEP_SUMMARY or a pull-request comment
+    Markdown,
 }
 
 /// Which JSON numbers the subject is sent (`model::value`).
@@ -69,6 +71,19 @@ pub struct Args {
     #[arg(long, value_name = "N", default_value_t = 2000)]
     pub shrink_runs: usize,
 
+    /// How many subjects to run at once, each a process of its own (or an
+    /// instance of the built-in reference), cases dealt to whichever is
+    /// free; the same seed gives the same report whatever N is
+    /// [default: the machine's available parallelism]
+    #[arg(long, value_name = "N")]
+    pub jobs: Option<usize>,
+
+    /// Run one deterministic 1/N of the seed's cases (those whose index is
+    /// K-1 modulo N), for a CI matrix; `ctxgate report merge` joins the
+    /// shards' JSON reports
+    #[arg(long, value_name = "K/N")]
+    pub shard: Option<String>,
+
     /// Which JSON numbers to send: `portable` ones every stock JSON library
     /// writes back unchanged, or also `exact`-preservation ones (`1.50`,
     /// 2^64, `1e400`) [default: auto, as the subject's hello claims]
@@ -117,7 +132,20 @@ pub fn run_check(args: Args) -> Result<(), Failure> {
             args.save.display()
         ))
     })?;
-    let mut subject = args.subject.open()?;
+    let shard = match &args.shard {
+        Some(s) => Some(ctxgate::check::Shard::parse(s).map_err(Failure::bad_input)?),
+        None => None,
+    };
+    let jobs = match args.jobs {
+        Some(0) => return Err(Failure::bad_input("--jobs must be at least 1")),
+        Some(n) if n > 256 => return Err(Failure::bad_input("--jobs is at most 256")),
+        Some(n) => n,
+        None => std::thread::available_parallelism().map_or(1, |n| n.get()),
+    };
+    let mut subjects = Vec::with_capacity(jobs);
+    for _ in 0..jobs {
+        subjects.push(args.subject.open()?);
+    }
     if args.subject.is_external() && !ctxgate::subject::reaper::is_subreaper() {
         eprintln!(
             "ctxgate: note: this system has no child subreaper, so an orphan that left the subject's process group and dropped its CTXGATE_SUBJECT variable cannot be found and killed"
@@ -130,6 +158,7 @@ pub fn run_check(args: Args) -> Result<(), Failure> {
         invariants,
         save: Some(args.save.clone()),
         shrink_runs: args.shrink_runs,
+        shard,
         exact_numbers: match args.numbers {
             Numbers::Auto => None,
             Numbers::Portable => Some(false),
@@ -139,27 +168,20 @@ pub fn run_check(args: Args) -> Result<(), Failure> {
     };
     eprintln!(
         "ctxgate check: subject {} {}, seed {seed}, up to {} cases{}",
-        subject.info().name,
-        subject.info().version,
+        subjects[0].info().name,
+        subjects[0].info().version,
         args.cases,
         time.map(|t| format!(" or {:.0} s", t.as_secs_f64()))
             .unwrap_or_default()
     );
     let mut progress = progress_printer(args.cases);
-    let report = run(subject.as_mut(), &opts, &mut progress);
+    let report = ctxgate::check::run_parallel(subjects, &opts, &mut progress);
     drop(progress);
     let hint = ReplayHint {
         subject: args.subject.shown(),
     };
     let human = report::human(&report, &hint);
-    let rendered = match args.report {
-        ReportKind::Human => human.clone(),
-        ReportKind::Json => format!(
-            "{}\n",
-            serde_json::to_string_pretty(&report::to_json(&report, &hint)).expect("serialises")
-        ),
-        ReportKind::Junit => report::junit(&report, &hint),
-    };
+    let rendered = render(&report, &hint, args.report);
     let mut write_error = None;
     match (&args.out, out_file.as_mut()) {
         (Some(path), Some(file)) => {
@@ -203,6 +225,19 @@ pub fn run_check(args: Args) -> Result<(), Failure> {
         "{} (seed {seed})",
         parts.join("; ")
     )))
+}
+
+/// A report in the form asked for.
+pub fn render(report: &ctxgate::check::CheckReport, hint: &ReplayHint, kind: ReportKind) -> String {
+    match kind {
+        ReportKind::Human => report::human(report, hint),
+        ReportKind::Json => format!(
+            "{}\n",
+            serde_json::to_string_pretty(&report::to_json(report, hint)).expect("serialises")
+        ),
+        ReportKind::Junit => report::junit(report, hint),
+        ReportKind::Markdown => report::markdown(report, hint),
+    }
 }
 
 fn random_seed() -> u64 {

@@ -19,6 +19,7 @@ mod compact;
 mod estimate;
 mod gen;
 mod replay;
+mod report;
 mod serve;
 mod subject;
 
@@ -55,6 +56,8 @@ pub enum Command {
     Gen(gen::Args),
     /// Speak the subject protocol on stdin/stdout as the reference compactor
     Serve(serve::Args),
+    /// Work with check reports: `report merge` joins a seed's shards
+    Report(report::Args),
 }
 
 /// Parse the command line, run the command, map its outcome to an exit code.
@@ -73,6 +76,7 @@ pub fn main() -> ExitCode {
         Command::Estimate(args) => estimate::run(args),
         Command::Gen(args) => gen::run(args),
         Command::Serve(args) => serve::run(args),
+        Command::Report(args) => report::run(args),
     };
     match outcome {
         Ok(()) => ExitCode::SUCCESS,

@@ -58,7 +58,7 @@ impl SubjectArgs {
     }
 
     /// Start the subject.
-    pub fn open(&self) -> Result<Box<dyn Subject>, Failure> {
+    pub fn open(&self) -> Result<Box<dyn Subject + Send>, Failure> {
         if let Some(name) = &self.defect {
             let d = Defect::parse(name).ok_or_else(|| {
                 let names: Vec<&str> = Defect::ALL.iter().map(|d| d.name()).collect();

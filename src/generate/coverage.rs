@@ -542,7 +542,42 @@ impl Coverage {
             "results": results,
             "groups": groups,
             "missing": self.missing(),
+            "totals": {
+                "bodyBytes": self.body_total,
+                "messages": self.messages_total,
+                "atTrigger": self.at_trigger,
+                "atCeiling": self.at_ceiling,
+                "atBoundary": self.at_either,
+            },
         })
+    }
+
+    /// Read back what [`Coverage::to_json`] wrote, so that the coverage of
+    /// shards can be merged (`ctxgate report merge`).
+    pub fn from_json(v: &Value) -> Option<Coverage> {
+        let n = |x: Option<&Value>| x.and_then(Value::as_u64);
+        let totals = v.get("totals")?;
+        let mut c = Coverage {
+            cases: n(v.get("cases"))?,
+            ill_formed: n(v.get("illFormed"))?,
+            body_total: n(totals.get("bodyBytes"))?,
+            body_max: n(v.get("maxBodyBytes"))?,
+            messages_total: n(totals.get("messages"))?,
+            at_trigger: n(totals.get("atTrigger"))?,
+            at_ceiling: n(totals.get("atCeiling"))?,
+            at_either: n(totals.get("atBoundary"))?,
+            ..Coverage::default()
+        };
+        for (g, (name, bins)) in GROUPS.iter().enumerate() {
+            let group = v.get("groups")?.get(*name)?;
+            for (b, label) in bins.iter().enumerate() {
+                c.counts[g][b] = n(group.get(*label))?;
+            }
+        }
+        for (k, label) in RESULTS.iter().enumerate() {
+            c.results[k] = n(v.get("results")?.get(*label))?;
+        }
+        Some(c)
     }
 }
 

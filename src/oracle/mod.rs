@@ -33,6 +33,7 @@ mod repeat;
 mod session;
 mod shape;
 
+use std::borrow::Cow;
 use std::fmt;
 
 pub use crate::invariant::{Invariant, InvariantSet};
@@ -61,7 +62,7 @@ pub struct Violation {
     /// Tool-call ids involved.
     pub ids: Vec<String>,
     /// Named figures: bytes, tokens, ceiling, trigger…
-    pub numbers: Vec<(&'static str, u64)>,
+    pub numbers: Vec<(Cow<'static, str>, u64)>,
     /// One sentence: what should have held and what was seen.
     pub detail: String,
 }
@@ -88,15 +89,47 @@ impl Violation {
     }
 
     pub fn number(mut self, name: &'static str, value: u64) -> Self {
-        self.numbers.push((name, value));
+        self.numbers.push((Cow::Borrowed(name), value));
         self
+    }
+
+    /// Read back what [`Violation::to_json`] wrote (for `report merge`).
+    pub fn from_json(v: &serde_json::Value) -> Option<Violation> {
+        let invariant = Invariant::parse(v.get("invariant")?.as_str()?)?;
+        let list = |k: &str| {
+            v.get(k)
+                .and_then(|x| x.as_array())
+                .cloned()
+                .unwrap_or_default()
+        };
+        Some(Violation {
+            invariant,
+            messages: list("messages")
+                .iter()
+                .filter_map(|x| x.as_u64().map(|n| n as usize))
+                .collect(),
+            ids: list("ids")
+                .iter()
+                .filter_map(|x| x.as_str().map(str::to_owned))
+                .collect(),
+            numbers: v
+                .get("numbers")
+                .and_then(|n| n.as_object())
+                .map(|o| {
+                    o.iter()
+                        .filter_map(|(k, x)| Some((Cow::Owned(k.clone()), x.as_u64()?)))
+                        .collect()
+                })
+                .unwrap_or_default(),
+            detail: v.get("detail")?.as_str()?.to_owned(),
+        })
     }
 
     pub fn to_json(&self) -> serde_json::Value {
         let numbers: serde_json::Map<String, serde_json::Value> = self
             .numbers
             .iter()
-            .map(|(k, v)| ((*k).to_owned(), (*v).into()))
+            .map(|(k, v)| (k.to_string(), (*v).into()))
             .collect();
         serde_json::json!({
             "invariant": self.invariant.name(),

@@ -96,6 +96,23 @@ pub enum FaultKind {
 }
 
 impl FaultKind {
+    pub const ALL: [FaultKind; 10] = [
+        FaultKind::Crash,
+        FaultKind::ClosedStdout,
+        FaultKind::UnsolicitedLine,
+        FaultKind::Timeout,
+        FaultKind::MalformedLine,
+        FaultKind::OversizedLine,
+        FaultKind::WrongId,
+        FaultKind::UnknownErrorKind,
+        FaultKind::Protocol,
+        FaultKind::Spawn,
+    ];
+
+    pub fn parse(name: &str) -> Option<FaultKind> {
+        FaultKind::ALL.into_iter().find(|k| k.name() == name)
+    }
+
     pub fn name(&self) -> &'static str {
         match self {
             FaultKind::Crash => "crash",
