@@ -74,6 +74,26 @@ if c is not None:
     rows.append(("check on the reference (criterion, 200 cases)", f"{cps:.0f} cases/s",
                  "≥ 2000", "holds" if cps >= 2000 else "MISSES"))
 
+def per_second(name, cases):
+    t = mean_ns("protocol", name)
+    return None if t is None else cases / (t / 1e9)
+
+
+inp1, inp2 = per_second("in-process_jobs-1", 400), per_second("in-process_jobs-2", 400)
+srv1, srv2 = per_second("serve_jobs-1", 400), per_second("serve_jobs-2", 400)
+py1, py2 = per_second("python-minimal_jobs-1", 100), per_second("python-minimal_jobs-2", 100)
+for label, value in [("in process, --jobs 1", inp1), ("in process, --jobs 2", inp2),
+                     ("through ctxgate serve, --jobs 1", srv1), ("through ctxgate serve, --jobs 2", srv2),
+                     ("python-minimal, --jobs 1", py1), ("python-minimal, --jobs 2", py2)]:
+    if value is not None:
+        rows.append((f"protocol bench: {label}", f"{value:.0f} cases/s", "", ""))
+ratio("through serve / in process (--jobs 1)", srv1, inp1, 0.5)
+ratio("through serve / in process (--jobs 2)", srv2, inp2, 0.5)
+ratio("python-minimal --jobs 2 / --jobs 1", py2, py1, 1.6)
+if inp1 is not None:
+    rows.append(("in process (protocol bench, 400 cases, --jobs 1)", f"{inp1:.0f} cases/s",
+                 "≥ 2000", "holds" if inp1 >= 2000 else "MISSES"))
+
 w = max(len(r[0]) for r in rows)
 for label, value, target, verdict in rows:
     print(f"{label:<{w}}  {value:>14}  {target:>8}  {verdict}")

@@ -298,7 +298,7 @@ pub fn run(
 /// failure kept for each invariant and fault kind is that of the lowest
 /// case index, shrunk by the worker that found it.
 pub fn run_parallel(
-    mut subjects: Vec<Box<dyn Subject + Send>>,
+    subjects: &mut [Box<dyn Subject + Send>],
     opts: &CheckOptions,
     on_progress: &mut dyn FnMut(Progress),
 ) -> CheckReport {

@@ -49,8 +49,8 @@ fn the_number_of_jobs_changes_nothing_but_the_time() {
             shrink_runs: 300,
             ..CheckOptions::default()
         };
-        let one = run_parallel(subjects(defect, 1), &opts, &mut |_| {});
-        let three = run_parallel(subjects(defect, 3), &opts, &mut |_| {});
+        let one = run_parallel(&mut subjects(defect, 1), &opts, &mut |_| {});
+        let three = run_parallel(&mut subjects(defect, 3), &opts, &mut |_| {});
         assert_eq!(one.cases, 300);
         assert_eq!(verdicts(&one), verdicts(&three), "{defect:?}");
         let names = |r: &ctxgate::check::CheckReport| -> Vec<String> {

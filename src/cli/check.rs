@@ -175,7 +175,7 @@ pub fn run_check(args: Args) -> Result<(), Failure> {
             .unwrap_or_default()
     );
     let mut progress = progress_printer(args.cases);
-    let report = ctxgate::check::run_parallel(subjects, &opts, &mut progress);
+    let report = ctxgate::check::run_parallel(&mut subjects, &opts, &mut progress);
     drop(progress);
     let hint = ReplayHint {
         subject: args.subject.shown(),

@@ -18,13 +18,15 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 
 use super::protocol::{
-    hello_request, parse_compact_line, parse_estimate_answer, parse_hello, read_line,
-    write_request, ProtocolLine,
+    hello_request, parse_compact_line, parse_estimate_answer, parse_hello, read_line_expecting,
+    write_messages_json, write_request, write_request_json, ProtocolLine,
 };
 use super::reaper::{self, MARKER_VAR};
 use super::{CompactAnswer, EstimateReply, Fault, FaultKind, Reply, Request, Subject, SubjectInfo};
 use crate::config::Config;
+use crate::model::engine::MessageJson;
 use crate::model::Message;
+use crate::model::WireFormat;
 
 /// Limits for an external subject.
 #[derive(Debug, Clone, Copy)]
@@ -235,7 +237,7 @@ impl ProcessSubject {
         line.push(b'\n');
         let result = self.check_nothing_waiting().and_then(|()| {
             self.send_line(line);
-            self.receive(id)
+            self.receive(id, None)
         });
         result
             .map(|line| Value::Object(line.fields))
@@ -284,8 +286,16 @@ impl ProcessSubject {
         }
     }
 
-    /// Write a `compact` or `estimate` request; its id.
-    fn send(&mut self, op: &str, config: &Config, msgs: &[Message]) -> u64 {
+    /// Write a `compact` or `estimate` request; its id. In the engine
+    /// format `messages_json` is the history's JSON, written once for the
+    /// requests of a batch that share it.
+    fn send(
+        &mut self,
+        op: &str,
+        config: &Config,
+        msgs: &[Message],
+        messages_json: Option<&[u8]>,
+    ) -> u64 {
         let id = self.next_id;
         self.next_id += 1;
         if self.config_json.as_ref().is_none_or(|(c, _)| c != config) {
@@ -293,8 +303,11 @@ impl ProcessSubject {
             self.config_json = Some((config.clone(), json));
         }
         let json = &self.config_json.as_ref().expect("set above").1;
-        let mut line = Vec::with_capacity(json.len() + 256);
-        write_request(&mut line, op, id, json, msgs, self.info.format);
+        let mut line = Vec::with_capacity(json.len() + messages_json.map_or(256, |m| m.len() + 64));
+        match messages_json {
+            Some(m) => write_request_json(&mut line, op, id, json, m),
+            None => write_request(&mut line, op, id, json, msgs, self.info.format),
+        }
         self.send_line(line);
         id
     }
@@ -302,7 +315,7 @@ impl ProcessSubject {
     /// Wait for the answer to request `id` (the hello has none), within
     /// the timeout, and read it (its messages the fast way, in the engine
     /// format: `protocol::read_line`).
-    fn receive(&mut self, id: Option<u64>) -> Result<ProtocolLine, Fault> {
+    fn receive(&mut self, id: Option<u64>, expected: Option<&[u8]>) -> Result<ProtocolLine, Fault> {
         let format = self.info.format;
         let timeout = self.options.timeout;
         let r = self.running.as_mut().expect("running");
@@ -339,7 +352,7 @@ impl ProcessSubject {
             }
         };
         self.traffic.bytes_received += answer.len() as u64 + 1;
-        let line = read_line(&answer, format).map_err(|e| {
+        let line = read_line_expecting(&answer, format, expected).map_err(|e| {
             let shown = String::from_utf8_lossy(&answer[..answer.len().min(200)]).into_owned();
             Fault::new(
                 FaultKind::MalformedLine,
@@ -389,18 +402,37 @@ impl ProcessSubject {
         self.ensure_running()?;
         self.check_nothing_waiting()
             .map_err(|f| self.fail(f, false))?;
+        let format = self.info.format;
+        let jsons = if format == WireFormat::Engine {
+            shared_messages_json(requests)
+        } else {
+            vec![None; requests.len()]
+        };
         let ids: Vec<u64> = requests
             .iter()
-            .map(|r| match *r {
-                Request::Compact(c, m) => self.send("compact", c, m),
-                Request::Estimate(c, m) => self.send("estimate", c, m),
+            .zip(&jsons)
+            .map(|(r, json)| match *r {
+                Request::Compact(c, m) => {
+                    self.send("compact", c, m, json.as_deref().map(Vec::as_slice))
+                }
+                Request::Estimate(c, m) => {
+                    self.send("estimate", c, m, json.as_deref().map(Vec::as_slice))
+                }
             })
             .collect();
-        let format = self.info.format;
         let mut replies = Vec::with_capacity(requests.len());
-        for (n, (req, id)) in requests.iter().zip(ids).enumerate() {
+        for (n, ((req, id), json)) in requests.iter().zip(ids).zip(&jsons).enumerate() {
             let in_flight = n + 1 < requests.len();
-            let reply = self.receive(Some(id)).and_then(|line| match req {
+            // A compact answer that repeats the history's JSON byte for byte
+            // is the history: not parsed again.
+            let expected = match req {
+                Request::Compact(..) => json.as_deref().map(Vec::as_slice),
+                Request::Estimate(..) => None,
+            };
+            let reply = self.receive(Some(id), expected).and_then(|line| match req {
+                Request::Compact(_, msgs) if line.echoed => {
+                    Ok(Reply::Compact(CompactAnswer::Messages(msgs.to_vec())))
+                }
                 Request::Compact(..) => parse_compact_line(line, format).map(Reply::Compact),
                 Request::Estimate(..) => parse_estimate_answer(&line.fields).map(Reply::Estimate),
             });
@@ -449,6 +481,47 @@ impl Drop for ProcessSubject {
     fn drop(&mut self) {
         self.kill();
     }
+}
+
+/// The engine JSON of each request's history, written once for requests
+/// that share a history, and extended (not rewritten) for one that is an
+/// earlier one's plus a few messages (the longer history of
+/// `estimate-monotone`).
+fn shared_messages_json<'a>(requests: &[Request<'a>]) -> Vec<Option<Arc<Vec<u8>>>> {
+    let mut out: Vec<Option<Arc<Vec<u8>>>> = Vec::with_capacity(requests.len());
+    fn msgs_of<'a>(r: &Request<'a>) -> &'a [Message] {
+        match *r {
+            Request::Compact(_, m) | Request::Estimate(_, m) => m,
+        }
+    }
+    for (k, r) in requests.iter().enumerate() {
+        let msgs = msgs_of(r);
+        let mut found = None;
+        for (j, earlier) in requests[..k].iter().enumerate() {
+            let e = msgs_of(earlier);
+            let Some(json) = out[j].clone() else { continue };
+            if std::ptr::eq(e, msgs) {
+                found = Some(json);
+                break;
+            }
+            if !e.is_empty() && e.len() < msgs.len() && msgs[..e.len()] == *e {
+                let mut longer = json[..json.len() - 1].to_vec();
+                for m in &msgs[e.len()..] {
+                    longer.push(b',');
+                    serde_json::to_writer(&mut longer, &MessageJson(m)).expect("writes to a Vec");
+                }
+                longer.push(b']');
+                found = Some(Arc::new(longer));
+                break;
+            }
+        }
+        out.push(Some(found.unwrap_or_else(|| {
+            let mut json = Vec::new();
+            write_messages_json(&mut json, msgs);
+            Arc::new(json)
+        })));
+    }
+    out
 }
 
 /// The subject's stdout closed: a crash if the process exits within the

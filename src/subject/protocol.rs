@@ -174,7 +174,7 @@ pub fn write_request(
     out.extend_from_slice(config_json);
     if format == WireFormat::Engine {
         out.extend_from_slice(b",\"messages\":");
-        serde_json::to_writer(&mut *out, &MessagesJson(msgs)).expect("writes to a Vec");
+        write_messages_json(out, msgs);
     } else {
         let (system, arr) = write_messages(format, msgs);
         if let Some(system) = system {
@@ -187,12 +187,44 @@ pub fn write_request(
     out.extend_from_slice(b"}\n");
 }
 
+/// The engine JSON array of `msgs`, appended to `out`.
+pub fn write_messages_json(out: &mut Vec<u8>, msgs: &[Message]) {
+    serde_json::to_writer(&mut *out, &MessagesJson(msgs)).expect("writes to a Vec");
+}
+
+/// [`write_request`] in the engine format with the messages already
+/// written (`messages_json`, from [`write_messages_json`]): the requests of
+/// one case share their history's JSON.
+pub fn write_request_json(
+    out: &mut Vec<u8>,
+    op: &str,
+    id: u64,
+    config_json: &[u8],
+    messages_json: &[u8],
+) {
+    out.extend_from_slice(b"{\"op\":");
+    serde_json::to_writer(&mut *out, op).expect("writes to a Vec");
+    out.extend_from_slice(b",\"id\":");
+    out.extend_from_slice(id.to_string().as_bytes());
+    out.extend_from_slice(b",\"config\":");
+    out.extend_from_slice(config_json);
+    out.extend_from_slice(b",\"messages\":");
+    out.extend_from_slice(messages_json);
+    out.extend_from_slice(b"}\n");
+}
+
 /// A protocol line as read: its fields, and — when the fast path could read
-/// them — its `messages` already as messages (`model::engine_de`).
+/// them — its `messages` already as messages (`model::engine_de`), or the
+/// word that they are, byte for byte, the JSON the reader was told to
+/// expect (an answer that hands the history back unchanged: not parsed).
 #[derive(Debug, Clone, PartialEq)]
 pub struct ProtocolLine {
     pub fields: Map<String, Value>,
     pub messages: Option<Vec<Message>>,
+    /// The `messages` were exactly the expected JSON.
+    pub echoed: bool,
+    /// The `messages`' JSON text, when the fast path read the line.
+    pub messages_json: Option<Vec<u8>>,
 }
 
 /// Read one protocol line. In the engine format the messages are read
@@ -200,8 +232,22 @@ pub struct ProtocolLine {
 /// again the slow way, so errors are the slow path's. `Err`: the line is
 /// not a JSON object (the error, for a `malformed-line` fault).
 pub fn read_line(bytes: &[u8], format: WireFormat) -> Result<ProtocolLine, String> {
+    read_line_expecting(bytes, format, None)
+}
+
+/// [`read_line`], where `expected` is JSON text the line's `messages` may
+/// repeat byte for byte: then they are not parsed at all, and the line says
+/// `echoed` (a subject handing a history back unchanged, spelled as sent).
+pub fn read_line_expecting(
+    bytes: &[u8],
+    format: WireFormat,
+    expected: Option<&[u8]>,
+) -> Result<ProtocolLine, String> {
+    if let Some(line) = expected.and_then(|e| read_echo(bytes, e)) {
+        return Ok(line);
+    }
     if format == WireFormat::Engine {
-        if let Some(line) = read_line_fast(bytes) {
+        if let Some(line) = read_line_fast(bytes, expected) {
             return Ok(line);
         }
     }
@@ -209,16 +255,46 @@ pub fn read_line(bytes: &[u8], format: WireFormat) -> Result<ProtocolLine, Strin
         Ok(Value::Object(fields)) => Ok(ProtocolLine {
             fields,
             messages: None,
+            echoed: false,
+            messages_json: None,
         }),
         Ok(_) => Err("a line must be a JSON object".into()),
         Err(e) => Err(e.to_string()),
     }
 }
 
-fn read_line_fast(bytes: &[u8]) -> Option<ProtocolLine> {
-    use serde::de::{MapAccess, Visitor};
-    struct V;
-    impl<'de> Visitor<'de> for V {
+/// A line that ends with `"messages":` + `expected` + `}`: the rest of it
+/// is read (a few hundred bytes: op, id, config), the messages are not
+/// even scanned. Sound because `expected` is valid JSON, and the rest read
+/// with `null` in its place must be an object whose top-level `messages`
+/// is that `null` — were the key nested, the braces would not balance.
+fn read_echo(bytes: &[u8], expected: &[u8]) -> Option<ProtocolLine> {
+    const KEY: &[u8] = b"\"messages\":";
+    let body = bytes.strip_suffix(b"}")?.strip_suffix(expected)?;
+    if !body.ends_with(KEY) {
+        return None;
+    }
+    let mut rest = Vec::with_capacity(body.len() + 5);
+    rest.extend_from_slice(body);
+    rest.extend_from_slice(b"null}");
+    let Ok(Value::Object(mut fields)) = serde_json::from_slice::<Value>(&rest) else {
+        return None;
+    };
+    if fields.shift_remove("messages") != Some(Value::Null) {
+        return None;
+    }
+    Some(ProtocolLine {
+        fields,
+        messages: None,
+        echoed: true,
+        messages_json: Some(expected.to_vec()),
+    })
+}
+
+fn read_line_fast(bytes: &[u8], expected: Option<&[u8]>) -> Option<ProtocolLine> {
+    use serde::de::{DeserializeSeed, MapAccess, Visitor};
+    struct V<'x>(Option<&'x [u8]>);
+    impl<'de> Visitor<'de> for V<'_> {
         type Value = ProtocolLine;
         fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
             f.write_str("a protocol object")
@@ -227,15 +303,28 @@ fn read_line_fast(bytes: &[u8]) -> Option<ProtocolLine> {
             let mut line = ProtocolLine {
                 fields: Map::new(),
                 messages: None,
+                echoed: false,
+                messages_json: None,
             };
+            let mut seen = false;
             while let Some(key) = map.next_key::<String>()? {
                 if key == "messages" {
-                    if line.messages.is_some() {
+                    if seen {
                         // Twice: the slow path says which one counts.
                         return Err(serde::de::Error::custom("messages twice"));
                     }
-                    line.messages =
-                        Some(map.next_value_seed(crate::model::engine_de::MessagesSeed)?);
+                    seen = true;
+                    let raw: &serde_json::value::RawValue = map.next_value()?;
+                    line.messages_json = Some(raw.get().as_bytes().to_vec());
+                    if self.0 == Some(raw.get().as_bytes()) {
+                        line.echoed = true;
+                    } else {
+                        let mut de = serde_json::Deserializer::from_str(raw.get());
+                        let msgs = crate::model::engine_de::MessagesSeed
+                            .deserialize(&mut de)
+                            .map_err(serde::de::Error::custom)?;
+                        line.messages = Some(msgs);
+                    }
                 } else {
                     let v: Value = map.next_value()?;
                     line.fields.insert(key, v);
@@ -247,7 +336,7 @@ fn read_line_fast(bytes: &[u8]) -> Option<ProtocolLine> {
     // One UTF-8 check for the whole line; the parser then trusts its strings.
     let text = std::str::from_utf8(bytes).ok()?;
     let mut de = serde_json::Deserializer::from_str(text);
-    let line = serde::Deserializer::deserialize_map(&mut de, V).ok()?;
+    let line = serde::Deserializer::deserialize_map(&mut de, V(expected)).ok()?;
     de.end().ok()?;
     Some(line)
 }

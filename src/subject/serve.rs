@@ -7,11 +7,14 @@ use std::io::{BufRead, Write};
 use serde_json::Value;
 
 use super::protocol::{
-    error_answer, estimate_answer, hello_answer, read_line as read_protocol_line,
-    take_messages_owned, write_compact_answer,
+    error_answer, estimate_answer, hello_answer,
+    read_line_expecting as read_protocol_line_expecting, take_messages_owned, write_compact_answer,
+    ProtocolLine,
 };
 use super::Subject;
 use crate::config::Config;
+use crate::model::{Message, WireFormat};
+use crate::subject::CompactAnswer;
 
 /// Answer requests from `input` on `output` until `input` closes. A
 /// request line longer than `max_line_bytes` is not kept in memory: it is
@@ -24,6 +27,7 @@ pub fn serve(
 ) -> std::io::Result<()> {
     let mut line = Vec::new();
     let mut answer = Vec::new();
+    let mut last = LastHistory::default();
     loop {
         let (ended, too_long) = read_line(&mut input, &mut line, max_line_bytes)?;
         answer.clear();
@@ -35,7 +39,7 @@ pub fn serve(
             )?;
             answer.push(b'\n');
         } else if !line.iter().all(u8::is_ascii_whitespace) {
-            answer_line(subject, &line, &mut answer);
+            answer_line(subject, &line, &mut answer, &mut last);
         }
         if !answer.is_empty() {
             output.write_all(&answer)?;
@@ -80,19 +84,80 @@ fn read_line(
     }
 }
 
+/// The last request's history, as JSON and as messages: the requests of one
+/// case (compact, compact again, estimate) carry the same one, which is
+/// then read once.
+#[derive(Default)]
+struct LastHistory {
+    json: Vec<u8>,
+    messages: Vec<Message>,
+}
+
+/// A request whose `messages` are the last history's JSON with messages
+/// appended: `…"messages":` + `[A` + `,X…]` + `}` where `[A]` is `last`.
+/// Its other fields, and the appended messages, read alone.
+fn extended(line: &[u8], last: &[u8]) -> Option<(serde_json::Map<String, Value>, Vec<Message>)> {
+    const KEY: &[u8] = b"\"messages\":";
+    let open = &last[..last.len().checked_sub(1)?]; // `[A` without its `]`
+    if open.len() < 2 {
+        return None; // `[]`: nothing to extend
+    }
+    let at = memchr::memmem::rfind(line, KEY)?;
+    let rest = &line[at + KEY.len()..];
+    let tail = rest.strip_prefix(open)?.strip_prefix(b",")?;
+    let tail = tail.strip_suffix(b"}")?;
+    // `X…]` as an array of its own.
+    let mut more_json = Vec::with_capacity(tail.len() + 1);
+    more_json.push(b'[');
+    more_json.extend_from_slice(tail);
+    let text = std::str::from_utf8(&more_json).ok()?;
+    let mut de = serde_json::Deserializer::from_str(text);
+    let more =
+        serde::de::DeserializeSeed::deserialize(crate::model::engine_de::MessagesSeed, &mut de)
+            .ok()?;
+    de.end().ok()?;
+    let mut head = line[..at + KEY.len()].to_vec();
+    head.extend_from_slice(b"null}");
+    let Ok(Value::Object(mut fields)) = serde_json::from_slice::<Value>(&head) else {
+        return None;
+    };
+    if fields.shift_remove("messages") != Some(Value::Null) {
+        return None;
+    }
+    Some((fields, more))
+}
+
 /// Answer one request line into `out` (one line, with its `\n`).
-fn answer_line(subject: &mut dyn Subject, line: &[u8], out: &mut Vec<u8>) {
+fn answer_line(subject: &mut dyn Subject, line: &[u8], out: &mut Vec<u8>, last: &mut LastHistory) {
     let value = |out: &mut Vec<u8>, v: &Value| {
         serde_json::to_writer(&mut *out, v).expect("writes to a Vec");
         out.push(b'\n');
     };
     let format = subject.info().format;
-    let request = match read_protocol_line(line, format) {
-        Ok(r) => r,
-        Err(e) => {
-            let msg = format!("not a JSON request object: {e}");
-            return value(out, &error_answer(&Value::Null, "invalid_input", &msg));
-        }
+    let expected = (!last.json.is_empty()).then_some(last.json.as_slice());
+    // The longer history of estimate-monotone: the last one and a message
+    // more, of which only the new message is read.
+    let extension = match expected {
+        Some(json) if format == WireFormat::Engine => extended(line, json),
+        _ => None,
+    };
+    let (request, more) = match extension {
+        Some((fields, more)) => (
+            ProtocolLine {
+                fields,
+                messages: None,
+                echoed: true,
+                messages_json: None,
+            },
+            more,
+        ),
+        None => match read_protocol_line_expecting(line, format, expected) {
+            Ok(r) => (r, Vec::new()),
+            Err(e) => {
+                let msg = format!("not a JSON request object: {e}");
+                return value(out, &error_answer(&Value::Null, "invalid_input", &msg));
+            }
+        },
     };
     let mut obj = request.fields;
     let id = obj.get("id").cloned().unwrap_or(Value::Null);
@@ -112,7 +177,20 @@ fn answer_line(subject: &mut dyn Subject, line: &[u8], out: &mut Vec<u8>) {
         },
     };
     let msgs = match request.messages {
-        Some(m) => m,
+        _ if request.echoed => {
+            let mut m = last.messages.clone();
+            m.extend(more);
+            m
+        }
+        Some(m) => {
+            if let Some(json) = request.messages_json {
+                *last = LastHistory {
+                    json,
+                    messages: m.clone(),
+                };
+            }
+            m
+        }
         None => match take_messages_owned(&mut obj, format) {
             Ok(m) => m,
             Err(p) => return value(out, &error_answer(&id, "invalid_input", &p)),
@@ -120,6 +198,16 @@ fn answer_line(subject: &mut dyn Subject, line: &[u8], out: &mut Vec<u8>) {
     };
     match op.as_str() {
         "compact" => match subject.compact(&config, &msgs) {
+            // The history handed back as it came: its JSON is already at hand.
+            Ok(CompactAnswer::Messages(o))
+                if format == WireFormat::Engine && !last.json.is_empty() && o == last.messages =>
+            {
+                out.extend_from_slice(b"{\"id\":");
+                serde_json::to_writer(&mut *out, &id).expect("writes to a Vec");
+                out.extend_from_slice(b",\"messages\":");
+                out.extend_from_slice(&last.json);
+                out.extend_from_slice(b"}\n");
+            }
             Ok(answer) => write_compact_answer(out, &id, &answer, format),
             Err(fault) => value(out, &error_answer(&id, "internal", &fault.to_string())),
         },
