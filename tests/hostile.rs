@@ -431,3 +431,44 @@ fn a_fixture_that_cannot_be_saved_is_a_loud_error() {
         .unwrap()
         .contains("cannot save"));
 }
+
+/// Class 11: under `--jobs`, a worker cleaning up its killed subject never
+/// takes a sibling's fresh process for a stray. faulty.py `wrong-id` never
+/// dies on its own — ctxgate kills it after each wrong id and starts it
+/// again — so any `crash` fault here is a sibling killed by mistake.
+#[test]
+fn restarts_under_jobs_never_kill_a_sibling() {
+    let dir = temp("siblings");
+    let report = dir.join("report.json");
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/subjects/faulty.py");
+    let subject = format!("python3 {} wrong-id", script.display());
+    for _ in 0..3 {
+        let ran = ctxgate(
+            &[
+                "check",
+                "--subject",
+                &subject,
+                "--cases",
+                "40",
+                "--seed",
+                "3",
+                "--jobs",
+                "4",
+                "--timeout",
+                "5",
+                "--report",
+                "json",
+                "--out",
+                report.to_str().unwrap(),
+                "--save",
+                dir.join("fixtures").to_str().unwrap(),
+            ],
+            None,
+            120.0,
+        );
+        assert_eq!(ran.code, Some(1), "{}", ran.stdout);
+        let json: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&report).unwrap()).unwrap();
+        assert_eq!(fault_kinds(&json), ["wrong-id"], "{}", ran.stdout);
+    }
+}

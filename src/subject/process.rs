@@ -148,13 +148,12 @@ impl ProcessSubject {
                 Ok(())
             });
         }
-        let mut child = cmd.spawn().map_err(|e| {
+        let mut child = reaper::spawn_live(&mut cmd).map_err(|e| {
             Fault::new(
                 FaultKind::Spawn,
                 format!("cannot start {:?}: {e}", self.argv[0]),
             )
         })?;
-        reaper::register(child.id() as i32);
         self.starts += 1;
         let stdout = child.stdout.take().expect("piped");
         let stderr = child.stderr.take().expect("piped");

@@ -44,9 +44,14 @@ pub fn become_subreaper() -> bool {
 /// as strays while another subject's descendants are being cleaned up.
 static LIVE: Mutex<Vec<i32>> = Mutex::new(Vec::new());
 
-/// A subject process started.
-pub fn register(pid: i32) {
-    LIVE.lock().unwrap_or_else(|e| e.into_inner()).push(pid);
+/// Start a subject process and count it live, as one step: a cleanup on
+/// another thread (`--jobs`) never sees it started and not yet live, which
+/// it would kill as a stray.
+pub fn spawn_live(cmd: &mut std::process::Command) -> std::io::Result<std::process::Child> {
+    let mut live = LIVE.lock().unwrap_or_else(|e| e.into_inner());
+    let child = cmd.spawn()?;
+    live.push(child.id() as i32);
+    Ok(child)
 }
 
 /// A subject process is being killed.
@@ -107,7 +112,6 @@ fn all_procs() -> Vec<Proc> {
 /// children. Returns the pids still alive when the deadline passed.
 pub fn kill_descendants(pgid: i32, marker: &str, deadline: Duration) -> Vec<i32> {
     let me = std::process::id() as i32;
-    let keep: Vec<i32> = LIVE.lock().unwrap_or_else(|e| e.into_inner()).clone();
     let marker = marker.as_bytes();
     let until = Instant::now() + deadline;
     // SAFETY: kill(2) on the group we created for the subject.
@@ -116,6 +120,8 @@ pub fn kill_descendants(pgid: i32, marker: &str, deadline: Duration) -> Vec<i32>
     }
     loop {
         let mut left = Vec::new();
+        // Held through the scan: no subject starts halfway through it.
+        let keep = LIVE.lock().unwrap_or_else(|e| e.into_inner());
         for p in all_procs() {
             if p.pid == me || keep.contains(&p.pid) {
                 continue;
@@ -140,6 +146,7 @@ pub fn kill_descendants(pgid: i32, marker: &str, deadline: Duration) -> Vec<i32>
             }
             left.push(p.pid);
         }
+        drop(keep);
         if left.is_empty() || Instant::now() >= until {
             return left;
         }
