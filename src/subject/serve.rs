@@ -9,7 +9,7 @@ use serde_json::Value;
 use super::protocol::{
     error_answer, estimate_answer, hello_answer,
     read_line_expecting as read_protocol_line_expecting, take_messages_owned, write_compact_answer,
-    ProtocolLine,
+    write_messages_json, ProtocolLine,
 };
 use super::Subject;
 use crate::config::Config;
@@ -27,7 +27,7 @@ pub fn serve(
 ) -> std::io::Result<()> {
     let mut line = Vec::new();
     let mut answer = Vec::new();
-    let mut last = LastHistory::default();
+    let mut known = Known::default();
     loop {
         let (ended, too_long) = read_line(&mut input, &mut line, max_line_bytes)?;
         answer.clear();
@@ -39,7 +39,7 @@ pub fn serve(
             )?;
             answer.push(b'\n');
         } else if !line.iter().all(u8::is_ascii_whitespace) {
-            answer_line(subject, &line, &mut answer, &mut last);
+            answer_line(subject, &line, &mut answer, &mut known);
         }
         if !answer.is_empty() {
             output.write_all(&answer)?;
@@ -84,38 +84,60 @@ fn read_line(
     }
 }
 
-/// The last request's history, as JSON and as messages: the requests of one
-/// case (compact, compact again, estimate) carry the same one, which is
-/// then read once.
+/// A history recently seen, as JSON and as messages.
 #[derive(Default)]
 struct LastHistory {
     json: Vec<u8>,
     messages: Vec<Message>,
 }
 
-/// A request whose `messages` are the last history's JSON with messages
-/// appended: `…"messages":` + `[A` + `,X…]` + `}` where `[A]` is `last`.
-/// Its other fields, and the appended messages, read alone.
-fn extended(line: &[u8], last: &[u8]) -> Option<(serde_json::Map<String, Value>, Vec<Message>)> {
+/// What serve remembers between requests: the last request's history (the
+/// requests of one case — compact, compact again, estimate — carry the
+/// same one, which is then read once) and the last history it answered (a
+/// ToolLoop's next turn is that answer and the turn's new messages, of
+/// which only the new ones are read).
+#[derive(Default)]
+struct Known {
+    request: LastHistory,
+    answer: LastHistory,
+}
+
+/// A request whose `messages` are a known history's JSON, alone or with
+/// messages appended: `…"messages":` + `[A` + (`]` or `,X…]`) + `}` where
+/// `[A]` is `known`. Its other fields, and the appended messages, read
+/// alone.
+fn extended(line: &[u8], known: &[u8]) -> Option<Extension> {
     const KEY: &[u8] = b"\"messages\":";
-    let open = &last[..last.len().checked_sub(1)?]; // `[A` without its `]`
+    let open = &known[..known.len().checked_sub(1)?]; // `[A` without its `]`
     if open.len() < 2 {
         return None; // `[]`: nothing to extend
     }
-    let at = memchr::memmem::rfind(line, KEY)?;
-    let rest = &line[at + KEY.len()..];
-    let tail = rest.strip_prefix(open)?.strip_prefix(b",")?;
-    let tail = tail.strip_suffix(b"}")?;
-    // `X…]` as an array of its own.
-    let mut more_json = Vec::with_capacity(tail.len() + 1);
-    more_json.push(b'[');
-    more_json.extend_from_slice(tail);
-    let text = std::str::from_utf8(&more_json).ok()?;
-    let mut de = serde_json::Deserializer::from_str(text);
-    let more =
-        serde::de::DeserializeSeed::deserialize(crate::model::engine_de::MessagesSeed, &mut de)
+    // The key may also be spelled inside the history (a tool call's
+    // arguments): the first place followed by the known history is the one
+    // to try, and the reading of the head below proves it top level.
+    let (at, tail) = memchr::memmem::find_iter(line, KEY).find_map(|at| {
+        let rest = line[at + KEY.len()..].strip_prefix(open)?;
+        Some((at, rest.strip_suffix(b"}")?))
+    })?;
+    let more = match tail {
+        b"]" => Vec::new(),
+        _ => {
+            // `X…]` as an array of its own.
+            let tail = tail.strip_prefix(b",")?;
+            let mut more_json = Vec::with_capacity(tail.len() + 1);
+            more_json.push(b'[');
+            more_json.extend_from_slice(tail);
+            let text = std::str::from_utf8(&more_json).ok()?;
+            let mut de = serde_json::Deserializer::from_str(text);
+            let more = serde::de::DeserializeSeed::deserialize(
+                crate::model::engine_de::MessagesSeed,
+                &mut de,
+            )
             .ok()?;
-    de.end().ok()?;
+            de.end().ok()?;
+            more
+        }
+    };
     let mut head = line[..at + KEY.len()].to_vec();
     head.extend_from_slice(b"null}");
     let Ok(Value::Object(mut fields)) = serde_json::from_slice::<Value>(&head) else {
@@ -124,35 +146,54 @@ fn extended(line: &[u8], last: &[u8]) -> Option<(serde_json::Map<String, Value>,
     if fields.shift_remove("messages") != Some(Value::Null) {
         return None;
     }
-    Some((fields, more))
+    Some(Extension {
+        fields,
+        more,
+        json: at + KEY.len()..line.len() - 1,
+    })
+}
+
+/// A request read as a known history and more messages.
+struct Extension {
+    /// The request's fields but `messages`.
+    fields: serde_json::Map<String, Value>,
+    /// The messages after the known history.
+    more: Vec<Message>,
+    /// Where the request's `messages` JSON is in its line.
+    json: std::ops::Range<usize>,
 }
 
 /// Answer one request line into `out` (one line, with its `\n`).
-fn answer_line(subject: &mut dyn Subject, line: &[u8], out: &mut Vec<u8>, last: &mut LastHistory) {
+fn answer_line(subject: &mut dyn Subject, line: &[u8], out: &mut Vec<u8>, known: &mut Known) {
     let value = |out: &mut Vec<u8>, v: &Value| {
         serde_json::to_writer(&mut *out, v).expect("writes to a Vec");
         out.push(b'\n');
     };
     let format = subject.info().format;
-    let expected = (!last.json.is_empty()).then_some(last.json.as_slice());
-    // The longer history of estimate-monotone: the last one and a message
-    // more, of which only the new message is read.
-    let extension = match expected {
-        Some(json) if format == WireFormat::Engine => extended(line, json),
-        _ => None,
+    let expected = (!known.request.json.is_empty()).then_some(known.request.json.as_slice());
+    // A known history and messages more (the longer history of
+    // estimate-monotone, a ToolLoop's next turn): only the new ones are read.
+    let extension = if format == WireFormat::Engine {
+        [&known.request, &known.answer]
+            .into_iter()
+            .enumerate()
+            .filter(|(_, h)| !h.json.is_empty())
+            .find_map(|(k, h)| extended(line, &h.json).map(|e| (k, e)))
+    } else {
+        None
     };
-    let (request, more) = match extension {
-        Some((fields, more)) => (
+    let (request, extension) = match extension {
+        Some((base, e)) => (
             ProtocolLine {
-                fields,
+                fields: e.fields,
                 messages: None,
                 echoed: true,
                 messages_json: None,
             },
-            more,
+            Some((base, e.more, e.json)),
         ),
         None => match read_protocol_line_expecting(line, format, expected) {
-            Ok(r) => (r, Vec::new()),
+            Ok(r) => (r, None),
             Err(e) => {
                 let msg = format!("not a JSON request object: {e}");
                 return value(out, &error_answer(&Value::Null, "invalid_input", &msg));
@@ -176,42 +217,62 @@ fn answer_line(subject: &mut dyn Subject, line: &[u8], out: &mut Vec<u8>, last: 
             Err(e) => return value(out, &error_answer(&id, "invalid_input", &e.to_string())),
         },
     };
-    let msgs = match request.messages {
+    // The request's history, kept with its JSON when it came the fast way:
+    // the next request may repeat or extend it.
+    let fresh = match request.messages {
+        _ if request.echoed && extension.is_none() => None, // the known request
         _ if request.echoed => {
-            let mut m = last.messages.clone();
+            let (base, more, json) = extension.expect("an extension");
+            let from = if base == 0 {
+                &mut known.request
+            } else {
+                &mut known.answer
+            };
+            let mut m = std::mem::take(from).messages;
             m.extend(more);
-            m
+            Some((m, Some(line[json].to_vec())))
         }
-        Some(m) => {
-            if let Some(json) = request.messages_json {
-                *last = LastHistory {
-                    json,
-                    messages: m.clone(),
-                };
-            }
-            m
-        }
+        Some(m) => Some((m, request.messages_json)),
         None => match take_messages_owned(&mut obj, format) {
-            Ok(m) => m,
+            Ok(m) => Some((m, None)),
             Err(p) => return value(out, &error_answer(&id, "invalid_input", &p)),
         },
     };
+    let local;
+    let msgs: &[Message] = match fresh {
+        None => &known.request.messages,
+        Some((messages, Some(json))) => {
+            known.request = LastHistory { json, messages };
+            &known.request.messages
+        }
+        Some((messages, None)) => {
+            local = messages;
+            &local
+        }
+    };
     match op.as_str() {
-        "compact" => match subject.compact(&config, &msgs) {
+        "compact" => match subject.compact(&config, msgs) {
             // The history handed back as it came: its JSON is already at hand.
-            Ok(CompactAnswer::Messages(o))
-                if format == WireFormat::Engine && !last.json.is_empty() && o == last.messages =>
-            {
+            Ok(CompactAnswer::Messages(o)) if format == WireFormat::Engine => {
                 out.extend_from_slice(b"{\"id\":");
                 serde_json::to_writer(&mut *out, &id).expect("writes to a Vec");
                 out.extend_from_slice(b",\"messages\":");
-                out.extend_from_slice(&last.json);
+                let start = out.len();
+                if !known.request.json.is_empty() && o == known.request.messages {
+                    out.extend_from_slice(&known.request.json);
+                } else {
+                    write_messages_json(out, &o);
+                }
+                known.answer = LastHistory {
+                    json: out[start..].to_vec(),
+                    messages: o,
+                };
                 out.extend_from_slice(b"}\n");
             }
             Ok(answer) => write_compact_answer(out, &id, &answer, format),
             Err(fault) => value(out, &error_answer(&id, "internal", &fault.to_string())),
         },
-        "estimate" if subject.info().estimates => match subject.estimate(&config, &msgs) {
+        "estimate" if subject.info().estimates => match subject.estimate(&config, msgs) {
             Ok(e) => value(out, &estimate_answer(&id, &e)),
             Err(fault) => value(out, &error_answer(&id, "internal", &fault.to_string())),
         },
