@@ -7,6 +7,7 @@
 mod answer;
 pub mod defects;
 mod in_process;
+mod pipes;
 mod process;
 pub mod protocol;
 pub mod reaper;

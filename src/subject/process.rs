@@ -6,17 +6,17 @@
 //! the next request. stderr is drained continuously into a bounded tail,
 //! so a subject that floods it neither blocks nor eats memory.
 
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::Read;
 use std::os::unix::process::CommandExt;
-use std::process::{Child, ChildStdin, Command, Stdio};
+use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::mpsc::{self, Receiver, RecvTimeoutError, TryRecvError};
 use std::sync::{Arc, Mutex};
 use std::thread;
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
+use super::pipes::{Line, Pipes};
 use super::protocol::{
     hello_request, parse_compact_line, parse_estimate_answer, parse_hello, read_line_expecting,
     write_messages_json, write_request, write_request_json, ProtocolLine,
@@ -55,23 +55,14 @@ const EXIT_POLL: Duration = Duration::from_millis(50);
 /// How long killing and reaping a subject may take.
 const REAP_DEADLINE: Duration = Duration::from_secs(5);
 
-/// What the stdout reader hands over.
-enum Line {
-    Text(Vec<u8>),
-    Oversized(usize),
-    Closed,
-}
-
 struct Running {
     child: Child,
     /// `CTXGATE_SUBJECT=…`: what every descendant of this start inherits.
     marker: String,
     /// The id of the first request this process was sent.
     first_id: u64,
-    /// Request lines for the writer thread, which owns the child's stdin:
-    /// a subject that stops reading can block that thread, never us.
-    to_stdin: Option<mpsc::Sender<Vec<u8>>>,
-    lines: Receiver<Line>,
+    /// Its stdin and stdout, driven without blocking (`pipes`).
+    pipes: Pipes,
     stderr: Arc<Mutex<Tail>>,
 }
 
@@ -157,22 +148,30 @@ impl ProcessSubject {
         self.starts += 1;
         let stdout = child.stdout.take().expect("piped");
         let stderr = child.stderr.take().expect("piped");
-        let (tx, rx) = mpsc::channel();
-        let cap = self.options.max_line_bytes;
-        thread::spawn(move || read_lines(stdout, cap, tx));
+        let stdin = child.stdin.take().expect("piped");
+        let pipes = Pipes::new(stdin, stdout, self.options.max_line_bytes).map_err(|e| {
+            Fault::new(
+                FaultKind::Spawn,
+                format!("cannot set up the subject's pipes: {e}"),
+            )
+        });
         let tail = Arc::new(Mutex::new(Tail::default()));
         let keep = self.options.stderr_tail_bytes;
         let sink = Arc::clone(&tail);
         thread::spawn(move || drain(stderr, keep, sink));
-        let stdin = child.stdin.take().expect("piped");
-        let (to_stdin, requests) = mpsc::channel();
-        thread::spawn(move || write_lines(stdin, requests));
         self.running = Some(Running {
-            to_stdin: Some(to_stdin),
+            pipes: match pipes {
+                Ok(p) => p,
+                Err(f) => {
+                    let _ = child.kill();
+                    let _ = child.wait();
+                    reaper::unregister(child.id() as i32);
+                    return Err(f);
+                }
+            },
             marker: format!("{MARKER_VAR}={value}"),
             first_id: self.next_id,
             child,
-            lines: rx,
             stderr: tail,
         });
         let hello = self.exchange(&hello_request(), None)?;
@@ -187,7 +186,7 @@ impl ProcessSubject {
     /// child, each within a deadline.
     fn kill(&mut self) {
         if let Some(mut r) = self.running.take() {
-            drop(r.to_stdin.take());
+            r.pipes.close();
             let pid = r.child.id() as i32;
             reaper::unregister(pid);
             let _ = r.child.kill();
@@ -258,20 +257,20 @@ impl ProcessSubject {
     fn check_nothing_waiting(&mut self) -> Result<(), Fault> {
         let timeout = self.options.timeout;
         let r = self.running.as_mut().expect("running");
-        match r.lines.try_recv() {
-            Ok(Line::Text(bytes)) => {
+        match r.pipes.next_line(Duration::ZERO) {
+            Line::Text(bytes) => {
                 let shown = String::from_utf8_lossy(&bytes[..bytes.len().min(200)]).into_owned();
                 Err(Fault::new(
                     FaultKind::UnsolicitedLine,
                     format!("the subject printed a line before it was asked for one: {shown:?}"),
                 ))
             }
-            Ok(Line::Oversized(n)) => Err(Fault::new(
+            Line::Oversized(n) => Err(Fault::new(
                 FaultKind::OversizedLine,
                 format!("a line passed {n} bytes, the cap (--max-line-bytes)"),
             )),
-            Ok(Line::Closed) | Err(TryRecvError::Disconnected) => Err(closed(r, timeout)),
-            Err(TryRecvError::Empty) => Ok(()),
+            Line::Closed => Err(closed(r, timeout)),
+            Line::Pending => Ok(()),
         }
     }
 
@@ -280,8 +279,8 @@ impl ProcessSubject {
     fn send_line(&mut self, line: Vec<u8>) {
         self.traffic.requests += 1;
         self.traffic.bytes_sent += line.len() as u64;
-        if let Some(tx) = self.running.as_ref().and_then(|r| r.to_stdin.as_ref()) {
-            let _ = tx.send(line);
+        if let Some(r) = self.running.as_mut() {
+            r.pipes.send(&line);
         }
     }
 
@@ -323,18 +322,18 @@ impl ProcessSubject {
         let until = Instant::now() + timeout;
         let answer = loop {
             let left = until.saturating_duration_since(Instant::now());
-            match r.lines.recv_timeout(left.min(EXIT_POLL)) {
-                Ok(Line::Text(bytes)) => break bytes,
-                Ok(Line::Oversized(n)) => {
+            match r.pipes.next_line(left.min(EXIT_POLL)) {
+                Line::Text(bytes) => break bytes,
+                Line::Oversized(n) => {
                     return Err(Fault::new(
                         FaultKind::OversizedLine,
                         format!("an answer line passed {n} bytes, the cap (--max-line-bytes)"),
                     ))
                 }
-                Ok(Line::Closed) | Err(RecvTimeoutError::Disconnected) => {
+                Line::Closed => {
                     return Err(closed(r, timeout));
                 }
-                Err(RecvTimeoutError::Timeout) => {
+                Line::Pending => {
                     if let Ok(Some(status)) = r.child.try_wait() {
                         return Err(Fault::new(
                             FaultKind::Crash,
@@ -543,47 +542,6 @@ fn closed(r: &mut Running, timeout: Duration) -> Fault {
                 )
             }
             Err(e) => return Fault::new(FaultKind::Crash, format!("the subject is gone: {e}")),
-        }
-    }
-}
-
-/// Write request lines until the channel or the pipe closes.
-fn write_lines(mut stdin: ChildStdin, requests: Receiver<Vec<u8>>) {
-    for line in requests {
-        if stdin.write_all(&line).and_then(|_| stdin.flush()).is_err() {
-            return;
-        }
-    }
-}
-
-/// Read `\n`-terminated lines, refusing any longer than `cap`.
-fn read_lines(stdout: impl Read, cap: usize, tx: mpsc::Sender<Line>) {
-    let mut reader = BufReader::with_capacity(1 << 16, stdout);
-    let mut line = Vec::new();
-    loop {
-        let buf = match reader.fill_buf() {
-            Ok([]) | Err(_) => {
-                let _ = tx.send(Line::Closed);
-                return;
-            }
-            Ok(buf) => buf,
-        };
-        let (chunk, done) = match memchr::memchr(b'\n', buf) {
-            Some(p) => (&buf[..p], Some(p + 1)),
-            None => (buf, None),
-        };
-        if line.len() + chunk.len() > cap {
-            let _ = tx.send(Line::Oversized(cap));
-            return;
-        }
-        line.extend_from_slice(chunk);
-        let consumed = done.unwrap_or(buf.len());
-        reader.consume(consumed);
-        if done.is_some() {
-            let text = std::mem::take(&mut line);
-            if tx.send(Line::Text(text)).is_err() {
-                return;
-            }
         }
     }
 }

@@ -1,0 +1,352 @@
+//! A subject's stdin and stdout, driven from the calling thread with
+//! poll(2) (issue 13). Request bytes are written as the pipe takes them
+//! while answer bytes are read as they come, so neither side can block the
+//! other — a subject that stops reading its stdin while the harness has
+//! more to send, or floods its stdout, costs a timeout, never a hang — and
+//! an answer reaches the harness with one wake-up, not the three a reader
+//! and a writer thread cost.
+
+use std::io::{self, Read, Write};
+use std::os::fd::{AsRawFd, RawFd};
+use std::process::{ChildStdin, ChildStdout};
+use std::time::{Duration, Instant};
+
+/// What reading the subject's stdout gives.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Line {
+    /// One line, without its `\n`.
+    Text(Vec<u8>),
+    /// A line passed the cap (in bytes) before its end.
+    Oversized(usize),
+    /// stdout is closed (the subject exited, or closed it).
+    Closed,
+    /// No whole line within the wait.
+    Pending,
+}
+
+/// The harness's ends of a subject's stdin and stdout, non-blocking.
+pub struct Pipes {
+    stdin: Option<ChildStdin>,
+    stdout: ChildStdout,
+    /// Request bytes not yet taken by the pipe, from `sent` on.
+    pending: Vec<u8>,
+    sent: usize,
+    /// Answer bytes read and not yet handed out: `input[start..end]` (the
+    /// buffer stays allocated and initialised between reads).
+    input: Vec<u8>,
+    start: usize,
+    end: usize,
+    /// Where in `input[start..]` to look for the next `\n` from (what is
+    /// before has none).
+    scanned: usize,
+    cap: usize,
+    eof: bool,
+}
+
+/// Bigger pipes take a large request or answer in one go (Linux; the
+/// default is 64 KiB, an unprivileged process may ask for up to 1 MiB).
+const PIPE_BYTES: i32 = 1 << 20;
+
+/// The least a read asks for.
+const READ_CHUNK: usize = 1 << 16;
+
+impl Pipes {
+    /// Take over the child's pipes; lines longer than `cap` bytes are
+    /// refused as they are read.
+    pub fn new(stdin: ChildStdin, stdout: ChildStdout, cap: usize) -> io::Result<Pipes> {
+        for fd in [stdin.as_raw_fd(), stdout.as_raw_fd()] {
+            set_nonblocking(fd)?;
+            #[cfg(target_os = "linux")]
+            // SAFETY: fcntl(2) on a pipe we own, with an integer argument.
+            unsafe {
+                // Best effort: a smaller pipe only costs wake-ups.
+                libc::fcntl(fd, libc::F_SETPIPE_SZ, PIPE_BYTES);
+            }
+        }
+        Ok(Pipes {
+            stdin: Some(stdin),
+            stdout,
+            pending: Vec::new(),
+            sent: 0,
+            input: Vec::new(),
+            start: 0,
+            end: 0,
+            scanned: 0,
+            cap,
+            eof: false,
+        })
+    }
+
+    /// Queue `line` for the subject's stdin and write what the pipe takes
+    /// now; the rest goes out while the next answer is awaited. Once the
+    /// subject has closed its stdin, requests are dropped: the closed
+    /// stdout or the timeout that follows says what happened.
+    pub fn send(&mut self, line: &[u8]) {
+        if self.stdin.is_none() {
+            return;
+        }
+        if self.sent == self.pending.len() {
+            self.pending.clear();
+            self.sent = 0;
+        }
+        self.pending.extend_from_slice(line);
+        self.flush();
+    }
+
+    /// Whether request bytes are still waiting for the pipe.
+    fn has_pending(&self) -> bool {
+        self.stdin.is_some() && self.sent < self.pending.len()
+    }
+
+    /// Write pending request bytes until the pipe is full.
+    fn flush(&mut self) {
+        while self.has_pending() {
+            let stdin = self.stdin.as_mut().expect("checked");
+            match stdin.write(&self.pending[self.sent..]) {
+                Ok(0) => return self.close_stdin(),
+                Ok(n) => self.sent += n,
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(_) => return self.close_stdin(),
+            }
+        }
+    }
+
+    fn close_stdin(&mut self) {
+        self.stdin = None;
+        self.pending = Vec::new();
+        self.sent = 0;
+    }
+
+    /// Close the subject's stdin (it sees the end of its input).
+    pub fn close(&mut self) {
+        self.close_stdin();
+    }
+
+    /// The next line if one comes within `wait` (`Line::Pending`: not
+    /// yet), writing pending requests meanwhile. `Duration::ZERO` only
+    /// looks at what has arrived.
+    pub fn next_line(&mut self, wait: Duration) -> Line {
+        let until = Instant::now() + wait;
+        loop {
+            if let Some(line) = self.take_line() {
+                return line;
+            }
+            if self.eof {
+                return Line::Closed;
+            }
+            match self.poll(until.saturating_duration_since(Instant::now())) {
+                Ok(true) => {}
+                Ok(false) => return Line::Pending,
+                Err(_) => self.eof = true,
+            }
+        }
+    }
+
+    /// A line already read whole, or the verdict on an over-long one.
+    fn take_line(&mut self) -> Option<Line> {
+        let buf = &self.input[self.start..self.end];
+        match memchr::memchr(b'\n', &buf[self.scanned..]) {
+            Some(p) => {
+                let len = self.scanned + p;
+                if len > self.cap {
+                    return Some(Line::Oversized(self.cap));
+                }
+                let line = buf[..len].to_vec();
+                self.start += len + 1;
+                self.scanned = 0;
+                if self.start == self.end {
+                    self.start = 0;
+                    self.end = 0;
+                }
+                Some(Line::Text(line))
+            }
+            None => {
+                self.scanned = buf.len();
+                (buf.len() > self.cap).then_some(Line::Oversized(self.cap))
+            }
+        }
+    }
+
+    /// Wait up to `wait` for stdout to have bytes or stdin room, and move
+    /// what can be moved. `Ok(false)`: nothing happened in time.
+    fn poll(&mut self, wait: Duration) -> io::Result<bool> {
+        let mut fds = [
+            libc::pollfd {
+                fd: self.stdout.as_raw_fd(),
+                events: libc::POLLIN,
+                revents: 0,
+            },
+            libc::pollfd {
+                fd: self.stdin.as_ref().map_or(-1, |s| s.as_raw_fd()),
+                events: if self.has_pending() { libc::POLLOUT } else { 0 },
+                revents: 0,
+            },
+        ];
+        let ms = wait.as_millis().min(i32::MAX as u128) as i32;
+        // Round a sub-millisecond wait up: poll(…, 0) would spin.
+        let ms = if ms == 0 && !wait.is_zero() { 1 } else { ms };
+        // SAFETY: poll(2) on two pollfd structs we own; a negative fd is
+        // ignored by poll.
+        let n = unsafe { libc::poll(fds.as_mut_ptr(), 2, ms) };
+        if n < 0 {
+            let e = io::Error::last_os_error();
+            return if e.kind() == io::ErrorKind::Interrupted {
+                Ok(true)
+            } else {
+                Err(e)
+            };
+        }
+        if n == 0 {
+            return Ok(false);
+        }
+        if fds[1].revents & (libc::POLLERR | libc::POLLHUP) != 0 {
+            self.close_stdin();
+        } else if fds[1].revents & libc::POLLOUT != 0 {
+            self.flush();
+        }
+        if fds[0].revents & (libc::POLLIN | libc::POLLHUP | libc::POLLERR) != 0 {
+            self.fill();
+        }
+        Ok(true)
+    }
+
+    /// Read what stdout has, in as few calls as its size allows.
+    fn fill(&mut self) {
+        loop {
+            // Room for at least a chunk, or as much again as a long line
+            // already has: a line of n bytes takes O(log n) reads.
+            let have = self.end - self.start;
+            let want = READ_CHUNK.max(have);
+            if self.input.len() - self.end < want {
+                if self.start > 0 {
+                    self.input.copy_within(self.start..self.end, 0);
+                    self.end = have;
+                    self.start = 0;
+                }
+                if self.input.len() - self.end < want {
+                    self.input.resize(self.end + want, 0);
+                }
+            }
+            let room = self.input.len() - self.end;
+            match self.stdout.read(&mut self.input[self.end..]) {
+                Ok(0) => {
+                    self.eof = true;
+                    return;
+                }
+                Ok(n) => {
+                    self.end += n;
+                    if n < room || self.end - self.start > self.cap {
+                        return;
+                    }
+                }
+                Err(e) => match e.kind() {
+                    io::ErrorKind::WouldBlock => return,
+                    io::ErrorKind::Interrupted => {}
+                    _ => {
+                        self.eof = true;
+                        return;
+                    }
+                },
+            }
+        }
+    }
+}
+
+fn set_nonblocking(fd: RawFd) -> io::Result<()> {
+    // SAFETY: fcntl(2) on a descriptor we own, integer arguments only.
+    unsafe {
+        let flags = libc::fcntl(fd, libc::F_GETFL);
+        if flags < 0 || libc::fcntl(fd, libc::F_SETFL, flags | libc::O_NONBLOCK) < 0 {
+            return Err(io::Error::last_os_error());
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::process::{Child, Command, Stdio};
+
+    fn start(script: &str, cap: usize) -> (Child, Pipes) {
+        let mut child = Command::new("sh")
+            .args(["-c", script])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()
+            .expect("sh runs");
+        let pipes = Pipes::new(
+            child.stdin.take().unwrap(),
+            child.stdout.take().unwrap(),
+            cap,
+        )
+        .unwrap();
+        (child, pipes)
+    }
+
+    fn wait_line(pipes: &mut Pipes) -> Line {
+        let until = Instant::now() + Duration::from_secs(20);
+        loop {
+            match pipes.next_line(Duration::from_millis(50)) {
+                Line::Pending if Instant::now() < until => {}
+                other => return other,
+            }
+        }
+    }
+
+    /// `cat` answers while it is still being written to: lines far over
+    /// the pipe's size go both ways without a deadlock, whole and in order.
+    #[test]
+    fn long_lines_cross_both_ways_at_once() {
+        let (mut child, mut pipes) = start("cat", 64 << 20);
+        let lines: Vec<Vec<u8>> = (0..3u8)
+            .map(|k| {
+                let mut l = vec![b'a' + k; (3 << 20) + k as usize];
+                l.push(b'\n');
+                l
+            })
+            .collect();
+        for l in &lines {
+            pipes.send(l);
+        }
+        for l in &lines {
+            assert_eq!(wait_line(&mut pipes), Line::Text(l[..l.len() - 1].to_vec()));
+        }
+        pipes.close();
+        assert_eq!(wait_line(&mut pipes), Line::Closed);
+        child.wait().unwrap();
+    }
+
+    /// A subject that never reads: sending more than a pipe holds returns
+    /// at once, and waiting for its answer ends with the wait.
+    #[test]
+    fn a_subject_that_never_reads_blocks_nothing() {
+        let (mut child, mut pipes) = start("sleep 30", 1 << 20);
+        let t = Instant::now();
+        pipes.send(&vec![b'x'; 8 << 20]);
+        assert_eq!(pipes.next_line(Duration::from_millis(200)), Line::Pending);
+        assert!(t.elapsed() < Duration::from_secs(10), "{:?}", t.elapsed());
+        child.kill().unwrap();
+        child.wait().unwrap();
+    }
+
+    /// A line past the cap is refused once the cap is passed, without
+    /// waiting for its end; several short lines in one read come out one
+    /// by one; an exit shows as `Closed`.
+    #[test]
+    fn caps_framing_and_end() {
+        let (mut child, mut pipes) = start(
+            "printf 'one\\ntwo\\n'; head -c 3000000 /dev/zero; sleep 30",
+            1 << 20,
+        );
+        assert_eq!(wait_line(&mut pipes), Line::Text(b"one".to_vec()));
+        assert_eq!(wait_line(&mut pipes), Line::Text(b"two".to_vec()));
+        assert_eq!(wait_line(&mut pipes), Line::Oversized(1 << 20));
+        child.kill().unwrap();
+        child.wait().unwrap();
+        let (mut child, mut pipes) = start("printf 'last'", 1 << 20);
+        assert_eq!(wait_line(&mut pipes), Line::Closed);
+        child.wait().unwrap();
+    }
+}
