@@ -9,7 +9,7 @@ use serde_json::Value;
 use super::protocol::{
     error_answer, estimate_answer, hello_answer,
     read_line_expecting as read_protocol_line_expecting, take_messages_owned, write_compact_answer,
-    write_messages_json, ProtocolLine,
+    write_messages_json,
 };
 use super::Subject;
 use crate::config::Config;
@@ -84,22 +84,50 @@ fn read_line(
     }
 }
 
-/// A history recently seen, as JSON and as messages.
-#[derive(Default)]
-struct LastHistory {
+/// A history seen lately, as JSON and as messages.
+struct History {
     json: Vec<u8>,
     messages: Vec<Message>,
 }
 
-/// What serve remembers between requests: the last request's history (the
-/// requests of one case — compact, compact again, estimate — carry the
-/// same one, which is then read once) and the last history it answered (a
-/// ToolLoop's next turn is that answer and the turn's new messages, of
-/// which only the new ones are read).
+/// How many histories serve remembers: enough for the requests of a few
+/// cases in flight at once (`check --lanes`), each history a few messages
+/// more than one of them.
+const KNOWN: usize = 8;
+
+/// The histories serve read or wrote lately, the newest first. The
+/// requests of one case (compact, compact again, estimate) carry the same
+/// history, the longer one of estimate-monotone one message more; a
+/// ToolLoop's next turn is the last answer and the turn's new messages;
+/// idempotence sends an answer back. Each is read as a known history and
+/// what follows it.
 #[derive(Default)]
 struct Known {
-    request: LastHistory,
-    answer: LastHistory,
+    recent: std::collections::VecDeque<History>,
+}
+
+impl Known {
+    fn remember(&mut self, h: History) {
+        self.recent.push_front(h);
+        self.recent.truncate(KNOWN);
+    }
+
+    /// The request read as a known history (which moves to the front) and
+    /// messages more, if it is one.
+    fn extension(&mut self, line: &[u8]) -> Option<serde_json::Map<String, Value>> {
+        let (k, e) = self
+            .recent
+            .iter()
+            .enumerate()
+            .find_map(|(k, h)| extended(line, &h.json).map(|e| (k, e)))?;
+        let mut base = self.recent.remove(k).expect("found");
+        if !e.more.is_empty() {
+            base.messages.extend(e.more);
+            base.json = line[e.json].to_vec();
+        }
+        self.recent.push_front(base);
+        Some(e.fields)
+    }
 }
 
 /// A request whose `messages` are a known history's JSON, alone or with
@@ -170,37 +198,24 @@ fn answer_line(subject: &mut dyn Subject, line: &[u8], out: &mut Vec<u8>, known:
         out.push(b'\n');
     };
     let format = subject.info().format;
-    let expected = (!known.request.json.is_empty()).then_some(known.request.json.as_slice());
-    // A known history and messages more (the longer history of
-    // estimate-monotone, a ToolLoop's next turn): only the new ones are read.
-    let extension = if format == WireFormat::Engine {
-        [&known.request, &known.answer]
-            .into_iter()
-            .enumerate()
-            .filter(|(_, h)| !h.json.is_empty())
-            .find_map(|(k, h)| extended(line, &h.json).map(|e| (k, e)))
-    } else {
-        None
-    };
-    let (request, extension) = match extension {
-        Some((base, e)) => (
-            ProtocolLine {
-                fields: e.fields,
-                messages: None,
-                echoed: true,
-                messages_json: None,
+    let engine = format == WireFormat::Engine;
+    // The request's fields, and whether its history is `known.recent[0]`.
+    let (mut obj, mut owned) = match engine.then(|| known.extension(line)).flatten() {
+        Some(fields) => (fields, None),
+        None => match read_protocol_line_expecting(line, format, None) {
+            Ok(r) => match (r.messages, r.messages_json) {
+                (Some(messages), Some(json)) => {
+                    known.remember(History { json, messages });
+                    (r.fields, None)
+                }
+                (m, _) => (r.fields, Some(m)),
             },
-            Some((base, e.more, e.json)),
-        ),
-        None => match read_protocol_line_expecting(line, format, expected) {
-            Ok(r) => (r, None),
             Err(e) => {
                 let msg = format!("not a JSON request object: {e}");
                 return value(out, &error_answer(&Value::Null, "invalid_input", &msg));
             }
         },
     };
-    let mut obj = request.fields;
     let id = obj.get("id").cloned().unwrap_or(Value::Null);
     let op = obj
         .get("op")
@@ -217,56 +232,37 @@ fn answer_line(subject: &mut dyn Subject, line: &[u8], out: &mut Vec<u8>, known:
             Err(e) => return value(out, &error_answer(&id, "invalid_input", &e.to_string())),
         },
     };
-    // The request's history, kept with its JSON when it came the fast way:
-    // the next request may repeat or extend it.
-    let fresh = match request.messages {
-        _ if request.echoed && extension.is_none() => None, // the known request
-        _ if request.echoed => {
-            let (base, more, json) = extension.expect("an extension");
-            let from = if base == 0 {
-                &mut known.request
-            } else {
-                &mut known.answer
-            };
-            let mut m = std::mem::take(from).messages;
-            m.extend(more);
-            Some((m, Some(line[json].to_vec())))
+    let local;
+    let msgs: &[Message] = match owned.take() {
+        None => &known.recent[0].messages,
+        Some(Some(m)) => {
+            local = m;
+            &local
         }
-        Some(m) => Some((m, request.messages_json)),
-        None => match take_messages_owned(&mut obj, format) {
-            Ok(m) => Some((m, None)),
+        Some(None) => match take_messages_owned(&mut obj, format) {
+            Ok(m) => {
+                local = m;
+                &local
+            }
             Err(p) => return value(out, &error_answer(&id, "invalid_input", &p)),
         },
     };
-    let local;
-    let msgs: &[Message] = match fresh {
-        None => &known.request.messages,
-        Some((messages, Some(json))) => {
-            known.request = LastHistory { json, messages };
-            &known.request.messages
-        }
-        Some((messages, None)) => {
-            local = messages;
-            &local
-        }
-    };
     match op.as_str() {
         "compact" => match subject.compact(&config, msgs) {
-            // The history handed back as it came: its JSON is already at hand.
-            Ok(CompactAnswer::Messages(o)) if format == WireFormat::Engine => {
+            Ok(CompactAnswer::Messages(o)) if engine => {
                 out.extend_from_slice(b"{\"id\":");
                 serde_json::to_writer(&mut *out, &id).expect("writes to a Vec");
                 out.extend_from_slice(b",\"messages\":");
-                let start = out.len();
-                if !known.request.json.is_empty() && o == known.request.messages {
-                    out.extend_from_slice(&known.request.json);
-                } else {
-                    write_messages_json(out, &o);
+                // The history handed back as it came: its JSON is at hand.
+                match known.recent.iter().find(|h| h.messages == o) {
+                    Some(h) => out.extend_from_slice(&h.json),
+                    None => {
+                        let start = out.len();
+                        write_messages_json(out, &o);
+                        let json = out[start..].to_vec();
+                        known.remember(History { json, messages: o });
+                    }
                 }
-                known.answer = LastHistory {
-                    json: out[start..].to_vec(),
-                    messages: o,
-                };
                 out.extend_from_slice(b"}\n");
             }
             Ok(answer) => write_compact_answer(out, &id, &answer, format),
