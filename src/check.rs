@@ -288,7 +288,9 @@ pub fn run(
 ) -> CheckReport {
     let engine = Engine::new(subject.info(), opts);
     engine.work(subject, Some(on_progress));
-    engine.finish()
+    let mut report = engine.finish();
+    report.traffic = subject.traffic();
+    report
 }
 
 /// Run the check with one worker per subject (`--jobs`), each on a thread
@@ -320,7 +322,13 @@ pub fn run_parallel(
         }
         on_progress(engine.progress());
     });
-    engine.finish()
+    let mut report = engine.finish();
+    // Summed once every worker is done (lanes share a process's counts).
+    report.traffic = subjects
+        .iter()
+        .filter_map(|s| s.traffic())
+        .reduce(|a, b| a + b);
+    report
 }
 
 /// Which of a seed's cases a run takes: all of `0..cases`, or shard `k`
@@ -366,7 +374,6 @@ struct State {
     first_failure: BTreeMap<Invariant, u64>,
     first_fault: BTreeMap<FaultKind, u64>,
     fault_counts: BTreeMap<FaultKind, u64>,
-    traffic: Option<crate::subject::Traffic>,
 }
 
 impl Engine {
@@ -404,7 +411,6 @@ impl Engine {
                 first_failure: BTreeMap::new(),
                 first_fault: BTreeMap::new(),
                 fault_counts: BTreeMap::new(),
-                traffic: None,
             }),
         }
     }
@@ -455,9 +461,18 @@ impl Engine {
             checked: self.checked,
             deadline: self.deadline(),
         };
+        subject.stop_at(self.deadline());
         while let Some(index) = self.next_index() {
             let case = case_from_seed(self.opts.seed, index, &self.opts.gen);
             let result = run_case(subject, &case.config, &case.messages, self.checked);
+            if result
+                .fault
+                .as_ref()
+                .is_some_and(|f| f.kind == FaultKind::Stopped)
+            {
+                self.lock().report.stopped_by_time = true;
+                break; // not judged: the run is over
+            }
             let (fault_claim, claims) = self.lock().record(index, &case, &result);
             if let Some(fault) = fault_claim {
                 let rec = shrink_fault(subject, &run, index, &case, &fault);
@@ -479,10 +494,6 @@ impl Engine {
                 p(self.progress());
             }
         }
-        if let Some(t) = subject.traffic() {
-            let mut st = self.lock();
-            st.traffic = Some(st.traffic.unwrap_or_default() + t);
-        }
     }
 
     /// The report, failures and faults in case order.
@@ -491,7 +502,6 @@ impl Engine {
         let st = self.state.into_inner().unwrap_or_else(|e| e.into_inner());
         let mut report = st.report;
         report.elapsed = elapsed;
-        report.traffic = st.traffic;
         report.failures.sort_by_key(|f| (f.case_index, f.invariant));
         report
             .faults
@@ -592,17 +602,23 @@ fn shrink_fault(
         FaultKind::Timeout | FaultKind::ClosedStdout => 8,
         _ => 60,
     };
-    let shrunk = shrink_with_budget(case.clone(), opts.shrink_runs.min(budget), deadline, |c| {
-        run_case(subject, &c.config, &c.messages, checked)
-            .fault
-            .is_some_and(|f| f.kind == kind)
-    });
-    let fault = if shrunk == *case {
-        fault.clone()
-    } else {
-        let last = run_case(subject, &shrunk.config, &shrunk.messages, checked);
-        last.fault.unwrap_or_else(|| fault.clone())
-    };
+    // The fault of the last candidate that reproduced it is the shrunk
+    // case's: kept, not asked for again (a hang would cost a timeout).
+    let mut last = fault.clone();
+    let shrunk =
+        shrink_with_budget(
+            case.clone(),
+            opts.shrink_runs.min(budget),
+            deadline,
+            |c| match run_case(subject, &c.config, &c.messages, checked).fault {
+                Some(f) if f.kind == kind => {
+                    last = f;
+                    true
+                }
+                _ => false,
+            },
+        );
+    let fault = last;
     let mut fixture = Fixture::new(
         shrunk.config,
         shrunk.messages,
@@ -638,22 +654,30 @@ fn shrink_failure(
     // nothing. Keep the shrunk case one where a fitting answer exists,
     // if the original was — or if it fails as well under a ceiling
     // that leaves room, for an invariant that is not about the ceiling.
+    // The violation of the last case that still failed is the shrunk
+    // case's: kept, not asked for again.
+    let mut last: Option<Violation> = None;
+    let mut fails = |c: &Case, last: &mut Option<Violation>| {
+        let r = run_case(subject, &c.config, &c.messages, only);
+        let failed = r.fails(inv);
+        if failed {
+            *last = r.violations().find(|v| v.invariant == inv).cloned();
+        }
+        failed
+    };
     let start = roomier(case, inv)
         .filter(|_| !out_of_time(deadline))
-        .filter(|c| run_case(subject, &c.config, &c.messages, only).fails(inv))
+        .filter(|c| fails(c, &mut last))
         .unwrap_or_else(|| case.clone());
     let keep_fittable = fittable(&start);
     let shrunk = shrink_with_budget(start, opts.shrink_runs, deadline, |c| {
-        (!keep_fittable || fittable(c))
-            && run_case(subject, &c.config, &c.messages, only).fails(inv)
+        (!keep_fittable || fittable(c)) && fails(c, &mut last)
     });
     let found = result.violations().find(|v| v.invariant == inv).cloned();
     let violation = if shrunk == *case {
         found
     } else {
-        let last = run_case(subject, &shrunk.config, &shrunk.messages, only);
-        let v = last.violations().next().cloned();
-        v.or(found)
+        last.or(found)
     }
     .unwrap_or_else(|| Violation::new(inv, "failed"));
     let mut fixture = Fixture::new(

@@ -373,3 +373,53 @@ fn the_protocol_guide_trimmer_passes_check() {
     assert_eq!(out.status.code(), Some(0), "{report}");
     assert_eq!(report["ok"], true);
 }
+
+/// A report without what depends on the machine and the run's directory:
+/// timings, traffic, and where fixtures went (their names stay; the
+/// replay command names the directory).
+fn verdict_table(mut report: Value) -> Value {
+    let obj = report.as_object_mut().unwrap();
+    for k in ["seconds", "casesPerSecond", "protocol", "shard"] {
+        obj.remove(k);
+    }
+    for f in obj["failures"].as_array_mut().unwrap() {
+        let saved = f["saved"].as_str().unwrap_or_default();
+        let name = Path::new(saved)
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned());
+        f["saved"] = name.into();
+        f.as_object_mut().unwrap().remove("replay");
+    }
+    report
+}
+
+#[test]
+fn lanes_and_jobs_change_nothing_but_the_time() {
+    // Workers sharing one subject process (--lanes) and several processes
+    // (--jobs) give the same verdicts, failures and fixture names as one
+    // worker on one process, for a defect and for the reference.
+    for defect in [
+        Some(Defect::ALL[0]),
+        Some(Defect::ALL[Defect::ALL.len() - 1]),
+        None,
+    ] {
+        let serve = match defect {
+            Some(d) => serve_cmd(&format!("--defect {}", d.name())),
+            None => serve_cmd(""),
+        };
+        let run = |spread: &[&str], name: &str| {
+            let dir = temp_dir(name);
+            let mut args = vec!["--cases", "120", "--seed", "5", "--shrink-runs", "200"];
+            args.extend_from_slice(spread);
+            let (out, report) = check(&serve, &args, &dir);
+            (out.status.code(), verdict_table(report))
+        };
+        let (code1, one) = run(&["--jobs", "1", "--lanes", "1"], "lanes-1");
+        let (code2, many) = run(&["--jobs", "2", "--lanes", "3"], "lanes-3");
+        assert_eq!(code1, code2, "{defect:?}");
+        assert_eq!(one, many, "{defect:?}");
+        if defect.is_some() {
+            assert_eq!(code1, Some(1), "the defect is caught: {one}");
+        }
+    }
+}

@@ -78,6 +78,12 @@ pub struct Args {
     #[arg(long, value_name = "N")]
     pub jobs: Option<usize>,
 
+    /// How many workers share each subject process (an external subject's
+    /// requests from one batch of one case at a time each): while one
+    /// judges an answer, the subject works on another's request
+    #[arg(long, value_name = "N", default_value_t = 2)]
+    pub lanes: usize,
+
     /// Run one deterministic 1/N of the seed's cases (those whose index is
     /// K-1 modulo N), for a CI matrix; `ctxgate report merge` joins the
     /// shards' JSON reports
@@ -142,9 +148,15 @@ pub fn run_check(args: Args) -> Result<(), Failure> {
         Some(n) => n,
         None => std::thread::available_parallelism().map_or(1, |n| n.get()),
     };
-    let mut subjects = Vec::with_capacity(jobs);
+    if !(1..=16).contains(&args.lanes) {
+        return Err(Failure::bad_input(format!(
+            "--lanes must be from 1 to 16, found {}",
+            args.lanes
+        )));
+    }
+    let mut subjects = Vec::with_capacity(jobs * args.lanes);
     for _ in 0..jobs {
-        subjects.push(args.subject.open()?);
+        subjects.extend(args.subject.open_lanes(args.lanes)?);
     }
     if args.subject.is_external() && !ctxgate::subject::reaper::is_subreaper() {
         eprintln!(

@@ -5,7 +5,7 @@ use clap::Args as ClapArgs;
 
 use super::common::Failure;
 use ctxgate::subject::defects::Defect;
-use ctxgate::subject::{InProcess, ProcessOptions, ProcessSubject, Subject};
+use ctxgate::subject::{InProcess, Lane, ProcessOptions, ProcessSubject, Subject};
 
 /// The smallest answer-line cap that leaves room for a hello.
 const MIN_LINE_BYTES: usize = 1024;
@@ -59,6 +59,27 @@ impl SubjectArgs {
 
     /// Start the subject.
     pub fn open(&self) -> Result<Box<dyn Subject + Send>, Failure> {
+        Ok(self.open_lanes(1)?.remove(0))
+    }
+
+    /// Start the subject, as `lanes` workers' handles on one process when
+    /// it is an external program (`subject::Lane`), or else as itself.
+    pub fn open_lanes(&self, lanes: usize) -> Result<Vec<Box<dyn Subject + Send>>, Failure> {
+        let subject = match self.start()? {
+            Started::InProcess(s) => return Ok(vec![s]),
+            Started::Process(p) => p,
+        };
+        Ok(if lanes <= 1 {
+            vec![subject as Box<dyn Subject + Send>]
+        } else {
+            Lane::split(*subject, lanes)
+                .into_iter()
+                .map(|l| Box::new(l) as Box<dyn Subject + Send>)
+                .collect()
+        })
+    }
+
+    fn start(&self) -> Result<Started, Failure> {
         if let Some(name) = &self.defect {
             let d = Defect::parse(name).ok_or_else(|| {
                 let names: Vec<&str> = Defect::ALL.iter().map(|d| d.name()).collect();
@@ -67,7 +88,7 @@ impl SubjectArgs {
                     names.join(", ")
                 ))
             })?;
-            return Ok(Box::new(d.subject()));
+            return Ok(Started::InProcess(Box::new(d.subject())));
         }
         let argv = match (&self.subject, self.command.is_empty()) {
             (Some(_), false) => {
@@ -78,7 +99,7 @@ impl SubjectArgs {
             (Some(cmd), true) => ProcessSubject::split_command(cmd).map_err(Failure::bad_input)?,
             (None, false) => self.command.clone(),
             (None, true) => {
-                return Ok(match &self.estimator {
+                return Ok(Started::InProcess(match &self.estimator {
                     None => Box::new(InProcess::reference()),
                     Some(name) => {
                         let e = ctxgate::estimate::by_name(name).ok_or_else(|| {
@@ -89,7 +110,7 @@ impl SubjectArgs {
                         })?;
                         Box::new(InProcess::reference_with(e))
                     }
-                })
+                }))
             }
         };
         if argv.is_empty() {
@@ -116,6 +137,12 @@ impl SubjectArgs {
                 Failure::failed(msg)
             }
         })?;
-        Ok(Box::new(subject))
+        Ok(Started::Process(Box::new(subject)))
     }
+}
+
+/// A subject started: in process, or a program.
+enum Started {
+    InProcess(Box<dyn Subject + Send>),
+    Process(Box<ProcessSubject>),
 }

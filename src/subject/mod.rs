@@ -7,6 +7,7 @@
 mod answer;
 pub mod defects;
 mod in_process;
+mod lanes;
 mod pipes;
 mod process;
 pub mod protocol;
@@ -15,6 +16,7 @@ mod serve;
 
 pub use answer::{CompactAnswer, EstimateAnswer, EstimateReply};
 pub use in_process::{answer, estimator_fn, InProcess};
+pub use lanes::Lane;
 pub use process::{ProcessOptions, ProcessSubject};
 pub use serve::serve;
 
@@ -94,6 +96,10 @@ pub enum FaultKind {
     Protocol,
     /// The program could not be started.
     Spawn,
+    /// Not the subject's fault, and never reported: the run's `--time`
+    /// ran out while this request waited behind another lane's, whose
+    /// fault took the process down (`Lane`); the case is not judged.
+    Stopped,
 }
 
 impl FaultKind {
@@ -126,6 +132,7 @@ impl FaultKind {
             FaultKind::UnknownErrorKind => "unknown-error-kind",
             FaultKind::Protocol => "protocol",
             FaultKind::Spawn => "spawn",
+            FaultKind::Stopped => "stopped",
         }
     }
 }
@@ -227,6 +234,10 @@ pub trait Subject {
     fn traffic(&self) -> Option<Traffic> {
         None
     }
+
+    /// When the run ends (`--time`): past it, a subject may end a request
+    /// with a [`FaultKind::Stopped`] instead of starting it again.
+    fn stop_at(&mut self, _deadline: Option<std::time::Instant>) {}
 
     /// Requests that do not depend on each other's answers, answered in
     /// order. A process subject sends them all before reading the first

@@ -139,7 +139,7 @@ impl ProcessSubject {
                 Ok(())
             });
         }
-        let mut child = reaper::spawn_live(&mut cmd).map_err(|e| {
+        let mut child = reaper::spawn_live(cmd).map_err(|e| {
             Fault::new(
                 FaultKind::Spawn,
                 format!("cannot start {:?}: {e}", self.argv[0]),
@@ -397,9 +397,20 @@ impl ProcessSubject {
     /// Send `requests` one after the other, then read their answers in
     /// order: the subject is never left idle waiting for the harness.
     fn pipelined(&mut self, requests: &[Request<'_>]) -> Result<Vec<Reply>, Fault> {
+        let sent = self.submit(requests, true)?;
+        self.collect(requests, &sent, false)
+    }
+
+    /// Send `requests` (starting the process if it is not running); what
+    /// [`collect`](Self::collect) needs to read their answers. With
+    /// `idle`, nothing else is in flight, so a line already waiting was
+    /// never asked for.
+    pub(crate) fn submit(&mut self, requests: &[Request<'_>], idle: bool) -> Result<Sent, Fault> {
         self.ensure_running()?;
-        self.check_nothing_waiting()
-            .map_err(|f| self.fail(f, false))?;
+        if idle {
+            self.check_nothing_waiting()
+                .map_err(|f| self.fail(f, false))?;
+        }
         let format = self.info.format;
         let jsons = if format == WireFormat::Engine {
             shared_messages_json(requests)
@@ -418,9 +429,26 @@ impl ProcessSubject {
                 }
             })
             .collect();
+        Ok(Sent {
+            ids,
+            jsons,
+            start: self.starts,
+        })
+    }
+
+    /// Read the answers to `requests`, sent as `sent`, in order. With
+    /// `others`, requests sent after these are in flight too: any fault
+    /// then kills the process, which would be out of step.
+    pub(crate) fn collect(
+        &mut self,
+        requests: &[Request<'_>],
+        sent: &Sent,
+        others: bool,
+    ) -> Result<Vec<Reply>, Fault> {
+        let format = self.info.format;
         let mut replies = Vec::with_capacity(requests.len());
-        for (n, ((req, id), json)) in requests.iter().zip(ids).zip(&jsons).enumerate() {
-            let in_flight = n + 1 < requests.len();
+        for (n, ((req, &id), json)) in requests.iter().zip(&sent.ids).zip(&sent.jsons).enumerate() {
+            let in_flight = others || n + 1 < requests.len();
             // A compact answer that repeats the history's JSON byte for byte
             // is the history: not parsed again.
             let expected = match req {
@@ -441,6 +469,19 @@ impl ProcessSubject {
         }
         Ok(replies)
     }
+
+    /// Whether the process that `sent` went to is still the one running.
+    pub(crate) fn still_running(&self, sent: &Sent) -> bool {
+        self.running.is_some() && self.starts == sent.start
+    }
+}
+
+/// Requests sent, awaiting their answers: their ids, the history JSON each
+/// was written with, and which start of the process they went to.
+pub(crate) struct Sent {
+    ids: Vec<u64>,
+    jsons: Vec<Option<Arc<Vec<u8>>>>,
+    start: u32,
 }
 
 impl Subject for ProcessSubject {

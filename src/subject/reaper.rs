@@ -47,11 +47,43 @@ static LIVE: Mutex<Vec<i32>> = Mutex::new(Vec::new());
 /// Start a subject process and count it live, as one step: a cleanup on
 /// another thread (`--jobs`) never sees it started and not yet live, which
 /// it would kill as a stray.
-pub fn spawn_live(cmd: &mut std::process::Command) -> std::io::Result<std::process::Child> {
-    let mut live = LIVE.lock().unwrap_or_else(|e| e.into_inner());
-    let child = cmd.spawn()?;
-    live.push(child.id() as i32);
-    Ok(child)
+///
+/// Every subject is started by one thread that lives as long as ctxgate:
+/// the parent-death signal a subject asks for (`PR_SET_PDEATHSIG`) fires
+/// when the *thread* that started it ends, and a worker thread may end
+/// while the process it started serves other workers (`subject::Lane`).
+pub fn spawn_live(cmd: std::process::Command) -> std::io::Result<std::process::Child> {
+    type Job = (
+        std::process::Command,
+        std::sync::mpsc::Sender<std::io::Result<std::process::Child>>,
+    );
+    static SPAWNER: Mutex<Option<std::sync::mpsc::Sender<Job>>> = Mutex::new(None);
+    let (tx, rx) = std::sync::mpsc::channel();
+    {
+        let mut spawner = SPAWNER.lock().unwrap_or_else(|e| e.into_inner());
+        if spawner.is_none() {
+            let (jobs, queue) = std::sync::mpsc::channel::<Job>();
+            std::thread::Builder::new()
+                .name("ctxgate-spawner".into())
+                .spawn(move || {
+                    for (mut cmd, reply) in queue {
+                        let mut live = LIVE.lock().unwrap_or_else(|e| e.into_inner());
+                        let child = cmd.spawn();
+                        if let Ok(c) = &child {
+                            live.push(c.id() as i32);
+                        }
+                        drop(live);
+                        let _ = reply.send(child);
+                    }
+                })?;
+            *spawner = Some(jobs);
+        }
+        let jobs = spawner.as_ref().expect("set above");
+        jobs.send((cmd, tx))
+            .map_err(|_| std::io::Error::other("the spawner thread is gone"))?;
+    }
+    rx.recv()
+        .map_err(|_| std::io::Error::other("the spawner thread is gone"))?
 }
 
 /// A subject process is being killed.

@@ -1,0 +1,191 @@
+//! One process subject shared by several harness workers, its *lanes*
+//! (issue 13). A worker that judges an answer, generates its next case or
+//! writes its next request leaves a subject of its own idle; with two
+//! lanes the subject works on one lane's requests meanwhile, and the
+//! protocol path costs what the slower of the two sides costs, not both.
+//!
+//! Each lane sends its requests as one batch and reads the answers to its
+//! batch itself; batches are read in the order they were sent (a subject
+//! answers in order, SPEC §6). A fault kills the process, as it does for a
+//! process of its own: the batch that met it gets the fault, and a lane
+//! whose batch was still waiting sends it again to the new process — a
+//! bystander is never charged with another case's fault.
+
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::time::Instant;
+
+use super::process::ProcessSubject;
+use super::{
+    CompactAnswer, EstimateReply, Fault, FaultKind, Reply, Request, Subject, SubjectInfo, Traffic,
+};
+use crate::config::Config;
+use crate::model::Message;
+
+/// A process subject and the batches in flight on it.
+struct Shared {
+    state: Mutex<State>,
+    /// Signalled when a batch has been read or the process has gone.
+    turn: Condvar,
+}
+
+struct State {
+    subject: ProcessSubject,
+    /// Batches sent to the running process, and how many of them were
+    /// read: batch `k` is read when `read == k`.
+    sent: u64,
+    read: u64,
+    /// The start of the process these counts are about.
+    start: u32,
+    /// One batch in flight at a time from now on: the subject has let a
+    /// request wait a whole timeout, and a batch queued behind such a one
+    /// waits that long too, then has to be sent again.
+    solo: bool,
+}
+
+/// One worker's handle on a shared process subject.
+pub struct Lane {
+    shared: Arc<Shared>,
+    info: SubjectInfo,
+    /// The first lane reports the process's traffic; the others none, so
+    /// that a run's sum counts it once.
+    reports_traffic: bool,
+    /// The run's end: a batch lost with a process after it is not sent
+    /// again (each resend may cost a whole timeout).
+    deadline: Option<Instant>,
+}
+
+impl Lane {
+    /// `n` lanes (at least one) on `subject`.
+    pub fn split(subject: ProcessSubject, n: usize) -> Vec<Lane> {
+        let info = subject.info().clone();
+        let start = subject.starts;
+        let shared = Arc::new(Shared {
+            state: Mutex::new(State {
+                subject,
+                sent: 0,
+                read: 0,
+                start,
+                solo: false,
+            }),
+            turn: Condvar::new(),
+        });
+        (0..n.max(1))
+            .map(|k| Lane {
+                shared: Arc::clone(&shared),
+                info: info.clone(),
+                reports_traffic: k == 0,
+                deadline: None,
+            })
+            .collect()
+    }
+
+    fn lock(&self) -> MutexGuard<'_, State> {
+        lock(&self.shared)
+    }
+
+    fn run(&mut self, requests: &[Request<'_>]) -> Result<Vec<Reply>, Fault> {
+        let shared = Arc::clone(&self.shared);
+        let past = |deadline: Option<Instant>| deadline.is_some_and(|d| Instant::now() >= d);
+        let stopped = || {
+            Err(Fault::new(
+                FaultKind::Stopped,
+                "the run's time ran out while this request waited behind another",
+            ))
+        };
+        loop {
+            // Waiting for the process is waiting behind another lane.
+            let (mut st, mut waited) = match shared.state.try_lock() {
+                Ok(st) => (st, false),
+                Err(std::sync::TryLockError::Poisoned(e)) => (e.into_inner(), false),
+                Err(std::sync::TryLockError::WouldBlock) => (lock(&shared), true),
+            };
+            while st.solo && st.read != st.sent && st.start == st.subject.starts {
+                st = shared.turn.wait(st).unwrap_or_else(|e| e.into_inner());
+                waited = true;
+            }
+            if waited && past(self.deadline) {
+                return stopped();
+            }
+            let idle = st.read == st.sent && st.start == st.subject.starts;
+            let sent = match st.subject.submit(requests, idle) {
+                Ok(sent) => sent,
+                Err(f) => {
+                    shared.turn.notify_all();
+                    return Err(f);
+                }
+            };
+            if st.subject.starts != st.start {
+                // A new process: what was in flight died with the old one.
+                st.start = st.subject.starts;
+                st.sent = 0;
+                st.read = 0;
+                self.info = st.subject.info().clone();
+                shared.turn.notify_all();
+            }
+            let ticket = st.sent;
+            st.sent += 1;
+            while st.subject.still_running(&sent) && st.read != ticket {
+                st = shared.turn.wait(st).unwrap_or_else(|e| e.into_inner());
+            }
+            if !st.subject.still_running(&sent) {
+                // Lost with a process another batch's fault killed.
+                if past(self.deadline) {
+                    return stopped();
+                }
+                continue;
+            }
+            let others = st.sent > ticket + 1;
+            let replies = st.subject.collect(requests, &sent, others);
+            st.read = ticket + 1;
+            if let Err(f) = &replies {
+                st.solo |= matches!(f.kind, FaultKind::Timeout | FaultKind::ClosedStdout);
+            }
+            shared.turn.notify_all();
+            return replies;
+        }
+    }
+}
+
+fn lock(shared: &Shared) -> MutexGuard<'_, State> {
+    shared.state.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+impl Subject for Lane {
+    fn info(&self) -> &SubjectInfo {
+        &self.info
+    }
+
+    fn compact(&mut self, config: &Config, msgs: &[Message]) -> Result<CompactAnswer, Fault> {
+        let reply = self.run(&[Request::Compact(config, msgs)])?;
+        Ok(reply
+            .into_iter()
+            .next()
+            .and_then(Reply::into_compact)
+            .expect("one reply"))
+    }
+
+    fn estimate(&mut self, config: &Config, msgs: &[Message]) -> Result<EstimateReply, Fault> {
+        let reply = self.run(&[Request::Estimate(config, msgs)])?;
+        Ok(reply
+            .into_iter()
+            .next()
+            .and_then(Reply::into_estimate)
+            .expect("one reply"))
+    }
+
+    fn batch(&mut self, requests: &[Request<'_>]) -> Result<Vec<Reply>, Fault> {
+        self.run(requests)
+    }
+
+    fn stop_at(&mut self, deadline: Option<Instant>) {
+        self.deadline = deadline;
+    }
+
+    fn traffic(&self) -> Option<Traffic> {
+        if self.reports_traffic {
+            self.lock().subject.traffic()
+        } else {
+            None
+        }
+    }
+}
