@@ -521,3 +521,44 @@ fn a_subject_that_refuses_well_formed_histories_fails_the_run() {
         out.stderr
     );
 }
+
+#[test]
+fn serve_answers_with_the_named_builtin() {
+    use std::io::Write;
+    use std::process::Stdio;
+    // One assistant message of calls, no content: content-only says 0.
+    let request = concat!(
+        r#"{"op":"hello","protocol":1}"#,
+        "\n",
+        r#"{"op":"estimate","id":1,"config":{},"messages":[{"role":"assistant","content":"","toolCalls":[{"id":"c","name":"read_file","arguments":{"path":"a.rs"}}]}]}"#,
+        "\n"
+    );
+    let estimate = |estimator: &str| -> Value {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_ctxgate"))
+            .args(["serve", "--estimator", estimator])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()
+            .unwrap();
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(request.as_bytes())
+            .unwrap();
+        let out = child.wait_with_output().unwrap();
+        assert!(out.status.success());
+        let text = String::from_utf8(out.stdout).unwrap();
+        serde_json::from_str(text.lines().nth(1).expect("an answer")).unwrap()
+    };
+    assert_eq!(estimate("content-only")["tokens"], 0);
+    // [{"id":"c","name":"read_file","arguments":{"path":"a.rs"}}] is 59 bytes.
+    assert_eq!(estimate("adr-0098")["tokens"], 15);
+    let out = Command::new(env!("CARGO_BIN_EXE_ctxgate"))
+        .args(["serve", "--estimator", "nope"])
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("unknown estimator \"nope\""));
+}

@@ -86,8 +86,7 @@ pub struct Flags {
     #[arg(long, value_name = "N")]
     pub toolloop: Option<usize>,
 
-    /// Timed passes over the inputs; each estimator's fastest is kept
-    /// (`ctxgate::compare::DEFAULT_ROUNDS`)
+    /// Timed passes over the inputs; each batch's fastest round counts
     #[arg(long, value_name = "N", default_value_t = 3,
           value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=100))]
     pub rounds: usize,

@@ -7,9 +7,11 @@
 //! Each pass over a set sends, per history, an estimate of the history and
 //! one of the history with a message appended, pipelined a few histories at
 //! a time ([`Subject::batch`]). Passes are repeated `rounds` times, lanes
-//! taking turns within a set so that a noisy moment is shared, and the
-//! fastest pass of each lane on each set is kept. The answers of the first
-//! pass of an estimator's own lane are what its accuracy is judged on.
+//! taking turns within a set so that a noisy moment is shared; a lane's
+//! time on a set is the sum, over its batches, of each batch's fastest
+//! round — a moment of load on a shared machine costs the batches it hit
+//! in one round, not the whole pass. The answers of the first pass of an
+//! estimator's own lane are what its accuracy is judged on.
 
 use std::time::{Duration, Instant};
 
@@ -45,8 +47,8 @@ pub struct Lane {
 /// Per history: the estimate of it and of it with a message appended.
 pub type SetAnswers = Vec<(EstimateAnswer, EstimateAnswer)>;
 
-/// What measuring gave: per lane, per set, the fastest pass; per
-/// estimator, per set, the answers of its own lane.
+/// What measuring gave: per lane, per set, the time (Σ of each batch's
+/// fastest round); per estimator, per set, the answers of its own lane.
 pub struct Measured {
     pub times: Vec<Vec<Duration>>,
     pub answers: Vec<Vec<SetAnswers>>,
@@ -77,7 +79,8 @@ pub fn measure(
     config: &Config,
     rounds: usize,
 ) -> Result<Measured, PassError> {
-    let mut times = vec![vec![Duration::MAX; sets.len()]; lanes.len()];
+    // Per lane, per set, per batch: the fastest round so far.
+    let mut best: Vec<Vec<Vec<Duration>>> = vec![Vec::new(); lanes.len()];
     let mut answers: Vec<Vec<SetAnswers>> = vec![Vec::new(); estimators];
     for round in 0..rounds.max(1) {
         for (s, set) in sets.iter().enumerate() {
@@ -92,25 +95,35 @@ pub fn measure(
                             why,
                         }
                     })?;
-                times[l][s] = times[l][s].min(took);
+                if round == 0 {
+                    best[l].push(took);
+                } else {
+                    for (b, t) in best[l][s].iter_mut().zip(took) {
+                        *b = (*b).min(t);
+                    }
+                }
                 if let (true, Some(e)) = (keep, lane.estimator) {
                     answers[e].push(got);
                 }
             }
         }
     }
+    let times = best
+        .into_iter()
+        .map(|sets| sets.into_iter().map(|b| b.into_iter().sum()).collect())
+        .collect();
     Ok(Measured { times, answers })
 }
 
-/// One pass over a set: its answers (when kept) and its wall time.
+/// One pass over a set: its answers (when kept) and each batch's wall time.
 fn pass(
     subject: &mut dyn Subject,
     config: &Config,
     set: &Set,
     keep: bool,
-) -> Result<(SetAnswers, Duration), (usize, PassFailure)> {
+) -> Result<(SetAnswers, Vec<Duration>), (usize, PassFailure)> {
     let mut out = Vec::with_capacity(if keep { set.histories.len() } else { 0 });
-    let mut took = Duration::ZERO;
+    let mut took = Vec::with_capacity(set.histories.len().div_ceil(BATCH_HISTORIES));
     let n = set.histories.len();
     let mut requests = Vec::with_capacity(2 * BATCH_HISTORIES);
     for start in (0..n).step_by(BATCH_HISTORIES) {
@@ -124,7 +137,7 @@ fn pass(
         let replies = subject
             .batch(&requests)
             .map_err(|f| (start, PassFailure::Fault(Box::new(f))))?;
-        took += began.elapsed();
+        took.push(began.elapsed());
         let mut replies = replies.into_iter();
         for i in start..end {
             let mut next = || match replies.next().and_then(Reply::into_estimate) {

@@ -56,7 +56,7 @@ pub const LABELS: [&str; 26] = [
 pub const DEFAULT_TOOLLOOP_SEED: u64 = 98;
 /// Generated ToolLoop histories by default.
 pub const DEFAULT_TOOLLOOP_HISTORIES: usize = 100;
-/// Passes over the inputs by default; the fastest is kept.
+/// Passes over the inputs by default; each batch's fastest counts.
 pub const DEFAULT_ROUNDS: usize = 3;
 
 /// One estimator to compare.
@@ -87,7 +87,7 @@ pub struct Options {
     pub inputs: InputOptions,
     /// The `bytesPerToken` every request's config carries.
     pub bytes_per_token: u64,
-    /// Passes over the inputs; each lane's fastest is kept.
+    /// Passes over the inputs; each batch's fastest round counts (`drive`).
     pub rounds: usize,
     /// Limits of each protocol subject.
     pub process: ProcessOptions,

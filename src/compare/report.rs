@@ -50,7 +50,7 @@ impl EstimatorInfo {
     }
 }
 
-/// The fastest pass of an estimator over a set.
+/// An estimator's time over a set: each batch's fastest round, summed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct Speed {
     /// Through the protocol: a subject as it runs; a built-in through
@@ -73,7 +73,7 @@ pub struct SetResult {
     pub bytes: u64,
     /// Per encoding ([`Encoding::ALL`] order): real tokens over the set.
     pub real_tokens: Vec<u64>,
-    /// `ctxgate serve`'s fastest pass: the protocol's own cost.
+    /// `ctxgate serve`'s time on the same requests: the protocol's own cost.
     pub serve: Option<Duration>,
     /// Per estimator, in label order.
     pub estimators: Vec<(SetStats, Speed)>,

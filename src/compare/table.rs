@@ -424,7 +424,7 @@ impl Comparison {
 
     fn speed_title(&self) -> String {
         let mut t = format!(
-            "speed through the protocol, estimates/s (best of {} rounds; ctxgate serve answers the same requests: the protocol's own cost)",
+            "speed through the protocol, estimates/s (each batch's best of {} rounds; ctxgate serve answers the same requests: the protocol's own cost)",
             self.rounds
         );
         if self.serve.is_none() {
