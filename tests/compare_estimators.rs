@@ -562,3 +562,34 @@ fn serve_answers_with_the_named_builtin() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("unknown estimator \"nope\""));
 }
+
+#[test]
+fn the_library_compares_builtins_in_process_without_a_serve_command() {
+    use ctxgate::compare::{self, CompareError, EstimatorSpec};
+    let mut options = compare::builtins(&["content-only", "adr-0098"]);
+    options.inputs.samples_per_class = 5;
+    options.inputs.toolloop_histories = 2;
+    options.rounds = 1;
+    let c = compare::compare(&options).expect("a comparison");
+    assert_eq!(c.estimators[1].name, "adr-0098");
+    assert!(c.serve_time().is_none() && c.protocol_time(0).is_none());
+    assert!(c.in_process_time(1).is_some());
+    let json_args = c.stats("json-arguments", 0).unwrap();
+    assert_eq!(json_args.below_floor, 5);
+    assert_eq!(c.stats("json-arguments", 1).unwrap().below_floor, 0);
+    assert!(c.to_string().contains("no serve command"), "{c}");
+    // The ADR's estimator after the content-only one: no accuracy finding
+    // (speed, in process, is left out: a ratio of nanoseconds).
+    assert!(compare::gate(&c, f64::INFINITY).is_empty());
+
+    options.estimators.truncate(1);
+    assert!(matches!(
+        compare::compare(&options),
+        Err(CompareError::TooFewEstimators(1))
+    ));
+    options
+        .estimators
+        .push(EstimatorSpec::Builtin("tiktoken-p50k".into()));
+    let e = compare::compare(&options).unwrap_err();
+    assert!(matches!(&e, CompareError::UnknownBuiltin(n) if n == "tiktoken-p50k") && e.is_usage());
+}
