@@ -19,6 +19,7 @@ import unittest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 MINIMAL = [sys.executable, os.path.join(HERE, "python-minimal", "compactor.py")]
+CONTENT_ONLY = [sys.executable, os.path.join(HERE, "python-minimal", "content_only.py")]
 NODE_MINIMAL = ["node", os.path.join(HERE, "node-minimal", "compactor.mjs")]
 LANGCHAIN = [os.path.join(HERE, "langchain", "run.sh")]
 VERCEL = [os.path.join(HERE, "vercel-ai", "run.sh")]
@@ -153,6 +154,26 @@ class PythonMinimal(unittest.TestCase):
                               capture_output=True, check=True)
         kinds = [json.loads(line)["error"]["kind"] for line in proc.stdout.splitlines()]
         self.assertEqual(kinds, ["invalid_input"] * 3)
+
+
+class PythonMinimalContentOnly(unittest.TestCase):
+    """The pre-ADR estimator variant (docs/estimators.md): only `estimate` differs."""
+
+    def test_hello_names_the_variant(self):
+        hello = exchange(CONTENT_ONLY, [])[0]
+        self.assertEqual((hello["name"], hello["version"]), ("python-minimal-content-only", "0.9.0"))
+        self.assertEqual(hello["ops"], ["compact", "estimate"])
+
+    def test_tool_calls_weigh_nothing(self):
+        per = exchange(CONTENT_ONLY, [{"op": "estimate", "id": 4, "config": {}, "messages": PARALLEL}])[1]
+        self.assertEqual(per["perMessage"], [5, 4, 0, 100, 25, 1])
+        self.assertEqual(per["tokens"], sum(per["perMessage"]))
+
+    def test_compaction_is_python_minimal_s(self):
+        for config, msgs in [({}, TOOL_LOOP), ({"contextWindow": 1000}, TOOL_LOOP),
+                             ({"transportMaxBodyBytes": 100}, PARALLEL)]:
+            req = [{"op": "compact", "id": 1, "config": config, "messages": msgs}]
+            self.assertEqual(exchange(CONTENT_ONLY, req)[1], exchange(MINIMAL, req)[1], config)
 
 
 @unittest.skipUnless(LANGCHAIN_READY, "run adapters/langchain/run.sh --install first")

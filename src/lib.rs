@@ -38,12 +38,17 @@
 //! - `calibrate` (cargo feature `calibrate`, on by default): the estimators
 //!   against the real cl100k/o200k tokenizers, per content class and over
 //!   real histories; the `safe-classwise` estimator it calibrated is in `estimate`.
+//! - `compare` (with `calibrate`): two or more estimators — any subject's
+//!   `estimate` op, or built-ins — side by side on the same inputs:
+//!   accuracy against real tokens, the toolCalls floor, speed.
 //! - [`error`]: bad input as a value that names file, message and problem.
 
 pub mod body;
 #[cfg(feature = "calibrate")]
 pub mod calibrate;
 pub mod check;
+#[cfg(feature = "calibrate")]
+pub mod compare;
 pub mod config;
 pub mod contract;
 pub mod error;

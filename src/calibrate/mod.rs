@@ -32,7 +32,7 @@ pub use covers::{
     estimate_covers_real_tokens, estimator_covers_real_tokens, Shortfall,
     ESTIMATE_COVERS_REAL_TOKENS,
 };
-pub use plot::{svg, write_svg};
+pub use plot::{draw, svg, write_svg, Group, Panel, Picture};
 pub use report::{Coverage, EstimatorStats, Report, Row, REAL_HISTORIES};
 pub use samples::ContentClass;
 pub use tokenizer::{history_real_tokens, message_real_tokens, Encoding, Tiktoken};

@@ -3,11 +3,75 @@
 //! scale (whiskers: lowest and highest; box: quartiles; bar: median; dot:
 //! mean), with the underestimate side shaded. Plain SVG written by hand:
 //! a few dozen shapes need no plotting library.
+//!
+//! [`draw`] takes a [`Picture`], so that `compare-estimators` draws its
+//! comparison with the same code ([`svg`] is the calibration's picture).
 
 use std::fmt::Write as _;
 use std::path::Path;
 
-use super::{CalibrateError, Encoding, Report, Row};
+use super::{CalibrateError, Encoding, EstimatorStats, Report};
+
+/// What a picture shows: panels (one per encoding) of groups (one per
+/// sample set) of boxes (one per estimator, in legend order).
+#[derive(Debug, Clone)]
+pub struct Picture<'a> {
+    pub title: String,
+    /// The line under the legend: what the figures were taken on.
+    pub note: String,
+    /// The legend, one name per estimator.
+    pub names: Vec<String>,
+    pub panels: Vec<Panel<'a>>,
+}
+
+/// One panel: a title and its groups.
+#[derive(Debug, Clone)]
+pub struct Panel<'a> {
+    pub title: String,
+    pub groups: Vec<Group<'a>>,
+}
+
+/// One group: a label (the set and its size) and a box per estimator.
+#[derive(Debug, Clone)]
+pub struct Group<'a> {
+    pub label: String,
+    pub boxes: Vec<&'a EstimatorStats>,
+}
+
+impl<'a> Picture<'a> {
+    /// The calibration report's picture.
+    pub fn of(report: &'a Report) -> Picture<'a> {
+        let panels = Encoding::ALL
+            .into_iter()
+            .filter(|e| report.rows.iter().any(|r| r.encoding == *e))
+            .map(|encoding| Panel {
+                title: encoding.name().to_owned(),
+                groups: report
+                    .rows
+                    .iter()
+                    .filter(|r| r.encoding == encoding)
+                    .map(|r| Group {
+                        label: format!("{} ({})", r.set, r.samples),
+                        boxes: r.estimators.iter().collect(),
+                    })
+                    .collect(),
+            })
+            .collect();
+        Picture {
+            title: "Estimate ÷ real tokens, per content class (log scale)".to_owned(),
+            note: format!(
+                "(content-only, adr-0098 at bytesPerToken {}; right: share below real; {} samples per class, {} real histories)",
+                report.bytes_per_token, report.samples_per_class, report.histories
+            ),
+            names: report
+                .estimator_names()
+                .into_iter()
+                .map(str::to_owned)
+                .collect(),
+            panels,
+        }
+    }
+}
 
 const WIDTH: f64 = 980.0;
 const LEFT: f64 = 150.0;
@@ -32,16 +96,16 @@ fn esc(s: &str) -> String {
 
 /// The SVG text of the report's picture.
 pub fn svg(report: &Report) -> String {
-    let names = report.estimator_names();
-    let encodings: Vec<Encoding> = Encoding::ALL
-        .into_iter()
-        .filter(|e| report.rows.iter().any(|r| r.encoding == *e))
-        .collect();
-    let sets_per = |e: Encoding| report.rows.iter().filter(|r| r.encoding == e).count() as f64;
+    draw(&Picture::of(report))
+}
+
+/// The SVG text of a picture.
+pub fn draw(picture: &Picture<'_>) -> String {
+    let names = &picture.names;
     let group_h = names.len() as f64 * LANE + GROUP_GAP;
-    let panel_h = |e: Encoding| 30.0 + sets_per(e) * group_h + 34.0;
+    let panel_h = |p: &Panel<'_>| 30.0 + p.groups.len() as f64 * group_h + 34.0;
     let top = 92.0;
-    let height = top + encodings.iter().map(|&e| panel_h(e)).sum::<f64>() + 20.0;
+    let height = top + picture.panels.iter().map(panel_h).sum::<f64>() + 20.0;
 
     let mut s = String::new();
     let _ = writeln!(
@@ -51,7 +115,8 @@ pub fn svg(report: &Report) -> String {
     let _ = writeln!(s, r#"<rect width="100%" height="100%" fill="white"/>"#);
     let _ = writeln!(
         s,
-        r#"<text x="{LEFT}" y="22" font-size="15" font-weight="bold">Estimate ÷ real tokens, per content class (log scale)</text>"#
+        r#"<text x="{LEFT}" y="22" font-size="15" font-weight="bold">{}</text>"#,
+        esc(&picture.title)
     );
     let _ = writeln!(
         s,
@@ -72,24 +137,19 @@ pub fn svg(report: &Report) -> String {
     let _ = lx;
     let _ = writeln!(
         s,
-        r##"<text x="{LEFT}" y="80" fill="#444">(content-only, adr-0098 at bytesPerToken {}; right: share below real; {} samples per class, {} real histories)</text>"##,
-        report.bytes_per_token, report.samples_per_class, report.histories
+        r##"<text x="{LEFT}" y="80" fill="#444">{}</text>"##,
+        esc(&picture.note)
     );
 
     let mut y0 = top;
-    for &encoding in &encodings {
-        let rows: Vec<&Row> = report
-            .rows
-            .iter()
-            .filter(|r| r.encoding == encoding)
-            .collect();
+    for panel in &picture.panels {
         let plot_top = y0 + 30.0;
-        let plot_bottom = plot_top + rows.len() as f64 * group_h;
+        let plot_bottom = plot_top + panel.groups.len() as f64 * group_h;
         let _ = writeln!(
             s,
             r#"<text x="{LEFT}" y="{}" font-size="13" font-weight="bold">{}</text>"#,
             y0 + 18.0,
-            encoding.name()
+            esc(&panel.title)
         );
         // Underestimate side, grid and axis.
         let x1 = x_of(1.0);
@@ -129,17 +189,16 @@ pub fn svg(report: &Report) -> String {
             (LEFT + RIGHT) / 2.0,
             plot_bottom + 28.0
         );
-        for (g, row) in rows.iter().enumerate() {
+        for (g, group) in panel.groups.iter().enumerate() {
             let gy = plot_top + g as f64 * group_h + GROUP_GAP / 2.0;
             let _ = writeln!(
                 s,
-                r#"<text x="{}" y="{}" text-anchor="end">{} ({})</text>"#,
+                r#"<text x="{}" y="{}" text-anchor="end">{}</text>"#,
                 LEFT - 8.0,
                 gy + names.len() as f64 * LANE / 2.0 + 4.0,
-                esc(&row.set),
-                row.samples
+                esc(&group.label)
             );
-            for (i, e) in row.estimators.iter().enumerate() {
+            for (i, e) in group.boxes.iter().enumerate() {
                 let color = COLORS[i % COLORS.len()];
                 let cy = gy + i as f64 * LANE + LANE / 2.0;
                 let (lo, hi) = (x_of(e.worst_ratio), x_of(e.max_ratio));
@@ -178,7 +237,7 @@ pub fn svg(report: &Report) -> String {
                 );
             }
         }
-        y0 += panel_h(encoding);
+        y0 += panel_h(panel);
     }
     s.push_str("</svg>\n");
     s

@@ -5,7 +5,7 @@
 //! `run(Args) -> Result<(), Failure>`; [`common`] holds what they share:
 //! reading a history from a file or stdin, building the config from
 //! `--config` and the per-field flags, and SPEC §8's exit codes. A new
-//! command (check, replay, gen, serve, calibrate) is a new file here, a
+//! command (check, replay, gen, serve, calibrate, compare-estimators) is a new file here, a
 //! variant of [`Command`] and one line in [`main`].
 //!
 //! Exit codes: 0 all held; 1 an invariant failed, a subject fault or the
@@ -16,6 +16,7 @@ mod calibrate;
 mod check;
 mod common;
 mod compact;
+mod compare;
 mod estimate;
 mod gen;
 mod replay;
@@ -51,6 +52,7 @@ pub enum Command {
     /// Re-run fixture files or folders against a subject
     Replay(replay::Args),
     Compact(compact::Args),
+    CompareEstimators(compare::Args),
     Estimate(estimate::Args),
     /// Print generated cases, one {"config", "messages"} JSON object a line
     Gen(gen::Args),
@@ -73,6 +75,7 @@ pub fn main() -> ExitCode {
         Command::Check(args) => check::run_check(args),
         Command::Replay(args) => replay::run(args),
         Command::Compact(args) => compact::run(args),
+        Command::CompareEstimators(args) => compare::run(args),
         Command::Estimate(args) => estimate::run(args),
         Command::Gen(args) => gen::run(args),
         Command::Serve(args) => serve::run(args),

@@ -11,6 +11,12 @@ use ctxgate::subject::{InProcess, Subject};
 
 #[derive(Debug, ClapArgs)]
 pub struct Args {
+    /// The reference's estimator, for `estimate` and for deciding when to
+    /// compact (adr-0098, content-only, safe-classwise, tiktoken-cl100k,
+    /// tiktoken-o200k) [default: adr-0098]
+    #[arg(long, value_name = "NAME", conflicts_with = "defect")]
+    pub estimator: Option<String>,
+
     /// Serve one of the mutation suite's defective compactors instead of
     /// the reference (for testing ctxgate itself)
     #[arg(long, value_name = "NAME", hide = true)]
@@ -18,9 +24,17 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> Result<(), Failure> {
-    let mut subject: Box<dyn Subject> = match &args.defect {
-        None => Box::new(InProcess::reference()),
-        Some(name) => Box::new(
+    let mut subject: Box<dyn Subject> = match (&args.defect, &args.estimator) {
+        (None, None) => Box::new(InProcess::reference()),
+        (None, Some(name)) => Box::new(InProcess::reference_with(
+            ctxgate::estimate::by_name(name).ok_or_else(|| {
+                Failure::bad_input(format!(
+                    "unknown estimator {name:?}; the estimators are: {}",
+                    ctxgate::estimate::NAMES.join(", ")
+                ))
+            })?,
+        )),
+        (Some(name), _) => Box::new(
             Defect::parse(name)
                 .ok_or_else(|| Failure::bad_input(format!("unknown defect {name:?}")))?
                 .subject(),
