@@ -56,7 +56,11 @@ pub fn load(dir: &Path, cap: u64) -> Result<Vec<(PathBuf, Fixture)>, InputError>
 }
 
 /// Replay each fixture against `subject`, in order.
-pub fn run(subject: &mut dyn Subject, source: &Path, fixtures: Vec<(PathBuf, Fixture)>) -> SuiteReport {
+pub fn run(
+    subject: &mut dyn Subject,
+    source: &Path,
+    fixtures: Vec<(PathBuf, Fixture)>,
+) -> SuiteReport {
     let cases = fixtures
         .into_iter()
         .map(|(path, fixture)| {
@@ -322,7 +326,10 @@ mod tests {
         let fixtures = vec![
             (
                 PathBuf::from("a.json"),
-                fixture(vec![Message::system("s"), Message::user("hi")], "tool-pairing,pinned-kept"),
+                fixture(
+                    vec![Message::system("s"), Message::user("hi")],
+                    "tool-pairing,pinned-kept",
+                ),
             ),
             (
                 PathBuf::from("b.json"),
@@ -331,12 +338,19 @@ mod tests {
         ];
         let mut subject = InProcess::reference();
         let report = run(&mut subject, Path::new("suite"), fixtures);
-        assert_eq!((report.held(), report.failed(), report.skipped()), (2, 0, 0));
+        assert_eq!(
+            (report.held(), report.failed(), report.skipped()),
+            (2, 0, 0)
+        );
         assert!(report.ok());
         assert_eq!(report.problem(), None);
-        assert!(report.human().contains("suite: 2 held, 0 failed, 0 skipped"));
+        assert!(report
+            .human()
+            .contains("suite: 2 held, 0 failed, 0 skipped"));
         assert_eq!(report.to_json()["fixtures"][1]["outcome"], "held");
-        assert!(report.junit_testsuite().contains("tests=\"2\" failures=\"0\""));
+        assert!(report
+            .junit_testsuite()
+            .contains("tests=\"2\" failures=\"0\""));
     }
 
     #[test]
@@ -346,11 +360,15 @@ mod tests {
             cases: vec![SuiteCase {
                 path: PathBuf::from("x.json"),
                 fixture: fixture(vec![], "tool-pairing"),
-                outcome: Replayed::Skipped { why: "claims none".into() },
+                outcome: Replayed::Skipped {
+                    why: "claims none".into(),
+                },
             }],
         };
         assert!(!report.ok());
         assert!(report.problem().unwrap().contains("nothing in the suite"));
-        assert!(report.junit_testsuite().contains("<skipped message=\"claims none\"/>"));
+        assert!(report
+            .junit_testsuite()
+            .contains("<skipped message=\"claims none\"/>"));
     }
 }

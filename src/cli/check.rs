@@ -206,7 +206,13 @@ pub fn run_check(args: Args) -> Result<(), Failure> {
     let suite_human = suite.as_ref().map(|s| s.human()).unwrap_or_default();
     let human = format!("{suite_human}{}", report::human(&report, &hint));
     let rendered = match &suite {
-        Some(s) => with_suite(render(&report, &hint, args.report), &report, &hint, s, args.report),
+        Some(s) => with_suite(
+            render(&report, &hint, args.report),
+            &report,
+            &hint,
+            s,
+            args.report,
+        ),
         None => render(&report, &hint, args.report),
     };
     let mut write_error = None;
@@ -274,10 +280,18 @@ fn with_suite(
             if let serde_json::Value::Object(o) = &mut v {
                 o.insert("suite".into(), suite.to_json());
             }
-            format!("{}\n", serde_json::to_string_pretty(&v).expect("serialises"))
+            format!(
+                "{}\n",
+                serde_json::to_string_pretty(&v).expect("serialises")
+            )
         }
         ReportKind::Junit => match rendered.rfind("</testsuites>") {
-            Some(at) => format!("{}{}{}", &rendered[..at], suite.junit_testsuite(), &rendered[at..]),
+            Some(at) => format!(
+                "{}{}{}",
+                &rendered[..at],
+                suite.junit_testsuite(),
+                &rendered[at..]
+            ),
             None => rendered,
         },
     }

@@ -424,10 +424,16 @@ impl Coverage {
         if over_trigger || over_ceiling {
             let before_last = &its[..its.len().saturating_sub(1)];
             let results = |r: &std::ops::Range<usize>| r.len().saturating_sub(1);
-            if before_last.iter().any(|r| msgs[r.start].opens_iteration() && results(r) >= 1) {
+            if before_last
+                .iter()
+                .any(|r| msgs[r.start].opens_iteration() && results(r) >= 1)
+            {
                 set(BUG_CLASS, 0);
             }
-            if before_last.iter().any(|r| msgs[r.start].opens_iteration() && results(r) >= 2) {
+            if before_last
+                .iter()
+                .any(|r| msgs[r.start].opens_iteration() && results(r) >= 2)
+            {
                 set(BUG_CLASS, 1);
             }
             if head > 0 {
@@ -435,7 +441,10 @@ impl Coverage {
             }
         }
         if msgs[head..].iter().any(|m| {
-            m.role == Role::System && m.content.text().starts_with(crate::contract::SUMMARY_PREFIX)
+            m.role == Role::System
+                && m.content
+                    .text()
+                    .starts_with(crate::contract::SUMMARY_PREFIX)
         }) {
             set(BUG_CLASS, 3);
         }
