@@ -34,7 +34,8 @@
 //! - [`harness`], [`check`]: one case end to end; a whole run, with
 //!   shrinking, fixtures and the rule that a run which checked nothing fails.
 //! - [`fixture`], [`report`]: SPEC §7 files and their replay; human, JSON and
-//!   JUnit reports.
+//!   JUnit reports. [`suite`]: a folder of fixtures replayed as part of a
+//!   gate (`check --with-suite`).
 //! - `calibrate` (cargo feature `calibrate`, on by default): the estimators
 //!   against the real cl100k/o200k tokenizers, per content class and over
 //!   real histories; the `safe-classwise` estimator it calibrated is in `estimate`.
@@ -64,6 +65,7 @@ pub mod oracle;
 pub mod reference;
 pub mod report;
 pub mod subject;
+pub mod suite;
 
 pub use config::Config;
 pub use error::InputError;

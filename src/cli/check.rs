@@ -90,6 +90,13 @@ pub struct Args {
     #[arg(long, value_name = "K/N")]
     pub shard: Option<String>,
 
+    /// Replay every fixture under DIR (SPEC §7; e.g. suites/known-bugs)
+    /// against the subject before the generated cases: a fixture that fails
+    /// fails the gate like a generated case (exit 1), and its outcome is in
+    /// every report form. With --shard, shard 1 runs it
+    #[arg(long, value_name = "DIR")]
+    pub with_suite: Option<PathBuf>,
+
     /// Which JSON numbers to send: `portable` ones every stock JSON library
     /// writes back unchanged, or also `exact`-preservation ones (`1.50`,
     /// 2^64, `1e400`) [default: auto, as the subject's hello claims]
@@ -155,6 +162,14 @@ pub fn run_check(args: Args) -> Result<(), Failure> {
         )));
     }
     let mut subjects = Vec::with_capacity(jobs * args.lanes);
+    // The suite is parsed before anything runs: a broken fixture is bad input.
+    let suite_fixtures = match &args.with_suite {
+        Some(dir) if shard.is_none_or(|s| s.k == 1) => Some((
+            dir,
+            ctxgate::suite::load(dir, super::common::max_input_bytes())?,
+        )),
+        _ => None,
+    };
     for _ in 0..jobs {
         subjects.extend(args.subject.open_lanes(args.lanes)?);
     }
@@ -186,14 +201,32 @@ pub fn run_check(args: Args) -> Result<(), Failure> {
         time.map(|t| format!(" or {:.0} s", t.as_secs_f64()))
             .unwrap_or_default()
     );
+    let suite = suite_fixtures.map(|(dir, fixtures)| {
+        eprintln!(
+            "ctxgate check: the suite {} first ({} fixture(s))",
+            dir.display(),
+            fixtures.len()
+        );
+        ctxgate::suite::run(subjects[0].as_mut(), dir, fixtures)
+    });
     let mut progress = progress_printer(args.cases);
     let report = ctxgate::check::run_parallel(&mut subjects, &opts, &mut progress);
     drop(progress);
     let hint = ReplayHint {
         subject: args.subject.shown(),
     };
-    let human = report::human(&report, &hint);
-    let rendered = render(&report, &hint, args.report);
+    let suite_human = suite.as_ref().map(|s| s.human()).unwrap_or_default();
+    let human = format!("{suite_human}{}", report::human(&report, &hint));
+    let rendered = match &suite {
+        Some(s) => with_suite(
+            render(&report, &hint, args.report),
+            &report,
+            &hint,
+            s,
+            args.report,
+        ),
+        None => render(&report, &hint, args.report),
+    };
     let mut write_error = None;
     match (&args.out, out_file.as_mut()) {
         (Some(path), Some(file)) => {
@@ -211,7 +244,8 @@ pub fn run_check(args: Args) -> Result<(), Failure> {
     if let Some(e) = &write_error {
         eprintln!("ctxgate: ERROR: {e}");
     }
-    if report.ok() {
+    let suite_problem = suite.as_ref().and_then(|s| s.problem());
+    if report.ok() && suite_problem.is_none() {
         // Nothing failed: a report that could not be written is the outcome.
         return match write_error {
             Some(e) => Err(Failure::bad_input(e)),
@@ -219,7 +253,7 @@ pub fn run_check(args: Args) -> Result<(), Failure> {
         };
     }
     let unchecked = report.not_checked();
-    let mut parts = Vec::new();
+    let mut parts: Vec<String> = suite_problem.into_iter().collect();
     if !report.failures.is_empty() || !report.faults.is_empty() {
         parts.push(format!(
             "{} invariant(s) failed, {} subject fault kind(s)",
@@ -237,6 +271,42 @@ pub fn run_check(args: Args) -> Result<(), Failure> {
         "{} (seed {seed})",
         parts.join("; ")
     )))
+}
+
+/// A report in the form asked for, with the suite's outcome in it: the
+/// human and Markdown forms open with the suite's section, the JSON report
+/// gains a `suite` member, JUnit a `<testsuite>` of its own (one
+/// `<testcase>` per fixture) beside the check's.
+fn with_suite(
+    rendered: String,
+    report: &ctxgate::check::CheckReport,
+    hint: &ReplayHint,
+    suite: &ctxgate::suite::SuiteReport,
+    kind: ReportKind,
+) -> String {
+    match kind {
+        ReportKind::Human => format!("{}{rendered}", suite.human()),
+        ReportKind::Markdown => format!("{}{rendered}", suite.markdown()),
+        ReportKind::Json => {
+            let mut v = report::to_json(report, hint);
+            if let serde_json::Value::Object(o) = &mut v {
+                o.insert("suite".into(), suite.to_json());
+            }
+            format!(
+                "{}\n",
+                serde_json::to_string_pretty(&v).expect("serialises")
+            )
+        }
+        ReportKind::Junit => match rendered.rfind("</testsuites>") {
+            Some(at) => format!(
+                "{}{}{}",
+                &rendered[..at],
+                suite.junit_testsuite(),
+                &rendered[at..]
+            ),
+            None => rendered,
+        },
+    }
 }
 
 /// A report in the form asked for.

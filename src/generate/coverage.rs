@@ -44,9 +44,10 @@ const ENVELOPE: usize = 21;
 const PRESSURE: usize = 22;
 const AT_TRIGGER: usize = 23;
 const AT_CEILING: usize = 24;
+const BUG_CLASS: usize = 25;
 
 /// The bins, group by group, in display order.
-const GROUPS: [(&str, &[&str]); 25] = [
+const GROUPS: [(&str, &[&str]); 26] = [
     (
         "iterations",
         &["0", "1", "2–5", "6–15", "16–30", "31–60", "> 60"],
@@ -158,6 +159,20 @@ const GROUPS: [(&str, &[&str]); 25] = [
     ),
     ("estimate − trigger (tokens)", &["−1", "0", "+1"]),
     ("body − ceiling (bytes)", &["−1", "0", "+1"]),
+    // The shapes the known-bugs suite's classes need (suites/known-bugs/
+    // README.md names the row each class is reached by); the other classes
+    // have rows above (ids reused, content null, pressure, …).
+    (
+        "bug class",
+        &[
+            "due, results before last",
+            "due, ≥2 results before last",
+            "due, with a head",
+            "summary after the head",
+            "calls, empty content",
+            "non-ASCII arguments",
+        ],
+    ),
 ];
 
 const RESULTS: [&str; 3] = ["unchanged", "compacted", "cannot_fit"];
@@ -255,6 +270,12 @@ impl Coverage {
                 set(CONTENT, 3);
             }
             if let Some(calls) = &m.tool_calls {
+                if !calls.is_empty() && m.content.is_empty() {
+                    set(BUG_CLASS, 4);
+                }
+                if calls.iter().any(|c| !c.arguments.to_string().is_ascii()) {
+                    set(BUG_CLASS, 5);
+                }
                 set(PARALLEL, bucket(calls.len() as u64, &[1, 2, 4]));
                 for call in calls {
                     let size = value_size(&call.arguments);
@@ -400,6 +421,33 @@ impl Coverage {
         let over_trigger = estimate > trigger;
         let over_ceiling = body > ceiling;
         set(PRESSURE, over_trigger as usize + 2 * over_ceiling as usize);
+        if over_trigger || over_ceiling {
+            let before_last = &its[..its.len().saturating_sub(1)];
+            let results = |r: &std::ops::Range<usize>| r.len().saturating_sub(1);
+            if before_last
+                .iter()
+                .any(|r| msgs[r.start].opens_iteration() && results(r) >= 1)
+            {
+                set(BUG_CLASS, 0);
+            }
+            if before_last
+                .iter()
+                .any(|r| msgs[r.start].opens_iteration() && results(r) >= 2)
+            {
+                set(BUG_CLASS, 1);
+            }
+            if head > 0 {
+                set(BUG_CLASS, 2);
+            }
+        }
+        if msgs[head..].iter().any(|m| {
+            m.role == Role::System
+                && m.content
+                    .text()
+                    .starts_with(crate::contract::SUMMARY_PREFIX)
+        }) {
+            set(BUG_CLASS, 3);
+        }
         let dt = estimate - trigger;
         let dc = body as i64 - ceiling as i64;
         if dt.abs() <= 1 {

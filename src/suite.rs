@@ -1,0 +1,374 @@
+//! A fixture suite run as part of a gate (`ctxgate check --with-suite DIR`,
+//! SPEC §8): every SPEC §7 fixture under a folder — `suites/known-bugs/`,
+//! the real compactor bugs, or a project's own — replayed against the
+//! subject before the generated cases, each counted as held, failed
+//! (an invariant failed, or the subject faulted) or skipped (nothing could
+//! be judged), like regex's test suite counts its cases.
+//!
+//! The contract of a suite run: it passes when no fixture failed and at
+//! least one held; a suite of which nothing was judged has checked nothing
+//! and does not pass. How its results appear in each report form is
+//! [`SuiteReport`]'s business; `check` adds them to its own (the CLI). This
+//! module neither generates nor shrinks: a suite's fixtures are already
+//! minimal, and are replayed as they are.
+
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+
+use serde_json::{json, Value};
+
+use crate::error::InputError;
+use crate::fixture::{collect, replay, Fixture, Replayed};
+use crate::subject::Subject;
+
+/// One fixture of a suite and what replaying it gave.
+#[derive(Debug, Clone)]
+pub struct SuiteCase {
+    pub path: PathBuf,
+    pub fixture: Fixture,
+    pub outcome: Replayed,
+}
+
+/// What a suite run gave, fixture by fixture, in path order.
+#[derive(Debug, Clone)]
+pub struct SuiteReport {
+    /// The folder (or file) the suite was read from, as given.
+    pub source: PathBuf,
+    pub cases: Vec<SuiteCase>,
+}
+
+/// Every fixture under `dir`, parsed before any is run: a file that does
+/// not parse is bad input (the error names it), and so is a folder with no
+/// fixture at all, since a suite of nothing cannot be a gate.
+pub fn load(dir: &Path, cap: u64) -> Result<Vec<(PathBuf, Fixture)>, InputError> {
+    let files = collect(&[dir.to_path_buf()])?;
+    if files.is_empty() {
+        return Err(InputError::new(
+            crate::error::InputErrorKind::Io,
+            "no fixture files (*.json) in the suite",
+        )
+        .in_file(dir.display().to_string()));
+    }
+    files
+        .into_iter()
+        .map(|p| Fixture::load_capped(&p, cap).map(|f| (p, f)))
+        .collect()
+}
+
+/// Replay each fixture against `subject`, in order.
+pub fn run(
+    subject: &mut dyn Subject,
+    source: &Path,
+    fixtures: Vec<(PathBuf, Fixture)>,
+) -> SuiteReport {
+    let cases = fixtures
+        .into_iter()
+        .map(|(path, fixture)| {
+            let (outcome, _) = replay(subject, &fixture);
+            SuiteCase {
+                path,
+                fixture,
+                outcome,
+            }
+        })
+        .collect();
+    SuiteReport {
+        source: source.to_path_buf(),
+        cases,
+    }
+}
+
+impl SuiteReport {
+    fn count(&self, f: impl Fn(&Replayed) -> bool) -> usize {
+        self.cases.iter().filter(|c| f(&c.outcome)).count()
+    }
+
+    pub fn held(&self) -> usize {
+        self.count(|o| matches!(o, Replayed::Held { .. }))
+    }
+
+    /// Fixtures that failed an invariant or on which the subject faulted.
+    pub fn failed(&self) -> usize {
+        self.count(Replayed::reproduces)
+    }
+
+    pub fn skipped(&self) -> usize {
+        self.count(|o| matches!(o, Replayed::Skipped { .. }))
+    }
+
+    /// No fixture failed, and at least one was judged.
+    pub fn ok(&self) -> bool {
+        self.failed() == 0 && self.held() > 0
+    }
+
+    /// Why the suite did not pass, or `None` when it did.
+    pub fn problem(&self) -> Option<String> {
+        if self.failed() > 0 {
+            Some(format!(
+                "{} of {} suite fixture(s) failed ({})",
+                self.failed(),
+                self.cases.len(),
+                self.source.display()
+            ))
+        } else if self.held() == 0 {
+            Some(format!(
+                "nothing in the suite {} was judged: all {} fixture(s) were skipped",
+                self.source.display(),
+                self.cases.len()
+            ))
+        } else {
+            None
+        }
+    }
+
+    /// One line per fixture, then the tally: the section `check` prints
+    /// before its own report.
+    pub fn human(&self) -> String {
+        let mut out = format!("suite {}\n", self.source.display());
+        for c in &self.cases {
+            let shown = c.path.display();
+            match &c.outcome {
+                Replayed::Held { judged } => {
+                    let _ = writeln!(out, "ok    {shown} ({judged} invariant(s) held)");
+                }
+                Replayed::Failed(violations) => {
+                    let _ = writeln!(out, "FAIL  {shown}\n  see: {}", c.fixture.see);
+                    for v in violations {
+                        let _ = writeln!(out, "  {v}");
+                    }
+                }
+                Replayed::Fault(fault) => {
+                    let _ = writeln!(
+                        out,
+                        "FAULT {shown}\n  see: {}\n  {}",
+                        c.fixture.see,
+                        fault.to_string().replace('\n', "\n  ")
+                    );
+                }
+                Replayed::Skipped { why } => {
+                    let _ = writeln!(out, "SKIP  {shown}: nothing judged: {why}");
+                }
+            }
+        }
+        let _ = writeln!(
+            out,
+            "suite: {} held, {} failed, {} skipped\n",
+            self.held(),
+            self.failed(),
+            self.skipped()
+        );
+        out
+    }
+
+    /// `{"source", "held", "failed", "skipped", "fixtures": [{"path",
+    /// "name", "see", "outcome", "violations"|"fault"|"why"}]}`.
+    pub fn to_json(&self) -> Value {
+        let fixtures: Vec<Value> = self
+            .cases
+            .iter()
+            .map(|c| {
+                let mut v = json!({
+                    "path": c.path.display().to_string(),
+                    "name": c.fixture.name,
+                    "see": c.fixture.see,
+                });
+                let extra = match &c.outcome {
+                    Replayed::Held { judged } => json!({"outcome": "held", "judged": judged}),
+                    Replayed::Failed(vs) => json!({
+                        "outcome": "failed",
+                        "violations": vs.iter().map(|v| json!({
+                            "invariant": v.invariant.name(),
+                            "detail": v.detail,
+                        })).collect::<Vec<_>>(),
+                    }),
+                    Replayed::Fault(f) => json!({
+                        "outcome": "fault",
+                        "fault": {"kind": f.kind.name(), "detail": f.detail},
+                    }),
+                    Replayed::Skipped { why } => json!({"outcome": "skipped", "why": why}),
+                };
+                if let (Value::Object(a), Value::Object(b)) = (&mut v, extra) {
+                    a.extend(b);
+                }
+                v
+            })
+            .collect();
+        json!({
+            "source": self.source.display().to_string(),
+            "held": self.held(),
+            "failed": self.failed(),
+            "skipped": self.skipped(),
+            "fixtures": fixtures,
+        })
+    }
+
+    /// A JUnit `<testsuite>` element, one `<testcase>` per fixture: a
+    /// failure or fault is a `<failure>`, a skip a `<skipped>`.
+    pub fn junit_testsuite(&self) -> String {
+        let mut cases = String::new();
+        for c in &self.cases {
+            let name = xml(&c.path.display().to_string());
+            let _ = write!(
+                cases,
+                "    <testcase classname=\"ctxgate.suite\" name=\"{name}\">"
+            );
+            match &c.outcome {
+                Replayed::Held { .. } => {}
+                Replayed::Failed(vs) => {
+                    let body: Vec<String> = vs.iter().map(|v| v.to_string()).collect();
+                    let _ = write!(
+                        cases,
+                        "\n      <failure message=\"{}\" type=\"{}\">see: {}\n{}</failure>\n    ",
+                        xml(&vs.first().map(|v| v.detail.clone()).unwrap_or_default()),
+                        vs.first().map(|v| v.invariant.name()).unwrap_or("failed"),
+                        xml(&c.fixture.see),
+                        xml(&body.join("\n"))
+                    );
+                }
+                Replayed::Fault(f) => {
+                    let _ = write!(
+                        cases,
+                        "\n      <failure message=\"{}\" type=\"fault\">see: {}\n{}</failure>\n    ",
+                        xml(&f.detail),
+                        xml(&c.fixture.see),
+                        xml(&f.to_string())
+                    );
+                }
+                Replayed::Skipped { why } => {
+                    let _ = write!(cases, "\n      <skipped message=\"{}\"/>\n    ", xml(why));
+                }
+            }
+            cases.push_str("</testcase>\n");
+        }
+        format!(
+            "  <testsuite name=\"ctxgate suite {}\" tests=\"{}\" failures=\"{}\" skipped=\"{}\">\n{cases}  </testsuite>\n",
+            xml(&self.source.display().to_string()),
+            self.cases.len(),
+            self.failed(),
+            self.skipped()
+        )
+    }
+
+    /// A Markdown section: the tally, then a row per fixture that did not hold.
+    pub fn markdown(&self) -> String {
+        let mut out = format!(
+            "### Suite `{}`\n\n{} held, {} failed, {} skipped\n",
+            self.source.display(),
+            self.held(),
+            self.failed(),
+            self.skipped()
+        );
+        let rows: Vec<&SuiteCase> = self
+            .cases
+            .iter()
+            .filter(|c| !matches!(c.outcome, Replayed::Held { .. }))
+            .collect();
+        if !rows.is_empty() {
+            out.push_str("\n| fixture | outcome | see |\n|---|---|---|\n");
+            for c in rows {
+                let outcome = match &c.outcome {
+                    Replayed::Failed(vs) => vs
+                        .iter()
+                        .map(|v| v.invariant.name())
+                        .collect::<Vec<_>>()
+                        .join(", "),
+                    Replayed::Fault(f) => format!("fault ({})", f.kind.name()),
+                    Replayed::Skipped { .. } => "skipped".into(),
+                    Replayed::Held { .. } => unreachable!("filtered out"),
+                };
+                let _ = writeln!(
+                    out,
+                    "| `{}` | {outcome} | {} |",
+                    c.fixture.name,
+                    c.fixture.see.replace('|', "\\|")
+                );
+            }
+        }
+        out.push('\n');
+        out
+    }
+}
+
+fn xml(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            c if (c as u32) < 0x20 && c != '\n' && c != '\t' && c != '\r' => out.push('\u{FFFD}'),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::Config;
+    use crate::model::Message;
+    use crate::oracle::InvariantSet;
+    use crate::subject::InProcess;
+
+    fn fixture(messages: Vec<Message>, invariants: &str) -> Fixture {
+        Fixture::new(
+            Config::default(),
+            messages,
+            InvariantSet::parse_list(invariants).unwrap(),
+            "a test",
+        )
+    }
+
+    #[test]
+    fn the_reference_holds_a_small_suite_and_the_report_counts_it() {
+        let fixtures = vec![
+            (
+                PathBuf::from("a.json"),
+                fixture(
+                    vec![Message::system("s"), Message::user("hi")],
+                    "tool-pairing,pinned-kept",
+                ),
+            ),
+            (
+                PathBuf::from("b.json"),
+                fixture(vec![Message::user("hi")], "no-premature-compaction"),
+            ),
+        ];
+        let mut subject = InProcess::reference();
+        let report = run(&mut subject, Path::new("suite"), fixtures);
+        assert_eq!(
+            (report.held(), report.failed(), report.skipped()),
+            (2, 0, 0)
+        );
+        assert!(report.ok());
+        assert_eq!(report.problem(), None);
+        assert!(report
+            .human()
+            .contains("suite: 2 held, 0 failed, 0 skipped"));
+        assert_eq!(report.to_json()["fixtures"][1]["outcome"], "held");
+        assert!(report
+            .junit_testsuite()
+            .contains("tests=\"2\" failures=\"0\""));
+    }
+
+    #[test]
+    fn a_suite_that_judged_nothing_does_not_pass() {
+        let report = SuiteReport {
+            source: PathBuf::from("s"),
+            cases: vec![SuiteCase {
+                path: PathBuf::from("x.json"),
+                fixture: fixture(vec![], "tool-pairing"),
+                outcome: Replayed::Skipped {
+                    why: "claims none".into(),
+                },
+            }],
+        };
+        assert!(!report.ok());
+        assert!(report.problem().unwrap().contains("nothing in the suite"));
+        assert!(report
+            .junit_testsuite()
+            .contains("<skipped message=\"claims none\"/>"));
+    }
+}

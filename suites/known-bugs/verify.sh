@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# Each known bug against the versions it concerns: the fixture must fail
+# against the release the bug was reported on (replay --expect-failures) and
+# hold against the release that fixed it, where one was released. The table
+# below is the one in README.md; CI runs this script.
+#
+#   suites/known-bugs/verify.sh [CTXGATE]      # default: target/release/ctxgate
+#
+# The adapters install their pinned versions on first use (into
+# $CTXGATE_VENV_ROOT when set, as CI does, else beside each adapter).
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+ctxgate=${1:-target/release/ctxgate}
+suite=suites/known-bugs
+
+# fixture | subject on the affected release | subject on the fixed release ("-": none released)
+table=(
+  "litellm-4931-trim-drops-the-tool-call|adapters/litellm/run.sh 1.14.4|adapters/litellm/run.sh 1.75.0"
+  "litellm-6505-tool-results-dropped-when-nothing-is-due|adapters/litellm/run.sh 1.60.0|adapters/litellm/run.sh 1.75.0"
+  "langchain-core-33245-trim-messages-keeps-an-orphan-tool-result|env CTXGATE_LANGCHAIN_START_ON= adapters/langchain/run.sh|-"
+  "langchain-33856-summarization-drops-the-system-prompt|adapters/langchain-summarization/run.sh 1.5.2|-"
+  "langchain-34282-summarization-cut-inside-parallel-results|adapters/langchain-summarization/run.sh 1.1.0|adapters/langchain-summarization/run.sh 1.2.0"
+  "deepagents-270-summarization-leaves-orphan-tool-responses|env CTXGATE_LC_KEEP=6 adapters/langchain-summarization/run.sh 1.1.0|env CTXGATE_LC_KEEP=6 adapters/langchain-summarization/run.sh 1.2.0"
+  "llamaindex-13715-memory-starts-with-a-tool-result|adapters/llama-index/run.sh 0.11.13|adapters/llama-index/run.sh 0.11.14"
+)
+
+# Install every pinned version first: a subject's first hello must not wait on pip.
+for row in "${table[@]}"; do
+  IFS='|' read -r _ affected fixed <<<"$row"
+  for cmd in "$affected" "$fixed"; do
+    [ "$cmd" = "-" ] && continue
+    read -r -a words <<<"$cmd"
+    while [ "${words[0]}" = env ] || [[ "${words[0]}" == *=* ]]; do words=("${words[@]:1}"); done
+    "${words[0]}" --install "${words[@]:1}" >&2
+  done
+done
+
+failed=0
+for row in "${table[@]}"; do
+  IFS='|' read -r name affected fixed <<<"$row"
+  file="$suite/$name.json"
+  if "$ctxgate" replay "$file" --expect-failures --subject "$affected" > /tmp/ctxgate-known-bug.txt 2>&1; then
+    echo "ok    $name fails against $affected, as reported"
+  else
+    cat /tmp/ctxgate-known-bug.txt; echo "FAIL  $name no longer fails against $affected"; failed=$((failed + 1))
+  fi
+  if [ "$fixed" != "-" ]; then
+    if "$ctxgate" replay "$file" --subject "$fixed" > /tmp/ctxgate-known-bug.txt 2>&1; then
+      echo "ok    $name holds against $fixed, the fix"
+    else
+      cat /tmp/ctxgate-known-bug.txt; echo "FAIL  $name fails against $fixed, which fixed it"; failed=$((failed + 1))
+    fi
+  fi
+done
+echo "known-bugs: ${#table[@]} verified bug(s), $failed failed"
+[ "$failed" -eq 0 ]

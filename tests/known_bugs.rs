@@ -1,0 +1,181 @@
+//! suites/known-bugs/ (issue 16): every fixture is a public bug report,
+//! the reference holds all of them, and `check --with-suite` counts the
+//! suite in its exit code and in every report form.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use ctxgate::fixture::{collect, Fixture, Replayed};
+use ctxgate::subject::defects::Defect;
+use ctxgate::subject::InProcess;
+
+fn suite() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("suites/known-bugs")
+}
+
+fn fixtures() -> Vec<(PathBuf, Fixture)> {
+    collect(&[suite()])
+        .expect("the suite is readable")
+        .into_iter()
+        .map(|p| {
+            let f = Fixture::load(&p).unwrap_or_else(|e| panic!("{e}"));
+            (p, f)
+        })
+        .collect()
+}
+
+#[test]
+fn each_fixture_cites_a_public_report_and_says_what_was_found() {
+    let all = fixtures();
+    assert!(
+        all.len() >= 12,
+        "at least 12 known bugs, found {}",
+        all.len()
+    );
+    let mut projects = std::collections::BTreeSet::new();
+    for (path, f) in &all {
+        let url = f.see.split_whitespace().next().unwrap_or("");
+        assert!(
+            url.starts_with("https://github.com/")
+                && (url.contains("/issues/") || url.contains("/pull/")),
+            "{}: `see` must open with the report's URL, found {url:?}",
+            path.display()
+        );
+        projects.insert(url.split('/').take(5).collect::<Vec<_>>().join("/"));
+        assert!(
+            f.found.as_deref().is_some_and(|s| !s.is_empty()),
+            "{}: `found` records the versions (or why none was run)",
+            path.display()
+        );
+        assert_eq!(
+            path.file_stem().and_then(|s| s.to_str()),
+            Some(f.name.as_str()),
+            "the file is named after the fixture"
+        );
+    }
+    assert!(
+        projects.len() >= 6,
+        "at least 6 projects, found {projects:?}"
+    );
+}
+
+#[test]
+fn the_reference_holds_the_whole_suite() {
+    let mut subject = InProcess::reference();
+    let report = ctxgate::suite::run(&mut subject, &suite(), fixtures());
+    for c in &report.cases {
+        assert!(
+            matches!(c.outcome, Replayed::Held { .. }),
+            "{}: {:?}",
+            c.path.display(),
+            c.outcome
+        );
+    }
+    assert!(report.ok());
+}
+
+#[test]
+fn a_defect_of_a_suite_class_fails_its_fixture() {
+    // The system-prompt class: the defect that drops it fails the LangChain fixture.
+    let mut subject = Defect::DropsSystemPrompt.subject();
+    let all: Vec<_> = fixtures()
+        .into_iter()
+        .filter(|(p, _)| p.to_string_lossy().contains("33856"))
+        .collect();
+    let report = ctxgate::suite::run(&mut subject, &suite(), all);
+    assert_eq!(report.failed(), 1, "{}", report.human());
+}
+
+fn check(args: &[&str]) -> (i32, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_ctxgate"))
+        .args(args)
+        .output()
+        .expect("the binary runs");
+    (
+        out.status.code().expect("exited"),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+    )
+}
+
+#[test]
+fn check_with_suite_counts_a_failing_fixture_in_the_exit_code_and_the_reports() {
+    let dir = suite();
+    let dir = dir.to_str().unwrap();
+    let save = std::env::temp_dir().join(format!("ctxgate-known-bugs-{}", std::process::id()));
+    let save = save.to_str().unwrap();
+    // The generated cases check only tool-pairing, which the defect holds:
+    // the suite's pinned-kept failure alone must fail the gate.
+    let base = [
+        "check",
+        "--defect",
+        "drops-system-prompt",
+        "--invariants",
+        "tool-pairing",
+        "--cases",
+        "30",
+        "--seed",
+        "1",
+        "--save",
+        save,
+        "--with-suite",
+        dir,
+    ];
+    let (code, human) = check(&base);
+    assert_eq!(code, 1, "{human}");
+    assert!(
+        human.contains("FAIL  ") && human.contains("33856"),
+        "{human}"
+    );
+    assert!(
+        human.contains("suite fixture(s) failed") || human.contains("suite: "),
+        "{human}"
+    );
+
+    let (code, json) = check(&[&base[..], &["--report", "json"]].concat());
+    assert_eq!(code, 1);
+    let v: serde_json::Value = serde_json::from_str(&json).expect("a JSON report");
+    assert!(v["suite"]["failed"].as_u64().unwrap() >= 1, "{json}");
+
+    let (_, junit) = check(&[&base[..], &["--report", "junit"]].concat());
+    assert!(junit.contains("<testsuite name=\"ctxgate suite"), "{junit}");
+    assert!(junit.trim_end().ends_with("</testsuites>"));
+
+    // And the reference passes the same gate.
+    let (code, out) = check(&[
+        "check",
+        "--cases",
+        "30",
+        "--seed",
+        "1",
+        "--save",
+        save,
+        "--with-suite",
+        dir,
+    ]);
+    assert_eq!(code, 0, "{out}");
+    assert!(
+        out.contains("suite: 14 held, 0 failed, 0 skipped") || out.contains("0 failed, 0 skipped"),
+        "{out}"
+    );
+    let _ = std::fs::remove_dir_all(save);
+}
+
+#[test]
+fn a_broken_suite_is_bad_usage() {
+    let tmp = std::env::temp_dir().join(format!("ctxgate-bad-suite-{}", std::process::id()));
+    std::fs::create_dir_all(&tmp).unwrap();
+    std::fs::write(
+        tmp.join("x.json"),
+        "{\"ctxgate\": 1, \"messages\": [{\"role\": \"bot\"}]}",
+    )
+    .unwrap();
+    let (code, _) = check(&[
+        "check",
+        "--cases",
+        "5",
+        "--with-suite",
+        tmp.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 2);
+    let _ = std::fs::remove_dir_all(&tmp);
+}
