@@ -42,6 +42,9 @@
 //! - `compare` (with `calibrate`): two or more estimators — any subject's
 //!   `estimate` op, or built-ins — side by side on the same inputs:
 //!   accuracy against real tokens, the toolCalls floor, speed.
+//! - [`testing`]: ctxgate for a compactor written in Rust — wrap it as a
+//!   subject, check one case in a proptest property or a fuzz target, or
+//!   run a whole check in process.
 //! - [`error`]: bad input as a value that names file, message and problem.
 
 pub mod body;
@@ -66,6 +69,7 @@ pub mod reference;
 pub mod report;
 pub mod subject;
 pub mod suite;
+pub mod testing;
 
 pub use config::Config;
 pub use error::InputError;

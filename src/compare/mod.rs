@@ -11,7 +11,7 @@
 //! timing the passes; [`stats`] turns the answers into figures, judging the
 //! floor and monotonicity with `check`'s own oracles; the [`Comparison`]
 //! prints as a table (`Display`), markdown, JSON and a picture
-//! ([`report`]); [`gate`] says whether a later estimator is worse than the
+//! ([`report`]); [`gate()`] says whether a later estimator is worse than the
 //! first.
 //!
 //! Speed is wall time through the protocol, for a subject as it answers,

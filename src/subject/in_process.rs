@@ -11,8 +11,10 @@ use crate::estimate::{Adr0098, Estimator};
 use crate::model::Message;
 use crate::reference::{CompactError, Reference};
 
-type CompactFn = Box<dyn Fn(&Config, &[Message]) -> CompactAnswer + Send>;
-type EstimateFn = Box<dyn Fn(&Config, &[Message]) -> EstimateAnswer + Send>;
+/// A compactor's `compact`, in process.
+pub type CompactFn = Box<dyn Fn(&Config, &[Message]) -> CompactAnswer + Send>;
+/// A compactor's `estimate`, in process.
+pub type EstimateFn = Box<dyn Fn(&Config, &[Message]) -> EstimateAnswer + Send>;
 
 /// A subject made of two functions.
 pub struct InProcess {
@@ -36,6 +38,13 @@ impl InProcess {
             compact: Box::new(compact),
             estimate,
         }
+    }
+
+    /// Whether it keeps every JSON number exactly as written (see
+    /// [`SubjectInfo::exact_numbers`]); [`InProcess::new`] says it does.
+    pub fn with_exact_numbers(mut self, exact: bool) -> Self {
+        self.info.exact_numbers = exact;
+        self
     }
 
     /// The built-in reference compactor (SPEC §4) with the adr-0098 estimator.

@@ -15,7 +15,7 @@ pub mod reaper;
 mod serve;
 
 pub use answer::{CompactAnswer, EstimateAnswer, EstimateReply};
-pub use in_process::{answer, estimator_fn, InProcess};
+pub use in_process::{answer, estimator_fn, CompactFn, EstimateFn, InProcess};
 pub use lanes::Lane;
 pub use process::{ProcessOptions, ProcessSubject};
 pub use serve::serve;
