@@ -42,6 +42,10 @@
 //! - `compare` (with `calibrate`): two or more estimators — any subject's
 //!   `estimate` op, or built-ins — side by side on the same inputs:
 //!   accuracy against real tokens, the toolCalls floor, speed.
+//! - [`transport`]: the real HTTP end — an endpoint's body limit measured
+//!   to the byte (`probe-ceiling`), and a subject whose ToolLoop bodies also
+//!   go to a live endpoint (`check --transport`); loopback only, unless
+//!   allowed.
 //! - [`error`]: bad input as a value that names file, message and problem.
 
 pub mod body;
@@ -66,6 +70,7 @@ pub mod reference;
 pub mod report;
 pub mod subject;
 pub mod suite;
+pub mod transport;
 
 pub use config::Config;
 pub use error::InputError;
