@@ -57,6 +57,10 @@ impl Subject for Wired {
         self.inner.batch(requests)
     }
 
+    fn stop_at(&mut self, deadline: Option<std::time::Instant>) {
+        self.inner.stop_at(deadline)
+    }
+
     fn transport(&mut self) -> Option<&mut dyn Transport> {
         Some(self)
     }
