@@ -212,3 +212,210 @@ impl TransportLog {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::generate::{case_from_seed, GenConfig};
+    use crate::harness::simulate_session;
+    use crate::oracle::{session_never_overflows, SessionTurn, TurnOutcome};
+    use crate::subject::defects::Defect;
+    use crate::subject::InProcess;
+
+    /// A server with a body limit (413 above it), or one that never
+    /// answers; it keeps the length of every body it was sent.
+    struct Server {
+        limit: Option<u64>,
+        sizes: Mutex<Vec<u64>>,
+    }
+
+    impl Wire for Server {
+        fn post(&self, body: &[u8]) -> Answer {
+            let n = body.len() as u64;
+            self.sizes.lock().unwrap().push(n);
+            serde_json::from_slice::<serde_json::Value>(body).expect("a ToolLoop body is JSON");
+            match self.limit {
+                Some(limit) if n > limit => Answer::Status {
+                    code: 413,
+                    excerpt: "request entity too large".into(),
+                },
+                Some(_) => Answer::Status {
+                    code: 200,
+                    excerpt: String::new(),
+                },
+                None => Answer::NoAnswer {
+                    error: "nothing within the 1 s timeout".into(),
+                },
+            }
+        }
+
+        fn describe(&self) -> String {
+            "a test server".into()
+        }
+    }
+
+    struct Run {
+        server: Arc<Server>,
+        log: Arc<TransportLog>,
+        /// Every session's turns, with its config.
+        sessions: Vec<(Config, Vec<SessionTurn>)>,
+    }
+
+    /// Simulate the ToolLoop of `cases` seeded cases at `ceiling`, the
+    /// subject wired to a server limited to `limit` bytes (`None`: silent).
+    fn run(subject: InProcess, ceiling: u64, limit: Option<u64>, cases: u64) -> Run {
+        let server = Arc::new(Server {
+            limit,
+            sizes: Mutex::new(Vec::new()),
+        });
+        let log = TransportLog::new();
+        let mut wired = Wired::new(Box::new(subject), server.clone(), log.clone());
+        let g = GenConfig::default();
+        let sessions = (0..cases)
+            .map(|i| {
+                let mut case = case_from_seed(17, i, &g);
+                case.config.transport_max_body_bytes = ceiling;
+                let turns = simulate_session(&mut wired, &case.config, &case.messages, None)
+                    .expect("an in-process subject does not fault");
+                (case.config, turns)
+            })
+            .collect();
+        Run {
+            server,
+            log,
+            sessions,
+        }
+    }
+
+    fn sent_turns(r: &Run) -> impl Iterator<Item = (u64, &Delivery)> + '_ {
+        r.sessions.iter().flat_map(|(_, turns)| {
+            turns
+                .iter()
+                .filter_map(|t| match (&t.outcome, &t.delivery) {
+                    (TurnOutcome::Sent { body }, Some(d)) => Some((*body, d)),
+                    _ => None,
+                })
+        })
+    }
+
+    #[test]
+    fn every_body_sent_goes_to_the_endpoint_at_ctxgates_exact_size() {
+        let r = run(InProcess::reference(), 20_000, Some(20_000), 60);
+        let mut delivered = 0u64;
+        for (_, turns) in &r.sessions {
+            for t in turns {
+                assert_eq!(
+                    matches!(t.outcome, TurnOutcome::Sent { .. }),
+                    t.delivery.is_some(),
+                    "turn {}: a body sent and nothing delivered, or the reverse",
+                    t.turn
+                );
+            }
+        }
+        for (body, d) in sent_turns(&r) {
+            delivered += 1;
+            assert_eq!(
+                d.sent, body,
+                "the wire carried another length than measured"
+            );
+            assert_eq!(d.answer.reception(), Reception::Accepted, "{body} bytes");
+        }
+        assert!(
+            delivered > 100,
+            "only {delivered} bodies: the cases did not exercise the transport"
+        );
+        assert_eq!(r.server.sizes.lock().unwrap().len() as u64, delivered);
+        let s = r.log.summary();
+        assert_eq!((s.sent, s.accepted, s.refused), (delivered, delivered, 0));
+        assert_eq!(s.answers.get("200"), Some(&delivered));
+        assert!(s.agreed() && s.stopped.is_none(), "{s:?}");
+        for (config, turns) in &r.sessions {
+            assert!(session_never_overflows(config, turns).is_empty());
+        }
+    }
+
+    #[test]
+    fn a_compactor_that_ignores_the_ceiling_is_refused_and_the_oracle_says_so() {
+        let r = run(
+            Defect::WindowIgnoresCeiling.subject(),
+            20_000,
+            Some(20_000),
+            60,
+        );
+        let refused: Vec<_> = sent_turns(&r).filter(|(b, _)| *b > 20_000).collect();
+        assert!(
+            !refused.is_empty(),
+            "the defect never sent a body over 20,000"
+        );
+        for (_, d) in &refused {
+            assert_eq!(d.answer.status(), Some(413));
+        }
+        let s = r.log.summary();
+        assert_eq!(s.refused, refused.len() as u64);
+        assert!(
+            s.agreed(),
+            "over the ceiling and refused is an agreement: {s:?}"
+        );
+        let violations: Vec<_> = r
+            .sessions
+            .iter()
+            .flat_map(|(c, t)| session_never_overflows(c, t))
+            .collect();
+        assert_eq!(violations.len(), refused.len());
+        for v in &violations {
+            assert!(
+                v.detail.contains("the live endpoint refused it too: 413 Payload Too Large (body: request entity too large)"),
+                "{v}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_ceiling_above_the_endpoints_limit_is_a_disagreement() {
+        let r = run(InProcess::reference(), 20_000, Some(8_000), 60);
+        let s = r.log.summary();
+        assert!(s.refused_under_ceiling > 0, "{s:?}");
+        assert_eq!(s.refused_under_ceiling, s.refused);
+        assert!(!s.agreed());
+        let first = s.first_refused_under_ceiling.expect("the first is kept");
+        assert!(
+            first.measured > 8_000 && first.measured <= 20_000,
+            "{first}"
+        );
+        assert!(
+            first
+                .to_string()
+                .contains("under the 20000-byte ceiling: 413"),
+            "{first}"
+        );
+        let violations: usize = r
+            .sessions
+            .iter()
+            .map(|(c, t)| session_never_overflows(c, t).len())
+            .sum();
+        assert_eq!(violations as u64, s.refused_under_ceiling);
+    }
+
+    #[test]
+    fn the_first_body_without_an_answer_stops_the_sending() {
+        let r = run(InProcess::reference(), 20_000, None, 20);
+        assert_eq!(
+            r.server.sizes.lock().unwrap().len(),
+            1,
+            "a silent endpoint was sent more than one body"
+        );
+        assert!(r.log.stopped());
+        let s = r.log.summary();
+        assert_eq!((s.sent, s.accepted, s.refused), (1, 0, 0));
+        let (size, error) = s.stopped.expect("where it stopped is kept");
+        assert!(size > 0 && error.contains("timeout"), "{size} {error}");
+        let delivered: Vec<_> = sent_turns(&r).collect();
+        assert_eq!(delivered.len(), 1, "only the first turn carries an answer");
+        for (config, turns) in &r.sessions {
+            assert!(
+                session_never_overflows(config, turns).is_empty(),
+                "no answer judges nothing"
+            );
+        }
+    }
+}
