@@ -456,3 +456,45 @@ fn bad_transport_usage_is_exit_2_and_sends_nothing() {
     }
     assert_eq!(server.connections(), 0);
 }
+
+#[test]
+fn the_suite_of_check_with_suite_is_not_sent_to_the_endpoint() {
+    let suite = concat!(env!("CARGO_MANIFEST_DIR"), "/suites/known-bugs");
+    let run = |with_suite: bool| {
+        let server = Server::start(Mode::Limit(102_400));
+        let dir = scratch(if with_suite { "suite" } else { "nosuite" });
+        let mut args = vec![
+            "check",
+            "--cases",
+            "20",
+            "--seed",
+            "4",
+            "--jobs",
+            "1",
+            "--transport",
+            &server.url(),
+            "--config",
+            &express_config(),
+            "--save",
+            dir.to_str().unwrap(),
+        ]
+        .into_iter()
+        .map(String::from)
+        .collect::<Vec<_>>();
+        if with_suite {
+            args.extend(["--with-suite".to_owned(), suite.to_owned()]);
+        }
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let out = ctxgate(&args);
+        assert_eq!(out.code, 0, "{}\n{}", out.stdout, out.stderr);
+        (server.bodies(), out.stdout)
+    };
+    let (without, _) = run(false);
+    let (with, stdout) = run(true);
+    assert!(stdout.contains("suite"), "the suite did not run:\n{stdout}");
+    assert!(!without.is_empty());
+    assert_eq!(
+        with, without,
+        "the suite's fixtures reached the endpoint (or the cases changed)"
+    );
+}
