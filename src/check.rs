@@ -37,6 +37,10 @@ pub struct CheckOptions {
     pub exact_numbers: Option<bool>,
     /// One shard of the seed's cases (`--shard K/N`), or all of them.
     pub shard: Option<Shard>,
+    /// Every case runs under this config (`--config`), and shrinking
+    /// keeps it: the user's production values, or a live endpoint's
+    /// ceiling (`--transport`).
+    pub config: Option<crate::Config>,
 }
 
 impl Default for CheckOptions {
@@ -51,6 +55,7 @@ impl Default for CheckOptions {
             shrink_runs: 2000,
             exact_numbers: None,
             shard: None,
+            config: None,
         }
     }
 }
@@ -463,7 +468,10 @@ impl Engine {
         };
         subject.stop_at(self.deadline());
         while let Some(index) = self.next_index() {
-            let case = case_from_seed(self.opts.seed, index, &self.opts.gen);
+            let mut case = case_from_seed(self.opts.seed, index, &self.opts.gen);
+            if let Some(config) = &self.opts.config {
+                case.config = config.clone();
+            }
             let result = run_case(subject, &case.config, &case.messages, self.checked);
             if result
                 .fault
@@ -605,19 +613,17 @@ fn shrink_fault(
     // The fault of the last candidate that reproduced it is the shrunk
     // case's: kept, not asked for again (a hang would cost a timeout).
     let mut last = fault.clone();
-    let shrunk =
-        shrink_with_budget(
-            case.clone(),
-            opts.shrink_runs.min(budget),
-            deadline,
-            |c| match run_case(subject, &c.config, &c.messages, checked).fault {
-                Some(f) if f.kind == kind => {
-                    last = f;
-                    true
-                }
-                _ => false,
-            },
-        );
+    let runs = opts.shrink_runs.min(budget);
+    let fixed = opts.config.as_ref();
+    let shrunk = shrink_with_budget(case.clone(), runs, deadline, fixed, |c| {
+        match run_case(subject, &c.config, &c.messages, checked).fault {
+            Some(f) if f.kind == kind => {
+                last = f;
+                true
+            }
+            _ => false,
+        }
+    });
     let fault = last;
     let mut fixture = Fixture::new(
         shrunk.config,
@@ -666,11 +672,12 @@ fn shrink_failure(
         failed
     };
     let start = roomier(case, inv)
-        .filter(|_| !out_of_time(deadline))
+        .filter(|_| !out_of_time(deadline) && opts.config.is_none())
         .filter(|c| fails(c, &mut last))
         .unwrap_or_else(|| case.clone());
     let keep_fittable = fittable(&start);
-    let shrunk = shrink_with_budget(start, opts.shrink_runs, deadline, |c| {
+    let fixed = opts.config.as_ref();
+    let shrunk = shrink_with_budget(start, opts.shrink_runs, deadline, fixed, |c| {
         (!keep_fittable || fittable(c)) && fails(c, &mut last)
     });
     let found = result.violations().find(|v| v.invariant == inv).cloned();
@@ -730,11 +737,12 @@ fn shrink_with_budget(
     case: Case,
     runs: usize,
     deadline: Option<Instant>,
+    fixed: Option<&crate::Config>,
     mut still_fails: impl FnMut(&Case) -> bool,
 ) -> Case {
     let mut left = runs;
     shrink(case, |c| {
-        if left == 0 || out_of_time(deadline) {
+        if left == 0 || out_of_time(deadline) || fixed.is_some_and(|f| c.config != *f) {
             return false;
         }
         left -= 1;

@@ -212,6 +212,10 @@ pub fn appended_message(input: &[Message]) -> Message {
 /// the subject wrote. A system message of the conversation that compaction
 /// moved into the head counts; a compactor whose own summaries pile up in
 /// its head, turn after turn, gives up on a conversation that fits.
+///
+/// When the subject has a live endpoint (`Subject::transport`), every body
+/// sent, known answers included, also goes to it, and the endpoint's
+/// answer is kept with the turn for the oracle.
 pub fn simulate_session(
     subject: &mut dyn Subject,
     config: &Config,
@@ -241,6 +245,7 @@ pub fn simulate_session(
                     turn: n + 1,
                     history_len: history.len(),
                     outcome: TurnOutcome::Sent { body },
+                    delivery: deliver(subject, config, &history, body),
                 });
                 continue;
             }
@@ -250,11 +255,13 @@ pub fn simulate_session(
             Some(a) => a.clone(),
             None => subject.compact(config, &history)?,
         };
+        let mut delivery = None;
         let outcome = match answer {
             CompactAnswer::Messages(o) => {
                 let body = body_bytes(config, &o);
                 carried_unchanged &= o == history;
                 history = o;
+                delivery = deliver(subject, config, &history, body);
                 TurnOutcome::Sent { body }
             }
             CompactAnswer::CannotFit { .. } => {
@@ -274,10 +281,24 @@ pub fn simulate_session(
             turn: n + 1,
             history_len: history.len(),
             outcome,
+            delivery,
         });
         if stop {
             break;
         }
     }
     Ok(turns)
+}
+
+/// A body the ToolLoop sends, also sent to the subject's live endpoint
+/// when it has one (`check --transport`).
+fn deliver(
+    subject: &mut dyn Subject,
+    config: &Config,
+    sent: &[Message],
+    body: u64,
+) -> Option<crate::transport::Delivery> {
+    subject
+        .transport()
+        .and_then(|t| t.deliver(config, sent, body))
 }

@@ -45,6 +45,10 @@
 //! - [`testing`]: ctxgate for a compactor written in Rust — wrap it as a
 //!   subject, check one case in a proptest property or a fuzz target, or
 //!   run a whole check in process.
+//! - [`transport`]: the real HTTP end — an endpoint's body limit measured
+//!   to the byte (`probe-ceiling`), and a subject whose ToolLoop bodies also
+//!   go to a live endpoint (`check --transport`); loopback only, unless
+//!   allowed.
 //! - [`error`]: bad input as a value that names file, message and problem.
 
 pub mod body;
@@ -70,6 +74,7 @@ pub mod report;
 pub mod subject;
 pub mod suite;
 pub mod testing;
+pub mod transport;
 
 pub use config::Config;
 pub use error::InputError;

@@ -326,6 +326,7 @@ fn session_never_overflows() {
         turn: n,
         history_len: 4,
         outcome,
+        delivery: None,
     };
     let mut obs = answered(compacted());
     obs.session = Some(vec![turn(1, TurnOutcome::Sent { body: 900 })]);

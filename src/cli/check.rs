@@ -102,6 +102,13 @@ pub struct Args {
     /// 2^64, `1e400`) [default: auto, as the subject's hello claims]
     #[arg(long, value_enum, default_value_t = Numbers::Auto)]
     pub numbers: Numbers,
+
+    /// Every case runs under this config (the generated ones are not used)
+    #[command(flatten)]
+    pub config: super::common::ConfigArgs,
+
+    #[command(flatten)]
+    pub transport: super::transport::TransportArgs,
 }
 
 pub fn run_check(args: Args) -> Result<(), Failure> {
@@ -161,6 +168,11 @@ pub fn run_check(args: Args) -> Result<(), Failure> {
             args.lanes
         )));
     }
+    let fixed = match args.config.given() {
+        true => Some(args.config.resolve(ctxgate::WireFormat::Engine)?),
+        false => None,
+    };
+    let live = args.transport.open(fixed.as_ref())?;
     let mut subjects = Vec::with_capacity(jobs * args.lanes);
     // The suite is parsed before anything runs: a broken fixture is bad input.
     let suite_fixtures = match &args.with_suite {
@@ -191,14 +203,18 @@ pub fn run_check(args: Args) -> Result<(), Failure> {
             Numbers::Portable => Some(false),
             Numbers::Exact => Some(true),
         },
+        config: fixed,
         ..CheckOptions::default()
     };
     eprintln!(
-        "ctxgate check: subject {} {}, seed {seed}, up to {} cases{}",
+        "ctxgate check: subject {} {}, seed {seed}, up to {} cases{}{}",
         subjects[0].info().name,
         subjects[0].info().version,
         args.cases,
         time.map(|t| format!(" or {:.0} s", t.as_secs_f64()))
+            .unwrap_or_default(),
+        live.as_ref()
+            .map(|l| format!(", every ToolLoop body also sent to {}", l.url()))
             .unwrap_or_default()
     );
     let suite = suite_fixtures.map(|(dir, fixtures)| {
@@ -209,6 +225,12 @@ pub fn run_check(args: Args) -> Result<(), Failure> {
         );
         ctxgate::suite::run(subjects[0].as_mut(), dir, fixtures)
     });
+    // The suite's fixtures keep their own configs: only the generated
+    // cases, under the endpoint's ceiling, go to the live endpoint.
+    let mut subjects: Vec<_> = match &live {
+        Some(live) => subjects.into_iter().map(|s| live.wrap(s)).collect(),
+        None => subjects,
+    };
     let mut progress = progress_printer(args.cases);
     let report = ctxgate::check::run_parallel(&mut subjects, &opts, &mut progress);
     drop(progress);
@@ -227,6 +249,10 @@ pub fn run_check(args: Args) -> Result<(), Failure> {
         ),
         None => render(&report, &hint, args.report),
     };
+    let (transport_text, transport_failure) = match &live {
+        Some(live) => live.finish(),
+        None => (String::new(), None),
+    };
     let mut write_error = None;
     match (&args.out, out_file.as_mut()) {
         (Some(path), Some(file)) => {
@@ -237,19 +263,25 @@ pub fn run_check(args: Args) -> Result<(), Failure> {
             {
                 write_error = Some(format!("{}: cannot write the report: {e}", path.display()));
             }
-            print!("{human}");
+            print!("{human}{transport_text}");
         }
-        _ => print!("{rendered}"),
+        _ if args.report == ReportKind::Human => print!("{rendered}{transport_text}"),
+        _ => {
+            print!("{rendered}");
+            eprint!("{transport_text}");
+        }
     }
     if let Some(e) = &write_error {
         eprintln!("ctxgate: ERROR: {e}");
     }
     let suite_problem = suite.as_ref().and_then(|s| s.problem());
     if report.ok() && suite_problem.is_none() {
-        // Nothing failed: a report that could not be written is the outcome.
-        return match write_error {
-            Some(e) => Err(Failure::bad_input(e)),
-            None => Ok(()),
+        // Nothing failed: a report that could not be written, or an
+        // endpoint that stopped answering, is the outcome.
+        return match (write_error, transport_failure) {
+            (Some(e), _) => Err(Failure::bad_input(e)),
+            (None, Some(f)) => Err(f),
+            (None, None) => Ok(()),
         };
     }
     let unchecked = report.not_checked();
@@ -266,6 +298,9 @@ pub fn run_check(args: Args) -> Result<(), Failure> {
             "{} thing(s) were never checked (see NOT CHECKED above)",
             unchecked.len()
         ));
+    }
+    if let Some(f) = transport_failure {
+        parts.push(f.message);
     }
     Err(Failure::failed(format!(
         "{} (seed {seed})",

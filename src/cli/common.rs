@@ -175,7 +175,7 @@ fn field_help(field: &str, meaning: &str) -> String {
 }
 
 /// The compactor configuration (SPEC §2): a file and one flag per field.
-#[derive(Debug, clap::Args)]
+#[derive(Debug, Default, clap::Args)]
 #[command(next_help_heading = "Configuration (SPEC §2; each flag overrides --config)")]
 pub struct ConfigArgs {
     /// A config file: a JSON object with the SPEC §2 fields in camelCase;
@@ -215,6 +215,19 @@ pub struct ConfigArgs {
 }
 
 impl ConfigArgs {
+    /// `--config` or any field's flag was given.
+    pub fn given(&self) -> bool {
+        self.config.is_some()
+            || self.context_window.is_some()
+            || self.threshold.is_some()
+            || self.transport_max_body_bytes.is_some()
+            || self.bytes_per_token.is_some()
+            || self.keep_recent.is_some()
+            || self.summary_max_bytes.is_some()
+            || self.wire_format.is_some()
+            || self.envelope.is_some()
+    }
+
     /// The config: defaults, then the `--config` file, then the flags. The
     /// body is measured in `--wire-format`, else the file's `wireFormat`,
     /// else `input_format` (the history's own).

@@ -19,10 +19,12 @@ mod compact;
 mod compare;
 mod estimate;
 mod gen;
+mod probe_ceiling;
 mod replay;
 mod report;
 mod serve;
 mod subject;
+mod transport;
 
 use std::process::ExitCode;
 
@@ -48,7 +50,7 @@ pub struct Cli {
 pub enum Command {
     Calibrate(calibrate::Args),
     /// Generate histories, run a subject, check every invariant, shrink and save failures
-    Check(check::Args),
+    Check(Box<check::Args>),
     /// Re-run fixture files or folders against a subject
     Replay(replay::Args),
     Compact(compact::Args),
@@ -60,6 +62,7 @@ pub enum Command {
     Serve(serve::Args),
     /// Work with check reports: `report merge` joins a seed's shards
     Report(report::Args),
+    ProbeCeiling(probe_ceiling::Args),
 }
 
 /// Parse the command line, run the command, map its outcome to an exit code.
@@ -72,7 +75,7 @@ pub fn main() -> ExitCode {
     }
     let outcome = match cli.command {
         Command::Calibrate(args) => calibrate::run(args),
-        Command::Check(args) => check::run_check(args),
+        Command::Check(args) => check::run_check(*args),
         Command::Replay(args) => replay::run(args),
         Command::Compact(args) => compact::run(args),
         Command::CompareEstimators(args) => compare::run(args),
@@ -80,6 +83,7 @@ pub fn main() -> ExitCode {
         Command::Gen(args) => gen::run(args),
         Command::Serve(args) => serve::run(args),
         Command::Report(args) => report::run(args),
+        Command::ProbeCeiling(args) => probe_ceiling::run(args),
     };
     match outcome {
         Ok(()) => ExitCode::SUCCESS,

@@ -239,6 +239,12 @@ pub trait Subject {
     /// with a [`FaultKind::Stopped`] instead of starting it again.
     fn stop_at(&mut self, _deadline: Option<std::time::Instant>) {}
 
+    /// The live endpoint this subject's ToolLoop bodies are also sent to
+    /// (`check --transport`; `transport::Wired`), if any.
+    fn transport(&mut self) -> Option<&mut dyn crate::transport::Transport> {
+        None
+    }
+
     /// Requests that do not depend on each other's answers, answered in
     /// order. A process subject sends them all before reading the first
     /// answer (SPEC §6 allows several in flight); the first fault ends the

@@ -1,0 +1,356 @@
+//! `ctxgate probe-ceiling URL`: the largest JSON request body a real
+//! endpoint accepts, to the byte (`transport::probe`), and whether a
+//! config's `transportMaxBodyBytes` is above it.
+//!
+//! Exit codes: 0 the limit was measured (or every size up to `--max` was
+//! accepted) and the config, if given, is not above it; 1 the config is
+//! above it, the endpoint refused even the smallest body, or it gave no
+//! answer; 2 bad usage — a URL that is not loopback without
+//! `--allow-remote` (nothing is sent), a bad header, a bad config.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use clap::Args as ClapArgs;
+use serde_json::{json, Value};
+
+use super::common::{format_parser, group, ConfigArgs, Failure};
+use ctxgate::transport::{
+    probe, smallest_shaped_body, Answer, HttpOptions, HttpWire, Limit, Probe, ProbeOptions,
+    ProbeReport, Reception, Target, Wire, MAX_PROBE_BYTES,
+};
+use ctxgate::{Config, WireFormat};
+
+/// Measure the largest JSON request body an endpoint accepts, to the byte
+#[derive(Debug, ClapArgs)]
+pub struct Args {
+    /// The endpoint, e.g. http://127.0.0.1:3000/internal/sessions/s1/llm-turn
+    /// (loopback only, unless --allow-remote)
+    #[arg(value_name = "URL")]
+    pub url: String,
+
+    /// A header sent with every body (`Authorization: Bearer …`); repeatable
+    #[arg(long = "header", value_name = "K:V")]
+    pub headers: Vec<String>,
+
+    /// POST, PUT or PATCH
+    #[arg(long, default_value = "POST")]
+    pub method: String,
+
+    /// The bodies' wire format [default: the config's, else engine]
+    #[arg(long, value_name = "F", value_parser = format_parser())]
+    pub wire_format: Option<WireFormat>,
+
+    /// The largest body tried, in bytes (at most 1 GiB)
+    #[arg(long, value_name = "BYTES", default_value_t = 32 << 20)]
+    pub max: u64,
+
+    /// Print one JSON object instead of the human summary
+    #[arg(long)]
+    pub json: bool,
+
+    /// A config (SPEC §2): the bodies use its envelope and wire format, and
+    /// its `transportMaxBodyBytes` is checked against the limit found
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+
+    /// Send to a host that is not loopback (127.0.0.0/8, ::1, localhost)
+    #[arg(long)]
+    pub allow_remote: bool,
+
+    /// Seconds one request may take, connecting included
+    #[arg(long, value_name = "SECS", default_value_t = 10.0)]
+    pub timeout: f64,
+}
+
+/// `K:V` (or `K: V`) into a header name and value.
+pub fn parse_headers(flag: &str, headers: &[String]) -> Result<Vec<(String, String)>, Failure> {
+    headers
+        .iter()
+        .map(|h| match h.split_once(':') {
+            Some((k, v)) if !k.trim().is_empty() => Ok((k.trim().to_owned(), v.trim().to_owned())),
+            _ => Err(Failure::bad_input(format!(
+                "{flag} {h:?}: expected NAME:VALUE, e.g. 'Authorization: Bearer …'"
+            ))),
+        })
+        .collect()
+}
+
+/// The loopback rule first: a URL it refuses is bad usage, and nothing is
+/// sent or resolved.
+pub fn open_wire(
+    url: &str,
+    allow_remote: bool,
+    options: &HttpOptions,
+) -> Result<HttpWire, Failure> {
+    let target = Target::parse(url, allow_remote).map_err(|e| Failure::bad_input(e.to_string()))?;
+    if target.remote {
+        eprintln!("ctxgate: note: {url} is not loopback: request bodies go to another machine (--allow-remote)");
+    }
+    HttpWire::new(target, options).map_err(|e| Failure::bad_input(e.to_string()))
+}
+
+pub fn run(args: Args) -> Result<(), Failure> {
+    let options = HttpOptions {
+        method: args.method.clone(),
+        headers: parse_headers("--header", &args.headers)?,
+        timeout: super::common::seconds("--timeout", args.timeout)?,
+        keep_alive: false,
+    };
+    let wire = Arc::new(open_wire(&args.url, args.allow_remote, &options)?);
+    let config = ConfigArgs {
+        config: args.config.clone(),
+        wire_format: args.wire_format,
+        ..ConfigArgs::default()
+    }
+    .resolve(WireFormat::Engine)?;
+    let smallest = smallest_shaped_body(&config);
+    if args.max < smallest || args.max > MAX_PROBE_BYTES {
+        return Err(Failure::bad_input(format!(
+            "--max {}: bodies of this shape are {} bytes at least, and --max is at most {} (1 GiB)",
+            args.max, smallest, MAX_PROBE_BYTES
+        )));
+    }
+    let opts = ProbeOptions {
+        config: config.clone(),
+        max: args.max,
+    };
+    if !args.json {
+        println!(
+            "ctxgate probe-ceiling: {} with {} request bodies (system, user, a tool call and its result), {} to {} bytes",
+            wire.describe(),
+            config.wire_format,
+            group(smallest.min(args.max)),
+            group(args.max)
+        );
+    }
+    let human = !args.json;
+    let report = probe(wire.as_ref(), &opts, &mut |p: &Probe| {
+        if human {
+            println!("  {:>13} bytes: {}", group(p.bytes), p.answer);
+        }
+    });
+    let file_ceiling = args
+        .config
+        .as_ref()
+        .map(|_| config.transport_max_body_bytes);
+    let verdict = Verdict::of(&report, file_ceiling);
+    if args.json {
+        super::common::print_json(&to_json(&args, &config, &report, &verdict))?;
+    } else {
+        print_human(&args, &report, &verdict);
+    }
+    verdict.outcome(&args, &report)
+}
+
+/// What the probe means for the user.
+struct Verdict {
+    answers: BTreeMap<String, u64>,
+    warnings: Vec<String>,
+    /// The config's ceiling is above the limit found.
+    config_above: bool,
+}
+
+impl Verdict {
+    fn of(report: &ProbeReport, ceiling: Option<u64>) -> Verdict {
+        let mut answers = BTreeMap::new();
+        for p in &report.probes {
+            *answers.entry(p.answer.label()).or_insert(0) += 1;
+        }
+        let mut warnings = Vec::new();
+        let largest = match report.limit {
+            Limit::Exact { accepted } => Some(accepted),
+            Limit::BelowSmallest { .. } => Some(0),
+            _ => None,
+        };
+        let config_above = matches!((ceiling, largest), (Some(c), Some(l)) if c > l);
+        if let (true, Some(c), Some(l)) = (config_above, ceiling, largest) {
+            warnings.push(format!(
+                "the config's transportMaxBodyBytes is {}, above this endpoint's limit of {} bytes: your compactor will send bodies this server refuses; set it to at most {} (less, for headroom)",
+                group(c),
+                group(l),
+                group(l)
+            ));
+        }
+        if let (Some(c), Limit::AtLeast { accepted }) = (ceiling, &report.limit) {
+            if c > *accepted {
+                warnings.push(format!(
+                    "the config's transportMaxBodyBytes ({}) is above --max ({}): bodies that large were not tried",
+                    group(c),
+                    group(*accepted)
+                ));
+            }
+        }
+        let not_2xx: Vec<String> = report
+            .probes
+            .iter()
+            .filter_map(|p| match p.answer {
+                Answer::Status { code, .. }
+                    if p.answer.reception() == Reception::Accepted
+                        && !(200..300).contains(&code) =>
+                {
+                    Some(code.to_string())
+                }
+                _ => None,
+            })
+            .collect::<std::collections::BTreeSet<_>>()
+            .into_iter()
+            .collect();
+        if !not_2xx.is_empty() {
+            warnings.push(format!(
+                "{} counted as accepted (the server answered about something else than the size); a server that answers before it reads the body — authentication, a wrong path or method — was not measured: check the URL, --method and --header",
+                not_2xx.join(", ")
+            ));
+        }
+        if report
+            .probes
+            .iter()
+            .any(|p| p.answer.status().is_some_and(|c| c >= 500))
+        {
+            warnings.push(
+                "a 5xx counted as a refusal: it may not be about the body's size (an upstream down?); check the server's log"
+                    .to_owned(),
+            );
+        }
+        if report
+            .probes
+            .iter()
+            .any(|p| matches!(p.answer, Answer::Closed { .. }))
+        {
+            warnings.push(
+                "a connection closed or reset without an answer counted as a refusal".to_owned(),
+            );
+        }
+        Verdict {
+            answers,
+            warnings,
+            config_above,
+        }
+    }
+
+    fn answers_line(&self) -> String {
+        self.answers
+            .iter()
+            .map(|(k, n)| format!("{k} ×{n}"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+
+    fn outcome(&self, args: &Args, report: &ProbeReport) -> Result<(), Failure> {
+        match &report.limit {
+            Limit::NoAnswer { at, error, .. } => Err(Failure::failed(format!(
+                "{}: no answer to a {}-byte body ({error}); the probe stopped there",
+                args.url,
+                group(*at)
+            ))
+            .with_hint("is the server up, and does it answer within --timeout?")),
+            Limit::BelowSmallest { refused } => Err(Failure::failed(format!(
+                "{}: refused even the smallest request body ({} bytes)",
+                args.url,
+                group(*refused)
+            ))),
+            _ if self.config_above => Err(Failure::failed(
+                "the config's transportMaxBodyBytes is above the endpoint's limit",
+            )),
+            _ => Ok(()),
+        }
+    }
+}
+
+fn print_human(args: &Args, report: &ProbeReport, verdict: &Verdict) {
+    let n = report.probes.len();
+    match &report.limit {
+        Limit::Exact { accepted } => {
+            let refused = report
+                .probes
+                .iter()
+                .find(|p| p.bytes == accepted + 1)
+                .map(|p| format!(" ({})", p.answer.label()))
+                .unwrap_or_default();
+            println!(
+                "limit: {} bytes — the largest body accepted; {} bytes refused{refused}",
+                group(*accepted),
+                group(accepted + 1)
+            );
+        }
+        Limit::AtLeast { accepted } => println!(
+            "limit: none found — every size up to --max ({} bytes) was accepted",
+            group(*accepted)
+        ),
+        Limit::BelowSmallest { refused } => println!(
+            "limit: below {} bytes — even the smallest body was refused",
+            group(*refused)
+        ),
+        Limit::NoAnswer {
+            at,
+            accepted,
+            refused,
+            ..
+        } => println!(
+            "limit: not found — no answer to {} bytes (largest accepted so far: {}, smallest refused: {})",
+            group(*at),
+            accepted.map_or("none".to_owned(), group),
+            refused.map_or("none".to_owned(), group),
+        ),
+    }
+    println!("{n} requests; answers: {}", verdict.answers_line());
+    for w in &verdict.warnings {
+        println!("warning: {w}");
+    }
+    if let (Some(path), false) = (&args.config, verdict.config_above) {
+        if matches!(report.limit, Limit::Exact { .. }) {
+            println!(
+                "{}: transportMaxBodyBytes is within the limit",
+                path.display()
+            );
+        }
+    }
+}
+
+fn to_json(args: &Args, config: &Config, report: &ProbeReport, verdict: &Verdict) -> Value {
+    let (kind, accepted, refused) = match &report.limit {
+        Limit::Exact { accepted } => ("exact", Some(*accepted), Some(accepted + 1)),
+        Limit::AtLeast { accepted } => ("at-least", Some(*accepted), None),
+        Limit::BelowSmallest { refused } => ("below-smallest", None, Some(*refused)),
+        Limit::NoAnswer {
+            accepted, refused, ..
+        } => ("no-answer", *accepted, *refused),
+    };
+    let probes: Vec<Value> = report
+        .probes
+        .iter()
+        .map(|p| {
+            json!({
+                "bytes": p.bytes,
+                "status": p.answer.status(),
+                "accepted": match p.answer.reception() {
+                    Reception::Accepted => Some(true),
+                    Reception::Refused => Some(false),
+                    Reception::Unknown => None,
+                },
+                "answer": p.answer.to_string(),
+            })
+        })
+        .collect();
+    json!({
+        "url": args.url,
+        "method": args.method.to_ascii_uppercase(),
+        "wireFormat": config.wire_format.as_str(),
+        "smallest": report.smallest,
+        "max": report.max,
+        "limit": if kind == "exact" { accepted.map(Value::from) } else { None }.unwrap_or(Value::Null),
+        "kind": kind,
+        "largestAccepted": accepted,
+        "smallestRefused": refused,
+        "requests": report.probes.len(),
+        "answers": verdict.answers,
+        "probes": probes,
+        "config": args.config.as_ref().map(|p| json!({
+            "file": p.display().to_string(),
+            "transportMaxBodyBytes": config.transport_max_body_bytes,
+            "aboveLimit": verdict.config_above,
+        })),
+        "warnings": verdict.warnings,
+    })
+}

@@ -1,0 +1,154 @@
+//! `check --transport URL`: the flags, and the summary of what the live
+//! endpoint answered. Every subject of the run is wrapped in a
+//! `transport::Wired`, whose ToolLoop bodies also go to the endpoint.
+
+use std::sync::Arc;
+
+use clap::Args as ClapArgs;
+
+use super::common::{group, Failure};
+use super::probe_ceiling::{open_wire, parse_headers};
+use ctxgate::subject::Subject;
+use ctxgate::transport::{HttpOptions, TransportLog, TransportSummary, Wire, Wired};
+use ctxgate::Config;
+
+#[derive(Debug, ClapArgs)]
+#[command(next_help_heading = "The real transport")]
+pub struct TransportArgs {
+    /// Also send every request body of session-never-overflows' simulated
+    /// ToolLoop to this live endpoint; a body it refuses fails the session,
+    /// with its answer. Needs the endpoint's ceiling in the config
+    /// (--config FILE or --transport-max-body-bytes). Loopback only, unless
+    /// --allow-remote
+    #[arg(long, value_name = "URL")]
+    pub transport: Option<String>,
+
+    /// A header sent with every body (`Authorization: Bearer …`); repeatable
+    #[arg(long = "transport-header", value_name = "K:V", requires = "transport")]
+    pub transport_headers: Vec<String>,
+
+    /// Seconds the endpoint may take to answer one body; the first body it
+    /// does not answer stops the sending, and the run fails
+    #[arg(long, value_name = "SECS", default_value_t = 10.0)]
+    pub transport_timeout: f64,
+
+    /// Send to a host that is not loopback (127.0.0.0/8, ::1, localhost)
+    #[arg(long, requires = "transport")]
+    pub allow_remote: bool,
+}
+
+/// The endpoint of a run, and its tally.
+pub struct Live {
+    url: String,
+    wire: Arc<dyn Wire>,
+    log: Arc<TransportLog>,
+}
+
+impl TransportArgs {
+    /// The endpoint, when `--transport` was given: checked against the
+    /// loopback rule before anything runs. `fixed` is the config every case
+    /// runs under, which must carry the endpoint's ceiling.
+    pub fn open(&self, fixed: Option<&Config>) -> Result<Option<Live>, Failure> {
+        let Some(url) = &self.transport else {
+            return Ok(None);
+        };
+        let options = HttpOptions {
+            headers: parse_headers("--transport-header", &self.transport_headers)?,
+            timeout: super::common::seconds("--transport-timeout", self.transport_timeout)?,
+            keep_alive: true,
+            ..HttpOptions::default()
+        };
+        let wire = open_wire(url, self.allow_remote, &options)?;
+        if fixed.is_none() {
+            return Err(Failure::bad_input(
+                "--transport needs the endpoint's ceiling: every case must run under the config your compactor runs with, not a generated one",
+            )
+            .with_hint(format!(
+                "measure it with `ctxgate probe-ceiling {url}`, then pass --config FILE (its transportMaxBodyBytes) or --transport-max-body-bytes BYTES"
+            )));
+        }
+        Ok(Some(Live {
+            url: url.clone(),
+            wire: Arc::new(wire),
+            log: TransportLog::new(),
+        }))
+    }
+}
+
+impl Live {
+    pub fn url(&self) -> &str {
+        &self.url
+    }
+
+    /// The subject, its ToolLoop bodies also sent to the endpoint.
+    pub fn wrap(&self, subject: Box<dyn Subject + Send>) -> Box<dyn Subject + Send> {
+        Box::new(Wired::new(subject, self.wire.clone(), self.log.clone()))
+    }
+
+    /// What the endpoint answered, in a few lines; a failure when it
+    /// stopped answering (the rest of the run was not sent to it).
+    pub fn finish(&self) -> (String, Option<Failure>) {
+        let s = self.log.summary();
+        let text = summary_text(&self.url, &s);
+        let failure = s.stopped.as_ref().map(|(bytes, error)| {
+            Failure::failed(format!(
+                "{}: no answer to a {}-byte body ({error}); nothing more was sent to it, so the rest of the run was not checked against the real transport",
+                self.url,
+                group(*bytes)
+            ))
+            .with_hint("is the server up, and does it answer within --transport-timeout?")
+        });
+        (text, failure)
+    }
+}
+
+fn summary_text(url: &str, s: &TransportSummary) -> String {
+    let answers: Vec<String> = s
+        .answers
+        .iter()
+        .map(|(k, n)| format!("{k} ×{}", group(*n)))
+        .collect();
+    let mut out = format!(
+        "transport {url}: {} request bodies sent (shrinking included): {} accepted, {} refused; answers: {}\n",
+        group(s.sent),
+        group(s.accepted),
+        group(s.refused),
+        if answers.is_empty() { "none".to_owned() } else { answers.join(", ") }
+    );
+    if s.agreed() && s.accepted + s.refused > 0 {
+        out.push_str("transport: ctxgate's exact size and the endpoint agreed on every body answered (each one refused was over the ceiling, each one accepted under it)\n");
+    }
+    let lines = [
+        (
+            s.refused_under_ceiling,
+            &s.first_refused_under_ceiling,
+            "refused although ctxgate measured them under the ceiling — the ceiling is above this endpoint's real limit",
+        ),
+        (
+            s.accepted_over_ceiling,
+            &s.first_accepted_over_ceiling,
+            "accepted although ctxgate measured them over the ceiling — the ceiling is below this endpoint's limit",
+        ),
+        (
+            s.size_mismatches,
+            &s.first_size_mismatch,
+            "sent with another length than ctxgate measured — ctxgate's exact size is wrong",
+        ),
+    ];
+    for (n, first, what) in lines {
+        if n > 0 {
+            out.push_str(&format!("DISAGREEMENT: {} bodies {what}", group(n)));
+            if let Some(d) = first {
+                out.push_str(&format!("; the first: {d}"));
+            }
+            out.push('\n');
+        }
+    }
+    if let Some((bytes, error)) = &s.stopped {
+        out.push_str(&format!(
+            "transport: STOPPED at a {}-byte body that got no answer ({error})\n",
+            group(*bytes)
+        ));
+    }
+    out
+}
