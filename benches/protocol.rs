@@ -1,7 +1,8 @@
 //! The protocol path against the in-process one (issue 13): cases per
 //! second of `check` on the built-in reference in process, on the same
 //! reference through `ctxgate serve`, and on python-minimal (a CPU-bound
-//! Python subject), each at `--jobs 1` and `--jobs 2`. Subjects are started
+//! Python subject), each at `--jobs 1` and `--jobs 2`, and with `--lanes`
+//! 1 and 2 (workers sharing one process; `check`'s default is 2). Subjects are started
 //! once, outside the timed loop, as a run starts them once; every
 //! iteration runs the same seed's cases. `benches/ratios.py` prints the
 //! ratios against the issue's goals.
@@ -12,7 +13,7 @@ use std::path::Path;
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use ctxgate::check::{run_parallel, CheckOptions};
-use ctxgate::subject::{InProcess, ProcessOptions, ProcessSubject, Subject};
+use ctxgate::subject::{InProcess, Lane, ProcessOptions, ProcessSubject, Subject};
 
 fn reference(n: usize) -> Subjects {
     (0..n)
@@ -20,17 +21,27 @@ fn reference(n: usize) -> Subjects {
         .collect()
 }
 
-fn process(argv: &[&str], n: usize) -> Option<Subjects> {
-    (0..n)
-        .map(|_| {
-            ProcessSubject::start(
-                argv.iter().map(|s| s.to_string()).collect(),
-                ProcessOptions::default(),
-            )
-            .ok()
-            .map(|s| Box::new(s) as Box<dyn Subject + Send>)
-        })
-        .collect()
+/// `jobs` processes, each shared by `lanes` workers, as `check --jobs
+/// --lanes` starts them.
+fn process(argv: &[&str], jobs: usize, lanes: usize) -> Option<Subjects> {
+    let mut out: Subjects = Vec::new();
+    for _ in 0..jobs {
+        let s = ProcessSubject::start(
+            argv.iter().map(|s| s.to_string()).collect(),
+            ProcessOptions::default(),
+        )
+        .ok()?;
+        if lanes == 1 {
+            out.push(Box::new(s));
+        } else {
+            out.extend(
+                Lane::split(s, lanes)
+                    .into_iter()
+                    .map(|l| Box::new(l) as Box<dyn Subject + Send>),
+            );
+        }
+    }
+    Some(out)
 }
 
 type Subjects = Vec<Box<dyn Subject + Send>>;
@@ -39,6 +50,7 @@ type Subjects = Vec<Box<dyn Subject + Send>>;
 struct Run {
     name: &'static str,
     jobs: usize,
+    lanes: usize,
     cases: u64,
     make: Box<dyn Fn(usize) -> Option<Subjects>>,
 }
@@ -46,15 +58,16 @@ struct Run {
 impl Run {
     fn new(
         name: &'static str,
-        jobs: usize,
+        (jobs, lanes): (usize, usize),
         cases: u64,
-        make: impl Fn(usize) -> Option<Subjects> + 'static,
+        make: impl Fn(usize, usize) -> Option<Subjects> + 'static,
     ) -> Run {
         Run {
             name,
             jobs,
+            lanes,
             cases,
-            make: Box::new(make),
+            make: Box::new(move |_| make(jobs, lanes)),
         }
     }
 }
@@ -65,17 +78,29 @@ fn protocol(c: &mut Criterion) {
     let script: &'static str = script.to_str().expect("a UTF-8 path").to_owned().leak();
     let python = ["python3", script];
     let runs: Vec<Run> = vec![
-        Run::new("in-process", 1, 400, |n| Some(reference(n))),
-        Run::new("in-process", 2, 400, |n| Some(reference(n))),
-        Run::new("serve", 1, 400, move |n| process(&serve, n)),
-        Run::new("serve", 2, 400, move |n| process(&serve, n)),
-        Run::new("python-minimal", 1, 100, move |n| process(&python, n)),
-        Run::new("python-minimal", 2, 100, move |n| process(&python, n)),
+        Run::new("in-process", (1, 1), 400, |n, _| Some(reference(n))),
+        Run::new("in-process", (2, 1), 400, |n, _| Some(reference(n))),
+        Run::new("serve", (1, 1), 400, move |j, l| process(&serve, j, l)),
+        Run::new("serve", (1, 2), 400, move |j, l| process(&serve, j, l)),
+        Run::new("serve", (2, 2), 400, move |j, l| process(&serve, j, l)),
+        Run::new("python-minimal", (1, 1), 300, move |j, l| {
+            process(&python, j, l)
+        }),
+        Run::new("python-minimal", (2, 1), 300, move |j, l| {
+            process(&python, j, l)
+        }),
+        Run::new("python-minimal", (1, 2), 300, move |j, l| {
+            process(&python, j, l)
+        }),
+        Run::new("python-minimal", (2, 2), 300, move |j, l| {
+            process(&python, j, l)
+        }),
     ];
     let mut group = c.benchmark_group("protocol");
     for Run {
         name,
         jobs,
+        lanes,
         cases,
         make,
     } in &runs
@@ -90,7 +115,7 @@ fn protocol(c: &mut Criterion) {
             ..CheckOptions::default()
         };
         group.throughput(Throughput::Elements(*cases));
-        group.bench_function(format!("{name}/jobs-{jobs}"), |b| {
+        group.bench_function(format!("{name}/jobs-{jobs}-lanes-{lanes}"), |b| {
             b.iter(|| run_parallel(&mut subjects, &opts, &mut |_| {}).cases)
         });
     }

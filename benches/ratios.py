@@ -79,17 +79,21 @@ def per_second(name, cases):
     return None if t is None else cases / (t / 1e9)
 
 
-inp1, inp2 = per_second("in-process_jobs-1", 400), per_second("in-process_jobs-2", 400)
-srv1, srv2 = per_second("serve_jobs-1", 400), per_second("serve_jobs-2", 400)
-py1, py2 = per_second("python-minimal_jobs-1", 100), per_second("python-minimal_jobs-2", 100)
-for label, value in [("in process, --jobs 1", inp1), ("in process, --jobs 2", inp2),
-                     ("through ctxgate serve, --jobs 1", srv1), ("through ctxgate serve, --jobs 2", srv2),
-                     ("python-minimal, --jobs 1", py1), ("python-minimal, --jobs 2", py2)]:
+inp1, inp2 = per_second("in-process_jobs-1-lanes-1", 400), per_second("in-process_jobs-2-lanes-1", 400)
+srv = {k: per_second(f"serve_jobs-{k}", 400) for k in ["1-lanes-1", "1-lanes-2", "2-lanes-2"]}
+py = {k: per_second(f"python-minimal_jobs-{k}", 300)
+      for k in ["1-lanes-1", "2-lanes-1", "1-lanes-2", "2-lanes-2"]}
+measured = [("in process, --jobs 1", inp1), ("in process, --jobs 2", inp2)]
+measured += [(f"through ctxgate serve, --jobs {k[0]} --lanes {k[-1]}", v) for k, v in srv.items()]
+measured += [(f"python-minimal, --jobs {k[0]} --lanes {k[-1]}", v) for k, v in py.items()]
+for label, value in measured:
     if value is not None:
         rows.append((f"protocol bench: {label}", f"{value:.0f} cases/s", "", ""))
-ratio("through serve / in process (--jobs 1)", srv1, inp1, 0.5)
-ratio("through serve / in process (--jobs 2)", srv2, inp2, 0.5)
-ratio("python-minimal --jobs 2 / --jobs 1", py2, py1, 1.6)
+ratio("through serve / in process (--jobs 1, --lanes 2: check's default)", srv["1-lanes-2"], inp1, 0.5)
+ratio("through serve / in process (--jobs 1 --lanes 1)", srv["1-lanes-1"], inp1, 0.5)
+ratio("through serve / in process (--jobs 2 --lanes 2)", srv["2-lanes-2"], inp2, 0.5)
+ratio("python-minimal --jobs 2 / --jobs 1 (--lanes 1)", py["2-lanes-1"], py["1-lanes-1"], 1.6)
+ratio("python-minimal --jobs 2 / --jobs 1 (--lanes 2)", py["2-lanes-2"], py["1-lanes-2"], 1.6)
 if inp1 is not None:
     rows.append(("in process (protocol bench, 400 cases, --jobs 1)", f"{inp1:.0f} cases/s",
                  "≥ 2000", "holds" if inp1 >= 2000 else "MISSES"))
