@@ -97,6 +97,20 @@ pub struct Args {
     #[arg(long, value_name = "DIR")]
     pub with_suite: Option<PathBuf>,
 
+    /// The gate on a change: compare with a baseline — e.g. the compactor
+    /// before the change — started like --subject (one string, split as a
+    /// shell splits words) and sent exactly the same cases. A failure the
+    /// baseline does not share is a regression, one it shares is known, one
+    /// only the baseline has is a fix; every report form says which
+    #[arg(long, value_name = "CMD", conflicts_with = "with_suite")]
+    pub baseline: Option<String>,
+
+    /// With --baseline, what fails the gate (exit 1): `regressions`, or
+    /// `any-failure` of the subject (known ones too), or `never`. A run that
+    /// compared nothing fails whatever this says [default: regressions]
+    #[arg(long, value_enum, value_name = "WHAT", requires = "baseline")]
+    pub fail_on: Option<FailOnArg>,
+
     /// Which JSON numbers to send: `portable` ones every stock JSON library
     /// writes back unchanged, or also `exact`-preservation ones (`1.50`,
     /// 2^64, `1e400`) [default: auto, as the subject's hello claims]
@@ -109,6 +123,17 @@ pub struct Args {
 
     #[command(flatten)]
     pub transport: super::transport::TransportArgs,
+}
+
+/// `--fail-on`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum FailOnArg {
+    /// A regression: an invariant or a fault the baseline does not share
+    Regressions,
+    /// Any failure of the subject, known ones too
+    AnyFailure,
+    /// Nothing the subject did
+    Never,
 }
 
 pub fn run_check(args: Args) -> Result<(), Failure> {
@@ -206,6 +231,9 @@ pub fn run_check(args: Args) -> Result<(), Failure> {
         config: fixed,
         ..CheckOptions::default()
     };
+    if let Some(cmd) = &args.baseline {
+        return super::baseline::run(&args, cmd, subjects, &opts, jobs, out_file);
+    }
     eprintln!(
         "ctxgate check: subject {} {}, seed {seed}, up to {} cases{}{}",
         subjects[0].info().name,
@@ -366,7 +394,7 @@ fn random_seed() -> u64 {
 }
 
 /// A progress bar on a terminal; a plain line every 10% otherwise.
-fn progress_printer(total: u64) -> Box<dyn FnMut(Progress)> {
+pub(super) fn progress_printer(total: u64) -> Box<dyn FnMut(Progress)> {
     if std::io::stderr().is_terminal() {
         let bar = indicatif::ProgressBar::new(total);
         bar.set_style(
