@@ -6,7 +6,7 @@
 use std::fs::File;
 use std::io::Write;
 
-use super::check::{progress_printer, Args, FailOnArg, ReportKind};
+use super::check::{progress_printer, write_also, AlsoReports, Args, FailOnArg, ReportKind};
 use super::common::Failure;
 use super::subject::SubjectArgs;
 use ctxgate::baseline::report::{self, Hints};
@@ -22,6 +22,7 @@ pub fn run(
     opts: &CheckOptions,
     jobs: usize,
     out_file: Option<File>,
+    also: AlsoReports,
 ) -> Result<(), Failure> {
     let side = SubjectArgs {
         subject: Some(cmd.to_owned()),
@@ -84,7 +85,7 @@ pub fn run(
         },
     };
     let rendered = render(&r, &hints, args.report);
-    let mut write_error = None;
+    let mut write_error = write_also(also, |kind| render(&r, &hints, kind));
     match (&args.out, out_file) {
         (Some(path), Some(mut file)) => {
             if let Err(e) = file
