@@ -492,3 +492,38 @@ fn the_report_does_not_depend_on_the_number_of_workers() {
         );
     }
 }
+
+/// One run writes every form: `--also-report FORM=FILE`, with a baseline.
+#[test]
+fn also_report_writes_the_other_forms_of_the_same_run() {
+    let dir = TempDir::new("also");
+    let (junit, md) = (dir.path("junit.xml"), dir.path("report.md"));
+    let out = compare(
+        &serve(Some("drops-system-prompt")),
+        &serve(None),
+        &dir,
+        &[
+            "--also-report",
+            &format!("junit={junit}"),
+            "--also-report",
+            &format!("markdown={md}"),
+        ],
+    );
+    assert_eq!(out.code, 1, "{}", out.stderr);
+    assert!(
+        out.stdout.contains("REGRESSION pinned-kept"),
+        "{}",
+        out.stdout
+    );
+    let junit = std::fs::read_to_string(junit).unwrap();
+    assert!(junit.contains("type=\"regression\""), "{junit}");
+    let md = std::fs::read_to_string(md).unwrap();
+    assert!(md.contains("**pinned-kept**"), "{md}");
+    let bad = run(&["check", "--cases", "5", "--also-report", "pdf=x.pdf"]);
+    assert_eq!(bad.code, 2);
+    assert!(
+        bad.stderr.contains("unknown form \"pdf\""),
+        "{}",
+        bad.stderr
+    );
+}
