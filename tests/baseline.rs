@@ -527,3 +527,35 @@ fn also_report_writes_the_other_forms_of_the_same_run() {
         bad.stderr
     );
 }
+
+/// `--config FILE` with `--baseline`: every case, on both sides, runs under
+/// the user's config, and the regression's fixture keeps it.
+#[test]
+fn a_fixed_config_is_kept_by_the_regressions_fixture() {
+    let dir = TempDir::new("config");
+    let config = dir.path("prod.json");
+    std::fs::write(
+        &config,
+        r#"{"contextWindow":20000,"threshold":0.7,"transportMaxBodyBytes":102400,"bytesPerToken":4,"keepRecent":2,"summaryMaxBytes":2048}"#,
+    )
+    .unwrap();
+    let out = compare(
+        &serve(Some("drops-system-prompt")),
+        &serve(None),
+        &dir,
+        &["--config", &config],
+    );
+    assert_eq!(out.code, 1, "{}", out.stderr);
+    let fixtures: Vec<PathBuf> = dir
+        .fixtures()
+        .into_iter()
+        .filter(|p| !p.ends_with("prod.json"))
+        .collect();
+    assert!(!fixtures.is_empty(), "{}", out.stdout);
+    for f in fixtures {
+        let v: Value = serde_json::from_str(&std::fs::read_to_string(&f).unwrap()).unwrap();
+        assert_eq!(v["config"]["contextWindow"], 20000, "{}", f.display());
+        assert_eq!(v["config"]["transportMaxBodyBytes"], 102400);
+        assert_eq!(v["config"]["summaryMaxBytes"], 2048);
+    }
+}
