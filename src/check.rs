@@ -671,15 +671,14 @@ fn shrink_failure(
         }
         failed
     };
-    let start = roomier(case, inv)
-        .filter(|_| !out_of_time(deadline) && opts.config.is_none())
-        .filter(|c| fails(c, &mut last))
-        .unwrap_or_else(|| case.clone());
-    let keep_fittable = fittable(&start);
-    let fixed = opts.config.as_ref();
-    let shrunk = shrink_with_budget(start, opts.shrink_runs, deadline, fixed, |c| {
-        (!keep_fittable || fittable(c)) && fails(c, &mut last)
-    });
+    let shrunk = shrink_failing(
+        case,
+        inv,
+        opts.shrink_runs,
+        deadline,
+        opts.config.as_ref(),
+        |c| fails(c, &mut last),
+    );
     let found = result.violations().find(|v| v.invariant == inv).cloned();
     let violation = if shrunk == *case {
         found
@@ -705,6 +704,30 @@ fn shrink_failure(
         fixture,
         saved: Saved::NotAsked,
     }
+}
+
+/// Shrink the failing `case` of `inv` to a minimal one on which `fails`
+/// still holds, in at most `runs` evaluations: first under a roomier
+/// ceiling when that still fails (see `roomier`; not when the config is
+/// `fixed`, which every candidate keeps), and keeping the case one
+/// where a fitting answer exists if it started as one. What a failure is
+/// shrunk with; `baseline` shrinks a regression with its own predicate.
+pub(crate) fn shrink_failing(
+    case: &Case,
+    inv: Invariant,
+    runs: usize,
+    deadline: Option<Instant>,
+    fixed: Option<&crate::Config>,
+    mut fails: impl FnMut(&Case) -> bool,
+) -> Case {
+    let start = roomier(case, inv)
+        .filter(|_| !out_of_time(deadline) && fixed.is_none())
+        .filter(|c| fails(c))
+        .unwrap_or_else(|| case.clone());
+    let keep_fittable = fittable(&start);
+    shrink_with_budget(start, runs, deadline, fixed, |c| {
+        (!keep_fittable || fittable(c)) && fails(c)
+    })
 }
 
 /// The case under a ceiling with room for its minimal output, when it has
@@ -733,7 +756,7 @@ fn fittable(case: &Case) -> bool {
 
 /// Shrink with at most `runs` evaluations of the predicate, and none once
 /// the run's time budget is spent (`--time` bounds shrinking too).
-fn shrink_with_budget(
+pub(crate) fn shrink_with_budget(
     case: Case,
     runs: usize,
     deadline: Option<Instant>,
@@ -750,7 +773,7 @@ fn shrink_with_budget(
     })
 }
 
-fn out_of_time(deadline: Option<Instant>) -> bool {
+pub(crate) fn out_of_time(deadline: Option<Instant>) -> bool {
     deadline.is_some_and(|d| Instant::now() >= d)
 }
 
@@ -761,7 +784,7 @@ fn see(subject: &SubjectInfo, seed: u64, index: u64) -> String {
     )
 }
 
-fn save(opts: &CheckOptions, fixture: &Fixture) -> Saved {
+pub(crate) fn save(opts: &CheckOptions, fixture: &Fixture) -> Saved {
     let Some(dir) = opts.save.as_ref() else {
         return Saved::NotAsked;
     };

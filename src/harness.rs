@@ -27,6 +27,11 @@ pub struct CaseResult {
     pub cannot_fit: bool,
     /// The input's exact body, in bytes.
     pub body: u64,
+    /// The answer to `compact(input)`, when one was asked for and given
+    /// (for behaviour measures: `baseline`).
+    pub answer: Option<CompactAnswer>,
+    /// The subject's `estimate(input)` in tokens, when it gave one.
+    pub estimate: Option<u64>,
 }
 
 impl CaseResult {
@@ -72,6 +77,8 @@ pub fn run_case(
         compacted: false,
         cannot_fit: false,
         body: facts.body,
+        answer: None,
+        estimate: None,
     };
     if let Err(fault) = observe(subject, config, input, facts.well_formed, set, &mut obs) {
         result.fault = Some(fault);
@@ -82,6 +89,12 @@ pub fn run_case(
         result.cannot_fit = matches!(answer, CompactAnswer::CannotFit { .. });
     }
     result.verdicts = check_with(&facts, &obs, &set);
+    result.estimate = obs
+        .estimate
+        .as_ref()
+        .and_then(|e| e.tokens())
+        .map(|e| e.tokens);
+    result.answer = obs.answer.take();
     result
 }
 

@@ -33,6 +33,9 @@
 //!   applicable, with the reason.
 //! - [`harness`], [`check`]: one case end to end; a whole run, with
 //!   shrinking, fixtures and the rule that a run which checked nothing fails.
+//! - [`baseline`]: the gate on a change (`check --baseline`): the same cases
+//!   to the compactor before and after, regressions apart from known
+//!   failures and fixes, behaviour deltas per case class.
 //! - [`fixture`], [`report`]: SPEC §7 files and their replay; human, JSON and
 //!   JUnit reports. [`suite`]: a folder of fixtures replayed as part of a
 //!   gate (`check --with-suite`).
@@ -51,6 +54,7 @@
 //!   allowed.
 //! - [`error`]: bad input as a value that names file, message and problem.
 
+pub mod baseline;
 pub mod body;
 #[cfg(feature = "calibrate")]
 pub mod calibrate;

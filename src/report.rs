@@ -181,7 +181,7 @@ pub fn human(r: &CheckReport, hint: &ReplayHint) -> String {
     out
 }
 
-fn write_history(out: &mut String, msgs: &[Message]) {
+pub(crate) fn write_history(out: &mut String, msgs: &[Message]) {
     const SHOW: usize = 160;
     for (i, m) in msgs.iter().enumerate() {
         let mut line = engine::message_to_value(m).to_string();
@@ -193,7 +193,7 @@ fn write_history(out: &mut String, msgs: &[Message]) {
     }
 }
 
-fn replay_line(out: &mut String, saved: &Saved, hint: &ReplayHint) {
+pub(crate) fn replay_line(out: &mut String, saved: &Saved, hint: &ReplayHint) {
     match saved {
         Saved::At(p) => {
             let _ = writeln!(out, "  replay: {}", hint.command(&p.display().to_string()));
@@ -217,7 +217,7 @@ fn save_error(saved: &Saved) -> Option<&str> {
     }
 }
 
-fn tally_json(t: &Tally) -> Value {
+pub(crate) fn tally_json(t: &Tally) -> Value {
     let reasons: serde_json::Map<String, Value> = t
         .reasons
         .iter()
@@ -373,7 +373,7 @@ pub fn markdown(r: &CheckReport, hint: &ReplayHint) -> String {
 }
 
 /// Text safe inside a Markdown table cell or line.
-fn md(s: &str) -> String {
+pub(crate) fn md(s: &str) -> String {
     crate::subject::protocol::one_line(s)
         .replace('|', "\\|")
         .replace('<', "&lt;")
@@ -447,7 +447,7 @@ pub fn junit(r: &CheckReport, hint: &ReplayHint) -> String {
     )
 }
 
-fn xml(s: &str) -> String {
+pub(crate) fn xml(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
     for c in s.chars() {
         match c {

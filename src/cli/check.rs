@@ -97,6 +97,26 @@ pub struct Args {
     #[arg(long, value_name = "DIR")]
     pub with_suite: Option<PathBuf>,
 
+    /// Also write the report in another form to FILE (repeatable), e.g.
+    /// `--also-report junit=ctxgate-junit.xml --also-report
+    /// markdown=summary.md`: every form a CI job needs from one run
+    #[arg(long, value_name = "FORM=FILE")]
+    pub also_report: Vec<String>,
+
+    /// The gate on a change: compare with a baseline — e.g. the compactor
+    /// before the change — started like --subject (one string, split as a
+    /// shell splits words) and sent exactly the same cases. A failure the
+    /// baseline does not share is a regression, one it shares is known, one
+    /// only the baseline has is a fix; every report form says which
+    #[arg(long, value_name = "CMD", conflicts_with_all = ["with_suite", "transport"])]
+    pub baseline: Option<String>,
+
+    /// With --baseline, what fails the gate (exit 1): `regressions`, or
+    /// `any-failure` of the subject (known ones too), or `never`. A run that
+    /// compared nothing fails whatever this says [default: regressions]
+    #[arg(long, value_enum, value_name = "WHAT", requires = "baseline")]
+    pub fail_on: Option<FailOnArg>,
+
     /// Which JSON numbers to send: `portable` ones every stock JSON library
     /// writes back unchanged, or also `exact`-preservation ones (`1.50`,
     /// 2^64, `1e400`) [default: auto, as the subject's hello claims]
@@ -109,6 +129,17 @@ pub struct Args {
 
     #[command(flatten)]
     pub transport: super::transport::TransportArgs,
+}
+
+/// `--fail-on`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum FailOnArg {
+    /// A regression: an invariant or a fault the baseline does not share
+    Regressions,
+    /// Any failure of the subject, known ones too
+    AnyFailure,
+    /// Nothing the subject did
+    Never,
 }
 
 pub fn run_check(args: Args) -> Result<(), Failure> {
@@ -146,6 +177,7 @@ pub fn run_check(args: Args) -> Result<(), Failure> {
         })?),
         None => None,
     };
+    let also = open_also(&args.also_report)?;
     ctxgate::fixture::check_save_dir(&args.save).map_err(|e| {
         Failure::bad_input(format!(
             "{}: cannot save fixtures there (--save): {e}",
@@ -206,6 +238,9 @@ pub fn run_check(args: Args) -> Result<(), Failure> {
         config: fixed,
         ..CheckOptions::default()
     };
+    if let Some(cmd) = &args.baseline {
+        return super::baseline::run(&args, cmd, subjects, &opts, jobs, out_file, also);
+    }
     eprintln!(
         "ctxgate check: subject {} {}, seed {seed}, up to {} cases{}{}",
         subjects[0].info().name,
@@ -239,21 +274,16 @@ pub fn run_check(args: Args) -> Result<(), Failure> {
     };
     let suite_human = suite.as_ref().map(|s| s.human()).unwrap_or_default();
     let human = format!("{suite_human}{}", report::human(&report, &hint));
-    let rendered = match &suite {
-        Some(s) => with_suite(
-            render(&report, &hint, args.report),
-            &report,
-            &hint,
-            s,
-            args.report,
-        ),
-        None => render(&report, &hint, args.report),
+    let render_as = |kind| match &suite {
+        Some(s) => with_suite(render(&report, &hint, kind), &report, &hint, s, kind),
+        None => render(&report, &hint, kind),
     };
     let (transport_text, transport_failure) = match &live {
         Some(live) => live.finish(),
         None => (String::new(), None),
     };
-    let mut write_error = None;
+    let rendered = render_as(args.report);
+    let mut write_error = write_also(also, render_as);
     match (&args.out, out_file.as_mut()) {
         (Some(path), Some(file)) => {
             use std::io::Write;
@@ -306,6 +336,47 @@ pub fn run_check(args: Args) -> Result<(), Failure> {
         "{} (seed {seed})",
         parts.join("; ")
     )))
+}
+
+/// The `--also-report` files, created before any work is done.
+pub(super) type AlsoReports = Vec<(ReportKind, PathBuf, std::fs::File)>;
+
+fn open_also(list: &[String]) -> Result<AlsoReports, Failure> {
+    list.iter()
+        .map(|item| {
+            let bad = |why: String| Failure::bad_input(format!("--also-report {item:?}: {why}"));
+            let (form, path) = item
+                .split_once('=')
+                .ok_or_else(|| bad("give FORM=FILE, e.g. junit=ctxgate-junit.xml".into()))?;
+            let kind = ReportKind::from_str(form, true).map_err(|_| {
+                bad(format!(
+                    "unknown form {form:?}; the forms are human, json, junit, markdown"
+                ))
+            })?;
+            let path = PathBuf::from(path);
+            let file = std::fs::File::create(&path)
+                .map_err(|e| bad(format!("cannot write the report there: {e}")))?;
+            Ok((kind, path, file))
+        })
+        .collect()
+}
+
+/// Write each `--also-report` form; the first error, if any.
+pub(super) fn write_also(
+    also: AlsoReports,
+    render: impl Fn(ReportKind) -> String,
+) -> Option<String> {
+    use std::io::Write;
+    let mut error = None;
+    for (kind, path, mut file) in also {
+        if let Err(e) = file
+            .write_all(render(kind).as_bytes())
+            .and_then(|_| file.flush())
+        {
+            error.get_or_insert(format!("{}: cannot write the report: {e}", path.display()));
+        }
+    }
+    error
 }
 
 /// A report in the form asked for, with the suite's outcome in it: the
@@ -366,7 +437,7 @@ fn random_seed() -> u64 {
 }
 
 /// A progress bar on a terminal; a plain line every 10% otherwise.
-fn progress_printer(total: u64) -> Box<dyn FnMut(Progress)> {
+pub(super) fn progress_printer(total: u64) -> Box<dyn FnMut(Progress)> {
     if std::io::stderr().is_terminal() {
         let bar = indicatif::ProgressBar::new(total);
         bar.set_style(

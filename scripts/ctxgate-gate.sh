@@ -1,0 +1,78 @@
+#!/usr/bin/env bash
+# The gate of the ctxgate GitHub Action (action.yml), runnable locally:
+#
+#   CTXGATE_SUBJECT='node dist/compactor-subject.mjs' \
+#   CTXGATE_BASELINE='node base/dist/compactor-subject.mjs' \
+#   scripts/ctxgate-gate.sh
+#
+# runs `ctxgate check` once on the subject (against the baseline when one is
+# given, failing on regressions), and leaves in $CTXGATE_OUT:
+#   fixtures/              a shrunk SPEC §7 fixture per failure (regression)
+#   ctxgate-junit.xml      the JUnit report
+#   ctxgate-report.md      the Markdown report (also appended to
+#                          $GITHUB_STEP_SUMMARY when that is set)
+#   ctxgate-report.json    the JSON report
+#   ctxgate-report.txt     the human report (also on stdout)
+#
+# Settings, all from the environment (the action's inputs):
+#   CTXGATE_SUBJECT   required: the command that starts the compactor under test
+#   CTXGATE_BASELINE  the command that starts the baseline (e.g. the base branch's build)
+#   CTXGATE_CONFIG    a SPEC §2 config file every case uses       (--config)
+#   CTXGATE_CORPUS    a folder of real histories used as seeds    (--corpus)
+#   CTXGATE_TIME      seconds for the run, shrinking included     [120]
+#   CTXGATE_CASES     at most this many cases                     [1000000]
+#   CTXGATE_JOBS      subjects run at once     [the machine's cores]
+#   CTXGATE_SEED      the seed   [GITHUB_RUN_ID, else ctxgate's random one]
+#   CTXGATE_FAIL_ON   with a baseline: regressions|any-failure|never [regressions]
+#   CTXGATE_OUT       where the results go                        [ctxgate-out]
+#   CTXGATE           the ctxgate binary                          [ctxgate]
+#   CTXGATE_DEFER_EXIT=1  exit 0 and leave the verdict in $GITHUB_OUTPUT
+#                     (exit-code=N), so the action uploads before failing
+#
+# Exit code: ctxgate check's — 0 the gate passed, 1 it failed (a regression,
+# or without a baseline any failure; or nothing was compared), 2 bad usage.
+set -euo pipefail
+
+: "${CTXGATE_SUBJECT:?set CTXGATE_SUBJECT to the command that starts the compactor under test}"
+ctxgate=${CTXGATE:-ctxgate}
+out=${CTXGATE_OUT:-ctxgate-out}
+mkdir -p "$out/fixtures"
+
+args=(check --subject "$CTXGATE_SUBJECT"
+  --time "${CTXGATE_TIME:-120}" --cases "${CTXGATE_CASES:-1000000}"
+  --save "$out/fixtures" --report human
+  --also-report "junit=$out/ctxgate-junit.xml"
+  --also-report "markdown=$out/ctxgate-report.md"
+  --also-report "json=$out/ctxgate-report.json")
+seed=${CTXGATE_SEED:-${GITHUB_RUN_ID:-}}
+[ -n "$seed" ] && args+=(--seed "$seed")
+[ -n "${CTXGATE_JOBS:-}" ] && args+=(--jobs "$CTXGATE_JOBS")
+if [ -n "${CTXGATE_BASELINE:-}" ]; then
+  args+=(--baseline "$CTXGATE_BASELINE" --fail-on "${CTXGATE_FAIL_ON:-regressions}")
+fi
+[ -n "${CTXGATE_CONFIG:-}" ] && args+=(--config "$CTXGATE_CONFIG")
+[ -n "${CTXGATE_CORPUS:-}" ] && args+=(--corpus "$CTXGATE_CORPUS")
+
+printf 'ctxgate gate:'; printf ' %q' "$ctxgate" "${args[@]}"; printf '\n'
+set +e
+"$ctxgate" "${args[@]}" | tee "$out/ctxgate-report.txt"
+rc=${PIPESTATUS[0]}
+set -e
+
+if [ -n "${GITHUB_STEP_SUMMARY:-}" ] && [ -s "$out/ctxgate-report.md" ]; then
+  cat "$out/ctxgate-report.md" >> "$GITHUB_STEP_SUMMARY"
+fi
+if [ -n "${GITHUB_OUTPUT:-}" ]; then
+  {
+    echo "exit-code=$rc"
+    echo "out-dir=$out"
+    echo "junit=$out/ctxgate-junit.xml"
+    echo "markdown=$out/ctxgate-report.md"
+    echo "json=$out/ctxgate-report.json"
+  } >> "$GITHUB_OUTPUT"
+fi
+echo "ctxgate gate: exit $rc; reports and fixtures in $out/"
+if [ "${CTXGATE_DEFER_EXIT:-}" = 1 ]; then
+  exit 0
+fi
+exit "$rc"

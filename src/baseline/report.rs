@@ -1,0 +1,806 @@
+//! A baseline comparison's reports: human, JSON, JUnit XML and Markdown
+//! (for `$GITHUB_STEP_SUMMARY` or a pull-request comment). Each says the
+//! gate's verdict under its `--fail-on`, the regressions with their
+//! fixtures and the commands that replay them on both sides, the known
+//! failures and the fixes, the baseline's faults, and the behaviour deltas
+//! per case class (baseline → subject).
+
+use std::fmt::Write as _;
+
+use serde_json::{json, Value};
+
+use super::behaviour::{CaseChange, Measures};
+use super::{BaselineReport, FailOn, Shared};
+use crate::body::body_bytes;
+use crate::oracle::Invariant;
+use crate::report::{md, replay_line, tally_json, write_history, xml, ReplayHint};
+
+/// How to replay a fixture on each side.
+#[derive(Debug, Clone, Default)]
+pub struct Hints {
+    pub subject: ReplayHint,
+    pub baseline: ReplayHint,
+}
+
+/// The verdict in a line, for every form.
+fn verdict(r: &BaselineReport) -> (bool, String) {
+    let why = r.gate_failures();
+    let not_compared = r.not_compared();
+    let regressions = r.regressions.len() + r.fault_regressions().count();
+    let tail = format!(
+        "{} known failure(s) shared with the baseline, {} fix(es); --fail-on {}",
+        r.known.len(),
+        r.fixes.len(),
+        r.fail_on.name()
+    );
+    if why.is_empty() {
+        let lead = if regressions > 0 {
+            format!("{regressions} regression(s), not failing the gate")
+        } else {
+            "no regression".to_owned()
+        };
+        return (
+            true,
+            format!("OK: {lead} in {} compared case(s) ({tail})", r.compared()),
+        );
+    }
+    if !not_compared.is_empty() && why.len() == not_compared.len() {
+        return (
+            false,
+            format!(
+                "NOT OK: {} thing(s) were never compared; reproduce the run with --seed {}",
+                not_compared.len(),
+                r.seed
+            ),
+        );
+    }
+    (
+        false,
+        format!(
+            "FAILED: {}; reproduce the run with --seed {} ({tail})",
+            why.join("; "),
+            r.seed
+        ),
+    )
+}
+
+fn pct(x: f64) -> String {
+    format!("{:.1}%", x * 100.0)
+}
+
+fn num(x: f64) -> String {
+    format!("{x:.1}")
+}
+
+fn ratio(x: f64) -> String {
+    format!("{x:.3}")
+}
+
+/// "61.0% → 64.0%", baseline first; "–" where a side has no figure.
+fn pair(b: Option<f64>, s: Option<f64>, f: fn(f64) -> String) -> String {
+    let one = |x: Option<f64>| x.map(f).unwrap_or_else(|| "–".into());
+    format!("{} → {}", one(b), one(s))
+}
+
+/// The behaviour columns: name and the figure of one side.
+type Column = (
+    &'static str,
+    fn(&Measures) -> Option<f64>,
+    fn(f64) -> String,
+);
+
+const COLUMNS: [Column; 7] = [
+    ("compacted", Measures::compaction_rate, pct),
+    ("cannot_fit", Measures::cannot_fit_rate, pct),
+    ("retention", Measures::retention, pct),
+    ("messages kept", Measures::messages_kept, num),
+    ("iterations kept", Measures::iterations_kept, num),
+    ("summary bytes", Measures::summary_bytes, num),
+    ("estimate/body", Measures::estimate_vs_body, ratio),
+];
+
+fn change_line(c: &CaseChange) -> String {
+    format!(
+        "case {}: baseline {}; subject {}",
+        c.case_index,
+        c.baseline.describe(),
+        c.subject.describe()
+    )
+}
+
+fn shared_line(s: &Shared) -> String {
+    let mut line = format!(
+        "{}: {} case(s), first at case {}",
+        s.invariant, s.count, s.case_index
+    );
+    match &s.subject {
+        Some(v) if v.detail == s.baseline.detail => {
+            let _ = write!(line, " — both: {}", v.detail);
+        }
+        Some(v) => {
+            let _ = write!(
+                line,
+                " — subject: {} — baseline: {}",
+                v.detail, s.baseline.detail
+            );
+        }
+        None => {
+            let _ = write!(line, " — baseline: {}", s.baseline.detail);
+        }
+    }
+    line
+}
+
+/// The human report.
+pub fn human(r: &BaselineReport, hints: &Hints) -> String {
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "ctxgate check --baseline — subject {} {} ({} format) against baseline {} {} ({} format), seed {}{}",
+        r.subject.name,
+        r.subject.version,
+        r.subject.format,
+        r.baseline.name,
+        r.baseline.version,
+        r.baseline.format,
+        r.seed,
+        r.shard
+            .map(|s| format!(", shard {}/{}", s.k, s.n))
+            .unwrap_or_default()
+    );
+    let _ = writeln!(
+        out,
+        "{} cases in {:.2} s, {} compared{}{}",
+        r.cases,
+        r.elapsed.as_secs_f64(),
+        r.compared(),
+        if r.baseline_faulted > 0 {
+            format!(" ({} not: the baseline faulted)", r.baseline_faulted)
+        } else {
+            String::new()
+        },
+        if r.stopped_by_time {
+            " (time budget reached)"
+        } else {
+            ""
+        }
+    );
+    let _ = writeln!(out);
+    let _ = writeln!(
+        out,
+        "{:<28} {:>9} {:>6} {:>6} {:>9}  {:>17}  {:>17}",
+        "invariant", "regressed", "known", "fixed", "compared", "subject p/f/na", "baseline p/f/na"
+    );
+    let pfn = |t: &crate::check::Tally| format!("{}/{}/{}", t.pass, t.fail, t.not_applicable);
+    for (inv, d) in &r.invariants {
+        let mark = if d.regressed > 0 {
+            "REGRESSED"
+        } else if d.compared == 0 {
+            "NEVER COMPARED"
+        } else if d.known > 0 {
+            "known"
+        } else {
+            ""
+        };
+        let _ = writeln!(
+            out,
+            "{:<28} {:>9} {:>6} {:>6} {:>9}  {:>17}  {:>17}  {mark}",
+            inv.name(),
+            d.regressed,
+            d.known,
+            d.fixed,
+            d.compared,
+            pfn(&d.subject),
+            d.baseline
+                .as_ref()
+                .map(pfn)
+                .unwrap_or_else(|| "not claimed".into()),
+        );
+    }
+    let unchecked: Vec<&str> = Invariant::ALL
+        .into_iter()
+        .filter(|i| !r.checked.contains(*i))
+        .map(|i| i.name())
+        .collect();
+    if !unchecked.is_empty() {
+        let _ = writeln!(
+            out,
+            "not checked (not claimed by the subject or not asked): {}",
+            unchecked.join(", ")
+        );
+    }
+    for g in &r.regressions {
+        let f = &g.failure;
+        let _ = writeln!(out);
+        let _ = writeln!(
+            out,
+            "REGRESSION {} (case {}; {} case(s) in all)",
+            f.invariant,
+            f.case_index,
+            r.invariants.get(&f.invariant).map_or(1, |d| d.regressed)
+        );
+        let _ = writeln!(out, "  subject: {}", f.violation);
+        let _ = writeln!(out, "  baseline: {} on the shrunk case", g.baseline);
+        let _ = writeln!(
+            out,
+            "  shrunk from {} messages / {} bytes to {} messages / {} bytes:",
+            f.original_size.0,
+            f.original_size.1,
+            f.fixture.messages.len(),
+            body_bytes(&f.fixture.config, &f.fixture.messages)
+        );
+        let _ = writeln!(out, "  config: {}", f.fixture.config.to_value());
+        write_history(&mut out, &f.fixture.messages);
+        replay_line(&mut out, &f.saved, &hints.subject);
+        if let Some(p) = f.saved.path() {
+            let _ = writeln!(
+                out,
+                "  the baseline holds: {}",
+                hints.baseline.command(&p.display().to_string())
+            );
+        }
+    }
+    for f in &r.subject_faults {
+        let _ = writeln!(out);
+        let rec = &f.record;
+        let _ = writeln!(
+            out,
+            "{} {} ({} new case(s), {} shared with a baseline fault, first at case {})",
+            if f.new > 0 {
+                "REGRESSION fault"
+            } else {
+                "KNOWN fault"
+            },
+            rec.fault.kind.name(),
+            f.new,
+            f.shared,
+            rec.case_index
+        );
+        for line in rec.fault.to_string().lines() {
+            let _ = writeln!(out, "  {line}");
+        }
+        if f.new > 0 {
+            write_history(&mut out, &rec.fixture.messages);
+            replay_line(&mut out, &rec.saved, &hints.subject);
+        }
+    }
+    if !r.known.is_empty() {
+        let _ = writeln!(out);
+        let _ = writeln!(
+            out,
+            "KNOWN (both sides fail on the same case; {}):",
+            if r.fail_on == FailOn::AnyFailure {
+                "failing the gate: --fail-on any-failure"
+            } else {
+                "not failing the gate"
+            }
+        );
+        for s in &r.known {
+            let _ = writeln!(out, "  {}", shared_line(s));
+        }
+    }
+    if !r.fixes.is_empty() {
+        let _ = writeln!(out);
+        let _ = writeln!(out, "FIXED (the baseline failed, the subject holds):");
+        for s in &r.fixes {
+            let _ = writeln!(out, "  {}", shared_line(s));
+        }
+    }
+    if !r.baseline_faults.is_empty() {
+        let _ = writeln!(out);
+        let _ = writeln!(
+            out,
+            "BASELINE FAULTS (reported, not the subject's; those cases are not compared):"
+        );
+        for f in &r.baseline_faults {
+            let _ = writeln!(
+                out,
+                "  {}: {} case(s), first at case {}: {}",
+                f.fault.kind.name(),
+                f.count,
+                f.case_index,
+                crate::subject::protocol::one_line(&f.fault.detail)
+            );
+        }
+    }
+    if r.uncompared_failures > 0 {
+        let _ = writeln!(
+            out,
+            "  the subject failed {} invariant verdict(s) on those cases",
+            r.uncompared_failures
+        );
+    }
+    if !r.behaviour.classes.is_empty() {
+        let _ = writeln!(out);
+        let _ = writeln!(
+            out,
+            "behaviour, baseline → subject, per case class (the cases both answered):"
+        );
+        let _ = write!(out, "{:<26} {:>6}", "class", "cases");
+        for (name, _, _) in COLUMNS {
+            let _ = write!(out, "  {name:>17}");
+        }
+        let _ = writeln!(out);
+        let (ts, tb) = r.behaviour.total();
+        let rows = r
+            .behaviour
+            .classes
+            .iter()
+            .map(|(c, d)| (c.name(), &d.subject, &d.baseline))
+            .chain(std::iter::once(("all", &ts, &tb)));
+        for (name, s, b) in rows {
+            let _ = write!(out, "{name:<26} {:>6}", s.answered);
+            for (_, f, fmt) in COLUMNS {
+                let _ = write!(out, "  {:>17}", pair(f(b), f(s), fmt));
+            }
+            let _ = writeln!(out);
+        }
+        let changed: Vec<_> = r
+            .behaviour
+            .classes
+            .iter()
+            .filter(|(_, d)| !d.changed_most.is_empty())
+            .collect();
+        if !changed.is_empty() {
+            let _ = writeln!(out, "changed most:");
+            for (c, d) in changed {
+                let _ = writeln!(
+                    out,
+                    "  {} ({} of {} case(s) answered differently):",
+                    c.name(),
+                    d.changed,
+                    d.subject.answered
+                );
+                for ch in &d.changed_most {
+                    let _ = writeln!(out, "    {}", change_line(ch));
+                }
+            }
+        }
+    }
+    let not_compared = r.not_compared();
+    if !not_compared.is_empty() {
+        let _ = writeln!(out);
+        let _ = writeln!(
+            out,
+            "NOT COMPARED (a run that compared nothing cannot pass):"
+        );
+        for line in &not_compared {
+            let _ = writeln!(out, "  {line}");
+        }
+    }
+    let _ = writeln!(out);
+    let _ = writeln!(out, "{}", verdict(r).1);
+    out
+}
+
+fn measures_json(m: &Measures) -> Value {
+    json!({
+        "answered": m.answered,
+        "compacted": m.compacted,
+        "cannotFit": m.cannot_fit,
+        "compactionRate": m.compaction_rate(),
+        "cannotFitRate": m.cannot_fit_rate(),
+        "retention": m.retention(),
+        "messagesKept": m.messages_kept(),
+        "iterationsKept": m.iterations_kept(),
+        "summaryBytes": m.summary_bytes(),
+        "estimateVsBody": m.estimate_vs_body(),
+    })
+}
+
+fn shared_json(s: &Shared) -> Value {
+    json!({
+        "invariant": s.invariant.name(),
+        "case": s.case_index,
+        "count": s.count,
+        "subject": s.subject.as_ref().map(|v| v.to_json()),
+        "baseline": s.baseline.to_json(),
+    })
+}
+
+fn subject_json(i: &crate::subject::SubjectInfo) -> Value {
+    json!({
+        "name": i.name,
+        "version": i.version,
+        "format": i.format.as_str(),
+        "estimates": i.estimates,
+        "claims": i.invariants.map(|s| s.names()),
+    })
+}
+
+/// The JSON report.
+pub fn to_json(r: &BaselineReport, hints: &Hints) -> Value {
+    let invariants: serde_json::Map<String, Value> = r
+        .invariants
+        .iter()
+        .map(|(i, d)| {
+            (
+                i.name().to_owned(),
+                json!({
+                    "regressed": d.regressed,
+                    "known": d.known,
+                    "fixed": d.fixed,
+                    "compared": d.compared,
+                    "subject": tally_json(&d.subject),
+                    "baseline": d.baseline.as_ref().map(tally_json),
+                }),
+            )
+        })
+        .collect();
+    let path = |s: &crate::check::Saved| s.path().map(|p| p.display().to_string());
+    let regressions: Vec<Value> = r
+        .regressions
+        .iter()
+        .map(|g| {
+            let f = &g.failure;
+            json!({
+                "invariant": f.invariant.name(),
+                "case": f.case_index,
+                "violation": f.violation.to_json(),
+                "baseline": g.baseline,
+                "original": {"messages": f.original_size.0, "bodyBytes": f.original_size.1},
+                "fixture": f.fixture.to_json(),
+                "saved": path(&f.saved),
+                "replay": path(&f.saved).map(|p| hints.subject.command(&p)),
+                "replayBaseline": path(&f.saved).map(|p| hints.baseline.command(&p)),
+            })
+        })
+        .collect();
+    let subject_faults: Vec<Value> = r
+        .subject_faults
+        .iter()
+        .map(|f| {
+            json!({
+                "kind": f.record.fault.kind.name(),
+                "detail": f.record.fault.detail,
+                "stderr": f.record.fault.stderr,
+                "case": f.record.case_index,
+                "new": f.new,
+                "shared": f.shared,
+                "regression": f.new > 0,
+                "fixture": (f.new > 0).then(|| f.record.fixture.to_json()),
+                "saved": path(&f.record.saved),
+            })
+        })
+        .collect();
+    let baseline_faults: Vec<Value> = r
+        .baseline_faults
+        .iter()
+        .map(|f| {
+            json!({
+                "kind": f.fault.kind.name(),
+                "detail": f.fault.detail,
+                "stderr": f.fault.stderr,
+                "case": f.case_index,
+                "count": f.count,
+            })
+        })
+        .collect();
+    let mut behaviour = serde_json::Map::new();
+    for (c, d) in &r.behaviour.classes {
+        behaviour.insert(
+            c.name().to_owned(),
+            json!({
+                "cases": d.subject.answered,
+                "changed": d.changed,
+                "subject": measures_json(&d.subject),
+                "baseline": measures_json(&d.baseline),
+                "changedMost": d.changed_most.iter().map(|ch| json!({
+                    "case": ch.case_index,
+                    "subject": ch.subject.describe(),
+                    "baseline": ch.baseline.describe(),
+                    "sentDelta": ch.score_ppm as f64 / 1e6,
+                })).collect::<Vec<_>>(),
+            }),
+        );
+    }
+    let (ts, tb) = r.behaviour.total();
+    behaviour.insert(
+        "all".into(),
+        json!({"cases": ts.answered, "subject": measures_json(&ts), "baseline": measures_json(&tb)}),
+    );
+    json!({
+        "ok": r.ok(),
+        "failOn": r.fail_on.name(),
+        "gateFailures": r.gate_failures(),
+        "subject": subject_json(&r.subject),
+        "baseline": subject_json(&r.baseline),
+        "seed": r.seed,
+        "shard": r.shard.map(|s| format!("{}/{}", s.k, s.n)),
+        "cases": r.cases,
+        "compared": r.compared(),
+        "baselineFaulted": r.baseline_faulted,
+        "uncomparedFailures": r.uncompared_failures,
+        "seconds": r.elapsed.as_secs_f64(),
+        "stoppedByTime": r.stopped_by_time,
+        "invariants": invariants,
+        "notCompared": r.not_compared(),
+        "regressions": regressions,
+        "known": r.known.iter().map(shared_json).collect::<Vec<_>>(),
+        "fixes": r.fixes.iter().map(shared_json).collect::<Vec<_>>(),
+        "subjectFaults": subject_faults,
+        "baselineFaults": baseline_faults,
+        "behaviour": behaviour,
+    })
+}
+
+/// JUnit XML: one test case per checked invariant (a regression fails it;
+/// a known failure fails it only under `--fail-on any-failure`, and is
+/// otherwise in its `system-out`), one per subject fault kind and per
+/// baseline fault kind (never failing), one `run` case when nothing was
+/// compared.
+pub fn junit(r: &BaselineReport, hints: &Hints) -> String {
+    let mut cases = String::new();
+    let mut failed = 0;
+    let mut tests = 0;
+    let class = format!("ctxgate.baseline.{}", xml(&r.subject.name));
+    let any = r.fail_on == FailOn::AnyFailure;
+    let mut case = |name: &str, failure: Option<(&str, String, String)>, out: Vec<String>| {
+        tests += 1;
+        let _ = write!(
+            cases,
+            "    <testcase classname=\"{class}\" name=\"{}\">",
+            xml(name)
+        );
+        let failure_written = failure.is_some();
+        if let Some((kind, message, body)) = failure {
+            failed += 1;
+            let _ = write!(
+                cases,
+                "\n      <failure message=\"{}\" type=\"{kind}\">{}</failure>",
+                xml(&message),
+                xml(&body)
+            );
+        }
+        if !out.is_empty() {
+            let _ = write!(
+                cases,
+                "\n      <system-out>{}</system-out>",
+                xml(&out.join("\n"))
+            );
+        }
+        let inner = failure_written || !out.is_empty();
+        cases.push_str(if inner {
+            "\n    </testcase>\n"
+        } else {
+            "</testcase>\n"
+        });
+    };
+    for (inv, d) in &r.invariants {
+        let mut out = Vec::new();
+        let known = r.known.iter().find(|s| s.invariant == *inv);
+        let fixed = r.fixes.iter().find(|s| s.invariant == *inv);
+        if let Some(s) = known {
+            out.push(format!(
+                "known (shared with the baseline): {}",
+                shared_line(s)
+            ));
+        }
+        if let Some(s) = fixed {
+            out.push(format!("fixed: {}", shared_line(s)));
+        }
+        let failure = if let Some(g) = r.regressions.iter().find(|g| g.failure.invariant == *inv) {
+            let f = &g.failure;
+            let mut body = format!("{}\nbaseline: {}\n", f.violation, g.baseline);
+            write_history(&mut body, &f.fixture.messages);
+            replay_line(&mut body, &f.saved, &hints.subject);
+            Some(("regression", f.violation.detail.clone(), body))
+        } else if d.compared == 0 {
+            let why = format!("{inv} was never compared in {} case(s)", r.compared());
+            Some(("not-compared", why.clone(), why))
+        } else {
+            known
+                .filter(|_| any)
+                .map(|s| ("known", shared_line(s), shared_line(s)))
+        };
+        case(inv.name(), failure, out);
+    }
+    for f in &r.subject_faults {
+        let name = format!("fault:{}", f.record.fault.kind.name());
+        let text = f.record.fault.to_string();
+        let failure = if f.new > 0 {
+            Some(("fault", f.record.fault.detail.clone(), text.clone()))
+        } else if any {
+            Some(("known-fault", f.record.fault.detail.clone(), text.clone()))
+        } else {
+            None
+        };
+        case(&name, failure, vec![text]);
+    }
+    for f in &r.baseline_faults {
+        let name = format!("baseline-fault:{}", f.fault.kind.name());
+        let line = format!(
+            "the baseline faulted on {} case(s), first at case {} (not compared): {}",
+            f.count, f.case_index, f.fault
+        );
+        case(&name, None, vec![line]);
+    }
+    if r.checked.is_empty() || r.cases == 0 || r.compared() == 0 {
+        let why = r.not_compared().join("\n");
+        case("run", Some(("not-compared", why.clone(), why)), Vec::new());
+    }
+    format!(
+        "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites>\n  <testsuite name=\"ctxgate check --baseline (seed {})\" tests=\"{tests}\" failures=\"{failed}\" skipped=\"0\" time=\"{:.3}\">\n{cases}  </testsuite>\n</testsuites>\n",
+        r.seed,
+        r.elapsed.as_secs_f64()
+    )
+}
+
+/// Markdown, for `$GITHUB_STEP_SUMMARY` or a pull-request comment.
+pub fn markdown(r: &BaselineReport, hints: &Hints) -> String {
+    let mut out = String::new();
+    let (ok, line) = verdict(r);
+    let regressions = r.regressions.len() + r.fault_regressions().count();
+    let mark = if !r.not_compared().is_empty() {
+        "⚠️ not everything was compared".to_owned()
+    } else if regressions > 0 {
+        format!("❌ {regressions} regression(s)")
+    } else if ok {
+        "✅ no regression".to_owned()
+    } else {
+        "❌ failed".to_owned()
+    };
+    let _ = writeln!(
+        out,
+        "### ctxgate check: {} {} against baseline {} {} — {mark}\n",
+        md(&r.subject.name),
+        md(&r.subject.version),
+        md(&r.baseline.name),
+        md(&r.baseline.version)
+    );
+    let _ = writeln!(
+        out,
+        "{} cases, seed {}{}, {} compared · {:.1} s · `--fail-on {}`\n",
+        r.cases,
+        r.seed,
+        r.shard
+            .map(|s| format!(", shard {}/{}", s.k, s.n))
+            .unwrap_or_default(),
+        r.compared(),
+        r.elapsed.as_secs_f64(),
+        r.fail_on.name()
+    );
+    let _ = writeln!(out, "{}\n", md(&line));
+    let _ = writeln!(
+        out,
+        "| invariant | regressed | known | fixed | compared |  |\n|---|---:|---:|---:|---:|---|"
+    );
+    for (inv, d) in &r.invariants {
+        let mark = if d.regressed > 0 {
+            "❌"
+        } else if d.compared == 0 {
+            "⚠️ never compared"
+        } else if d.known > 0 {
+            "known"
+        } else if d.fixed > 0 {
+            "fixed"
+        } else {
+            ""
+        };
+        let _ = writeln!(
+            out,
+            "| `{}` | {} | {} | {} | {} | {mark} |",
+            inv.name(),
+            d.regressed,
+            d.known,
+            d.fixed,
+            d.compared
+        );
+    }
+    for line in r.not_compared() {
+        let _ = writeln!(out, "\n⚠️ {}", md(&line));
+    }
+    if regressions > 0 {
+        let _ = writeln!(out, "\n#### Regressions");
+    }
+    for g in &r.regressions {
+        let f = &g.failure;
+        let _ = writeln!(
+            out,
+            "\n**{}** (case {}): {} — the baseline: {}",
+            f.invariant,
+            f.case_index,
+            md(&f.violation.detail),
+            md(&g.baseline)
+        );
+        if let Some(p) = f.saved.path() {
+            let p = p.display().to_string();
+            let _ = writeln!(
+                out,
+                "```sh\n{}\n{}  # holds\n```",
+                hints.subject.command(&p),
+                hints.baseline.command(&p)
+            );
+        }
+    }
+    for f in r.fault_regressions() {
+        let _ = writeln!(
+            out,
+            "\n**fault {}** ({} new case(s), first at case {}): {}",
+            f.record.fault.kind.name(),
+            f.new,
+            f.record.case_index,
+            md(&f.record.fault.detail)
+        );
+    }
+    if !r.known.is_empty() {
+        let _ = writeln!(out, "\n#### Known failures (shared with the baseline)\n");
+        for s in &r.known {
+            let _ = writeln!(out, "- {}", md(&shared_line(s)));
+        }
+    }
+    if !r.fixes.is_empty() {
+        let _ = writeln!(
+            out,
+            "\n#### Fixes (the baseline failed, the subject holds)\n"
+        );
+        for s in &r.fixes {
+            let _ = writeln!(out, "- {}", md(&shared_line(s)));
+        }
+    }
+    if !r.baseline_faults.is_empty() {
+        let _ = writeln!(out, "\n#### Baseline faults (not compared)\n");
+        for f in &r.baseline_faults {
+            let _ = writeln!(
+                out,
+                "- {}: {} case(s), first at case {}: {}",
+                f.fault.kind.name(),
+                f.count,
+                f.case_index,
+                md(&f.fault.detail)
+            );
+        }
+    }
+    if !r.behaviour.classes.is_empty() {
+        let _ = writeln!(out, "\n#### Behaviour, baseline → subject\n");
+        let _ = write!(out, "| class | cases |");
+        for (name, _, _) in COLUMNS {
+            let _ = write!(out, " {name} |");
+        }
+        let _ = write!(out, "\n|---|---:|");
+        for _ in COLUMNS {
+            let _ = write!(out, "---:|");
+        }
+        let _ = writeln!(out);
+        let (ts, tb) = r.behaviour.total();
+        let rows = r
+            .behaviour
+            .classes
+            .iter()
+            .map(|(c, d)| (c.name(), &d.subject, &d.baseline))
+            .chain(std::iter::once(("**all**", &ts, &tb)));
+        for (name, s, b) in rows {
+            let _ = write!(out, "| {name} | {} |", s.answered);
+            for (_, f, fmt) in COLUMNS {
+                let _ = write!(out, " {} |", pair(f(b), f(s), fmt));
+            }
+            let _ = writeln!(out);
+        }
+        let changed: Vec<_> = r
+            .behaviour
+            .classes
+            .iter()
+            .filter(|(_, d)| !d.changed_most.is_empty())
+            .collect();
+        if !changed.is_empty() {
+            let _ = writeln!(
+                out,
+                "\n<details><summary>The cases that changed most</summary>\n"
+            );
+            for (c, d) in changed {
+                let _ = writeln!(
+                    out,
+                    "- **{}** ({} of {} answered differently)",
+                    c.name(),
+                    d.changed,
+                    d.subject.answered
+                );
+                for ch in &d.changed_most {
+                    let _ = writeln!(out, "  - {}", md(&change_line(ch)));
+                }
+            }
+            let _ = writeln!(out, "\n</details>");
+        }
+    }
+    out
+}
