@@ -12,9 +12,10 @@ use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use crate::body::body_bytes;
+use crate::config::Config;
 use crate::contract::cannot_fit_justified;
 use crate::fixture::Fixture;
-use crate::generate::{case_from_seed, shrink, Case, Coverage, GenConfig};
+use crate::generate::{case_for_config, case_from_seed, shrink, Case, Coverage, GenConfig};
 use crate::harness::{run_case, CaseResult};
 use crate::oracle::{Invariant, InvariantSet, Verdict, Violation};
 use crate::subject::{Fault, FaultKind, Subject, SubjectInfo};
@@ -39,8 +40,21 @@ pub struct CheckOptions {
     pub shard: Option<Shard>,
     /// Every case runs under this config (`--config`), and shrinking
     /// keeps it: the user's production values, or a live endpoint's
-    /// ceiling (`--transport`).
-    pub config: Option<crate::Config>,
+    /// ceiling (`--transport`). The generator aims at its trigger and
+    /// ceiling ([`case_at`]).
+    pub config: Option<Config>,
+    /// Where the cases come from when not from the generator (`--corpus`).
+    pub source: Option<std::sync::Arc<dyn CaseSource>>,
+}
+
+/// Cases from somewhere other than the generator (real histories as
+/// seeds, `corpus`): case `index` of the run seeded `seed`, the same every
+/// time, and where it came from, for the fixture's `see`.
+pub trait CaseSource: std::fmt::Debug + Send + Sync {
+    fn case(&self, seed: u64, index: u64) -> Case;
+    /// Where case `index` came from ("the corpus file swe-agent/001.json,
+    /// grown results"), named in its fixture's `see`.
+    fn provenance(&self, seed: u64, index: u64) -> String;
 }
 
 impl Default for CheckOptions {
@@ -56,6 +70,7 @@ impl Default for CheckOptions {
             exact_numbers: None,
             shard: None,
             config: None,
+            source: None,
         }
     }
 }
@@ -336,6 +351,18 @@ pub fn run_parallel(
     report
 }
 
+/// Case `index` of the run `opts` describes: from its source (`--corpus`),
+/// else generated — under the fixed config, aimed at its boundaries, when
+/// there is one (`--config`). What `check` and `check --baseline` run.
+pub fn case_at(opts: &CheckOptions, index: u64) -> Case {
+    let (seed, gen) = (opts.seed, &opts.gen);
+    match (&opts.source, &opts.config) {
+        (Some(source), _) => source.case(seed, index),
+        (None, Some(config)) => case_for_config(seed, index, gen, config),
+        (None, None) => case_from_seed(seed, index, gen),
+    }
+}
+
 /// Which of a seed's cases a run takes: all of `0..cases`, or shard `k`
 /// of `n` (1-based): the indices `i` with `i % n == k - 1`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -468,10 +495,7 @@ impl Engine {
         };
         subject.stop_at(self.deadline());
         while let Some(index) = self.next_index() {
-            let mut case = case_from_seed(self.opts.seed, index, &self.opts.gen);
-            if let Some(config) = &self.opts.config {
-                case.config = config.clone();
-            }
+            let case = self.case(index);
             let result = run_case(subject, &case.config, &case.messages, self.checked);
             if result
                 .fault
@@ -502,6 +526,10 @@ impl Engine {
                 p(self.progress());
             }
         }
+    }
+
+    fn case(&self, index: u64) -> Case {
+        case_at(&self.opts, index)
     }
 
     /// The report, failures and faults in case order.
@@ -629,7 +657,7 @@ fn shrink_fault(
         shrunk.config,
         shrunk.messages,
         checked,
-        see(subject.info(), opts.seed, index),
+        see(subject.info(), opts, index),
     );
     fixture.name = format!("fault-{}-{}", fault.kind.name(), fixture.name);
     fixture.found = Some(fault.to_string());
@@ -690,7 +718,7 @@ fn shrink_failure(
         shrunk.config,
         shrunk.messages,
         only,
-        see(subject.info(), opts.seed, index),
+        see(subject.info(), opts, index),
     );
     fixture.found = Some(format!("{}: {}", subject.info().name, violation));
     Failure {
@@ -760,7 +788,7 @@ pub(crate) fn shrink_with_budget(
     case: Case,
     runs: usize,
     deadline: Option<Instant>,
-    fixed: Option<&crate::Config>,
+    fixed: Option<&Config>,
     mut still_fails: impl FnMut(&Case) -> bool,
 ) -> Case {
     let mut left = runs;
@@ -777,11 +805,16 @@ pub(crate) fn out_of_time(deadline: Option<Instant>) -> bool {
     deadline.is_some_and(|d| Instant::now() >= d)
 }
 
-fn see(subject: &SubjectInfo, seed: u64, index: u64) -> String {
-    format!(
+fn see(subject: &SubjectInfo, opts: &CheckOptions, index: u64) -> String {
+    let seed = opts.seed;
+    let found = format!(
         "found by `ctxgate check --seed {seed}` against {} {} (case {index}), shrunk",
         subject.name, subject.version
-    )
+    );
+    match &opts.source {
+        Some(source) => format!("{}; {found}", source.provenance(seed, index)),
+        None => found,
+    }
 }
 
 pub(crate) fn save(opts: &CheckOptions, fixture: &Fixture) -> Saved {

@@ -63,6 +63,7 @@ pub mod check;
 pub mod compare;
 pub mod config;
 pub mod contract;
+pub mod corpus;
 pub mod error;
 pub mod estimate;
 pub mod fixture;

@@ -20,7 +20,7 @@ use crate::check::{
     Progress, Saved, Tally,
 };
 use crate::fixture::Fixture;
-use crate::generate::{case_from_seed, Case};
+use crate::generate::Case;
 use crate::harness::{run_case, CaseResult};
 use crate::oracle::{Invariant, InvariantSet, Verdict, Violation};
 use crate::subject::{Fault, FaultKind, Subject, SubjectInfo};
@@ -214,10 +214,7 @@ impl Engine {
                 .is_some_and(|f| f.kind == FaultKind::Stopped)
         };
         while let Some(index) = self.next_index() {
-            let mut case = case_from_seed(self.opts.seed, index, &self.opts.gen);
-            if let Some(config) = &self.opts.config {
-                case.config = config.clone();
-            }
+            let case = crate::check::case_at(&self.opts, index);
             let s = run_case(subject, &case.config, &case.messages, self.checked);
             let b = if stopped(&s) {
                 s.clone()

@@ -123,12 +123,18 @@ pub struct Args {
     #[arg(long, value_enum, default_value_t = Numbers::Auto)]
     pub numbers: Numbers,
 
-    /// Every case runs under this config (the generated ones are not used)
+    /// Every case runs under this config (the generated ones are not used;
+    /// the generator aims a share of its histories at its trigger and
+    /// ceiling, and shrinking keeps it). For a compactor that ignores the
+    /// config it is sent, give its own constants (docs/protocol.md §6)
     #[command(flatten)]
     pub config: super::common::ConfigArgs,
 
     #[command(flatten)]
     pub transport: super::transport::TransportArgs,
+
+    #[command(flatten)]
+    pub sources: super::check_sources::SourceArgs,
 }
 
 /// `--fail-on`.
@@ -205,6 +211,7 @@ pub fn run_check(args: Args) -> Result<(), Failure> {
         false => None,
     };
     let live = args.transport.open(fixed.as_ref())?;
+    let sources = args.sources.resolve(fixed.as_ref())?;
     let mut subjects = Vec::with_capacity(jobs * args.lanes);
     // The suite is parsed before anything runs: a broken fixture is bad input.
     let suite_fixtures = match &args.with_suite {
@@ -223,6 +230,8 @@ pub fn run_check(args: Args) -> Result<(), Failure> {
         );
     }
     let opts = CheckOptions {
+        gen: sources.gen,
+        source: sources.source,
         cases: args.cases,
         time,
         seed,

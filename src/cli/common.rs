@@ -275,6 +275,25 @@ impl ConfigArgs {
     }
 }
 
+/// `--config FILE` alone (check, gen): the SPEC §2 config in the file,
+/// fields it leaves out at their defaults; errors name the file.
+pub fn load_config(path: &Path) -> Result<Config, Failure> {
+    let name = path.display().to_string();
+    let bytes = read_file(path, &name, "the config")?;
+    let value = parse_object(&bytes, &name, "config")?;
+    let config = Config::from_value(Value::Object(value)).map_err(|e| e.in_file(name.as_str()))?;
+    config.validate().map_err(|e| e.in_file(name.as_str()))?;
+    Ok(config)
+}
+
+/// `--gen-config FILE` (check, gen): a `GenConfig`, every field optional,
+/// unknown fields rejected; errors name the file.
+pub fn load_gen_config(path: &Path) -> Result<ctxgate::generate::GenConfig, Failure> {
+    let name = path.display().to_string();
+    let bytes = read_file(path, &name, "the gen-config")?;
+    Ok(ctxgate::generate::GenConfig::from_json(&bytes).map_err(|e| e.in_file(name.as_str()))?)
+}
+
 /// `--envelope`: inline JSON when it looks like JSON, else a file name.
 fn read_envelope(arg: &str) -> Result<Map<String, Value>, Failure> {
     if arg.trim_start().starts_with(['{', '[']) {

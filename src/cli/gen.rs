@@ -3,11 +3,12 @@
 //! is explored; `--stats` prints the coverage of those cases instead.
 
 use std::io::Write;
+use std::path::PathBuf;
 
 use clap::Args as ClapArgs;
 
-use super::common::{write_outcome, Failure};
-use ctxgate::generate::{case_from_seed, Coverage, GenConfig};
+use super::common::{load_config, load_gen_config, write_outcome, Failure};
+use ctxgate::generate::{case_for_config, case_from_seed, Case, Coverage, GenConfig};
 
 #[derive(Debug, ClapArgs)]
 pub struct Args {
@@ -29,17 +30,51 @@ pub struct Args {
     /// [default: only portable numbers]
     #[arg(long)]
     pub exact_numbers: bool,
+
+    /// Every case has exactly this config (a SPEC §2 JSON object, fields
+    /// left out at their defaults): the user's production values; the
+    /// boundary share of cases sits on its trigger or its ceiling
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+
+    /// Generator settings: a GenConfig JSON object, every field optional
+    /// (`--print-gen-config` prints them all with their defaults)
+    #[arg(long, value_name = "FILE")]
+    pub gen_config: Option<PathBuf>,
+
+    /// Print the default GenConfig as JSON and exit
+    #[arg(long)]
+    pub print_gen_config: bool,
 }
 
 pub fn run(args: Args) -> Result<(), Failure> {
-    let mut gen = GenConfig::default();
+    if args.print_gen_config {
+        let text =
+            serde_json::to_string_pretty(&GenConfig::default().to_json()).expect("serialises");
+        let mut out = std::io::stdout().lock();
+        return write_outcome(writeln!(out, "{text}"));
+    }
+    let mut gen = match &args.gen_config {
+        Some(path) => load_gen_config(path)?,
+        None => GenConfig::default(),
+    };
     if !args.exact_numbers {
         gen.exotic_numbers_percent = 0;
     }
+    let fixed = match &args.config {
+        Some(path) => Some(load_config(path)?),
+        None => None,
+    };
+    let case_at = |i: u64| -> Case {
+        match &fixed {
+            Some(c) => case_for_config(args.seed, i, &gen, c),
+            None => case_from_seed(args.seed, i, &gen),
+        }
+    };
     if args.stats {
         let mut coverage = Coverage::default();
         for i in 0..args.cases {
-            let case = case_from_seed(args.seed, i, &gen);
+            let case = case_at(i);
             coverage.record_case(&case);
             let result = ctxgate::reference::compact(&case.config, &case.messages);
             coverage.record_result(
@@ -53,7 +88,7 @@ pub fn run(args: Args) -> Result<(), Failure> {
     let mut out = std::io::BufWriter::new(std::io::stdout().lock());
     let written = (|| {
         for i in 0..args.cases {
-            let case = case_from_seed(args.seed, i, &gen);
+            let case = case_at(i);
             serde_json::to_writer(&mut out, &case.to_json())?;
             out.write_all(b"\n")?;
         }

@@ -15,6 +15,7 @@
 mod baseline;
 mod calibrate;
 mod check;
+mod check_sources;
 mod common;
 mod compact;
 mod compare;

@@ -9,14 +9,22 @@
 //! `generate`'s module docs for the figures); the `Arbitrary` impl draws
 //! random maxima inside each knob's documented range, which is what the
 //! fuzz targets use.
+//!
+//! As JSON (`check --gen-config FILE`, `gen --gen-config FILE`; `ctxgate gen
+//! --print-gen-config` prints the defaults): an object with the fields below
+//! in camelCase, every one optional (a missing field keeps its default), an
+//! unknown field an error ([`GenConfig::from_json`]).
 
 use arbitrary::{Arbitrary, Unstructured};
+use serde::{Deserialize, Serialize};
 
 use super::text::ContentClass;
+use crate::error::{InputError, InputErrorKind};
 
 /// What the generators may produce. Every field has a documented default
 /// and a documented range (the range the `Arbitrary` impl draws from).
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default, deny_unknown_fields)]
 pub struct GenConfig {
     /// Most iterations (SPEC §1.2) after the head of one history. Each
     /// case draws its own count, mostly 2–30, rarely past 60 (ADR 0098's
@@ -124,6 +132,80 @@ impl Default for GenConfig {
 }
 
 impl GenConfig {
+    /// Read a `GenConfig` from JSON: every field optional, unknown fields
+    /// and values out of their documented range are errors.
+    pub fn from_json(bytes: &[u8]) -> Result<GenConfig, InputError> {
+        if bytes.iter().all(u8::is_ascii_whitespace) {
+            return Err(InputError::new(
+                InputErrorKind::Empty,
+                "gen-config: empty file: expected a JSON object of GenConfig fields",
+            ));
+        }
+        let g: GenConfig = serde_json::from_slice(bytes)
+            .map_err(|e| InputError::new(InputErrorKind::Config, format!("gen-config: {e}")))?;
+        g.validate()?;
+        Ok(g)
+    }
+
+    /// The defaults, as the JSON [`GenConfig::from_json`] reads.
+    pub fn to_json(&self) -> serde_json::Value {
+        serde_json::to_value(self).expect("a GenConfig serialises")
+    }
+
+    /// Check each knob against its documented range.
+    pub fn validate(&self) -> Result<(), InputError> {
+        let bad = |p: String| {
+            Err(InputError::new(
+                InputErrorKind::Config,
+                format!("gen-config: {p}"),
+            ))
+        };
+        let ranges: [(&str, usize, usize, usize); 9] = [
+            ("maxIterations", self.max_iterations, 0, 200),
+            ("maxParallelCalls", self.max_parallel_calls, 0, 16),
+            ("maxToolResultBytes", self.max_tool_result_bytes, 0, 262_144),
+            ("maxArgumentBytes", self.max_argument_bytes, 2, 65_536),
+            ("maxJsonDepth", self.max_json_depth, 1, 40),
+            ("maxTextBytes", self.max_text_bytes, 0, 65_536),
+            ("maxEnvelopeBytes", self.max_envelope_bytes, 2, 131_072),
+            ("maxHead", self.max_head, 0, 3),
+            ("maxSummaryBytes", self.max_summary_bytes, 0, 65_536),
+        ];
+        for (name, v, lo, hi) in ranges {
+            if !(lo..=hi).contains(&v) {
+                return bad(format!("`{name}` must be from {lo} to {hi}, found {v}"));
+            }
+        }
+        let percents = [
+            ("pinnedPercent", self.pinned_percent),
+            ("pendingPercent", self.pending_percent),
+            ("reusedIdsPercent", self.reused_ids_percent),
+            ("extraFieldsPercent", self.extra_fields_percent),
+            ("boundaryPercent", self.boundary_percent),
+            ("realConfigPercent", self.real_config_percent),
+            ("tinyConfigPercent", self.tiny_config_percent),
+            ("openaiPercent", self.openai_percent),
+            ("anthropicPercent", self.anthropic_percent),
+            ("illFormedPercent", self.ill_formed_percent),
+            ("exoticNumbersPercent", self.exotic_numbers_percent),
+        ];
+        for (name, v) in percents {
+            if v > 100 {
+                return bad(format!("`{name}` is a percent, from 0 to 100, found {v}"));
+            }
+        }
+        if self.real_config_percent as u32 + self.tiny_config_percent as u32 > 100 {
+            return bad("`realConfigPercent` + `tinyConfigPercent` must be at most 100".into());
+        }
+        if self.openai_percent as u32 + self.anthropic_percent as u32 > 100 {
+            return bad("`openaiPercent` + `anthropicPercent` must be at most 100".into());
+        }
+        if self.content_classes.is_empty() {
+            return bad("`contentClasses` must name at least one class".into());
+        }
+        Ok(())
+    }
+
     /// A config that makes only well-formed histories of at most
     /// `iterations` iterations, otherwise the defaults.
     pub fn with_max_iterations(iterations: usize) -> Self {

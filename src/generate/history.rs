@@ -30,6 +30,26 @@ pub const TOOL_RESULT_CAP: usize = 32 * 1024;
 /// runs out. Every config validates; every history is well formed unless
 /// `g.allow_ill_formed` is set.
 pub fn gen_case(u: &mut Unstructured, g: &GenConfig) -> arbitrary::Result<Case> {
+    gen_case_in(u, g, None)
+}
+
+/// [`gen_case`] for one given config (`--config`: the user's production
+/// values): every case has exactly `config`, and the boundary share of
+/// cases is aimed at *its* trigger and ceiling by growing or trimming the
+/// history ([`Gen::aim`]) instead of by moving the config.
+pub fn gen_case_for(
+    u: &mut Unstructured,
+    g: &GenConfig,
+    config: &Config,
+) -> arbitrary::Result<Case> {
+    gen_case_in(u, g, Some(config))
+}
+
+fn gen_case_in(
+    u: &mut Unstructured,
+    g: &GenConfig,
+    fixed: Option<&Config>,
+) -> arbitrary::Result<Case> {
     let seed = u64::arbitrary(u)?;
     let mut d = Draw::new(u, mix(seed, SHAPE_STREAM));
     let shape = Shape::draw(&mut d, g);
@@ -41,16 +61,25 @@ pub fn gen_case(u: &mut Unstructured, g: &GenConfig) -> arbitrary::Result<Case> 
         s: shape,
     };
     let messages = gen.history();
-    let config = gen.config(&messages);
+    let config = match fixed {
+        Some(c) => c.clone(),
+        None => gen.config(&messages),
+    };
     let mut case = Case { config, messages };
     if gen.s.ill_formed {
         gen.corrupt(&mut case.messages);
     }
     if gen.s.exotic_numbers {
         gen.exotic_numbers(&mut case);
+        if let Some(c) = fixed {
+            case.config = c.clone(); // the user's envelope stays as written
+        }
     }
     if gen.s.boundary {
-        gen.seek_boundary(&mut case);
+        match fixed {
+            Some(_) => gen.aim(&mut case),
+            None => gen.seek_boundary(&mut case),
+        }
     }
     debug_assert!(case.config.validate().is_ok(), "{:?}", case.config);
     Ok(case)
@@ -77,14 +106,14 @@ enum Turn {
 }
 
 /// One case's own limits and flags (swarm testing).
-struct Shape {
+pub(super) struct Shape {
     iterations: usize,
     head: usize,
     max_parallel: usize,
-    result_tier: usize,
+    pub(super) result_tier: usize,
     arg_tier: usize,
     text_max: usize,
-    classes: Vec<ContentClass>,
+    pub(super) classes: Vec<ContentClass>,
     ids: IdStyle,
     pinned: bool,
     pending: bool,
@@ -210,12 +239,12 @@ const PATHS: [&str; 6] = [
     "apps/engine/lib/engine/agents/qa_automacao_agent.ex",
 ];
 
-struct Gen<'u, 'a, 'g> {
-    d: Draw<'u, 'a>,
-    t: SplitMix64,
-    g: &'g GenConfig,
+pub(super) struct Gen<'u, 'a, 'g> {
+    pub(super) d: Draw<'u, 'a>,
+    pub(super) t: SplitMix64,
+    pub(super) g: &'g GenConfig,
     counter: u64,
-    s: Shape,
+    pub(super) s: Shape,
 }
 
 impl Gen<'_, '_, '_> {
@@ -314,7 +343,7 @@ impl Gen<'_, '_, '_> {
         self.decorate(m)
     }
 
-    fn tool_iteration(&mut self, msgs: &mut Vec<Message>, pending: bool) {
+    pub(super) fn tool_iteration(&mut self, msgs: &mut Vec<Message>, pending: bool) {
         let max = self.s.max_parallel.max(1);
         let n = match self.d.weighted(&[55, 20, 25]) {
             0 => 1,
@@ -406,7 +435,7 @@ impl Gen<'_, '_, '_> {
         text::text(&mut self.t, class, n)
     }
 
-    fn call_id(&mut self, j: usize, made: &[ToolCall]) -> String {
+    pub(super) fn call_id(&mut self, j: usize, made: &[ToolCall]) -> String {
         loop {
             let id = match self.s.ids {
                 IdStyle::Sequential => {
@@ -883,7 +912,7 @@ impl Gen<'_, '_, '_> {
         (!idx.is_empty()).then(|| *self.d.pick(&idx))
     }
 
-    fn pad_to_ceiling(&mut self, case: &mut Case, off: i64) -> bool {
+    pub(super) fn pad_to_ceiling(&mut self, case: &mut Case, off: i64) -> bool {
         let want = case.config.transport_max_body_bytes as i64 + off;
         let n = want - case.body_bytes() as i64;
         if !(0..=262_144).contains(&n) {
@@ -904,7 +933,7 @@ impl Gen<'_, '_, '_> {
         false
     }
 
-    fn pad_to_trigger(&mut self, case: &mut Case, off: i64) -> bool {
+    pub(super) fn pad_to_trigger(&mut self, case: &mut Case, off: i64) -> bool {
         let want = case.config.trigger() as i64 + off;
         let deficit = want - case.estimate() as i64;
         let bpt = case.config.bytes_per_token as i64;

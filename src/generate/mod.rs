@@ -45,13 +45,14 @@
 //! On one core (release build) generation runs at about 15,000 default
 //! cases a second, and generation plus the reference at about 9,000.
 
+mod aim;
 mod coverage;
 mod gen_config;
 mod history;
 mod rng;
 mod shrink;
 mod strategy;
-mod text;
+pub mod text;
 
 use std::sync::OnceLock;
 
@@ -59,8 +60,9 @@ use serde_json::{Map, Value};
 
 pub use coverage::Coverage;
 pub use gen_config::GenConfig;
-pub use history::{gen_case, TOOL_RESULT_CAP};
-pub use rng::SplitMix64;
+pub(crate) use history::set_trigger;
+pub use history::{gen_case, gen_case_for, TOOL_RESULT_CAP};
+pub use rng::{mix, SplitMix64};
 pub use shrink::{shrink, shrink_candidates, shrink_with_limit, MAX_SHRINK_CALLS};
 pub use strategy::{cases, CaseStrategy, CaseTree};
 pub use text::{classify, ContentClass};
@@ -174,6 +176,14 @@ pub fn case_from_seed(seed: u64, index: u64, g: &GenConfig) -> Case {
     let bytes = rng::mix(seed, index).to_le_bytes();
     let mut u = arbitrary::Unstructured::new(&bytes);
     gen_case(&mut u, g).expect("generation from a seed cannot run out of input")
+}
+
+/// [`case_from_seed`] under one given config (`--config`): the case has
+/// exactly `config`, and a boundary case sits on its trigger or ceiling.
+pub fn case_for_config(seed: u64, index: u64, g: &GenConfig, config: &Config) -> Case {
+    let bytes = rng::mix(seed, index).to_le_bytes();
+    let mut u = arbitrary::Unstructured::new(&bytes);
+    gen_case_for(&mut u, g, config).expect("generation from a seed cannot run out of input")
 }
 
 /// `cases` JSON lines, `{"config": …, "messages": […]}`, for `ctxgate gen`.

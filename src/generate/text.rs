@@ -20,7 +20,20 @@ use super::rng::SplitMix64;
 use crate::reference::truncate_utf8;
 
 /// A content class (issue 3, item 2).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, arbitrary::Arbitrary)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Hash,
+    PartialOrd,
+    Ord,
+    arbitrary::Arbitrary,
+    serde::Serialize,
+    serde::Deserialize,
+)]
+#[serde(rename_all = "kebab-case")]
 pub enum ContentClass {
     Prose,
     Code,

@@ -46,6 +46,11 @@ pub enum Defect {
     NoFallbackBelowKeepRecent,
     /// Truncates every long tool result in place, the recent ones too.
     TruncatesToolResults,
+    /// Cuts every kept tool result over 16 KiB to its first 16 KiB when it
+    /// compacts (a per-result cap applied on the way out, half RN-150's
+    /// 32 KiB one): only histories with big results show it — the real
+    /// ones `check --corpus` grows to the cap do.
+    TruncatesResultsOver16K,
     /// Sorts each iteration's tool results by call id (a map keyed by id).
     SortsResultsById,
     /// Re-summarises its own summary on the next compaction instead of
@@ -57,7 +62,7 @@ pub enum Defect {
 }
 
 impl Defect {
-    pub const ALL: [Defect; 15] = [
+    pub const ALL: [Defect; 16] = [
         Defect::ContentOnlyEstimator,
         Defect::WindowIgnoresCeiling,
         Defect::CutByMessageCount,
@@ -70,6 +75,7 @@ impl Defect {
         Defect::WindowedEstimator,
         Defect::NoFallbackBelowKeepRecent,
         Defect::TruncatesToolResults,
+        Defect::TruncatesResultsOver16K,
         Defect::SortsResultsById,
         Defect::ResummarisesSummary,
         Defect::SummariesPileUp,
@@ -89,6 +95,7 @@ impl Defect {
             Defect::WindowedEstimator => "windowed-estimator",
             Defect::NoFallbackBelowKeepRecent => "no-fallback-below-keep-recent",
             Defect::TruncatesToolResults => "truncates-tool-results",
+            Defect::TruncatesResultsOver16K => "truncates-results-over-16k",
             Defect::SortsResultsById => "sorts-results-by-id",
             Defect::ResummarisesSummary => "resummarises-summary",
             Defect::SummariesPileUp => "summaries-pile-up",
@@ -120,6 +127,7 @@ impl Defect {
             Defect::WindowedEstimator => &[EstimateMonotone, Progress],
             Defect::NoFallbackBelowKeepRecent => &[Progress],
             Defect::TruncatesToolResults => &[VerbatimSuffix, SingleBoundedSummary, PinnedKept],
+            Defect::TruncatesResultsOver16K => &[VerbatimSuffix, PinnedKept],
             Defect::SortsResultsById => &[OrderPreserved, VerbatimSuffix],
             Defect::ResummarisesSummary => &[Idempotent],
             Defect::SummariesPileUp => &[SessionNeverOverflows],
@@ -219,6 +227,20 @@ impl Defect {
                 },
                 adr(),
             ),
+            Defect::TruncatesResultsOver16K => InProcess::new(
+                info,
+                |c, m| {
+                    reference_then(c, m, |out| {
+                        for msg in out.iter_mut().filter(|x| x.role == Role::Tool) {
+                            let text = msg.content.text();
+                            if text.len() > RESULT_CAP_16K {
+                                msg.content = truncate_utf8(text, RESULT_CAP_16K).to_owned().into();
+                            }
+                        }
+                    })
+                },
+                adr(),
+            ),
             Defect::SortsResultsById => InProcess::new(
                 info,
                 |c, m| {
@@ -246,6 +268,9 @@ impl Defect {
 }
 
 /// The reference's answer, with `change` applied to the history when it compacted.
+/// The cap of [`Defect::TruncatesResultsOver16K`], in bytes.
+const RESULT_CAP_16K: usize = 16 * 1024;
+
 fn reference_then(
     config: &Config,
     msgs: &[Message],

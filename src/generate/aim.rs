@@ -1,0 +1,145 @@
+//! Aiming at a given config's boundaries (`--config`, the user's
+//! production values): the config stays exactly as given, so the history
+//! moves instead. A boundary case is grown (whole tool iterations, then
+//! one sized to what is left) or trimmed (whole iterations from the end)
+//! until it is within a pad of the target, then padded to the byte: the
+//! adr-0098 estimate on the trigger ±1 token, or the body on the ceiling
+//! ±1 byte. A pending last iteration stays last. When no history of this
+//! shape reaches the target (a head alone over it), the case is left as
+//! it is — not on the boundary, and counted so by the coverage.
+
+use serde_json::json;
+
+use super::history::Gen;
+use super::text;
+use super::{Case, TOOL_RESULT_CAP};
+use crate::body::message_size_in;
+use crate::estimate::{Adr0098, Estimator};
+use crate::model::{head_len, iterations, unanswered_calls, Message, ToolCall};
+
+/// How close growing gets before the exact pad (which takes up to 256 KiB).
+const PAD_BYTES: i64 = 128 * 1024;
+/// Most iterations one case may gain while growing.
+const MAX_GROWTH: usize = 20_000;
+
+#[derive(Clone, Copy)]
+enum Target {
+    /// The body, in bytes.
+    Ceiling,
+    /// The adr-0098 estimate, in tokens.
+    Trigger,
+}
+
+impl Gen<'_, '_, '_> {
+    /// Put a case of the fixed config on its trigger or its ceiling.
+    pub(super) fn aim(&mut self, case: &mut Case) {
+        let target = if self.d.chance(50) {
+            Target::Ceiling
+        } else {
+            Target::Trigger
+        };
+        let off = [-1i64, 0, 1][self.d.weighted(&[25, 50, 25])];
+        if case.is_well_formed() {
+            let want = match target {
+                Target::Ceiling => case.config.transport_max_body_bytes as i64 + off,
+                Target::Trigger => case.config.trigger() as i64 + off,
+            };
+            self.reach(case, target, want);
+        }
+        match target {
+            Target::Ceiling => self.pad_to_ceiling(case, off),
+            Target::Trigger => self.pad_to_trigger(case, off),
+        };
+    }
+
+    /// Trim or grow `case` until `measure` is at most `want` and within a
+    /// pad of it.
+    fn reach(&mut self, case: &mut Case, target: Target, want: i64) {
+        let config = case.config.clone();
+        let bpt = config.bytes_per_token.max(1) as i64;
+        let measure = |msgs: &[Message]| match target {
+            Target::Ceiling => crate::body::body_bytes(&config, msgs) as i64,
+            Target::Trigger => Adr0098.tokens(&mut msgs.iter(), &config) as i64,
+        };
+        // What a few messages add, near enough: the pad settles the rest.
+        let delta = |msgs: &[Message]| match target {
+            Target::Ceiling => msgs
+                .iter()
+                .map(|m| message_size_in(config.wire_format, m) as i64 + 1)
+                .sum::<i64>(),
+            Target::Trigger => Adr0098.tokens(&mut msgs.iter(), &config) as i64,
+        };
+        // The pad in the target's unit.
+        let pad = match target {
+            Target::Ceiling => PAD_BYTES,
+            Target::Trigger => PAD_BYTES / bpt,
+        };
+        let msgs = &mut case.messages;
+        let head = head_len(msgs);
+        let tail = match iterations(&msgs[head..]).last() {
+            Some(r) if !unanswered_calls(&msgs[head..], r.clone()).is_empty() => {
+                msgs.split_off(head + r.start)
+            }
+            _ => Vec::new(),
+        };
+        let with_tail = |msgs: &[Message]| {
+            let mut all = msgs.to_vec();
+            all.extend_from_slice(&tail);
+            all
+        };
+        let mut now = measure(&with_tail(msgs));
+        while now > want {
+            let Some(last) = iterations(&msgs[head..]).last().cloned() else {
+                break;
+            };
+            msgs.truncate(head + last.start);
+            now = measure(&with_tail(msgs));
+        }
+        let saved_tier = self.s.result_tier;
+        self.s.result_tier = 3; // results up to the cap: growing is quick
+        let mut grown = 0;
+        while now <= want && want - now > pad && grown < MAX_GROWTH {
+            let room = want - now;
+            let mut new = Vec::new();
+            self.tool_iteration(&mut new, false);
+            let mut added = delta(&new);
+            if added > room - pad / 2 {
+                let bytes = match target {
+                    Target::Ceiling => room - pad / 2,
+                    Target::Trigger => (room - pad / 2) * bpt,
+                };
+                new = self.one_result(bytes.max(1) as usize);
+                added = delta(&new);
+            }
+            msgs.extend(new);
+            now += added;
+            grown += 1;
+        }
+        self.s.result_tier = saved_tier;
+        msgs.extend(tail);
+    }
+
+    /// One iteration of one call whose result holds about `bytes` bytes
+    /// (several results when that is past the 32 KiB cap).
+    fn one_result(&mut self, bytes: usize) -> Vec<Message> {
+        let parts = bytes.div_ceil(TOOL_RESULT_CAP).max(1);
+        let mut calls = Vec::with_capacity(parts);
+        for j in 0..parts {
+            let id = self.call_id(j, &calls);
+            calls.push(ToolCall::new(
+                id,
+                "read_file",
+                json!({"path": "apps/engine/lib/engine/harness/context_manager/default.ex"}),
+            ));
+        }
+        let mut out = vec![Message::assistant_calls("", calls.clone())];
+        let mut left = bytes;
+        for call in calls {
+            let n = left.min(TOOL_RESULT_CAP);
+            left -= n;
+            let class = *self.d.pick(&self.s.classes);
+            out.push(Message::tool(call.id, text::text(&mut self.t, class, n)));
+        }
+        out
+    }
+}
