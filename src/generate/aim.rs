@@ -11,11 +11,11 @@
 use serde_json::json;
 
 use super::history::Gen;
-use super::text;
+use super::text::{self, ContentClass};
 use super::{Case, TOOL_RESULT_CAP};
 use crate::body::message_size_in;
 use crate::estimate::{Adr0098, Estimator};
-use crate::model::{head_len, iterations, unanswered_calls, Message, ToolCall};
+use crate::model::{head_len, iterations, unanswered_calls, Content, Message, ToolCall};
 
 /// How close growing gets before the exact pad (which takes up to 256 KiB).
 const PAD_BYTES: i64 = 128 * 1024;
@@ -47,9 +47,49 @@ impl Gen<'_, '_, '_> {
             self.reach(case, target, want);
         }
         match target {
-            Target::Ceiling => self.pad_to_ceiling(case, off),
+            Target::Ceiling => {
+                let want = case.config.transport_max_body_bytes as i64 + off;
+                self.pad_body(case, want)
+            }
             Target::Trigger => self.pad_to_trigger(case, off),
         };
+    }
+
+    /// Pad one text so that the body is exactly `want` bytes: prose, then
+    /// plain letters or a cut to settle what its escapes (a newline is two
+    /// bytes in JSON) made it miss by. False, and the case unchanged, when
+    /// the body is over `want` or more than 256 KiB under it.
+    fn pad_body(&mut self, case: &mut Case, want: i64) -> bool {
+        let n = want - case.body_bytes() as i64;
+        if !(0..=262_144).contains(&n) {
+            return false;
+        }
+        let Some(i) = self.text_messages(case, n as usize + 8) else {
+            return false;
+        };
+        let saved = case.messages[i].content.clone();
+        let base = saved.text().len();
+        let pad = text::text(&mut self.t, ContentClass::Prose, n as usize);
+        if let Content::Text(s) = &mut case.messages[i].content {
+            s.push_str(&pad);
+        }
+        for _ in 0..8 {
+            let miss = want - case.body_bytes() as i64;
+            let Content::Text(s) = &mut case.messages[i].content else {
+                break;
+            };
+            match miss {
+                0 => return true,
+                m if m > 0 => s.extend(std::iter::repeat_n('x', m as usize)),
+                m => {
+                    let keep = (s.len() as i64 + m).max(base as i64) as usize;
+                    let cut = crate::reference::truncate_utf8(s, keep).len();
+                    s.truncate(cut);
+                }
+            }
+        }
+        case.messages[i].content = saved;
+        false
     }
 
     /// Trim or grow `case` until `measure` is at most `want` and within a
@@ -122,7 +162,8 @@ impl Gen<'_, '_, '_> {
     /// One iteration of one call whose result holds about `bytes` bytes
     /// (several results when that is past the 32 KiB cap).
     fn one_result(&mut self, bytes: usize) -> Vec<Message> {
-        let parts = bytes.div_ceil(TOOL_RESULT_CAP).max(1);
+        let per = TOOL_RESULT_CAP.min(self.g.max_tool_result_bytes).max(1);
+        let parts = bytes.div_ceil(per).max(1);
         let mut calls = Vec::with_capacity(parts);
         for j in 0..parts {
             let id = self.call_id(j, &calls);
@@ -135,7 +176,7 @@ impl Gen<'_, '_, '_> {
         let mut out = vec![Message::assistant_calls("", calls.clone())];
         let mut left = bytes;
         for call in calls {
-            let n = left.min(TOOL_RESULT_CAP);
+            let n = left.min(per).min(self.g.max_tool_result_bytes);
             left -= n;
             let class = *self.d.pick(&self.s.classes);
             out.push(Message::tool(call.id, text::text(&mut self.t, class, n)));

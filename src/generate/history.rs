@@ -905,9 +905,16 @@ impl Gen<'_, '_, '_> {
         }
     }
 
-    fn text_messages(&mut self, case: &Case) -> Option<usize> {
+    /// A message with a text to pad by `extra` bytes: a tool result only
+    /// when it stays within `max_tool_result_bytes`.
+    pub(super) fn text_messages(&mut self, case: &Case, extra: usize) -> Option<usize> {
+        let max = self.g.max_tool_result_bytes;
         let idx: Vec<usize> = (0..case.messages.len())
-            .filter(|&i| matches!(case.messages[i].content, Content::Text(_)))
+            .filter(|&i| {
+                let m = &case.messages[i];
+                matches!(m.content, Content::Text(_))
+                    && (m.role != Role::Tool || m.content.text().len() + extra <= max)
+            })
             .collect();
         (!idx.is_empty()).then(|| *self.d.pick(&idx))
     }
@@ -918,7 +925,7 @@ impl Gen<'_, '_, '_> {
         if !(0..=262_144).contains(&n) {
             return false;
         }
-        let Some(i) = self.text_messages(case) else {
+        let Some(i) = self.text_messages(case, n as usize) else {
             return false;
         };
         let saved = case.messages[i].content.clone();
@@ -940,7 +947,7 @@ impl Gen<'_, '_, '_> {
         if deficit < 0 || deficit * bpt > 262_144 {
             return false;
         }
-        let Some(i) = self.text_messages(case) else {
+        let Some(i) = self.text_messages(case, ((deficit + 1) * bpt) as usize) else {
             return false;
         };
         let saved = case.messages[i].content.clone();
