@@ -6,7 +6,7 @@ mod common;
 
 use std::hint::black_box;
 
-use common::{toolloop, Class};
+use common::{toolloop, CLASSES};
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use ctxgate::{body, reference, Config};
 
@@ -14,7 +14,12 @@ use ctxgate::{body, reference, Config};
 /// assistant message with three calls and three 256-byte results.
 fn history_of(n: usize) -> Vec<ctxgate::Message> {
     let iterations = n.saturating_sub(2).div_ceil(4).max(1);
-    toolloop(Class::Ascii, iterations, 256, n as u64)
+    toolloop(
+        ctxgate::generate::text::ContentClass::Prose,
+        iterations,
+        256,
+        n as u64,
+    )
 }
 
 fn by_length(c: &mut Criterion) {
@@ -39,7 +44,7 @@ fn by_length(c: &mut Criterion) {
 
 fn six_mb(c: &mut Criterion) {
     let config = Config::default();
-    for class in Class::ALL {
+    for class in CLASSES {
         let h = toolloop(class, 60, 32 * 1024, 0x6000 + class as u64);
         let size = body::body_bytes(&config, &h);
         let mut g = c.benchmark_group(format!("compaction/6MB/{}", class.name()));

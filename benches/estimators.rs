@@ -11,7 +11,7 @@ mod common;
 
 use std::hint::black_box;
 
-use common::{raw_bytes, real_histories, toolloop, Class};
+use common::{raw_bytes, real_histories, toolloop, CLASSES};
 use criterion::{criterion_group, BenchmarkId, Criterion, Throughput};
 use ctxgate::body;
 use ctxgate::estimate::{tokens, tokens_for_bytes, Adr0098, ContentOnly, Estimator};
@@ -138,7 +138,7 @@ fn group(c: &mut Criterion, name: &str, histories: &[Vec<Message>]) {
 }
 
 fn estimators(c: &mut Criterion) {
-    for class in Class::ALL {
+    for class in CLASSES {
         let h = toolloop(class, 60, 32 * 1024, 0x6000 + class as u64);
         group(c, class.name(), &[h]);
     }
@@ -181,7 +181,7 @@ fn icount_serde_json_to_vec_len(v: &serde_json::Value) -> u64 {
 fn icount() {
     let config = Config::default();
     let mut total = 0u64;
-    for class in Class::ALL {
+    for class in CLASSES {
         let h = toolloop(class, 60, 32 * 1024, 0x6000 + class as u64);
         let v = body::body_value(&config, &h);
         total += icount_content_only(black_box(&h), &config);

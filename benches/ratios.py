@@ -37,7 +37,7 @@ def ratio(label, num, den, target, higher_is_better=True):
     rows.append((label, f"{r:.2f}", f"{sign} {target}", "holds" if ok else "MISSES"))
 
 
-for cls, want in [("ascii", 0.5), ("cjk", 0.5), ("escapes", 0.25), ("real-histories", None)]:
+for cls, want in [("prose", 0.5), ("cjk", 0.5), ("escapes", 0.25), ("real-histories", None)]:
     g = f"estimators_{cls}"
     memcpy = mean_ns(g, "memcpy")
     exact = mean_ns(g, "exact-body-size")
@@ -55,7 +55,7 @@ ratio("toolloop: from-scratch turn 60 / turn 1 (for contrast)",
       mean_ns("toolloop_turn", "from-scratch", "60"),
       mean_ns("toolloop_turn", "from-scratch", "1"), 1.5, higher_is_better=False)
 
-for cls in ["ascii", "cjk", "escapes"]:
+for cls in ["prose", "cjk", "escapes"]:
     g = f"compaction_6MB_{cls}"
     ratio(f"compaction of 6 MB ({cls}) / one exact-size pass",
           mean_ns(g, "reference-compact"), mean_ns(g, "exact-body-size"), 3,

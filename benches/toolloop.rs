@@ -11,7 +11,7 @@ mod common;
 
 use std::hint::black_box;
 
-use common::{toolloop, Class};
+use common::toolloop;
 use criterion::{criterion_group, criterion_main, BatchSize, BenchmarkId, Criterion};
 use ctxgate::estimate::{Adr0098, Estimator, Incremental};
 use ctxgate::{body, Config, Message};
@@ -39,7 +39,12 @@ fn incremental(inc: &Incremental<'_>) -> (u64, u64) {
 
 fn toolloop_bench(c: &mut Criterion) {
     let config = Config::default();
-    let h = toolloop(Class::Ascii, TURNS, 32 * 1024, 60);
+    let h = toolloop(
+        ctxgate::generate::text::ContentClass::Prose,
+        TURNS,
+        32 * 1024,
+        60,
+    );
 
     let mut g = c.benchmark_group("toolloop/turn");
     for t in [1usize, 15, 30, 60] {

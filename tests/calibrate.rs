@@ -109,7 +109,9 @@ fn sane(report: &Report) {
     assert_eq!(report.rows.len(), 2 * (ContentClass::ALL.len() + 1));
     for encoding in Encoding::ALL {
         for class in ContentClass::ALL {
-            let row = report.row(encoding, class.name()).unwrap();
+            let row = report
+                .row(encoding, calibrate::samples::set_name(class))
+                .unwrap();
             assert_eq!(row.samples, report.samples_per_class, "{encoding} {class}");
             let safe = row.estimator("safe-classwise").unwrap();
             assert_eq!(safe.below_share, 0.0, "{encoding} {class}");

@@ -5,6 +5,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use criterion::Criterion;
+use ctxgate::generate::text::ContentClass;
 use ctxgate::generate::SplitMix64;
 use ctxgate::{Document, Message, ToolCall, WireFormat};
 use serde_json::json;
@@ -18,106 +19,30 @@ pub fn criterion() -> Criterion {
         .configure_from_args()
 }
 
-/// The three content classes of the targets.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Class {
-    /// ASCII prose with a newline every line or so.
-    Ascii,
-    /// CJK ideographs (three UTF-8 bytes each), punctuation, newlines.
-    Cjk,
-    /// A third plain, the rest `"`, `\`, `\n`, `\t` and `\u00XX` controls:
-    /// JSON about 2.6× the raw text.
-    Escapes,
-}
-
-impl Class {
-    pub const ALL: [Class; 3] = [Class::Ascii, Class::Cjk, Class::Escapes];
-
-    pub fn name(self) -> &'static str {
-        match self {
-            Class::Ascii => "ascii",
-            Class::Cjk => "cjk",
-            Class::Escapes => "escapes",
-        }
-    }
-}
-
-const WORDS: &[&str] = &[
-    "the",
-    "gate",
-    "body",
-    "limit",
-    "request",
-    "engine",
-    "history",
-    "tool",
-    "call",
-    "result",
-    "context",
-    "window",
-    "token",
-    "estimate",
-    "summary",
-    "iteration",
-    "transport",
-    "ceiling",
-    "compaction",
-    "message",
-    "review",
-    "branch",
-    "test",
-    "a",
-    "of",
-    "and",
-    "to",
-    "in",
-    "is",
+/// The three content classes of the targets, from the crate's one
+/// vocabulary: ASCII prose, CJK (three UTF-8 bytes a character) and
+/// escape-heavy text (quotes, backslashes, newlines, control characters:
+/// JSON longer than the raw text).
+pub const CLASSES: [ContentClass; 3] = [
+    ContentClass::Prose,
+    ContentClass::Cjk,
+    ContentClass::Escapes,
 ];
 
-/// `n` bytes (give or take one character) of text of `class`.
-pub fn text(rng: &mut SplitMix64, class: Class, n: usize) -> String {
-    let mut s = String::with_capacity(n + 8);
-    let mut line = 0usize;
-    while s.len() < n {
-        match class {
-            Class::Ascii => {
-                let word: &&str = rng.pick(WORDS);
-                s.push_str(word);
-                line += 1;
-                if line % 12 == 0 {
-                    s.push_str(".\n");
-                } else {
-                    s.push(' ');
-                }
-            }
-            Class::Cjk => {
-                let c = char::from_u32(0x4e00 + rng.below(0x5000) as u32).unwrap();
-                s.push(c);
-                line += 1;
-                if line % 40 == 0 {
-                    s.push_str("。\n");
-                }
-            }
-            Class::Escapes => {
-                let r = rng.below(100);
-                match r {
-                    0..=34 => s.push((b'a' + rng.below(26) as u8) as char),
-                    35..=44 => s.push('"'),
-                    45..=54 => s.push('\\'),
-                    55..=64 => s.push('\n'),
-                    65..=74 => s.push('\t'),
-                    _ => s.push(char::from_u32(rng.below(8) as u32 + 1).unwrap()),
-                }
-            }
-        }
-    }
-    s
+/// `n` bytes of text of `class`: the crate's text generator.
+pub fn text(rng: &mut SplitMix64, class: ContentClass, n: usize) -> String {
+    ctxgate::generate::text::text(rng, class, n)
 }
 
 /// A ToolLoop history: a system prompt and a user request, then
 /// `iterations` iterations of one assistant message making three calls and
 /// the three tool results of `result_bytes` each.
-pub fn toolloop(class: Class, iterations: usize, result_bytes: usize, seed: u64) -> Vec<Message> {
+pub fn toolloop(
+    class: ContentClass,
+    iterations: usize,
+    result_bytes: usize,
+    seed: u64,
+) -> Vec<Message> {
     let mut rng = SplitMix64::new(seed);
     let mut msgs = vec![
         Message::system("You are a coding agent. Use the tools."),
@@ -132,7 +57,7 @@ pub fn toolloop(class: Class, iterations: usize, result_bytes: usize, seed: u64)
 /// One iteration: the assistant's three calls and their results.
 pub fn iteration(
     rng: &mut SplitMix64,
-    class: Class,
+    class: ContentClass,
     i: usize,
     result_bytes: usize,
 ) -> Vec<Message> {

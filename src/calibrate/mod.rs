@@ -96,7 +96,7 @@ pub fn calibrate_on(histories: &[History], options: &Options) -> Report {
         .map(|class| {
             let msgs = samples::samples(class, options.seed, options.samples_per_class);
             (
-                class.name().to_owned(),
+                samples::set_name(class).to_owned(),
                 msgs.into_iter().map(|m| vec![m]).collect(),
             )
         })

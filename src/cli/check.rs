@@ -229,9 +229,7 @@ pub fn run_check(args: Args) -> Result<(), Failure> {
             "ctxgate: note: this system has no child subreaper, so an orphan that left the subject's process group and dropped its CTXGATE_SUBJECT variable cannot be found and killed"
         );
     }
-    let opts = CheckOptions {
-        gen: sources.gen,
-        source: sources.source,
+    let mut opts = CheckOptions {
         cases: args.cases,
         time,
         seed,
@@ -247,6 +245,7 @@ pub fn run_check(args: Args) -> Result<(), Failure> {
         config: fixed,
         ..CheckOptions::default()
     };
+    (opts.gen, opts.source) = (sources.gen, sources.source);
     if let Some(cmd) = &args.baseline {
         return super::baseline::run(&args, cmd, subjects, &opts, jobs, out_file, also);
     }

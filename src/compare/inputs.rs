@@ -96,7 +96,7 @@ pub fn build(corpus: &[History], options: &InputOptions) -> Vec<Set> {
             let labels = (0..msgs.len()).map(|i| format!("sample {i}")).collect();
             let histories = msgs.into_iter().map(|m| vec![as_history_message(m)]);
             raw.push((
-                class.name().to_owned(),
+                samples::set_name(class).to_owned(),
                 SetKind::Class,
                 histories.collect(),
                 labels,

@@ -66,7 +66,15 @@ const GROUPS: [(&str, &[&str]); 26] = [
     ("head (system messages)", &["0", "1", "2", "3"]),
     (
         "content class",
-        &["prose", "code", "json", "multibyte", "emoji", "escapes"],
+        &[
+            "prose",
+            "code",
+            "json",
+            "cjk",
+            "multilingual",
+            "emoji",
+            "escapes",
+        ],
     ),
     ("content", &["null", "absent", "empty", "text and calls"]),
     ("parallel calls", &["0 (toolCalls: [])", "1", "2–3", "4–8"]),

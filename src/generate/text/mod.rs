@@ -1,25 +1,36 @@
-//! Content classes and the bulk text of each (issue 3, item 2).
+//! Content classes and the text of each (issue 3, item 2; issue 15): the
+//! one vocabulary and the one text generator of the crate — the
+//! generator's histories, `calibrate`'s samples and the benches' inputs
+//! are all written here.
 //!
-//! Six classes, each chosen because compactors get it wrong in its own way:
-//! English prose (the easy case), code (quotes, braces, backslashes), JSON
-//! (tool results are mostly JSON), multibyte text (CJK, Cyrillic, Arabic,
-//! Devanagari: bytes ≠ characters), emoji (astral plane: four bytes, two
+//! Seven classes, each chosen because compactors or estimators get it
+//! wrong in its own way: English prose (the easy case, where 4 bytes a
+//! token was measured), code (quotes, braces, backslashes), JSON (tool
+//! results and arguments are mostly JSON), CJK (three bytes a character,
+//! dense in tokens), other scripts (Cyrillic, Arabic, Devanagari, Latin with
+//! diacritics: bytes ≠ characters), emoji (astral plane: four bytes, two
 //! UTF-16 units, ZWJ sequences) and escape-heavy text (quotes, backslashes,
 //! newlines, control characters: each grows when the body is serialised).
 //!
-//! [`text`] makes a text of one class of an exact byte length: slices, at
-//! offsets a [`SplitMix64`] picks, of a corpus per class written once from
-//! a fixed seed (JSON texts are arrays of whole corpus records, so they
-//! stay valid). [`classify`] tells, after the fact, which classes a text
-//! shows, so coverage measures what the cases hold rather than what the
-//! generator meant to put there.
+//! [`pieces`] writes the pieces of each class (calibrate's samples are
+//! pieces joined to a length). [`text`] makes a text of one class of an
+//! exact byte length: slices, at offsets a [`SplitMix64`] picks, of a
+//! corpus per class written once from a fixed seed out of those pieces
+//! mixed with edge tokens (NUL, DEL, U+2028, `</script>`, keycaps, …;
+//! JSON texts are arrays of whole corpus records, so they stay valid).
+//! [`classify`] tells, after the fact, which classes a text shows, so
+//! coverage measures what the cases hold rather than what the generator
+//! meant to put there.
+
+pub mod pieces;
 
 use serde_json::{Map, Number, Value};
 
 use super::rng::SplitMix64;
 use crate::reference::truncate_utf8;
 
-/// A content class (issue 3, item 2).
+/// A content class: the one vocabulary of generate, calibrate and benches.
+/// The order is calibrate's (its sample streams are seeded by it).
 #[derive(
     Debug,
     Clone,
@@ -35,33 +46,56 @@ use crate::reference::truncate_utf8;
 )]
 #[serde(rename_all = "kebab-case")]
 pub enum ContentClass {
+    /// English sentences from common words, with numbers and punctuation.
     Prose,
+    /// Rust, Python, TypeScript, Elixir and SQL-like lines.
     Code,
+    /// JSON documents: tool results, tool-call arguments.
     Json,
-    Multibyte,
+    /// Chinese, Japanese and Korean text; common characters and rare ones.
+    Cjk,
+    /// Other scripts: Latin with diacritics, Greek, Cyrillic, Arabic,
+    /// Hebrew, Devanagari, Thai.
+    Multilingual,
+    /// Emoji: single code points, skin tones, ZWJ families, flags, keycaps.
     Emoji,
+    /// Terminal output with ANSI codes, Windows paths, JSON in strings,
+    /// control characters.
     Escapes,
 }
 
 impl ContentClass {
-    pub const ALL: [ContentClass; 6] = [
+    pub const ALL: [ContentClass; 7] = [
         ContentClass::Prose,
         ContentClass::Code,
         ContentClass::Json,
-        ContentClass::Multibyte,
+        ContentClass::Cjk,
+        ContentClass::Multilingual,
         ContentClass::Emoji,
         ContentClass::Escapes,
     ];
 
+    /// The stable name, in reports, `gen --stats` and GenConfig's JSON.
     pub fn name(self) -> &'static str {
         match self {
             ContentClass::Prose => "prose",
             ContentClass::Code => "code",
             ContentClass::Json => "json",
-            ContentClass::Multibyte => "multibyte",
+            ContentClass::Cjk => "cjk",
+            ContentClass::Multilingual => "multilingual",
             ContentClass::Emoji => "emoji",
             ContentClass::Escapes => "escapes",
         }
+    }
+
+    pub fn parse(name: &str) -> Option<ContentClass> {
+        ContentClass::ALL.into_iter().find(|c| c.name() == name)
+    }
+}
+
+impl std::fmt::Display for ContentClass {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
     }
 }
 
@@ -247,6 +281,9 @@ const CJK_WORDS: &[&str] = &[
     "한국어",
     "요청",
     "본문",
+];
+
+const OTHER_SCRIPTS: &[&str] = &[
     "Привет",
     "мир",
     "запрос",
@@ -399,7 +436,7 @@ fn floor_char(s: &str, mut i: usize) -> usize {
 /// Per-class text to slice from, and JSON records to fill arrays with.
 struct Corpus {
     /// Indexed like [`ContentClass::ALL`]; the `Json` entry is unused.
-    text: [String; 6],
+    text: [String; 7],
     /// Compact and pretty (indented for an array member) JSON records.
     records: [Vec<String>; 2],
     /// The compact records as values, with their sizes, for arguments.
@@ -414,25 +451,29 @@ const RECORDS: usize = 768;
 fn corpus() -> &'static Corpus {
     static CORPUS: std::sync::OnceLock<Corpus> = std::sync::OnceLock::new();
     CORPUS.get_or_init(|| {
-        let mut rng = SplitMix64::new(0x0098_C0DE);
+        let mut pr = pieces::Rng::new(0x0098_C0DE);
         let text = ContentClass::ALL.map(|class| {
-            let mut s = String::with_capacity(CORPUS_BYTES + 64);
-            match class {
-                ContentClass::Prose => prose(&mut rng, &mut s, CORPUS_BYTES),
-                ContentClass::Code => code(&mut rng, &mut s, CORPUS_BYTES),
-                ContentClass::Json => {}
-                ContentClass::Multibyte => {
-                    pieces(&mut rng, &mut s, CORPUS_BYTES, CJK_WORDS, CJK_PUNCT)
+            let mut s = String::with_capacity(CORPUS_BYTES + 4_096);
+            if class == ContentClass::Json {
+                return s;
+            }
+            let mut mode = 0;
+            while s.len() < CORPUS_BYTES {
+                if !s.is_empty() {
+                    s.push_str(pieces::separator(class));
                 }
-                ContentClass::Emoji => {
-                    pieces(&mut rng, &mut s, CORPUS_BYTES, EMOJI, &[" ", "", " ", "  "])
-                }
-                ContentClass::Escapes => {
-                    pieces(&mut rng, &mut s, CORPUS_BYTES, ESCAPES, &[" ", "", "\n"])
+                // A third of the corpus is edge tokens; the rest pieces.
+                if pr.chance(0.33) {
+                    let end = s.len() + 256;
+                    edges(class, pr.inner(), &mut s, end);
+                } else {
+                    s.push_str(&pieces::piece(class, mode, &mut pr));
+                    mode += 1;
                 }
             }
             s
         });
+        let mut rng = SplitMix64::new(0x0098_C0DF);
         let records: [Vec<String>; 2] = [None, Some(2)].map(|indent| {
             (0..RECORDS)
                 .map(|_| {
@@ -481,6 +522,22 @@ pub fn bulk_value(rng: &mut SplitMix64, depth: usize, budget: u64) -> Value {
         obj.insert(key, v.clone());
     }
     Value::Object(obj)
+}
+
+/// The generator's own edge tokens of `class`, written until `s` has `n`
+/// bytes: what the pieces alone rarely hold (`PR 123`, Elixir and SQL
+/// lines, U+3000, Cyrillic and Arabic words, astral letters, NUL, DEL,
+/// U+2028, `</script>`).
+fn edges(class: ContentClass, rng: &mut SplitMix64, s: &mut String, n: usize) {
+    match class {
+        ContentClass::Prose => prose(rng, s, n),
+        ContentClass::Code => code(rng, s, n),
+        ContentClass::Json => {}
+        ContentClass::Cjk => pieces(rng, s, n, CJK_WORDS, CJK_PUNCT),
+        ContentClass::Multilingual => pieces(rng, s, n, OTHER_SCRIPTS, &[" ", " ", ", ", ". "]),
+        ContentClass::Emoji => pieces(rng, s, n, EMOJI, &[" ", "", " ", "  "]),
+        ContentClass::Escapes => pieces(rng, s, n, ESCAPES, &[" ", "", "\n"]),
+    }
 }
 
 /// Cut on a char boundary and pad with spaces to exactly `n` bytes.
@@ -664,9 +721,10 @@ fn write_scalar(rng: &mut SplitMix64, out: &mut String, budget: usize) {
                 // Written directly, not sliced from the corpus: this also
                 // writes the corpus's JSON records.
                 let mut s = String::new();
-                match rng.below(3) {
+                match rng.below(4) {
                     0 => pieces(rng, &mut s, n, CJK_WORDS, CJK_PUNCT),
-                    1 => pieces(rng, &mut s, n, EMOJI, &[" "]),
+                    1 => pieces(rng, &mut s, n, OTHER_SCRIPTS, &[" "]),
+                    2 => pieces(rng, &mut s, n, EMOJI, &[" "]),
                     _ => pieces(rng, &mut s, n, ESCAPES, &[" "]),
                 }
                 let s = truncate_utf8(s.trim_end(), n);
@@ -767,6 +825,11 @@ pub fn scalar(rng: &mut SplitMix64, budget: u64) -> Value {
     }
 }
 
+/// CJK punctuation, kana, ideographs (BMP), Hangul, fullwidth forms.
+fn is_cjk(c: u32) -> bool {
+    matches!(c, 0x3000..=0x30FF | 0x3400..=0x4DBF | 0x4E00..=0x9FFF | 0xAC00..=0xD7A3 | 0xFF00..=0xFFEF)
+}
+
 /// Which classes a text shows, as a bit set indexed like [`ContentClass::ALL`].
 pub fn classify(s: &str) -> u8 {
     if s.is_empty() {
@@ -774,13 +837,15 @@ pub fn classify(s: &str) -> u8 {
     }
     let bit = |c: ContentClass| 1u8 << (c as u8);
     let mut out = 0u8;
-    let (mut multibyte, mut astral, mut control) = (false, false, false);
+    let (mut cjk, mut other, mut astral, mut control) = (false, false, false, false);
     for c in s.chars() {
         let c = c as u32;
         if c >= 0x1_0000 {
             astral = true;
+        } else if is_cjk(c) {
+            cjk = true;
         } else if c >= 0x80 {
-            multibyte = true;
+            other = true;
         } else if c < 0x20 && c != b'\n' as u32 {
             control = true;
         }
@@ -788,8 +853,11 @@ pub fn classify(s: &str) -> u8 {
     if astral {
         out |= bit(ContentClass::Emoji);
     }
-    if multibyte {
-        out |= bit(ContentClass::Multibyte);
+    if cjk {
+        out |= bit(ContentClass::Cjk);
+    }
+    if other {
+        out |= bit(ContentClass::Multilingual);
     }
     if control {
         out |= bit(ContentClass::Escapes);
