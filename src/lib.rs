@@ -27,7 +27,12 @@
 //!   reference, the oracles, the generator and the CLI alike.
 //! - [`reference`](mod@reference): the reference compactor (SPEC §4).
 //! - [`invariant`]: the thirteen names of SPEC §5, and sets of them.
-//! - [`generate`]: cases (configs and histories), shrinking, coverage.
+//! - [`generate`]: cases (configs and histories), shrinking, coverage; one
+//!   [`generate::GenConfig`] (serde, `--gen-config`), one content-class
+//!   vocabulary and text generator ([`generate::text`]) for generate,
+//!   calibrate and benches; cases under a given config (`--config`).
+//! - [`corpus`]: real histories as seeds (`check --corpus`), sent as
+//!   ToolLoop sessions under ceilings around their sizes, and mutated.
 //! - [`subject`]: compactors under test and what they answer (SPEC §6).
 //! - [`oracle`]: one checker per invariant; verdicts pass, fail or not
 //!   applicable, with the reason.

@@ -55,7 +55,9 @@ pub struct GenConfig {
     /// Largest `summaryMaxBytes`. Default 8,192; range 0–65,536.
     pub max_summary_bytes: usize,
     /// The content classes texts are drawn from; each case uses a random
-    /// non-empty subset. Default: all six; range: any non-empty subset.
+    /// non-empty subset. Default: all seven; range: any non-empty subset.
+    /// In JSON, by name: `prose`, `code`, `json`, `cjk`, `multilingual`,
+    /// `emoji`, `escapes`.
     pub content_classes: Vec<ContentClass>,
     /// Percent of cases with pinned messages (any role, head included,
     /// and some `pinned: false`). Default 20; range 0–100.

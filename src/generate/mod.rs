@@ -18,6 +18,9 @@
 //! - **Boundary seeking.** A share of cases (`boundary_percent`, 25 by
 //!   default) is sized after generation so that the adr-0098 estimate is on
 //!   the trigger or ±1 token, or the body on the ceiling or ±1 byte.
+//! - **A given config** ([`case_for_config`], `--config`): every case has
+//!   exactly it; the boundary share is aimed at *its* trigger and ceiling
+//!   by growing or trimming the history (`aim`), not by moving the config.
 //! - **Shrinking understands histories** ([`shrink_candidates`],
 //!   [`shrink`]): whole iterations, one parallel call with its result,
 //!   pins, texts, arguments, the envelope and the config, and every
