@@ -36,7 +36,7 @@ pub fn gen_case(u: &mut Unstructured, g: &GenConfig) -> arbitrary::Result<Case> 
 /// [`gen_case`] for one given config (`--config`: the user's production
 /// values): every case has exactly `config`, and the boundary share of
 /// cases is aimed at *its* trigger and ceiling by growing or trimming the
-/// history ([`Gen::aim`]) instead of by moving the config.
+/// history (`generate::aim`) instead of by moving the config.
 pub fn gen_case_for(
     u: &mut Unstructured,
     g: &GenConfig,
