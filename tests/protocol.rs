@@ -141,8 +141,10 @@ fn faulty(kind: &str, dir: &Path) -> (Output, Value, Vec<u32>) {
         &[
             "--cases",
             "6",
+            // Seed 7's six cases include compaction not due, so the one
+            // invariant the subject claims is exercised when it survives.
             "--seed",
-            "5",
+            "7",
             "--timeout",
             "1",
             "--max-line-bytes",
