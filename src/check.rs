@@ -51,7 +51,10 @@ pub struct CheckOptions {
 /// seeds, `corpus`): case `index` of the run seeded `seed`, the same every
 /// time, and where it came from, for the fixture's `see`.
 pub trait CaseSource: std::fmt::Debug + Send + Sync {
-    fn case(&self, seed: u64, index: u64) -> Case;
+    /// `exact_numbers`: the subject keeps numbers as spelled (its hello's
+    /// `"numbers": "exact"`); else the case's numbers are to be sent in
+    /// their portable spelling, as `replay` sends a fixture's.
+    fn case(&self, seed: u64, index: u64, exact_numbers: bool) -> Case;
     /// Where case `index` came from ("the corpus file swe-agent/001.json,
     /// grown results"), named in its fixture's `see`.
     fn provenance(&self, seed: u64, index: u64) -> String;
@@ -353,11 +356,12 @@ pub fn run_parallel(
 
 /// Case `index` of the run `opts` describes: from its source (`--corpus`),
 /// else generated — under the fixed config, aimed at its boundaries, when
-/// there is one (`--config`). What `check` and `check --baseline` run.
+/// there is one (`--config`). What `check` and `check --baseline` run
+/// (`opts.exact_numbers` settled by then: `None` is portable numbers).
 pub fn case_at(opts: &CheckOptions, index: u64) -> Case {
     let (seed, gen) = (opts.seed, &opts.gen);
     match (&opts.source, &opts.config) {
-        (Some(source), _) => source.case(seed, index),
+        (Some(source), _) => source.case(seed, index, opts.exact_numbers.unwrap_or(false)),
         (None, Some(config)) => case_for_config(seed, index, gen, config),
         (None, None) => case_from_seed(seed, index, gen),
     }
@@ -412,7 +416,8 @@ impl Engine {
     fn new(info: &SubjectInfo, opts: &CheckOptions) -> Self {
         let checked = opts.invariants.intersect(info.claimed());
         let mut gen = opts.gen.clone();
-        if !opts.exact_numbers.unwrap_or(info.exact_numbers) {
+        let exact = opts.exact_numbers.unwrap_or(info.exact_numbers);
+        if !exact {
             gen.exotic_numbers_percent = 0;
         }
         let report = CheckReport {
@@ -433,6 +438,7 @@ impl Engine {
         Engine {
             opts: CheckOptions {
                 gen,
+                exact_numbers: Some(exact),
                 ..opts.clone()
             },
             checked,

@@ -270,6 +270,31 @@ fn the_corpus_catches_truncation_over_16k_and_passes_the_reference() {
     );
 }
 
+/// What the protocol carries (engine messages) measures as the case does:
+/// a subject behind a process boundary sees the body the oracles measure.
+#[test]
+fn corpus_cases_measure_the_same_after_the_protocol_round_trip() {
+    use ctxgate::check::CaseSource;
+    use ctxgate::model::engine;
+    let dir = real_histories();
+    let seeds = corpus::load(&dir, 256 << 20).expect("the corpus loads");
+    let n = seeds.len() as u64;
+    let source = Seeds::new(seeds, "corpus", None);
+    let mut openai = 0;
+    for i in 0..2 * n {
+        let case = source.case(15, i, false);
+        openai += (case.config.wire_format == WireFormat::Openai) as u32;
+        let back = engine::read_messages(&engine::write_messages(&case.messages)).unwrap();
+        assert_eq!(
+            ctxgate::body::body_bytes(&case.config, &case.messages),
+            ctxgate::body::body_bytes(&case.config, &back),
+            "case {i}: {}",
+            source.provenance(15, i)
+        );
+    }
+    assert!(openai > 0);
+}
+
 #[test]
 fn corpus_errors_name_the_file_and_exit_2() {
     let dir = TempDir::new("corpus-errors");

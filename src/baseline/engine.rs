@@ -129,8 +129,10 @@ impl Engine {
         let checked = opts.invariants.intersect(subject.claimed());
         let baseline_checked = checked.intersect(baseline.claimed());
         let mut gen = opts.gen.clone();
-        let exact = subject.exact_numbers && baseline.exact_numbers;
-        if !opts.exact_numbers.unwrap_or(exact) {
+        let exact = opts
+            .exact_numbers
+            .unwrap_or(subject.exact_numbers && baseline.exact_numbers);
+        if !exact {
             gen.exotic_numbers_percent = 0;
         }
         let invariants = checked
@@ -149,6 +151,7 @@ impl Engine {
             fail_on,
             opts: CheckOptions {
                 gen,
+                exact_numbers: Some(exact),
                 ..opts.clone()
             },
             checked,

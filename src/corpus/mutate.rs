@@ -90,13 +90,18 @@ impl Seeds {
         self.seeds.is_empty()
     }
 
-    /// Case `index` and the mutations it went through.
-    fn make(&self, seed: u64, index: u64) -> (Case, Vec<Mutation>, &Seed) {
+    /// Case `index` and the mutations it went through; with
+    /// `exact_numbers` false, every number in its portable spelling.
+    fn make(&self, seed: u64, index: u64, exact_numbers: bool) -> (Case, Vec<Mutation>, &Seed) {
         let n = self.seeds.len() as u64;
         let s = &self.seeds[(index % n) as usize];
         let round = index / n;
         let rng = &mut SplitMix64::new(mix(seed ^ 0x00C0_5EED, index));
         let mut messages = s.messages.clone();
+        as_sent(&mut messages);
+        if !exact_numbers {
+            portable_numbers(&mut messages);
+        }
         let mut done = Vec::new();
         if round > 0 {
             let count = rng.range(1, 3);
@@ -117,12 +122,12 @@ impl Seeds {
 }
 
 impl CaseSource for Seeds {
-    fn case(&self, seed: u64, index: u64) -> Case {
-        self.make(seed, index).0
+    fn case(&self, seed: u64, index: u64, exact_numbers: bool) -> Case {
+        self.make(seed, index, exact_numbers).0
     }
 
     fn provenance(&self, seed: u64, index: u64) -> String {
-        let (_, done, s) = self.make(seed, index);
+        let (_, done, s) = self.make(seed, index, true);
         let how = if done.is_empty() {
             "as it is".to_owned()
         } else {
@@ -169,6 +174,51 @@ fn place(seed: &Seed, msgs: &[Message], rng: &mut SplitMix64) -> Config {
     // on the target, when a valid config has it.
     set_trigger(&mut c, target, false, true, 0);
     c
+}
+
+/// The history as the protocol carries it: without the spellings the
+/// wire-format reader kept (an `openai` call's `arguments` string as
+/// written, `{"a": 1}` with its spaces), which engine messages cannot carry
+/// — a subject sent them measures the compact form, so the case is
+/// measured that way too (else every such body is a few bytes apart, and a
+/// ceiling placed on it fails a correct subject by those bytes).
+fn as_sent(msgs: &mut [Message]) {
+    for m in msgs {
+        m.wire = None;
+        for c in m.tool_calls.iter_mut().flatten() {
+            c.wire = None;
+        }
+    }
+}
+
+/// Real histories hold numbers that stock JSON libraries re-spell (`12.50`,
+/// `1e5` in call arguments): for a subject that does not keep numbers
+/// exactly, each is sent in its portable spelling (the same value), and the
+/// few with none (2^64, `1e400`) as 0 — else the subject's body would
+/// differ from the one measured by a byte and fail for no fault of its own.
+fn portable_numbers(msgs: &mut [Message]) {
+    use crate::model::value::{make_messages_portable, portable};
+    use serde_json::{Number, Value};
+    if make_messages_portable(msgs) == 0 {
+        return;
+    }
+    fn zero_unportable(v: &mut Value) {
+        match v {
+            Value::Number(n) if portable(n).is_none() => *n = Number::from(0),
+            Value::Array(a) => a.iter_mut().for_each(zero_unportable),
+            Value::Object(o) => o.values_mut().for_each(zero_unportable),
+            _ => {}
+        }
+    }
+    for m in msgs {
+        m.extra.values_mut().for_each(zero_unportable);
+        for c in m.tool_calls.iter_mut().flatten() {
+            let mut args = (*c.arguments).clone();
+            zero_unportable(&mut args);
+            c.arguments = std::sync::Arc::new(args);
+            c.extra.values_mut().for_each(zero_unportable);
+        }
+    }
 }
 
 fn apply(m: Mutation, msgs: &mut Vec<Message>, rng: &mut SplitMix64) {
