@@ -39,10 +39,15 @@ fn check(subject: &str, extra: &[&str], dir: &Path) -> (Output, Value) {
             String::from_utf8_lossy(&out.stdout)
         )
     });
-    (
-        out,
-        serde_json::from_str(&text).expect("the report is JSON"),
-    )
+    let report = serde_json::from_str(&text).unwrap_or_else(|e| {
+        panic!(
+            "the report is not JSON ({e}); exit {:?}; stderr:\n{}\nstdout:\n{}",
+            out.status.code(),
+            String::from_utf8_lossy(&out.stderr),
+            String::from_utf8_lossy(&out.stdout)
+        )
+    });
+    (out, report)
 }
 
 fn serve_cmd(extra: &str) -> String {

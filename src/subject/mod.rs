@@ -220,6 +220,32 @@ impl Reply {
     }
 }
 
+/// `compact` as a batch of one, for a subject whose `batch` is its own.
+pub(crate) fn compact_by_batch(
+    s: &mut dyn Subject,
+    config: &Config,
+    msgs: &[Message],
+) -> Result<CompactAnswer, Fault> {
+    s.batch(&[Request::Compact(config, msgs)])?
+        .into_iter()
+        .next()
+        .and_then(Reply::into_compact)
+        .ok_or_else(|| Fault::new(FaultKind::Protocol, "no answer to a compact request"))
+}
+
+/// `estimate` as a batch of one, for a subject whose `batch` is its own.
+pub(crate) fn estimate_by_batch(
+    s: &mut dyn Subject,
+    config: &Config,
+    msgs: &[Message],
+) -> Result<EstimateReply, Fault> {
+    s.batch(&[Request::Estimate(config, msgs)])?
+        .into_iter()
+        .next()
+        .and_then(Reply::into_estimate)
+        .ok_or_else(|| Fault::new(FaultKind::Protocol, "no answer to an estimate request"))
+}
+
 /// A compactor under test.
 pub trait Subject {
     fn info(&self) -> &SubjectInfo;

@@ -490,21 +490,11 @@ impl Subject for ProcessSubject {
     }
 
     fn compact(&mut self, config: &Config, msgs: &[Message]) -> Result<CompactAnswer, Fault> {
-        let reply = self.pipelined(&[Request::Compact(config, msgs)])?;
-        Ok(reply
-            .into_iter()
-            .next()
-            .and_then(Reply::into_compact)
-            .expect("one reply"))
+        super::compact_by_batch(self, config, msgs)
     }
 
     fn estimate(&mut self, config: &Config, msgs: &[Message]) -> Result<EstimateReply, Fault> {
-        let reply = self.pipelined(&[Request::Estimate(config, msgs)])?;
-        Ok(reply
-            .into_iter()
-            .next()
-            .and_then(Reply::into_estimate)
-            .expect("one reply"))
+        super::estimate_by_batch(self, config, msgs)
     }
 
     fn batch(&mut self, requests: &[Request<'_>]) -> Result<Vec<Reply>, Fault> {
