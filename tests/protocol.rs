@@ -430,3 +430,21 @@ fn lanes_and_jobs_change_nothing_but_the_time() {
         }
     }
 }
+
+/// A subject's first hello may take longer than `--timeout` (an interpreter
+/// starting on a busy machine): up to 10 s.
+#[test]
+fn a_slow_first_hello_is_startup_not_a_fault() {
+    let dir = temp_dir("slow-hello");
+    let subject = format!(
+        "sh -c {}",
+        shell_words::quote(&format!("sleep 2 && exec {}", serve_cmd("")))
+    );
+    let (out, report) = check(
+        &subject,
+        &["--cases", "40", "--seed", "2", "--timeout", "1"],
+        &dir,
+    );
+    assert_eq!(out.status.code(), Some(0), "{report}");
+    assert_eq!(report["faults"].as_array().unwrap().len(), 0, "{report}");
+}

@@ -28,6 +28,9 @@ use crate::model::engine::MessageJson;
 use crate::model::Message;
 use crate::model::WireFormat;
 
+/// The least time a subject has for its first hello (see `spawn`).
+const FIRST_HELLO: Duration = Duration::from_secs(10);
+
 /// Limits for an external subject.
 #[derive(Debug, Clone, Copy)]
 pub struct ProcessOptions {
@@ -174,7 +177,16 @@ impl ProcessSubject {
             child,
             stderr: tail,
         });
-        let hello = self.exchange(&hello_request(), None)?;
+        // The first start is the subject's startup (an interpreter, its
+        // imports, `npx`): its hello gets at least FIRST_HELLO. A restart's
+        // hello gets the per-request timeout, as every answer does.
+        let timeout = self.options.timeout;
+        if self.starts == 1 {
+            self.options.timeout = timeout.max(FIRST_HELLO);
+        }
+        let hello = self.exchange(&hello_request(), None);
+        self.options.timeout = timeout;
+        let hello = hello?;
         let info = parse_hello(&hello).map_err(|f| self.with_stderr(f));
         if info.is_err() {
             self.kill();
