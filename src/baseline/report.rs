@@ -99,6 +99,28 @@ const COLUMNS: [Column; 7] = [
     ("estimate/body", Measures::estimate_vs_body, ratio),
 ];
 
+/// The behaviour table's rows, one per case class and one for all of
+/// them (`all` names it): class, cases answered, one "baseline → subject"
+/// cell per column. Every report form prints these.
+fn behaviour_rows(r: &BaselineReport, all: &'static str) -> Vec<(&'static str, u64, Vec<String>)> {
+    let row = |name, s: &Measures, b: &Measures| {
+        let cells = COLUMNS
+            .iter()
+            .map(|(_, f, fmt)| pair(f(b), f(s), *fmt))
+            .collect();
+        (name, s.answered, cells)
+    };
+    let (ts, tb) = r.behaviour.total();
+    let mut rows: Vec<_> = r
+        .behaviour
+        .classes
+        .iter()
+        .map(|(c, d)| row(c.name(), &d.subject, &d.baseline))
+        .collect();
+    rows.push(row(all, &ts, &tb));
+    rows
+}
+
 fn change_line(c: &CaseChange) -> String {
     format!(
         "case {}: baseline {}; subject {}",
@@ -321,17 +343,10 @@ pub fn human(r: &BaselineReport, hints: &Hints) -> String {
             let _ = write!(out, "  {name:>17}");
         }
         let _ = writeln!(out);
-        let (ts, tb) = r.behaviour.total();
-        let rows = r
-            .behaviour
-            .classes
-            .iter()
-            .map(|(c, d)| (c.name(), &d.subject, &d.baseline))
-            .chain(std::iter::once(("all", &ts, &tb)));
-        for (name, s, b) in rows {
-            let _ = write!(out, "{name:<26} {:>6}", s.answered);
-            for (_, f, fmt) in COLUMNS {
-                let _ = write!(out, "  {:>17}", pair(f(b), f(s), fmt));
+        for (name, answered, cells) in behaviour_rows(r, "all") {
+            let _ = write!(out, "{name:<26} {answered:>6}");
+            for cell in cells {
+                let _ = write!(out, "  {cell:>17}");
             }
             let _ = writeln!(out);
         }
@@ -762,17 +777,10 @@ pub fn markdown(r: &BaselineReport, hints: &Hints) -> String {
             let _ = write!(out, "---:|");
         }
         let _ = writeln!(out);
-        let (ts, tb) = r.behaviour.total();
-        let rows = r
-            .behaviour
-            .classes
-            .iter()
-            .map(|(c, d)| (c.name(), &d.subject, &d.baseline))
-            .chain(std::iter::once(("**all**", &ts, &tb)));
-        for (name, s, b) in rows {
-            let _ = write!(out, "| {name} | {} |", s.answered);
-            for (_, f, fmt) in COLUMNS {
-                let _ = write!(out, " {} |", pair(f(b), f(s), fmt));
+        for (name, answered, cells) in behaviour_rows(r, "**all**") {
+            let _ = write!(out, "| {name} | {answered} |");
+            for cell in cells {
+                let _ = write!(out, " {cell} |");
             }
             let _ = writeln!(out);
         }
