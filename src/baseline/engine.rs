@@ -8,7 +8,7 @@
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Mutex, MutexGuard};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use super::{
     classify, BaselineFault, BaselineReport, Behaviour, Change, FailOn, InvariantDelta, Regression,
@@ -62,21 +62,11 @@ pub fn run_parallel(
         );
     }
     let engine = Engine::new(subjects[0].info(), baselines[0].info(), opts, fail_on);
-    std::thread::scope(|scope| {
-        let workers: Vec<_> = subjects
-            .iter_mut()
-            .zip(baselines.iter_mut())
-            .map(|(s, b)| {
-                let engine = &engine;
-                scope.spawn(move || engine.work(s.as_mut(), b.as_mut(), None))
-            })
-            .collect();
-        while workers.iter().any(|w| !w.is_finished()) {
-            on_progress(engine.progress());
-            std::thread::sleep(Duration::from_millis(100));
-        }
-        on_progress(engine.progress());
-    });
+    crate::check::on_threads(
+        subjects.iter_mut().zip(baselines.iter_mut()),
+        |(s, b)| engine.work(s.as_mut(), b.as_mut(), None),
+        &mut || on_progress(engine.progress()),
+    );
     engine.finish()
 }
 
