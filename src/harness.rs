@@ -127,7 +127,15 @@ fn observe(
         }
         None => Vec::new(),
     };
-    let mut batch = Vec::with_capacity(4);
+    // The ToolLoop's first turn that needs the subject has a history of
+    // the case's own messages, known now: it goes out with the rest.
+    let session = (set.contains(Invariant::SessionNeverOverflows) && well_formed)
+        .then(|| SessionStart::of(config, input));
+    let early = session
+        .as_ref()
+        .and_then(SessionStart::first_due)
+        .filter(|&len| len < input.len());
+    let mut batch = Vec::with_capacity(5);
     if needs_compact {
         batch.push(Request::Compact(config, input));
     }
@@ -139,6 +147,9 @@ fn observe(
     }
     if monotone {
         batch.push(Request::Estimate(config, &longer));
+    }
+    if let Some(len) = early {
+        batch.push(Request::Compact(config, &input[..len]));
     }
     let mut replies = subject.batch(&batch)?.into_iter();
     if needs_compact {
@@ -156,12 +167,16 @@ fn observe(
             .and_then(Reply::into_estimate)
             .map(|e| (e, m));
     }
+    let first = early.and_then(|_| replies.next().and_then(Reply::into_compact));
     // An answer already given to the same request, by a subject that gave
     // it twice alike: not asked a third time.
     let known = match (&obs.answer, &obs.second) {
         (Some(a), Some(b)) if a == b => Some(a.clone()),
         _ => None,
     };
+    // The output compacted again (idempotent): sent with the ToolLoop's
+    // next turn when there is one.
+    let mut again = None;
     if set.contains(Invariant::Idempotent) {
         // An ill-formed output is tool-pairing's finding; sending it
         // back would only earn a justified invalid_input.
@@ -169,12 +184,28 @@ fn observe(
             if known.is_some() && o == input {
                 obs.recompacted = known.clone();
             } else if check_well_formed(o).is_ok() {
-                obs.recompacted = Some(subject.compact(config, o)?);
+                again = Some(o.as_slice());
             }
         }
     }
-    if set.contains(Invariant::SessionNeverOverflows) && well_formed {
-        obs.session = Some(simulate_session(subject, config, input, known.as_ref())?);
+    match &session {
+        Some(start) => {
+            let answers = Answers {
+                whole: known.as_ref(),
+                first,
+                again,
+            };
+            let (turns, recompacted) = run_session(subject, config, input, start, answers)?;
+            obs.session = Some(turns);
+            if again.is_some() {
+                obs.recompacted = recompacted;
+            }
+        }
+        None => {
+            if let Some(o) = again {
+                obs.recompacted = Some(subject.compact(config, o)?);
+            }
+        }
     }
     Ok(())
 }
@@ -235,72 +266,188 @@ pub fn simulate_session(
     input: &[Message],
     answered: Option<&CompactAnswer>,
 ) -> Result<Vec<SessionTurn>, Fault> {
-    let head = Head::of(input).literal;
-    let mut history: Vec<Message> = input[..head].to_vec();
-    // While the subject hands the history back unchanged, it is a prefix
-    // of the (well-formed) input and needs no check.
-    let mut carried_unchanged = true;
-    let trigger = TriggerRange::of(config);
-    let mut turns = Vec::new();
-    for (n, range) in iterations(&input[head..])
-        .into_iter()
-        .take(SESSION_MAX_ITERATIONS)
-        .enumerate()
-    {
-        history.extend_from_slice(&input[range.start + head..range.end + head]);
-        if !carried_unchanged && check_well_formed(&history).is_err() {
-            break;
+    let start = SessionStart::of(config, input);
+    let answers = Answers {
+        whole: answered,
+        first: None,
+        again: None,
+    };
+    Ok(run_session(subject, config, input, &start, answers)?.0)
+}
+
+/// The turns of a case's ToolLoop that need no answer (see
+/// [`simulate_session`]): each the case's own history so far, with
+/// nothing due under any trigger; the turn after them is the first the
+/// subject is asked.
+pub struct SessionStart {
+    /// The literal head's length; the iterations after it (up to 60).
+    head: usize,
+    ranges: Vec<std::ops::Range<usize>>,
+    /// The bodies of the first turns, sent as they are.
+    quiet: Vec<u64>,
+}
+
+impl SessionStart {
+    pub fn of(config: &Config, input: &[Message]) -> SessionStart {
+        let head = Head::of(input).literal;
+        let ranges: Vec<_> = iterations(&input[head..])
+            .into_iter()
+            .take(SESSION_MAX_ITERATIONS)
+            .collect();
+        let trigger = TriggerRange::of(config);
+        let mut quiet = Vec::new();
+        for range in &ranges {
+            let history = &input[..range.end + head];
+            let body = body_bytes(config, history);
+            if !trigger.nothing_due(config, judge_estimate(config, history), body) {
+                break;
+            }
+            quiet.push(body);
         }
-        if carried_unchanged {
-            let body = body_bytes(config, &history);
-            if trigger.nothing_due(config, judge_estimate(config, &history), body) {
-                turns.push(SessionTurn {
-                    turn: n + 1,
-                    history_len: history.len(),
-                    outcome: TurnOutcome::Sent { body },
-                    delivery: deliver(subject, config, &history, body),
-                });
-                continue;
-            }
-        }
-        let whole = carried_unchanged && history.len() == input.len();
-        let answer = match answered.filter(|_| whole) {
-            Some(a) => a.clone(),
-            None => subject.compact(config, &history)?,
-        };
-        let mut delivery = None;
-        let outcome = match answer {
-            CompactAnswer::Messages(o) => {
-                let body = body_bytes(config, &o);
-                carried_unchanged &= o == history;
-                history = o;
-                delivery = deliver(subject, config, &history, body);
-                TurnOutcome::Sent { body }
-            }
-            CompactAnswer::CannotFit { .. } => {
-                let conversation = &input[..range.end + head];
-                let carried: Vec<Message> = minimal_output(&history, Head::of(&history).literal)
-                    .into_iter()
-                    .filter(|m| conversation.contains(m))
-                    .collect();
-                TurnOutcome::CannotFit {
-                    minimal: minimal_body(config, conversation).max(body_bytes(config, &carried)),
-                }
-            }
-            CompactAnswer::InvalidInput { message } => TurnOutcome::InvalidInput { message },
-        };
-        let stop = !matches!(outcome, TurnOutcome::Sent { .. });
-        turns.push(SessionTurn {
-            turn: n + 1,
-            history_len: history.len(),
-            outcome,
-            delivery,
-        });
-        if stop {
-            break;
+        SessionStart {
+            head,
+            ranges,
+            quiet,
         }
     }
-    Ok(turns)
+
+    /// The length of the first history the subject is asked to compact,
+    /// a prefix of the case (none: the loop ends before one is due).
+    pub fn first_due(&self) -> Option<usize> {
+        self.ranges
+            .get(self.quiet.len())
+            .map(|range| range.end + self.head)
+    }
+}
+
+/// Answers a ToolLoop starts with, and what it asks along with its turns.
+struct Answers<'a> {
+    /// The subject's answer (given twice alike) to the whole case.
+    whole: Option<&'a CompactAnswer>,
+    /// Its answer to the first turn it is asked, when asked already.
+    first: Option<CompactAnswer>,
+    /// A history to compact along with the first turn asked from here on
+    /// (the output again, for `idempotent`); its answer is returned.
+    again: Option<&'a [Message]>,
+}
+
+fn run_session(
+    subject: &mut dyn Subject,
+    config: &Config,
+    input: &[Message],
+    start: &SessionStart,
+    mut answers: Answers<'_>,
+) -> Result<(Vec<SessionTurn>, Option<CompactAnswer>), Fault> {
+    let head = start.head;
+    let mut turns = Vec::new();
+    for (n, &body) in start.quiet.iter().enumerate() {
+        let sent = &input[..start.ranges[n].end + head];
+        turns.push(SessionTurn {
+            turn: n + 1,
+            history_len: sent.len(),
+            outcome: TurnOutcome::Sent { body },
+            delivery: deliver(subject, config, sent, body),
+        });
+    }
+    let mut again = None;
+    let first = start.quiet.len();
+    if let Some(range) = start.ranges.get(first) {
+        let mut history: Vec<Message> = input[..range.start + head].to_vec();
+        // While the subject hands the history back unchanged, it is a
+        // prefix of the (well-formed) input and needs no check.
+        let mut carried_unchanged = true;
+        let trigger = TriggerRange::of(config);
+        for (n, range) in start.ranges.iter().enumerate().skip(first) {
+            history.extend_from_slice(&input[range.start + head..range.end + head]);
+            if !carried_unchanged && check_well_formed(&history).is_err() {
+                break;
+            }
+            if carried_unchanged && n > first {
+                let body = body_bytes(config, &history);
+                if trigger.nothing_due(config, judge_estimate(config, &history), body) {
+                    turns.push(SessionTurn {
+                        turn: n + 1,
+                        history_len: history.len(),
+                        outcome: TurnOutcome::Sent { body },
+                        delivery: deliver(subject, config, &history, body),
+                    });
+                    continue;
+                }
+            }
+            let whole = carried_unchanged && history.len() == input.len();
+            let answer = match (n == first).then(|| answers.first.take()).flatten() {
+                Some(a) => a,
+                None => match answers.whole.filter(|_| whole) {
+                    Some(a) => a.clone(),
+                    None => ask(subject, config, &history, &mut answers.again, &mut again)?,
+                },
+            };
+            let mut delivery = None;
+            let outcome = match answer {
+                CompactAnswer::Messages(o) => {
+                    let body = body_bytes(config, &o);
+                    carried_unchanged &= o == history;
+                    history = o;
+                    delivery = deliver(subject, config, &history, body);
+                    TurnOutcome::Sent { body }
+                }
+                CompactAnswer::CannotFit { .. } => {
+                    let conversation = &input[..range.end + head];
+                    let carried: Vec<Message> =
+                        minimal_output(&history, Head::of(&history).literal)
+                            .into_iter()
+                            .filter(|m| conversation.contains(m))
+                            .collect();
+                    TurnOutcome::CannotFit {
+                        minimal: minimal_body(config, conversation)
+                            .max(body_bytes(config, &carried)),
+                    }
+                }
+                CompactAnswer::InvalidInput { message } => TurnOutcome::InvalidInput { message },
+            };
+            let stop = !matches!(outcome, TurnOutcome::Sent { .. });
+            turns.push(SessionTurn {
+                turn: n + 1,
+                history_len: history.len(),
+                outcome,
+                delivery,
+            });
+            if stop {
+                break;
+            }
+        }
+    }
+    if let Some(o) = answers.again {
+        again = Some(subject.compact(config, o)?);
+    }
+    Ok((turns, again))
+}
+
+/// Ask the subject to compact `history`, and `also` (once) in the same
+/// batch, before it: its answer goes to `got`.
+fn ask(
+    subject: &mut dyn Subject,
+    config: &Config,
+    history: &[Message],
+    also: &mut Option<&[Message]>,
+    got: &mut Option<CompactAnswer>,
+) -> Result<CompactAnswer, Fault> {
+    let Some(other) = also.take() else {
+        return subject.compact(config, history);
+    };
+    let mut replies = subject
+        .batch(&[
+            Request::Compact(config, other),
+            Request::Compact(config, history),
+        ])?
+        .into_iter();
+    *got = replies.next().and_then(Reply::into_compact);
+    replies.next().and_then(Reply::into_compact).ok_or_else(|| {
+        Fault::new(
+            crate::subject::FaultKind::Protocol,
+            "no answer to a compact request",
+        )
+    })
 }
 
 /// A body the ToolLoop sends, also sent to the subject's live endpoint
