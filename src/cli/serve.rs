@@ -41,7 +41,7 @@ pub fn run(args: Args) -> Result<(), Failure> {
         ),
     };
     let stdin = io::stdin().lock();
-    let stdout = io::stdout().lock();
+    let stdout = io::BufWriter::with_capacity(1 << 20, io::stdout().lock());
     let cap = usize::try_from(super::common::max_input_bytes()).unwrap_or(usize::MAX);
     super::common::write_outcome(ctxgate::subject::serve(
         subject.as_mut(),

@@ -10,6 +10,7 @@ pub mod anthropic;
 pub(crate) mod document;
 pub mod engine;
 pub mod engine_de;
+pub mod engine_ser;
 mod format;
 mod iteration;
 mod message;

@@ -2,14 +2,13 @@
 //! subject (the reference by default). Bad request lines get an
 //! `invalid_input` answer, never a crash.
 
-use std::io::{BufRead, Write};
+use std::io::{BufRead, BufReader, Read, Write};
 
 use serde_json::Value;
 
 use super::protocol::{
-    error_answer, estimate_answer, hello_answer,
-    read_line_expecting as read_protocol_line_expecting, take_messages_owned, write_compact_answer,
-    write_messages_json,
+    error_answer, estimate_answer, hello_answer, read_line_keeping_json, take_messages_owned,
+    write_compact_answer, write_messages_json,
 };
 use super::Subject;
 use crate::config::Config;
@@ -21,10 +20,12 @@ use crate::subject::CompactAnswer;
 /// answered `invalid_input` (with `"id": null`) and skipped to its end.
 pub fn serve(
     subject: &mut dyn Subject,
-    mut input: impl BufRead,
+    input: impl Read,
     mut output: impl Write,
     max_line_bytes: usize,
 ) -> std::io::Result<()> {
+    // A large buffer reads a case's requests in a few calls.
+    let mut input = BufReader::with_capacity(INPUT_BUFFER, input);
     let mut line = Vec::new();
     let mut answer = Vec::new();
     let mut known = Known::default();
@@ -43,6 +44,11 @@ pub fn serve(
         }
         if !answer.is_empty() {
             output.write_all(&answer)?;
+        }
+        // Answers go out when no whole request waits to be read: the
+        // answers to requests sent together leave together, with one
+        // write and one wake-up of the harness.
+        if ended || memchr::memchr(b'\n', input.buffer()).is_none() {
             output.flush()?;
         }
         if ended {
@@ -50,6 +56,9 @@ pub fn serve(
         }
     }
 }
+
+/// How much of stdin is read at once.
+const INPUT_BUFFER: usize = 1 << 20;
 
 /// Read one `\n`-terminated line into `line` (cleared first), keeping at
 /// most `cap` bytes: `(input ended, line was over the cap)`.
@@ -104,9 +113,25 @@ const KNOWN: usize = 8;
 #[derive(Default)]
 struct Known {
     recent: std::collections::VecDeque<History>,
+    /// The last config read, and its JSON text.
+    config: Option<(String, std::rc::Rc<Config>)>,
 }
 
 impl Known {
+    /// The config whose JSON text is `raw`, read once for the requests
+    /// that share it.
+    fn config(&mut self, raw: &str) -> Result<std::rc::Rc<Config>, String> {
+        if let Some((text, config)) = &self.config {
+            if text == raw {
+                return Ok(std::rc::Rc::clone(config));
+            }
+        }
+        let value: Value = serde_json::from_str(raw).map_err(|e| e.to_string())?;
+        let config = std::rc::Rc::new(Config::from_value_ref(&value).map_err(|e| e.to_string())?);
+        self.config = Some((raw.to_owned(), std::rc::Rc::clone(&config)));
+        Ok(config)
+    }
+
     fn remember(&mut self, h: History) {
         self.recent.push_front(h);
         self.recent.truncate(KNOWN);
@@ -114,7 +139,7 @@ impl Known {
 
     /// The request read as a known history (which moves to the front) and
     /// messages more, if it is one.
-    fn extension(&mut self, line: &[u8]) -> Option<serde_json::Map<String, Value>> {
+    fn extension(&mut self, line: &[u8]) -> Option<Head> {
         let (k, e) = self
             .recent
             .iter()
@@ -126,7 +151,7 @@ impl Known {
             base.json = line[e.json].to_vec();
         }
         self.recent.push_front(base);
-        Some(e.fields)
+        Some(e.head)
     }
 }
 
@@ -166,25 +191,90 @@ fn extended(line: &[u8], known: &[u8]) -> Option<Extension> {
             more
         }
     };
-    let mut head = line[..at + KEY.len()].to_vec();
-    head.extend_from_slice(b"null}");
-    let Ok(Value::Object(mut fields)) = serde_json::from_slice::<Value>(&head) else {
-        return None;
-    };
-    if fields.shift_remove("messages") != Some(Value::Null) {
-        return None;
-    }
+    let head = head_fields(&line[..at + KEY.len()])?;
     Some(Extension {
-        fields,
+        head,
         more,
         json: at + KEY.len()..line.len() - 1,
     })
 }
 
+/// A request whose `messages` come last (`…"messages":[…]}`), read in one
+/// pass: its other fields read alone (the reading of the head proves the
+/// key top level, as in `extended`), the messages straight into messages,
+/// their JSON kept as it came. `None`: anything else, read the general way.
+fn fresh(line: &[u8]) -> Option<Extension> {
+    const KEY: &[u8] = b"\"messages\":";
+    let end = line.len().checked_sub(1)?;
+    if line[end] != b'}' {
+        return None;
+    }
+    memchr::memmem::find_iter(line, KEY).find_map(|at| {
+        let json = at + KEY.len()..end;
+        let head = head_fields(&line[..json.start])?;
+        let text = std::str::from_utf8(&line[json.clone()]).ok()?;
+        let mut de = serde_json::Deserializer::from_str(text);
+        let more =
+            serde::de::DeserializeSeed::deserialize(crate::model::engine_de::MessagesSeed, &mut de)
+                .ok()?;
+        de.end().ok()?;
+        Some(Extension { head, more, json })
+    })
+}
+
+/// The fields of a request line's `head`, all of it up to and including
+/// its `"messages":`, read with `null` for the messages: `None` unless that
+/// makes an object whose top-level `messages` is that `null`. The config
+/// is kept as its JSON text: the requests of a case share it, and it is
+/// read once (`Known::config`).
+fn head_fields(head: &[u8]) -> Option<Head> {
+    use serde::de::{MapAccess, Visitor};
+    struct V;
+    impl<'de> Visitor<'de> for V {
+        type Value = (Head, bool);
+        fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+            f.write_str("a request object")
+        }
+        fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(Head, bool), A::Error> {
+            let mut head = Head::default();
+            let mut messages_null = false;
+            while let Some(key) = map.next_key::<String>()? {
+                match key.as_str() {
+                    "config" => {
+                        let raw: &serde_json::value::RawValue = map.next_value()?;
+                        head.config = Some(raw.get().to_owned());
+                    }
+                    "messages" => messages_null = map.next_value::<Value>()?.is_null(),
+                    _ => {
+                        let v: Value = map.next_value()?;
+                        head.fields.insert(key, v);
+                    }
+                }
+            }
+            Ok((head, messages_null))
+        }
+    }
+    let mut text = Vec::with_capacity(head.len() + 5);
+    text.extend_from_slice(head);
+    text.extend_from_slice(b"null}");
+    let text = std::str::from_utf8(&text).ok()?;
+    let mut de = serde_json::Deserializer::from_str(text);
+    let (head, messages_null) = serde::Deserializer::deserialize_map(&mut de, V).ok()?;
+    de.end().ok()?;
+    messages_null.then_some(head)
+}
+
+/// A request's fields but `messages`, its `config` as JSON text.
+#[derive(Default)]
+struct Head {
+    fields: serde_json::Map<String, Value>,
+    config: Option<String>,
+}
+
 /// A request read as a known history and more messages.
 struct Extension {
     /// The request's fields but `messages`.
-    fields: serde_json::Map<String, Value>,
+    head: Head,
     /// The messages after the known history.
     more: Vec<Message>,
     /// Where the request's `messages` JSON is in its line.
@@ -200,20 +290,30 @@ fn answer_line(subject: &mut dyn Subject, line: &[u8], out: &mut Vec<u8>, known:
     let format = subject.info().format;
     let engine = format == WireFormat::Engine;
     // The request's fields, and whether its history is `known.recent[0]`.
-    let (mut obj, mut owned) = match engine.then(|| known.extension(line)).flatten() {
-        Some(fields) => (fields, None),
-        None => match read_protocol_line_expecting(line, format, None) {
-            Ok(r) => match (r.messages, r.messages_json) {
-                (Some(messages), Some(json)) => {
-                    known.remember(History { json, messages });
-                    (r.fields, None)
-                }
-                (m, _) => (r.fields, Some(m)),
-            },
-            Err(e) => {
-                let msg = format!("not a JSON request object: {e}");
-                return value(out, &error_answer(&Value::Null, "invalid_input", &msg));
+    let (mut obj, mut owned, raw_config) = match engine.then(|| known.extension(line)).flatten() {
+        Some(head) => (head.fields, None, head.config),
+        None => match engine.then(|| fresh(line)).flatten() {
+            Some(e) => {
+                let json = line[e.json].to_vec();
+                known.remember(History {
+                    json,
+                    messages: e.more,
+                });
+                (e.head.fields, None, e.head.config)
             }
+            None => match read_line_keeping_json(line, format) {
+                Ok(r) => match (r.messages, r.messages_json) {
+                    (Some(messages), Some(json)) => {
+                        known.remember(History { json, messages });
+                        (r.fields, None, None)
+                    }
+                    (m, _) => (r.fields, Some(m), None),
+                },
+                Err(e) => {
+                    let msg = format!("not a JSON request object: {e}");
+                    return value(out, &error_answer(&Value::Null, "invalid_input", &msg));
+                }
+            },
         },
     };
     let id = obj.get("id").cloned().unwrap_or(Value::Null);
@@ -225,12 +325,16 @@ fn answer_line(subject: &mut dyn Subject, line: &[u8], out: &mut Vec<u8>, known:
     if op == "hello" {
         return value(out, &hello_answer(subject.info()));
     }
-    let config = match obj.get("config") {
-        None => Config::default(),
-        Some(c) => match Config::from_value_ref(c) {
-            Ok(c) => c,
-            Err(e) => return value(out, &error_answer(&id, "invalid_input", &e.to_string())),
-        },
+    let config = match (&raw_config, obj.get("config")) {
+        (Some(raw), _) => known.config(raw),
+        (None, None) => Ok(std::rc::Rc::new(Config::default())),
+        (None, Some(c)) => Config::from_value_ref(c)
+            .map(std::rc::Rc::new)
+            .map_err(|e| e.to_string()),
+    };
+    let config = match config {
+        Ok(c) => c,
+        Err(e) => return value(out, &error_answer(&id, "invalid_input", &e)),
     };
     let local;
     let msgs: &[Message] = match owned.take() {

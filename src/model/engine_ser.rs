@@ -1,0 +1,230 @@
+//! Engine JSON written straight into a byte buffer (issue 13): the bytes
+//! `serde_json` writes for [`MessagesJson`](super::engine::MessagesJson),
+//! without its serializer, and with strings escaped eight bytes at a time.
+//! Every request of the protocol and every answer of `ctxgate serve` is
+//! mostly history text, so this is where a case's bytes are written.
+
+use serde_json::Value;
+
+use super::{Content, Message, ToolCall};
+
+/// The engine JSON array of `msgs`, appended to `out`.
+pub fn write_messages(out: &mut Vec<u8>, msgs: &[Message]) {
+    out.push(b'[');
+    for (k, m) in msgs.iter().enumerate() {
+        if k > 0 {
+            out.push(b',');
+        }
+        write_message(out, m);
+    }
+    out.push(b']');
+}
+
+/// The engine JSON object of `m`: named fields first, then `extra` in
+/// order, as [`message_to_value`](super::engine::message_to_value) has them.
+pub fn write_message(out: &mut Vec<u8>, m: &Message) {
+    out.extend_from_slice(b"{\"role\":");
+    write_str(out, m.role.as_str());
+    match &m.content {
+        Content::Absent => {}
+        Content::Null => out.extend_from_slice(b",\"content\":null"),
+        Content::Text(t) => {
+            out.extend_from_slice(b",\"content\":");
+            write_str(out, t);
+        }
+    }
+    if let Some(calls) = &m.tool_calls {
+        out.extend_from_slice(b",\"toolCalls\":[");
+        for (k, c) in calls.iter().enumerate() {
+            if k > 0 {
+                out.push(b',');
+            }
+            write_call(out, c);
+        }
+        out.push(b']');
+    }
+    if let Some(id) = &m.tool_call_id {
+        out.extend_from_slice(b",\"toolCallId\":");
+        write_str(out, id);
+    }
+    if let Some(p) = m.pinned {
+        out.extend_from_slice(if p {
+            b",\"pinned\":true"
+        } else {
+            b",\"pinned\":false"
+        });
+    }
+    for (k, v) in m
+        .extra
+        .iter()
+        .filter(|(k, _)| !super::engine::MESSAGE_FIELDS.contains(&k.as_str()))
+    {
+        out.push(b',');
+        write_str(out, k);
+        out.push(b':');
+        write_value(out, v);
+    }
+    out.push(b'}');
+}
+
+fn write_call(out: &mut Vec<u8>, c: &ToolCall) {
+    out.extend_from_slice(b"{\"id\":");
+    write_str(out, &c.id);
+    out.extend_from_slice(b",\"name\":");
+    write_str(out, &c.name);
+    out.extend_from_slice(b",\"arguments\":");
+    write_value(out, &c.arguments);
+    for (k, v) in c
+        .extra
+        .iter()
+        .filter(|(k, _)| !super::engine::CALL_FIELDS.contains(&k.as_str()))
+    {
+        out.push(b',');
+        write_str(out, k);
+        out.push(b':');
+        write_value(out, v);
+    }
+    out.push(b'}');
+}
+
+/// `v` as compact JSON, as `serde_json::to_writer` writes it (numbers keep
+/// their digits: `arbitrary_precision`).
+pub fn write_value(out: &mut Vec<u8>, v: &Value) {
+    match v {
+        Value::Null => out.extend_from_slice(b"null"),
+        Value::Bool(true) => out.extend_from_slice(b"true"),
+        Value::Bool(false) => out.extend_from_slice(b"false"),
+        Value::Number(n) => out.extend_from_slice(n.as_str().as_bytes()),
+        Value::String(s) => write_str(out, s),
+        Value::Array(items) => {
+            out.push(b'[');
+            for (k, item) in items.iter().enumerate() {
+                if k > 0 {
+                    out.push(b',');
+                }
+                write_value(out, item);
+            }
+            out.push(b']');
+        }
+        Value::Object(map) => {
+            out.push(b'{');
+            for (k, (key, item)) in map.iter().enumerate() {
+                if k > 0 {
+                    out.push(b',');
+                }
+                write_str(out, key);
+                out.push(b':');
+                write_value(out, item);
+            }
+            out.push(b'}');
+        }
+    }
+}
+
+/// `s` as a JSON string, escaped as serde_json escapes it: `"` and `\`,
+/// the short escapes `\b \t \n \f \r`, other control bytes as `\u00xx`;
+/// nothing else. The next byte to escape is found eight bytes at a time.
+pub fn write_str(out: &mut Vec<u8>, s: &str) {
+    let b = s.as_bytes();
+    out.reserve(b.len() + 2);
+    out.push(b'"');
+    let (mut start, mut i) = (0, 0);
+    while i < b.len() {
+        let at = match b.get(i..i + 8) {
+            Some(chunk) => {
+                let found = specials(u64::from_le_bytes(chunk.try_into().expect("eight bytes")));
+                if found == 0 {
+                    i += 8;
+                    continue;
+                }
+                i + (found.trailing_zeros() / 8) as usize
+            }
+            None => match b[i..].iter().position(|&c| escape(c).is_some()) {
+                Some(k) => i + k,
+                None => break,
+            },
+        };
+        out.extend_from_slice(&b[start..at]);
+        out.extend_from_slice(escape(b[at]).expect("a special byte").as_bytes());
+        start = at + 1;
+        i = at + 1;
+    }
+    out.extend_from_slice(&b[start..]);
+    out.push(b'"');
+}
+
+/// The high bit of each of the eight bytes of `x` that is below 0x20, `"`
+/// or `\` — exact up to the lowest one (a borrow only runs upwards), which
+/// is all that is asked of it.
+fn specials(x: u64) -> u64 {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGH: u64 = 0x8080_8080_8080_8080;
+    let zero_in = |y: u64| y.wrapping_sub(ONES) & !y & HIGH;
+    let below_space = x.wrapping_sub(ONES * 0x20) & !x & HIGH;
+    below_space | zero_in(x ^ (ONES * b'"' as u64)) | zero_in(x ^ (ONES * b'\\' as u64))
+}
+
+/// The escape serde_json writes for byte `c`, if it writes one.
+fn escape(c: u8) -> Option<&'static str> {
+    const CONTROL: [&str; 32] = [
+        "\\u0000", "\\u0001", "\\u0002", "\\u0003", "\\u0004", "\\u0005", "\\u0006", "\\u0007",
+        "\\b", "\\t", "\\n", "\\u000b", "\\f", "\\r", "\\u000e", "\\u000f", "\\u0010", "\\u0011",
+        "\\u0012", "\\u0013", "\\u0014", "\\u0015", "\\u0016", "\\u0017", "\\u0018", "\\u0019",
+        "\\u001a", "\\u001b", "\\u001c", "\\u001d", "\\u001e", "\\u001f",
+    ];
+    match c {
+        b'"' => Some("\\\""),
+        b'\\' => Some("\\\\"),
+        0..=0x1f => Some(CONTROL[c as usize]),
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::engine::MessagesJson;
+
+    /// Every byte value in every position of an eight-byte chunk, and
+    /// across chunk ends: the same text as serde_json's.
+    #[test]
+    fn strings_are_escaped_as_serde_json_escapes_them() {
+        let mut texts: Vec<String> = Vec::new();
+        for c in (0u8..0x80)
+            .map(char::from)
+            .chain(['é', '中', '\u{7f}', '😀'])
+        {
+            for at in 0..17 {
+                let mut t: String = "abcdefghijklmnopq"[..at].to_string();
+                t.push(c);
+                t.push_str("xyz");
+                texts.push(t);
+            }
+        }
+        texts.push(String::new());
+        texts.push("\"\\\n\t\u{1}".repeat(9));
+        for t in &texts {
+            let mut ours = Vec::new();
+            write_str(&mut ours, t);
+            assert_eq!(
+                String::from_utf8(ours).unwrap(),
+                serde_json::to_string(t).unwrap(),
+                "{t:?}"
+            );
+        }
+    }
+
+    /// Generated histories (every content class, extra fields, numbers of
+    /// every spelling the generator makes): byte for byte serde_json's.
+    #[test]
+    fn histories_are_written_as_serde_json_writes_them() {
+        let gen = crate::generate::GenConfig::default();
+        for index in 0..400 {
+            let case = crate::generate::case_from_seed(7, index, &gen);
+            let mut ours = Vec::new();
+            write_messages(&mut ours, &case.messages);
+            let theirs = serde_json::to_vec(&MessagesJson(&case.messages)).unwrap();
+            assert!(ours == theirs, "case {index} differs");
+        }
+    }
+}
