@@ -14,7 +14,7 @@
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::time::Instant;
 
-use super::process::ProcessSubject;
+use super::process::{Prepared, ProcessSubject, Sent};
 use super::{
     CompactAnswer, EstimateReply, Fault, FaultKind, Reply, Request, Subject, SubjectInfo, Traffic,
 };
@@ -92,6 +92,9 @@ impl Lane {
                 "the run's time ran out while this request waited behind another",
             ))
         };
+        // Written before the process is held: writing a batch keeps no
+        // other lane from sending or reading its own.
+        let mut prepared = Some(Prepared::new(self.info.format, requests));
         loop {
             // Waiting for the process is waiting behind another lane.
             let (mut st, mut waited) = match shared.state.try_lock() {
@@ -99,15 +102,25 @@ impl Lane {
                 Err(std::sync::TryLockError::Poisoned(e)) => (e.into_inner(), false),
                 Err(std::sync::TryLockError::WouldBlock) => (lock(&shared), true),
             };
-            while st.solo && st.read != st.sent && st.start == st.subject.starts {
+            // (Batches sent to a process that is gone are not waited for:
+            // they were lost with it, and their lanes send them again.)
+            while st.solo
+                && st.read != st.sent
+                && st.start == st.subject.starts
+                && st.subject.is_running()
+            {
                 st = shared.turn.wait(st).unwrap_or_else(|e| e.into_inner());
                 waited = true;
             }
             if waited && past(self.deadline) {
                 return stopped();
             }
-            let idle = st.read == st.sent && st.start == st.subject.starts;
-            let sent = match st.subject.submit(requests, idle) {
+            let idle =
+                (st.read == st.sent && st.start == st.subject.starts) || !st.subject.is_running();
+            let batch = prepared
+                .take()
+                .unwrap_or_else(|| Prepared::new(st.subject.info().format, requests));
+            let sent = match st.subject.submit(requests, batch, idle) {
                 Ok(sent) => sent,
                 Err(f) => {
                     shared.turn.notify_all();
@@ -127,24 +140,93 @@ impl Lane {
             while st.subject.still_running(&sent) && st.read != ticket {
                 st = shared.turn.wait(st).unwrap_or_else(|e| e.into_inner());
             }
-            if !st.subject.still_running(&sent) {
+            let (st, replies) = read(&shared, st, requests, &sent, ticket);
+            let Some(replies) = replies else {
                 // Lost with a process another batch's fault killed.
+                drop(st);
                 if past(self.deadline) {
                     return stopped();
                 }
                 continue;
-            }
-            let others = st.sent > ticket + 1;
-            let replies = st.subject.collect(requests, &sent, others);
-            st.read = ticket + 1;
-            if let Err(f) = &replies {
-                st.solo |= matches!(f.kind, FaultKind::Timeout | FaultKind::ClosedStdout);
-            }
-            shared.turn.notify_all();
+            };
+            drop(st);
             return replies;
         }
     }
 }
+
+/// Read the answers to `requests`, this lane's batch `ticket`, sent as
+/// `sent`; `None` if the process they went to is gone. Between looks the
+/// process is let go while this lane waits for the subject, and while it
+/// reads an answer line, so that other lanes send their batches meanwhile
+/// and the subject never waits for this lane's turn.
+fn read<'a>(
+    shared: &'a Shared,
+    mut st: MutexGuard<'a, State>,
+    requests: &[Request<'_>],
+    sent: &Sent,
+    ticket: u64,
+) -> (MutexGuard<'a, State>, Option<Result<Vec<Reply>, Fault>>) {
+    let format = st.subject.info().format;
+    let mut replies = Vec::with_capacity(requests.len());
+    for (n, req) in requests.iter().enumerate() {
+        if !st.subject.still_running(sent) {
+            return (st, None);
+        }
+        let until = st.subject.due();
+        let mut block = false;
+        let answer = loop {
+            match st.subject.next_answer(until, block) {
+                Ok(Some(a)) => break Ok(a),
+                Err(f) => break Err(f),
+                Ok(None) => match st.subject.waiter() {
+                    Some(waiter) => {
+                        drop(st);
+                        waiter.wait(until.saturating_duration_since(Instant::now()).min(LOOK));
+                        st = lock(shared);
+                        if !st.subject.still_running(sent) {
+                            return (st, None);
+                        }
+                        block = false;
+                    }
+                    // Requests wait for room in the pipe: only a holder
+                    // writes them, so this one waits holding the process.
+                    None => block = true,
+                },
+            }
+        };
+        let reply = match answer {
+            Ok(a) => {
+                drop(st);
+                let reply = a.reply(format, req, sent, n);
+                st = lock(shared);
+                reply
+            }
+            Err(f) => Err(f),
+        };
+        match reply {
+            Ok(r) => replies.push(r),
+            Err(f) => {
+                let in_flight = st.sent > ticket + 1 || n + 1 < requests.len();
+                let f = match st.subject.still_running(sent) {
+                    true => st.subject.failed(f, in_flight),
+                    false => f,
+                };
+                st.solo |= matches!(f.kind, FaultKind::Timeout | FaultKind::ClosedStdout);
+                st.read = ticket + 1;
+                shared.turn.notify_all();
+                return (st, Some(Err(f)));
+            }
+        }
+    }
+    st.read = ticket + 1;
+    shared.turn.notify_all();
+    (st, Some(Ok(replies)))
+}
+
+/// The longest a lane waits for answer bytes before it looks whether the
+/// subject is still there and its answer still due.
+const LOOK: std::time::Duration = std::time::Duration::from_millis(50);
 
 fn lock(shared: &Shared) -> MutexGuard<'_, State> {
     shared.state.lock().unwrap_or_else(|e| e.into_inner())

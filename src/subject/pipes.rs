@@ -7,8 +7,9 @@
 //! and a writer thread cost.
 
 use std::io::{self, Read, Write};
-use std::os::fd::{AsRawFd, RawFd};
+use std::os::fd::{AsFd, AsRawFd, OwnedFd, RawFd};
 use std::process::{ChildStdin, ChildStdout};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 /// What reading the subject's stdout gives.
@@ -41,6 +42,28 @@ pub struct Pipes {
     scanned: usize,
     cap: usize,
     eof: bool,
+    /// A second handle on stdout, to wait on without holding these pipes.
+    waiter: Arc<Waiter>,
+}
+
+/// A wait for a subject's stdout to have bytes, which needs no access to
+/// its [`Pipes`]: a worker sharing a subject (`Lane`) waits for its answer
+/// with this, so that other workers may send their requests meanwhile.
+pub struct Waiter {
+    stdout: OwnedFd,
+}
+
+impl Waiter {
+    /// Wait until stdout has bytes (or is closed), at most `wait`.
+    pub fn wait(&self, wait: Duration) {
+        let mut fds = [libc::pollfd {
+            fd: self.stdout.as_raw_fd(),
+            events: libc::POLLIN,
+            revents: 0,
+        }];
+        // SAFETY: poll(2) on one pollfd we own; its fd lives as long as self.
+        unsafe { libc::poll(fds.as_mut_ptr(), 1, poll_ms(wait)) };
+    }
 }
 
 /// Bigger pipes take a large request or answer in one go (Linux; the
@@ -63,7 +86,11 @@ impl Pipes {
                 libc::fcntl(fd, libc::F_SETPIPE_SZ, PIPE_BYTES);
             }
         }
+        let waiter = Arc::new(Waiter {
+            stdout: stdout.as_fd().try_clone_to_owned()?,
+        });
         Ok(Pipes {
+            waiter,
             stdin: Some(stdin),
             stdout,
             pending: Vec::new(),
@@ -77,11 +104,12 @@ impl Pipes {
         })
     }
 
-    /// Queue `line` for the subject's stdin and write what the pipe takes
-    /// now; the rest goes out while the next answer is awaited. Once the
-    /// subject has closed its stdin, requests are dropped: the closed
-    /// stdout or the timeout that follows says what happened.
-    pub fn send(&mut self, line: &[u8]) {
+    /// Queue a line, given in `parts`, for the subject's stdin and write
+    /// what the pipe takes now; the rest goes out while the next answer is
+    /// awaited. Once the subject has closed its stdin, requests are
+    /// dropped: the closed stdout or the timeout that follows says what
+    /// happened.
+    pub fn send(&mut self, parts: &[&[u8]]) {
         if self.stdin.is_none() {
             return;
         }
@@ -89,12 +117,19 @@ impl Pipes {
             self.pending.clear();
             self.sent = 0;
         }
-        self.pending.extend_from_slice(line);
+        for part in parts {
+            self.pending.extend_from_slice(part);
+        }
         self.flush();
     }
 
+    /// A handle to wait for stdout with, apart from these pipes.
+    pub fn waiter(&self) -> Arc<Waiter> {
+        Arc::clone(&self.waiter)
+    }
+
     /// Whether request bytes are still waiting for the pipe.
-    fn has_pending(&self) -> bool {
+    pub fn has_pending(&self) -> bool {
         self.stdin.is_some() && self.sent < self.pending.len()
     }
 
@@ -183,12 +218,9 @@ impl Pipes {
                 revents: 0,
             },
         ];
-        let ms = wait.as_millis().min(i32::MAX as u128) as i32;
-        // Round a sub-millisecond wait up: poll(…, 0) would spin.
-        let ms = if ms == 0 && !wait.is_zero() { 1 } else { ms };
         // SAFETY: poll(2) on two pollfd structs we own; a negative fd is
         // ignored by poll.
-        let n = unsafe { libc::poll(fds.as_mut_ptr(), 2, ms) };
+        let n = unsafe { libc::poll(fds.as_mut_ptr(), 2, poll_ms(wait)) };
         if n < 0 {
             let e = io::Error::last_os_error();
             return if e.kind() == io::ErrorKind::Interrupted {
@@ -253,6 +285,17 @@ impl Pipes {
     }
 }
 
+/// poll(2)'s timeout for `wait`: a sub-millisecond wait rounded up, as
+/// poll(…, 0) would spin.
+fn poll_ms(wait: Duration) -> i32 {
+    let ms = wait.as_millis().min(i32::MAX as u128) as i32;
+    if ms == 0 && !wait.is_zero() {
+        1
+    } else {
+        ms
+    }
+}
+
 fn set_nonblocking(fd: RawFd) -> io::Result<()> {
     // SAFETY: fcntl(2) on a descriptor we own, integer arguments only.
     unsafe {
@@ -308,7 +351,7 @@ mod tests {
             })
             .collect();
         for l in &lines {
-            pipes.send(l);
+            pipes.send(&[l]);
         }
         for l in &lines {
             assert_eq!(wait_line(&mut pipes), Line::Text(l[..l.len() - 1].to_vec()));
@@ -324,7 +367,7 @@ mod tests {
     fn a_subject_that_never_reads_blocks_nothing() {
         let (mut child, mut pipes) = start("sleep 30", 1 << 20);
         let t = Instant::now();
-        pipes.send(&vec![b'x'; 8 << 20]);
+        pipes.send(&[&vec![b'x'; 8 << 20]]);
         assert_eq!(pipes.next_line(Duration::from_millis(200)), Line::Pending);
         assert!(t.elapsed() < Duration::from_secs(10), "{:?}", t.elapsed());
         child.kill().unwrap();

@@ -16,15 +16,14 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-use super::pipes::{Line, Pipes};
+use super::pipes::{Line, Pipes, Waiter};
 use super::protocol::{
     hello_request, parse_compact_line, parse_estimate_answer, parse_hello, read_line_expecting,
-    write_messages_json, write_request, write_request_json, ProtocolLine,
+    write_request_head, write_request_rest, ProtocolLine,
 };
 use super::reaper::{self, MARKER_VAR};
 use super::{CompactAnswer, EstimateReply, Fault, FaultKind, Reply, Request, Subject, SubjectInfo};
 use crate::config::Config;
-use crate::model::engine::MessageJson;
 use crate::model::Message;
 use crate::model::WireFormat;
 
@@ -85,8 +84,6 @@ pub struct ProcessSubject {
     next_id: u64,
     /// How many times the process was (re)started.
     pub starts: u32,
-    /// The last config sent and its JSON: written once per case.
-    config_json: Option<(Config, Vec<u8>)>,
     traffic: super::Traffic,
 }
 
@@ -103,7 +100,6 @@ impl ProcessSubject {
             running: None,
             next_id: 1,
             starts: 0,
-            config_json: None,
             traffic: super::Traffic::default(),
         };
         s.info = s.spawn()?;
@@ -246,7 +242,7 @@ impl ProcessSubject {
         let mut line = serde_json::to_vec(req).expect("a request serialises");
         line.push(b'\n');
         let result = self.check_nothing_waiting().and_then(|()| {
-            self.send_line(line);
+            self.send_line(&[&line]);
             self.receive(id, None)
         });
         result
@@ -286,116 +282,82 @@ impl ProcessSubject {
         }
     }
 
-    /// Hand a request line to the writer thread. A closed writer shows up
-    /// later as a closed stdout or a timeout.
-    fn send_line(&mut self, line: Vec<u8>) {
+    /// Queue a request line for the subject's stdin (`Pipes::send`). A
+    /// closed stdin shows up later as a closed stdout or a timeout.
+    fn send_line(&mut self, parts: &[&[u8]]) {
+        let len: usize = parts.iter().map(|p| p.len()).sum();
         self.traffic.requests += 1;
-        self.traffic.bytes_sent += line.len() as u64;
+        self.traffic.bytes_sent += len as u64;
         if let Some(r) = self.running.as_mut() {
-            r.pipes.send(&line);
+            r.pipes.send(parts);
         }
-    }
-
-    /// Write a `compact` or `estimate` request; its id. In the engine
-    /// format `messages_json` is the history's JSON, written once for the
-    /// requests of a batch that share it.
-    fn send(
-        &mut self,
-        op: &str,
-        config: &Config,
-        msgs: &[Message],
-        messages_json: Option<&[u8]>,
-    ) -> u64 {
-        let id = self.next_id;
-        self.next_id += 1;
-        if self.config_json.as_ref().is_none_or(|(c, _)| c != config) {
-            let json = serde_json::to_vec(&config.to_value()).expect("a config serialises");
-            self.config_json = Some((config.clone(), json));
-        }
-        let json = &self.config_json.as_ref().expect("set above").1;
-        let mut line = Vec::with_capacity(json.len() + messages_json.map_or(256, |m| m.len() + 64));
-        match messages_json {
-            Some(m) => write_request_json(&mut line, op, id, json, m),
-            None => write_request(&mut line, op, id, json, msgs, self.info.format),
-        }
-        self.send_line(line);
-        id
     }
 
     /// Wait for the answer to request `id` (the hello has none), within
     /// the timeout, and read it (its messages the fast way, in the engine
     /// format: `protocol::read_line`).
     fn receive(&mut self, id: Option<u64>, expected: Option<&[u8]>) -> Result<ProtocolLine, Fault> {
+        let until = Instant::now() + self.options.timeout;
         let format = self.info.format;
-        let timeout = self.options.timeout;
-        let r = self.running.as_mut().expect("running");
-        // Wait in slices: a subject that exited while a descendant keeps its
-        // stdout open never shows an end of file, but its exit shows here.
-        let until = Instant::now() + timeout;
-        let answer = loop {
-            let left = until.saturating_duration_since(Instant::now());
-            match r.pipes.next_line(left.min(EXIT_POLL)) {
-                Line::Text(bytes) => break bytes,
-                Line::Oversized(n) => {
-                    return Err(Fault::new(
-                        FaultKind::OversizedLine,
-                        format!("an answer line passed {n} bytes, the cap (--max-line-bytes)"),
-                    ))
-                }
-                Line::Closed => {
-                    return Err(closed(r, timeout));
-                }
-                Line::Pending => {
-                    if let Ok(Some(status)) = r.child.try_wait() {
-                        return Err(Fault::new(
-                            FaultKind::Crash,
-                            format!("the subject exited ({status}) without answering"),
-                        ));
-                    }
-                    if Instant::now() >= until {
-                        return Err(Fault::new(
-                            FaultKind::Timeout,
-                            format!("no answer within {:.1} s", timeout.as_secs_f64()),
-                        ));
-                    }
-                }
-            }
-        };
-        self.traffic.bytes_received += answer.len() as u64 + 1;
-        let line = read_line_expecting(&answer, format, expected).map_err(|e| {
-            let shown = String::from_utf8_lossy(&answer[..answer.len().min(200)]).into_owned();
-            Fault::new(
-                FaultKind::MalformedLine,
-                format!("not a JSON object line ({e}): {shown:?}"),
-            )
-        })?;
-        if let Some(id) = id {
-            match line.fields.get("id").and_then(Value::as_u64) {
-                Some(got) if got == id => {}
-                // An answer to a request already answered: a line nobody
-                // asked for, which arrived after the next request was sent.
-                Some(got) if got < id && got >= r.first_id => {
-                    return Err(Fault::new(
-                        FaultKind::UnsolicitedLine,
-                        format!(
-                            "answered request {got} a second time, when request {id} was asked"
-                        ),
-                    ))
-                }
-                _ => {
-                    return Err(Fault::new(
-                        FaultKind::WrongId,
-                        format!(
-                            "answered id {} to request {id}",
-                            super::protocol::one_line(
-                                &line.fields.get("id").unwrap_or(&Value::Null).to_string()
-                            )
-                        ),
-                    ))
-                }
+        loop {
+            if let Some(answer) = self.next_answer(until, true)? {
+                return answer.read(format, id, expected);
             }
         }
-        Ok(line)
+    }
+
+    /// One look for the next answer line, due by `until`: `None` while it
+    /// has not come and there is time left. With `block`, waits for it a
+    /// while (at most `EXIT_POLL`: a subject that exited while a
+    /// descendant keeps its stdout open never shows an end of file, but
+    /// its exit shows here); without, only takes what has arrived.
+    pub(crate) fn next_answer(
+        &mut self,
+        until: Instant,
+        block: bool,
+    ) -> Result<Option<Answer>, Fault> {
+        let timeout = self.options.timeout;
+        let r = self.running.as_mut().expect("running");
+        let wait = match block {
+            true => until
+                .saturating_duration_since(Instant::now())
+                .min(EXIT_POLL),
+            false => Duration::ZERO,
+        };
+        match r.pipes.next_line(wait) {
+            Line::Text(line) => {
+                self.traffic.bytes_received += line.len() as u64 + 1;
+                Ok(Some(Answer {
+                    line,
+                    first_id: r.first_id,
+                }))
+            }
+            Line::Oversized(n) => Err(Fault::new(
+                FaultKind::OversizedLine,
+                format!("an answer line passed {n} bytes, the cap (--max-line-bytes)"),
+            )),
+            Line::Closed => Err(closed(r, timeout)),
+            Line::Pending => {
+                if let Ok(Some(status)) = r.child.try_wait() {
+                    return Err(Fault::new(
+                        FaultKind::Crash,
+                        format!("the subject exited ({status}) without answering"),
+                    ));
+                }
+                if Instant::now() >= until {
+                    return Err(Fault::new(
+                        FaultKind::Timeout,
+                        format!("no answer within {:.1} s", timeout.as_secs_f64()),
+                    ));
+                }
+                Ok(None)
+            }
+        }
+    }
+
+    /// When an answer asked for now is due.
+    pub(crate) fn due(&self) -> Instant {
+        Instant::now() + self.options.timeout
     }
 
     fn ensure_running(&mut self) -> Result<(), Fault> {
@@ -409,71 +371,20 @@ impl ProcessSubject {
     /// Send `requests` one after the other, then read their answers in
     /// order: the subject is never left idle waiting for the harness.
     fn pipelined(&mut self, requests: &[Request<'_>]) -> Result<Vec<Reply>, Fault> {
-        let sent = self.submit(requests, true)?;
-        self.collect(requests, &sent, false)
-    }
-
-    /// Send `requests` (starting the process if it is not running); what
-    /// [`collect`](Self::collect) needs to read their answers. With
-    /// `idle`, nothing else is in flight, so a line already waiting was
-    /// never asked for.
-    pub(crate) fn submit(&mut self, requests: &[Request<'_>], idle: bool) -> Result<Sent, Fault> {
-        self.ensure_running()?;
-        if idle {
-            self.check_nothing_waiting()
-                .map_err(|f| self.fail(f, false))?;
-        }
-        let format = self.info.format;
-        let jsons = if format == WireFormat::Engine {
-            shared_messages_json(requests)
-        } else {
-            vec![None; requests.len()]
-        };
-        let ids: Vec<u64> = requests
-            .iter()
-            .zip(&jsons)
-            .map(|(r, json)| match *r {
-                Request::Compact(c, m) => {
-                    self.send("compact", c, m, json.as_deref().map(Vec::as_slice))
-                }
-                Request::Estimate(c, m) => {
-                    self.send("estimate", c, m, json.as_deref().map(Vec::as_slice))
-                }
-            })
-            .collect();
-        Ok(Sent {
-            ids,
-            jsons,
-            start: self.starts,
-        })
-    }
-
-    /// Read the answers to `requests`, sent as `sent`, in order. With
-    /// `others`, requests sent after these are in flight too: any fault
-    /// then kills the process, which would be out of step.
-    pub(crate) fn collect(
-        &mut self,
-        requests: &[Request<'_>],
-        sent: &Sent,
-        others: bool,
-    ) -> Result<Vec<Reply>, Fault> {
+        let prepared = Prepared::new(self.info.format, requests);
+        let sent = self.submit(requests, prepared, true)?;
         let format = self.info.format;
         let mut replies = Vec::with_capacity(requests.len());
-        for (n, ((req, &id), json)) in requests.iter().zip(&sent.ids).zip(&sent.jsons).enumerate() {
-            let in_flight = others || n + 1 < requests.len();
-            // A compact answer that repeats the history's JSON byte for byte
-            // is the history: not parsed again.
-            let expected = match req {
-                Request::Compact(..) => json.as_deref().map(Vec::as_slice),
-                Request::Estimate(..) => None,
-            };
-            let reply = self.receive(Some(id), expected).and_then(|line| match req {
-                Request::Compact(_, msgs) if line.echoed => {
-                    Ok(Reply::Compact(CompactAnswer::Messages(msgs.to_vec())))
+        for (n, req) in requests.iter().enumerate() {
+            let in_flight = n + 1 < requests.len();
+            let until = self.due();
+            let reply = loop {
+                match self.next_answer(until, true) {
+                    Ok(None) => continue,
+                    Ok(Some(answer)) => break answer.reply(format, req, &sent, n),
+                    Err(f) => break Err(f),
                 }
-                Request::Compact(..) => parse_compact_line(line, format).map(Reply::Compact),
-                Request::Estimate(..) => parse_estimate_answer(&line.fields).map(Reply::Estimate),
-            });
+            };
             match reply {
                 Ok(r) => replies.push(r),
                 Err(f) => return Err(self.fail(f, in_flight)),
@@ -482,9 +393,189 @@ impl ProcessSubject {
         Ok(replies)
     }
 
+    /// Send `requests`, written beforehand as `prepared` (starting the
+    /// process if it is not running); what reading their answers needs.
+    /// With `idle`, nothing else is in flight, so a line already waiting
+    /// was never asked for.
+    pub(crate) fn submit(
+        &mut self,
+        requests: &[Request<'_>],
+        mut prepared: Prepared,
+        idle: bool,
+    ) -> Result<Sent, Fault> {
+        SUBMITS.fetch_add(1, Ordering::Relaxed);
+        self.ensure_running()?;
+        if idle {
+            self.check_nothing_waiting()
+                .map_err(|f| self.fail(f, false))?;
+        }
+        if prepared.format != self.info.format {
+            // A restart that said another format in its hello.
+            prepared = Prepared::new(self.info.format, requests);
+        }
+        let mut head = Vec::with_capacity(32);
+        let ids: Vec<u64> = requests
+            .iter()
+            .zip(&prepared.rests)
+            .map(|(r, rest)| {
+                let id = self.next_id;
+                self.next_id += 1;
+                let op = match r {
+                    Request::Compact(..) => "compact",
+                    Request::Estimate(..) => "estimate",
+                };
+                head.clear();
+                write_request_head(&mut head, op, id);
+                self.send_line(&[&head, rest]);
+                id
+            })
+            .collect();
+        Ok(Sent {
+            ids,
+            jsons: prepared.jsons,
+            start: self.starts,
+        })
+    }
+
+    /// Attach stderr to the fault that met an answer and, unless the
+    /// process is still in step, kill it (see `fail`).
+    pub(crate) fn failed(&mut self, f: Fault, in_flight: bool) -> Fault {
+        self.fail(f, in_flight)
+    }
+
+    /// A handle to wait for the subject's next answer bytes with while
+    /// this subject is not held (`Lane`); none while requests wait for
+    /// room in the pipe, which only a holder writes.
+    pub(crate) fn waiter(&self) -> Option<Arc<Waiter>> {
+        let r = self.running.as_ref()?;
+        (!r.pipes.has_pending()).then(|| r.pipes.waiter())
+    }
+
+    /// Whether a process is running (a fault kills it; the next batch
+    /// starts another).
+    pub(crate) fn is_running(&self) -> bool {
+        self.running.is_some()
+    }
+
     /// Whether the process that `sent` went to is still the one running.
     pub(crate) fn still_running(&self, sent: &Sent) -> bool {
         self.running.is_some() && self.starts == sent.start
+    }
+}
+
+/// A batch's request lines, written before the subject is held (`Lane`):
+/// each but its opening `{"op":…,"id":N`, which `submit` writes once the
+/// id is known.
+pub(crate) struct Prepared {
+    format: WireFormat,
+    rests: Vec<Vec<u8>>,
+    jsons: Vec<Option<Arc<Vec<u8>>>>,
+}
+
+impl Prepared {
+    pub(crate) fn new(format: WireFormat, requests: &[Request<'_>]) -> Prepared {
+        let jsons = if format == WireFormat::Engine {
+            shared_messages_json(requests)
+        } else {
+            vec![None; requests.len()]
+        };
+        let mut config_json: Option<(&Config, Vec<u8>)> = None;
+        let rests = requests
+            .iter()
+            .zip(&jsons)
+            .map(|(r, json)| {
+                let (Request::Compact(config, msgs) | Request::Estimate(config, msgs)) = *r;
+                if config_json.as_ref().is_none_or(|(c, _)| *c != config) {
+                    let json = serde_json::to_vec(&config.to_value()).expect("a config serialises");
+                    config_json = Some((config, json));
+                }
+                let cfg = &config_json.as_ref().expect("set above").1;
+                let mut rest =
+                    Vec::with_capacity(cfg.len() + json.as_ref().map_or(256, |m| m.len() + 32));
+                write_request_rest(
+                    &mut rest,
+                    cfg,
+                    msgs,
+                    format,
+                    json.as_deref().map(Vec::as_slice),
+                );
+                rest
+            })
+            .collect();
+        Prepared {
+            format,
+            rests,
+            jsons,
+        }
+    }
+}
+
+/// An answer line as it came, not yet read.
+pub(crate) struct Answer {
+    line: Vec<u8>,
+    /// The first id the process that wrote it was sent.
+    first_id: u64,
+}
+
+impl Answer {
+    /// Read it as the answer to request `id` (the hello has none); for a
+    /// compact answer, `expected` is the history's JSON, which an answer
+    /// that hands it back unchanged repeats (not parsed again).
+    fn read(
+        self,
+        format: WireFormat,
+        id: Option<u64>,
+        expected: Option<&[u8]>,
+    ) -> Result<ProtocolLine, Fault> {
+        let answer = self.line;
+        let line = read_line_expecting(&answer, format, expected).map_err(|e| {
+            let shown = String::from_utf8_lossy(&answer[..answer.len().min(200)]).into_owned();
+            Fault::new(
+                FaultKind::MalformedLine,
+                format!("not a JSON object line ({e}): {shown:?}"),
+            )
+        })?;
+        let Some(id) = id else { return Ok(line) };
+        match line.fields.get("id").and_then(Value::as_u64) {
+            Some(got) if got == id => Ok(line),
+            // An answer to a request already answered: a line nobody asked
+            // for, which arrived after the next request was sent.
+            Some(got) if got < id && got >= self.first_id => Err(Fault::new(
+                FaultKind::UnsolicitedLine,
+                format!("answered request {got} a second time, when request {id} was asked"),
+            )),
+            _ => Err(Fault::new(
+                FaultKind::WrongId,
+                format!(
+                    "answered id {} to request {id}",
+                    super::protocol::one_line(
+                        &line.fields.get("id").unwrap_or(&Value::Null).to_string()
+                    )
+                ),
+            )),
+        }
+    }
+
+    /// Read it as the reply to `req`, the `n`-th request of `sent`.
+    pub(crate) fn reply(
+        self,
+        format: WireFormat,
+        req: &Request<'_>,
+        sent: &Sent,
+        n: usize,
+    ) -> Result<Reply, Fault> {
+        let expected = match req {
+            Request::Compact(..) => sent.jsons[n].as_deref().map(Vec::as_slice),
+            Request::Estimate(..) => None,
+        };
+        let line = self.read(format, Some(sent.ids[n]), expected)?;
+        match req {
+            Request::Compact(_, msgs) if line.echoed => {
+                Ok(Reply::Compact(CompactAnswer::Messages(msgs.to_vec())))
+            }
+            Request::Compact(..) => parse_compact_line(line, format).map(Reply::Compact),
+            Request::Estimate(..) => parse_estimate_answer(&line.fields).map(Reply::Estimate),
+        }
     }
 }
 
@@ -518,8 +609,12 @@ impl Subject for ProcessSubject {
     }
 }
 
+pub static SUBMITS: AtomicU64 = AtomicU64::new(0);
 impl Drop for ProcessSubject {
     fn drop(&mut self) {
+        if std::env::var_os("CTXGATE_COUNT").is_some() {
+            eprintln!("batches: {}", SUBMITS.load(Ordering::Relaxed));
+        }
         self.kill();
     }
 }
@@ -529,7 +624,8 @@ impl Drop for ProcessSubject {
 /// earlier one's plus a few messages (the longer history of
 /// `estimate-monotone`).
 fn shared_messages_json<'a>(requests: &[Request<'a>]) -> Vec<Option<Arc<Vec<u8>>>> {
-    let mut out: Vec<Option<Arc<Vec<u8>>>> = Vec::with_capacity(requests.len());
+    // Each history's JSON, and where each of its messages ends in it.
+    let mut out: Vec<(Arc<Vec<u8>>, Vec<usize>)> = Vec::with_capacity(requests.len());
     fn msgs_of<'a>(r: &Request<'a>) -> &'a [Message] {
         match *r {
             Request::Compact(_, m) | Request::Estimate(_, m) => m,
@@ -540,29 +636,50 @@ fn shared_messages_json<'a>(requests: &[Request<'a>]) -> Vec<Option<Arc<Vec<u8>>
         let mut found = None;
         for (j, earlier) in requests[..k].iter().enumerate() {
             let e = msgs_of(earlier);
-            let Some(json) = out[j].clone() else { continue };
+            let (json, ends) = &out[j];
             if std::ptr::eq(e, msgs) {
-                found = Some(json);
+                found = Some((Arc::clone(json), ends.clone()));
+                break;
+            }
+            if !msgs.is_empty() && msgs.len() < e.len() && std::ptr::eq(msgs.as_ptr(), e.as_ptr()) {
+                // The first messages of the same history (a ToolLoop's
+                // first turn): a slice of its JSON.
+                let end = ends[msgs.len() - 1];
+                let mut shorter = Vec::with_capacity(end + 1);
+                shorter.extend_from_slice(&json[..end]);
+                shorter.push(b']');
+                found = Some((Arc::new(shorter), ends[..msgs.len()].to_vec()));
                 break;
             }
             if !e.is_empty() && e.len() < msgs.len() && msgs[..e.len()] == *e {
                 let mut longer = json[..json.len() - 1].to_vec();
+                let mut ends = ends.clone();
                 for m in &msgs[e.len()..] {
                     longer.push(b',');
-                    serde_json::to_writer(&mut longer, &MessageJson(m)).expect("writes to a Vec");
+                    crate::model::engine_ser::write_message(&mut longer, m);
+                    ends.push(longer.len());
                 }
                 longer.push(b']');
-                found = Some(Arc::new(longer));
+                found = Some((Arc::new(longer), ends));
                 break;
             }
         }
-        out.push(Some(found.unwrap_or_else(|| {
+        out.push(found.unwrap_or_else(|| {
             let mut json = Vec::new();
-            write_messages_json(&mut json, msgs);
-            Arc::new(json)
-        })));
+            let mut ends = Vec::with_capacity(msgs.len());
+            json.push(b'[');
+            for (n, m) in msgs.iter().enumerate() {
+                if n > 0 {
+                    json.push(b',');
+                }
+                crate::model::engine_ser::write_message(&mut json, m);
+                ends.push(json.len());
+            }
+            json.push(b']');
+            (Arc::new(json), ends)
+        }));
     }
-    out
+    out.into_iter().map(|(json, _)| Some(json)).collect()
 }
 
 /// The subject's stdout closed: a crash if the process exits within the
@@ -602,6 +719,41 @@ fn drain(mut stderr: impl Read, keep: usize, tail: Arc<Mutex<Tail>>) {
         if t.bytes.len() > keep {
             let cut = t.bytes.len() - keep;
             t.bytes.drain(..cut);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::subject::protocol::write_messages_json;
+
+    /// A batch's histories that share messages (the same, one message
+    /// more, the first messages of the same history) are written from one
+    /// another, byte for byte as each written alone.
+    #[test]
+    fn shared_histories_are_written_as_each_alone() {
+        let gen = crate::generate::GenConfig::default();
+        for index in 0..200 {
+            let case = crate::generate::case_from_seed(3, index, &gen);
+            let input = &case.messages;
+            let mut longer = input.clone();
+            longer.push(Message::tool("x", "approved"));
+            let cut = input.len() / 2;
+            let prefix = &input[..cut];
+            let requests = [
+                Request::Compact(&case.config, input),
+                Request::Estimate(&case.config, input),
+                Request::Estimate(&case.config, &longer),
+                Request::Compact(&case.config, prefix),
+            ];
+            let jsons = shared_messages_json(&requests);
+            for (r, json) in requests.iter().zip(&jsons) {
+                let (Request::Compact(_, m) | Request::Estimate(_, m)) = *r;
+                let mut alone = Vec::new();
+                write_messages_json(&mut alone, m);
+                assert!(**json.as_ref().unwrap() == alone, "case {index}");
+            }
         }
     }
 }

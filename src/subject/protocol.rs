@@ -21,7 +21,6 @@ use super::{CompactAnswer, EstimateAnswer, EstimateReply, Fault, FaultKind, Subj
 use crate::config::Config;
 use crate::error::json_type;
 use crate::invariant::InvariantSet;
-use crate::model::engine::MessagesJson;
 use crate::model::{read_messages, read_messages_owned, write_messages, Message, WireFormat};
 
 pub const PROTOCOL_VERSION: u64 = 1;
@@ -156,8 +155,10 @@ pub fn parse_hello(v: &Value) -> Result<SubjectInfo, Fault> {
 
 /// Write a `compact` or `estimate` request line (with its `\n`) to `out`,
 /// directly: `config_json` is the config already serialised (one per
-/// case), and engine messages are written without a `Value` tree. The same
-/// bytes as serialising [`request`].
+/// case), and engine messages are written without a `Value` tree — or, in
+/// the engine format, `messages_json` is their JSON already written (the
+/// requests of one case share their history's). The same bytes as
+/// serialising [`request`].
 pub fn write_request(
     out: &mut Vec<u8>,
     op: &str,
@@ -166,51 +167,55 @@ pub fn write_request(
     msgs: &[Message],
     format: WireFormat,
 ) {
+    write_request_head(out, op, id);
+    write_request_rest(out, config_json, msgs, format, None);
+}
+
+/// A request line's opening, `{"op":…,"id":N`: what is written last, once
+/// the id is known (`ProcessSubject::submit`).
+pub fn write_request_head(out: &mut Vec<u8>, op: &str, id: u64) {
     out.extend_from_slice(b"{\"op\":");
     serde_json::to_writer(&mut *out, op).expect("writes to a Vec");
     out.extend_from_slice(b",\"id\":");
     out.extend_from_slice(id.to_string().as_bytes());
+}
+
+/// The rest of a request line after [`write_request_head`], its `\n`
+/// included.
+pub fn write_request_rest(
+    out: &mut Vec<u8>,
+    config_json: &[u8],
+    msgs: &[Message],
+    format: WireFormat,
+    messages_json: Option<&[u8]>,
+) {
     out.extend_from_slice(b",\"config\":");
     out.extend_from_slice(config_json);
-    if format == WireFormat::Engine {
-        out.extend_from_slice(b",\"messages\":");
-        write_messages_json(out, msgs);
-    } else {
-        let (system, arr) = write_messages(format, msgs);
-        if let Some(system) = system {
-            out.extend_from_slice(b",\"system\":");
-            serde_json::to_writer(&mut *out, &system).expect("writes to a Vec");
+    match (format, messages_json) {
+        (WireFormat::Engine, Some(json)) => {
+            out.extend_from_slice(b",\"messages\":");
+            out.extend_from_slice(json);
         }
-        out.extend_from_slice(b",\"messages\":");
-        serde_json::to_writer(&mut *out, &arr).expect("writes to a Vec");
+        (WireFormat::Engine, None) => {
+            out.extend_from_slice(b",\"messages\":");
+            write_messages_json(out, msgs);
+        }
+        _ => {
+            let (system, arr) = write_messages(format, msgs);
+            if let Some(system) = system {
+                out.extend_from_slice(b",\"system\":");
+                serde_json::to_writer(&mut *out, &system).expect("writes to a Vec");
+            }
+            out.extend_from_slice(b",\"messages\":");
+            serde_json::to_writer(&mut *out, &arr).expect("writes to a Vec");
+        }
     }
     out.extend_from_slice(b"}\n");
 }
 
 /// The engine JSON array of `msgs`, appended to `out`.
 pub fn write_messages_json(out: &mut Vec<u8>, msgs: &[Message]) {
-    serde_json::to_writer(&mut *out, &MessagesJson(msgs)).expect("writes to a Vec");
-}
-
-/// [`write_request`] in the engine format with the messages already
-/// written (`messages_json`, from [`write_messages_json`]): the requests of
-/// one case share their history's JSON.
-pub fn write_request_json(
-    out: &mut Vec<u8>,
-    op: &str,
-    id: u64,
-    config_json: &[u8],
-    messages_json: &[u8],
-) {
-    out.extend_from_slice(b"{\"op\":");
-    serde_json::to_writer(&mut *out, op).expect("writes to a Vec");
-    out.extend_from_slice(b",\"id\":");
-    out.extend_from_slice(id.to_string().as_bytes());
-    out.extend_from_slice(b",\"config\":");
-    out.extend_from_slice(config_json);
-    out.extend_from_slice(b",\"messages\":");
-    out.extend_from_slice(messages_json);
-    out.extend_from_slice(b"}\n");
+    crate::model::engine_ser::write_messages(out, msgs);
 }
 
 /// A protocol line as read: its fields, and — when the fast path could read
@@ -243,11 +248,27 @@ pub fn read_line_expecting(
     format: WireFormat,
     expected: Option<&[u8]>,
 ) -> Result<ProtocolLine, String> {
+    read_line_with(bytes, format, expected, false)
+}
+
+/// [`read_line`], keeping the `messages`' JSON text as well
+/// (`messages_json`): `ctxgate serve` knows a request that extends a
+/// history it has seen by it.
+pub fn read_line_keeping_json(bytes: &[u8], format: WireFormat) -> Result<ProtocolLine, String> {
+    read_line_with(bytes, format, None, true)
+}
+
+fn read_line_with(
+    bytes: &[u8],
+    format: WireFormat,
+    expected: Option<&[u8]>,
+    keep_json: bool,
+) -> Result<ProtocolLine, String> {
     if let Some(line) = expected.and_then(|e| read_echo(bytes, e)) {
         return Ok(line);
     }
     if format == WireFormat::Engine {
-        if let Some(line) = read_line_fast(bytes, expected) {
+        if let Some(line) = read_line_fast(bytes, expected, keep_json) {
             return Ok(line);
         }
     }
@@ -291,9 +312,14 @@ fn read_echo(bytes: &[u8], expected: &[u8]) -> Option<ProtocolLine> {
     })
 }
 
-fn read_line_fast(bytes: &[u8], expected: Option<&[u8]>) -> Option<ProtocolLine> {
+/// The engine line read in one pass, its messages straight into
+/// messages; `None` for anything else (read again the slow way). With
+/// `keep_json`, the messages are taken as raw JSON first, then read: the
+/// text is kept, and compared with `expected` (the history handed back
+/// with keys after its `messages`, which `read_echo` does not see).
+fn read_line_fast(bytes: &[u8], expected: Option<&[u8]>, keep_json: bool) -> Option<ProtocolLine> {
     use serde::de::{DeserializeSeed, MapAccess, Visitor};
-    struct V<'x>(Option<&'x [u8]>);
+    struct V<'x>(Option<&'x [u8]>, bool);
     impl<'de> Visitor<'de> for V<'_> {
         type Value = ProtocolLine;
         fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
@@ -314,6 +340,11 @@ fn read_line_fast(bytes: &[u8], expected: Option<&[u8]>) -> Option<ProtocolLine>
                         return Err(serde::de::Error::custom("messages twice"));
                     }
                     seen = true;
+                    if !self.1 {
+                        let msgs = map.next_value_seed(crate::model::engine_de::MessagesSeed)?;
+                        line.messages = Some(msgs);
+                        continue;
+                    }
                     let raw: &serde_json::value::RawValue = map.next_value()?;
                     line.messages_json = Some(raw.get().as_bytes().to_vec());
                     if self.0 == Some(raw.get().as_bytes()) {
@@ -336,7 +367,7 @@ fn read_line_fast(bytes: &[u8], expected: Option<&[u8]>) -> Option<ProtocolLine>
     // One UTF-8 check for the whole line; the parser then trusts its strings.
     let text = std::str::from_utf8(bytes).ok()?;
     let mut de = serde_json::Deserializer::from_str(text);
-    let line = serde::Deserializer::deserialize_map(&mut de, V(expected)).ok()?;
+    let line = serde::Deserializer::deserialize_map(&mut de, V(expected, keep_json)).ok()?;
     de.end().ok()?;
     Some(line)
 }
@@ -402,7 +433,7 @@ pub fn write_compact_answer(
             out.extend_from_slice(b"{\"id\":");
             serde_json::to_writer(&mut *out, id).expect("writes to a Vec");
             out.extend_from_slice(b",\"messages\":");
-            serde_json::to_writer(&mut *out, &MessagesJson(msgs)).expect("writes to a Vec");
+            write_messages_json(out, msgs);
             out.push(b'}');
         }
         other => serde_json::to_writer(&mut *out, &compact_answer(id, other, format))
