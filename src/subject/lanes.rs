@@ -4,9 +4,13 @@
 //! lanes the subject works on one lane's requests meanwhile, and the
 //! protocol path costs what the slower of the two sides costs, not both.
 //!
-//! Each lane sends its requests as one batch and reads the answers to its
-//! batch itself; batches are read in the order they were sent (a subject
-//! answers in order, SPEC §6). A fault kills the process, as it does for a
+//! Each lane writes its requests as one batch before it takes the process,
+//! sends them, and reads the answers to its batch itself; batches are read
+//! in the order they were sent (a subject answers in order, SPEC §6). The
+//! process is held only to send and to take an answer's line: a lane waits
+//! for the subject, and parses what it took, with the process let go, so
+//! another lane sends its batch meanwhile and the subject always has the
+//! next one at hand. A fault kills the process, as it does for a
 //! process of its own: the batch that met it gets the fault, and a lane
 //! whose batch was still waiting sends it again to the new process — a
 //! bystander is never charged with another case's fault.
@@ -195,6 +199,13 @@ fn read<'a>(
                 },
             }
         };
+        let advanced = n + 1 == requests.len() && answer.is_ok();
+        if advanced {
+            // Every line of the batch is taken: the next batch's lane may
+            // read while this one parses its last.
+            st.read = ticket + 1;
+            shared.turn.notify_all();
+        }
         let reply = match answer {
             Ok(a) => {
                 drop(st);
@@ -213,14 +224,14 @@ fn read<'a>(
                     false => f,
                 };
                 st.solo |= matches!(f.kind, FaultKind::Timeout | FaultKind::ClosedStdout);
-                st.read = ticket + 1;
-                shared.turn.notify_all();
+                if !advanced {
+                    st.read = ticket + 1;
+                    shared.turn.notify_all();
+                }
                 return (st, Some(Err(f)));
             }
         }
     }
-    st.read = ticket + 1;
-    shared.turn.notify_all();
     (st, Some(Ok(replies)))
 }
 

@@ -104,12 +104,13 @@ impl Pipes {
         })
     }
 
-    /// Queue a line, given in `parts`, for the subject's stdin and write
-    /// what the pipe takes now; the rest goes out while the next answer is
-    /// awaited. Once the subject has closed its stdin, requests are
-    /// dropped: the closed stdout or the timeout that follows says what
-    /// happened.
-    pub fn send(&mut self, parts: &[&[u8]]) {
+    /// Queue a line, given in `parts`, for the subject's stdin; the next
+    /// [`flush`](Self::flush) writes what the pipe takes, the rest goes out
+    /// while the next answer is awaited (the lines of a batch go out in one
+    /// write, and wake the subject once). Once the subject has closed its
+    /// stdin, requests are dropped: the closed stdout or the timeout that
+    /// follows says what happened.
+    pub fn queue(&mut self, parts: &[&[u8]]) {
         if self.stdin.is_none() {
             return;
         }
@@ -120,7 +121,6 @@ impl Pipes {
         for part in parts {
             self.pending.extend_from_slice(part);
         }
-        self.flush();
     }
 
     /// A handle to wait for stdout with, apart from these pipes.
@@ -134,7 +134,7 @@ impl Pipes {
     }
 
     /// Write pending request bytes until the pipe is full.
-    fn flush(&mut self) {
+    pub fn flush(&mut self) {
         while self.has_pending() {
             let stdin = self.stdin.as_mut().expect("checked");
             match stdin.write(&self.pending[self.sent..]) {
@@ -351,7 +351,8 @@ mod tests {
             })
             .collect();
         for l in &lines {
-            pipes.send(&[l]);
+            pipes.queue(&[l]);
+            pipes.flush();
         }
         for l in &lines {
             assert_eq!(wait_line(&mut pipes), Line::Text(l[..l.len() - 1].to_vec()));
@@ -367,7 +368,8 @@ mod tests {
     fn a_subject_that_never_reads_blocks_nothing() {
         let (mut child, mut pipes) = start("sleep 30", 1 << 20);
         let t = Instant::now();
-        pipes.send(&[&vec![b'x'; 8 << 20]]);
+        pipes.queue(&[&vec![b'x'; 8 << 20]]);
+        pipes.flush();
         assert_eq!(pipes.next_line(Duration::from_millis(200)), Line::Pending);
         assert!(t.elapsed() < Duration::from_secs(10), "{:?}", t.elapsed());
         child.kill().unwrap();

@@ -285,11 +285,20 @@ impl ProcessSubject {
     /// Queue a request line for the subject's stdin (`Pipes::send`). A
     /// closed stdin shows up later as a closed stdout or a timeout.
     fn send_line(&mut self, parts: &[&[u8]]) {
+        self.queue_line(parts);
+        if let Some(r) = self.running.as_mut() {
+            r.pipes.flush();
+        }
+    }
+
+    /// [`send_line`](Self::send_line) but for the write, which the batch's
+    /// last line does.
+    fn queue_line(&mut self, parts: &[&[u8]]) {
         let len: usize = parts.iter().map(|p| p.len()).sum();
         self.traffic.requests += 1;
         self.traffic.bytes_sent += len as u64;
         if let Some(r) = self.running.as_mut() {
-            r.pipes.send(parts);
+            r.pipes.queue(parts);
         }
     }
 
@@ -426,10 +435,13 @@ impl ProcessSubject {
                 };
                 head.clear();
                 write_request_head(&mut head, op, id);
-                self.send_line(&[&head, rest]);
+                self.queue_line(&[&head, rest]);
                 id
             })
             .collect();
+        if let Some(r) = self.running.as_mut() {
+            r.pipes.flush();
+        }
         Ok(Sent {
             ids,
             jsons: prepared.jsons,
