@@ -128,7 +128,7 @@ fn observe(
         None => Vec::new(),
     };
     // The ToolLoop's first turn that needs the subject has a history of
-    // the case's own messages, known now: it goes out with the rest.
+    // the case's own first messages, known now: it goes out with the rest.
     let session = (set.contains(Invariant::SessionNeverOverflows) && well_formed)
         .then(|| SessionStart::of(config, input));
     let early = session
@@ -136,6 +136,12 @@ fn observe(
         .and_then(SessionStart::first_due)
         .filter(|&len| len < input.len());
     let mut batch = Vec::with_capacity(5);
+    // First, so that the whole history is that one and messages more: a
+    // subject that knows what it just read (`ctxgate serve`) reads only
+    // those, and the harness writes only theirs.
+    if let Some(len) = early {
+        batch.push(Request::Compact(config, &input[..len]));
+    }
     if needs_compact {
         batch.push(Request::Compact(config, input));
     }
@@ -148,10 +154,8 @@ fn observe(
     if monotone {
         batch.push(Request::Estimate(config, &longer));
     }
-    if let Some(len) = early {
-        batch.push(Request::Compact(config, &input[..len]));
-    }
     let mut replies = subject.batch(&batch)?.into_iter();
+    let first = early.and_then(|_| replies.next().and_then(Reply::into_compact));
     if needs_compact {
         obs.answer = replies.next().and_then(Reply::into_compact);
     }
@@ -167,7 +171,6 @@ fn observe(
             .and_then(Reply::into_estimate)
             .map(|e| (e, m));
     }
-    let first = early.and_then(|_| replies.next().and_then(Reply::into_compact));
     // An answer already given to the same request, by a subject that gave
     // it twice alike: not asked a third time.
     let known = match (&obs.answer, &obs.second) {
