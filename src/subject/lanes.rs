@@ -18,7 +18,7 @@
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::time::Instant;
 
-use super::process::{Prepared, ProcessSubject, Sent};
+use super::process::{ConfigJson, Prepared, ProcessSubject, Sent};
 use super::{
     CompactAnswer, EstimateReply, Fault, FaultKind, Reply, Request, Subject, SubjectInfo, Traffic,
 };
@@ -56,6 +56,8 @@ pub struct Lane {
     /// The run's end: a batch lost with a process after it is not sent
     /// again (each resend may cost a whole timeout).
     deadline: Option<Instant>,
+    /// The last config this lane wrote.
+    configs: ConfigJson,
 }
 
 impl Lane {
@@ -79,6 +81,7 @@ impl Lane {
                 info: info.clone(),
                 reports_traffic: k == 0,
                 deadline: None,
+                configs: ConfigJson::default(),
             })
             .collect()
     }
@@ -98,7 +101,7 @@ impl Lane {
         };
         // Written before the process is held: writing a batch keeps no
         // other lane from sending or reading its own.
-        let mut prepared = Some(Prepared::new(self.info.format, requests));
+        let mut prepared = Some(Prepared::new(self.info.format, requests, &mut self.configs));
         loop {
             // Waiting for the process is waiting behind another lane.
             let (mut st, mut waited) = match shared.state.try_lock() {
@@ -121,9 +124,9 @@ impl Lane {
             }
             let idle =
                 (st.read == st.sent && st.start == st.subject.starts) || !st.subject.is_running();
-            let batch = prepared
-                .take()
-                .unwrap_or_else(|| Prepared::new(st.subject.info().format, requests));
+            let batch = prepared.take().unwrap_or_else(|| {
+                Prepared::new(st.subject.info().format, requests, &mut self.configs)
+            });
             let sent = match st.subject.submit(requests, batch, idle) {
                 Ok(sent) => sent,
                 Err(f) => {

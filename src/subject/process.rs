@@ -85,6 +85,8 @@ pub struct ProcessSubject {
     /// How many times the process was (re)started.
     pub starts: u32,
     traffic: super::Traffic,
+    /// The last config written (`pipelined`).
+    configs: ConfigJson,
 }
 
 impl ProcessSubject {
@@ -101,6 +103,7 @@ impl ProcessSubject {
             next_id: 1,
             starts: 0,
             traffic: super::Traffic::default(),
+            configs: ConfigJson::default(),
         };
         s.info = s.spawn()?;
         Ok(s)
@@ -380,7 +383,7 @@ impl ProcessSubject {
     /// Send `requests` one after the other, then read their answers in
     /// order: the subject is never left idle waiting for the harness.
     fn pipelined(&mut self, requests: &[Request<'_>]) -> Result<Vec<Reply>, Fault> {
-        let prepared = Prepared::new(self.info.format, requests);
+        let prepared = Prepared::new(self.info.format, requests, &mut self.configs);
         let sent = self.submit(requests, prepared, true)?;
         let format = self.info.format;
         let mut replies = Vec::with_capacity(requests.len());
@@ -420,7 +423,7 @@ impl ProcessSubject {
         }
         if prepared.format != self.info.format {
             // A restart that said another format in its hello.
-            prepared = Prepared::new(self.info.format, requests);
+            prepared = Prepared::new(self.info.format, requests, &mut self.configs);
         }
         let mut head = Vec::with_capacity(32);
         let ids: Vec<u64> = requests
@@ -485,23 +488,24 @@ pub(crate) struct Prepared {
 }
 
 impl Prepared {
-    pub(crate) fn new(format: WireFormat, requests: &[Request<'_>]) -> Prepared {
+    /// `configs` keeps the last config's JSON: the batches of a case, and
+    /// often of a run, share one (its envelope can be kilobytes).
+    pub(crate) fn new(
+        format: WireFormat,
+        requests: &[Request<'_>],
+        configs: &mut ConfigJson,
+    ) -> Prepared {
         let jsons = if format == WireFormat::Engine {
             shared_messages_json(requests)
         } else {
             vec![None; requests.len()]
         };
-        let mut config_json: Option<(&Config, Vec<u8>)> = None;
         let rests = requests
             .iter()
             .zip(&jsons)
             .map(|(r, json)| {
                 let (Request::Compact(config, msgs) | Request::Estimate(config, msgs)) = *r;
-                if config_json.as_ref().is_none_or(|(c, _)| *c != config) {
-                    let json = serde_json::to_vec(&config.to_value()).expect("a config serialises");
-                    config_json = Some((config, json));
-                }
-                let cfg = &config_json.as_ref().expect("set above").1;
+                let cfg = configs.of(config);
                 let mut rest =
                     Vec::with_capacity(cfg.len() + json.as_ref().map_or(256, |m| m.len() + 32));
                 write_request_rest(
@@ -519,6 +523,20 @@ impl Prepared {
             rests,
             jsons,
         }
+    }
+}
+
+/// The last config written and its JSON.
+#[derive(Default)]
+pub(crate) struct ConfigJson(Option<(Config, Vec<u8>)>);
+
+impl ConfigJson {
+    fn of(&mut self, config: &Config) -> &[u8] {
+        if self.0.as_ref().is_none_or(|(c, _)| c != config) {
+            let json = serde_json::to_vec(&config.to_value()).expect("a config serialises");
+            self.0 = Some((config.clone(), json));
+        }
+        &self.0.as_ref().expect("set above").1
     }
 }
 
