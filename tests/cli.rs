@@ -1262,3 +1262,53 @@ fn report_merge_joins_shards_as_one_run() {
     assert_eq!(out.code, 2, "{}", out.stderr);
     assert!(out.stderr.contains("seeds differ"), "{}", out.stderr);
 }
+
+/// A run that ends before its report (here: a subject that cannot start)
+/// leaves no report file where there was none — not an empty one a CI step
+/// would read as a report — and the old contents where there was one; a
+/// run that reports writes every file whole.
+#[test]
+fn a_run_without_a_report_leaves_no_report_file() {
+    let dir = TempDir::new("no-report");
+    let fresh = dir.0.join("fresh.json");
+    let also = dir.0.join("also.xml");
+    let old = dir.file("old.json", "the last run's report\n");
+    let out = run(&[
+        "check",
+        "--subject",
+        "/nonexistent/ctxgate-no-such-subject",
+        "--cases",
+        "5",
+        "--report",
+        "json",
+        "--out",
+        fresh.to_str().unwrap(),
+        "--also-report",
+        &format!("junit={}", also.display()),
+    ]);
+    assert_ne!(out.code, 0, "a subject that cannot start is not a pass");
+    assert!(!fresh.exists(), "an empty --out file was left");
+    assert!(!also.exists(), "an empty --also-report file was left");
+    let out = run(&[
+        "check",
+        "--subject",
+        "/nonexistent/ctxgate-no-such-subject",
+        "--cases",
+        "5",
+        "--out",
+        &old,
+    ]);
+    assert_ne!(out.code, 0);
+    assert_eq!(
+        std::fs::read_to_string(&old).unwrap(),
+        "the last run's report\n"
+    );
+    // A run that reports replaces the old contents entirely.
+    let out = run(&[
+        "check", "--cases", "5", "--seed", "1", "--report", "json", "--out", &old,
+    ]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let report: Value = serde_json::from_str(&std::fs::read_to_string(&old).unwrap())
+        .expect("the report replaced the old text whole");
+    assert!(report.is_object());
+}

@@ -3,9 +3,6 @@
 //! comparison (`ctxgate::baseline`), print the report, and exit as the
 //! gate says (`--fail-on`).
 
-use std::fs::File;
-use std::io::Write;
-
 use super::check::{progress_printer, write_also, AlsoReports, Args, FailOnArg, ReportKind};
 use super::common::Failure;
 use super::subject::SubjectArgs;
@@ -21,7 +18,7 @@ pub fn run(
     mut subjects: Vec<Box<dyn Subject + Send>>,
     opts: &CheckOptions,
     jobs: usize,
-    out_file: Option<File>,
+    out_file: Option<super::common::ReportFile>,
     also: AlsoReports,
 ) -> Result<(), Failure> {
     let side = SubjectArgs {
@@ -87,11 +84,8 @@ pub fn run(
     let rendered = render(&r, &hints, args.report);
     let mut write_error = write_also(also, |kind| render(&r, &hints, kind));
     match (&args.out, out_file) {
-        (Some(path), Some(mut file)) => {
-            if let Err(e) = file
-                .write_all(rendered.as_bytes())
-                .and_then(|_| file.flush())
-            {
+        (Some(path), Some(file)) => {
+            if let Err(e) = file.write(&rendered) {
                 write_error = Some(format!("{}: cannot write the report: {e}", path.display()));
             }
             print!("{}", report::human(&r, &hints));

@@ -174,8 +174,8 @@ pub fn run_check(args: Args) -> Result<(), Failure> {
     let seed = args.seed.unwrap_or_else(random_seed);
     // Where the results go is settled before any work is done: a report
     // or a fixture that cannot be written is bad usage now, not a lost run.
-    let mut out_file = match &args.out {
-        Some(path) => Some(std::fs::File::create(path).map_err(|e| {
+    let out_file = match &args.out {
+        Some(path) => Some(super::common::ReportFile::open(path).map_err(|e| {
             Failure::bad_input(format!(
                 "{}: cannot write the report there: {e}",
                 path.display()
@@ -292,13 +292,9 @@ pub fn run_check(args: Args) -> Result<(), Failure> {
     };
     let rendered = render_as(args.report);
     let mut write_error = write_also(also, render_as);
-    match (&args.out, out_file.as_mut()) {
+    match (&args.out, out_file) {
         (Some(path), Some(file)) => {
-            use std::io::Write;
-            if let Err(e) = file
-                .write_all(rendered.as_bytes())
-                .and_then(|_| file.flush())
-            {
+            if let Err(e) = file.write(&rendered) {
                 write_error = Some(format!("{}: cannot write the report: {e}", path.display()));
             }
             print!("{human}{transport_text}");
@@ -347,7 +343,7 @@ pub fn run_check(args: Args) -> Result<(), Failure> {
 }
 
 /// The `--also-report` files, created before any work is done.
-pub(super) type AlsoReports = Vec<(ReportKind, PathBuf, std::fs::File)>;
+pub(super) type AlsoReports = Vec<(ReportKind, super::common::ReportFile)>;
 
 fn open_also(list: &[String]) -> Result<AlsoReports, Failure> {
     list.iter()
@@ -361,10 +357,9 @@ fn open_also(list: &[String]) -> Result<AlsoReports, Failure> {
                     "unknown form {form:?}; the forms are human, json, junit, markdown"
                 ))
             })?;
-            let path = PathBuf::from(path);
-            let file = std::fs::File::create(&path)
+            let file = super::common::ReportFile::open(std::path::Path::new(path))
                 .map_err(|e| bad(format!("cannot write the report there: {e}")))?;
-            Ok((kind, path, file))
+            Ok((kind, file))
         })
         .collect()
 }
@@ -374,14 +369,11 @@ pub(super) fn write_also(
     also: AlsoReports,
     render: impl Fn(ReportKind) -> String,
 ) -> Option<String> {
-    use std::io::Write;
     let mut error = None;
-    for (kind, path, mut file) in also {
-        if let Err(e) = file
-            .write_all(render(kind).as_bytes())
-            .and_then(|_| file.flush())
-        {
-            error.get_or_insert(format!("{}: cannot write the report: {e}", path.display()));
+    for (kind, file) in also {
+        let path = file.path().display().to_string();
+        if let Err(e) = file.write(&render(kind)) {
+            error.get_or_insert(format!("{path}: cannot write the report: {e}"));
         }
     }
     error
