@@ -54,16 +54,7 @@ pub fn write_message(out: &mut Vec<u8>, m: &Message) {
             b",\"pinned\":false"
         });
     }
-    for (k, v) in m
-        .extra
-        .iter()
-        .filter(|(k, _)| !super::engine::MESSAGE_FIELDS.contains(&k.as_str()))
-    {
-        out.push(b',');
-        write_str(out, k);
-        out.push(b':');
-        write_value(out, v);
-    }
+    write_extra(out, &m.extra, &super::engine::MESSAGE_FIELDS);
     out.push(b'}');
 }
 
@@ -74,17 +65,19 @@ fn write_call(out: &mut Vec<u8>, c: &ToolCall) {
     write_str(out, &c.name);
     out.extend_from_slice(b",\"arguments\":");
     write_value(out, &c.arguments);
-    for (k, v) in c
-        .extra
-        .iter()
-        .filter(|(k, _)| !super::engine::CALL_FIELDS.contains(&k.as_str()))
-    {
+    write_extra(out, &c.extra, &super::engine::CALL_FIELDS);
+    out.push(b'}');
+}
+
+/// `,"key":value` for each field of `extra` but the `named` ones (written
+/// already), in order.
+fn write_extra(out: &mut Vec<u8>, extra: &serde_json::Map<String, Value>, named: &[&str]) {
+    for (k, v) in extra.iter().filter(|(k, _)| !named.contains(&k.as_str())) {
         out.push(b',');
         write_str(out, k);
         out.push(b':');
         write_value(out, v);
     }
-    out.push(b'}');
 }
 
 /// `v` as compact JSON, as `serde_json::to_writer` writes it (numbers keep
