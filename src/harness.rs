@@ -69,6 +69,18 @@ pub fn run_case(
     set: InvariantSet,
 ) -> CaseResult {
     let set = set.intersect(subject.info().claimed());
+    // Judged on the history as the subject is sent it.
+    let as_sent;
+    let input = if !subject.sees_spellings() && crate::model::has_spellings(input) {
+        as_sent = {
+            let mut msgs = input.to_vec();
+            crate::model::forget_spellings(&mut msgs);
+            msgs
+        };
+        &as_sent[..]
+    } else {
+        input
+    };
     let facts = Facts::of(config, input);
     let mut obs = Observation::default();
     let mut result = CaseResult {

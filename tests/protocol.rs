@@ -448,3 +448,59 @@ fn a_slow_first_hello_is_startup_not_a_fault() {
     assert_eq!(out.status.code(), Some(0), "{report}");
     assert_eq!(report["faults"].as_array().unwrap().len(), 0, "{report}");
 }
+
+/// An `openai` history keeps each call's `arguments` text as written
+/// (spaces and all), which the engine format cannot carry: a subject sent
+/// it measures the compact form. With the ceiling between the two bodies,
+/// the reference held in process but failed `body-under-ceiling` through
+/// `ctxgate serve` — a correct compactor failed by the bytes it was never
+/// sent. Judged on the history as sent, it holds both ways.
+#[test]
+fn a_subject_is_judged_on_the_history_it_was_sent() {
+    let messages = serde_json::json!([
+        {"role": "system", "content": "s"},
+        {"role": "user", "content": "go"},
+        {"role": "assistant", "content": null, "tool_calls": [{"id": "c1", "type": "function",
+            "function": {"name": "f", "arguments":
+                "{      \"path\"  :   \"a.txt\"  ,   \"n\"  :  [1,   2,   3]                        }"}}]},
+        {"role": "tool", "tool_call_id": "c1", "content": "ok"}
+    ]);
+    let read = ctxgate::model::openai::read_messages(messages.as_array().unwrap()).unwrap();
+    let mut sent = read.clone();
+    ctxgate::model::forget_spellings(&mut sent);
+    let config = |ceiling: u64| {
+        serde_json::json!({"contextWindow": 200000, "threshold": 0.7, "bytesPerToken": 1,
+            "wireFormat": "openai", "transportMaxBodyBytes": ceiling})
+    };
+    let measure = |msgs: &[ctxgate::model::Message]| {
+        let c = ctxgate::Config::from_value_ref(&config(102_400)).unwrap();
+        ctxgate::body::body_bytes(&c, msgs)
+    };
+    let (as_read, as_sent) = (measure(&read), measure(&sent));
+    assert!(
+        as_sent < as_read,
+        "the spelling makes the body longer: {as_sent} vs {as_read}"
+    );
+    let ceiling = (as_sent + as_read) / 2;
+    let dir = temp_dir("spellings");
+    let fixture = dir.join("spaced.json");
+    let doc = serde_json::json!({"ctxgate": 1, "name": "spaced-arguments",
+        "see": "openai arguments text the engine form cannot carry", "op": "compact",
+        "format": "openai", "config": config(ceiling), "messages": messages,
+        "invariants": ["body-under-ceiling", "estimate-covers-tool-calls", "no-premature-compaction"]});
+    std::fs::write(&fixture, serde_json::to_vec(&doc).unwrap()).unwrap();
+    for subject in [None, Some(serve_cmd(""))] {
+        let mut cmd = Command::new(ctxgate());
+        cmd.arg("replay").arg(&fixture);
+        if let Some(s) = &subject {
+            cmd.args(["--subject", s]);
+        }
+        let out = cmd.output().unwrap();
+        assert!(
+            out.status.success(),
+            "{subject:?}: {}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+}

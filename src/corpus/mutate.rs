@@ -98,7 +98,7 @@ impl Seeds {
         let round = index / n;
         let rng = &mut SplitMix64::new(mix(seed ^ 0x00C0_5EED, index));
         let mut messages = s.messages.clone();
-        as_sent(&mut messages);
+        crate::model::forget_spellings(&mut messages);
         if !exact_numbers {
             portable_numbers(&mut messages);
         }
@@ -174,21 +174,6 @@ fn place(seed: &Seed, msgs: &[Message], rng: &mut SplitMix64) -> Config {
     // on the target, when a valid config has it.
     set_trigger(&mut c, target, false, true, 0);
     c
-}
-
-/// The history as the protocol carries it: without the spellings the
-/// wire-format reader kept (an `openai` call's `arguments` string as
-/// written, `{"a": 1}` with its spaces), which engine messages cannot carry
-/// — a subject sent them measures the compact form, so the case is
-/// measured that way too (else every such body is a few bytes apart, and a
-/// ceiling placed on it fails a correct subject by those bytes).
-fn as_sent(msgs: &mut [Message]) {
-    for m in msgs {
-        m.wire = None;
-        for c in m.tool_calls.iter_mut().flatten() {
-            c.wire = None;
-        }
-    }
 }
 
 /// Real histories hold numbers that stock JSON libraries re-spell (`12.50`,

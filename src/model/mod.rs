@@ -23,3 +23,25 @@ pub use document::{
 pub use format::WireFormat;
 pub use iteration::{check_well_formed, head_len, iterations, unanswered_calls};
 pub use message::{Content, Message, Role, ToolCall};
+
+/// The history as the engine format carries it: without the spellings a
+/// wire-format reader kept (`Message::wire`, `ToolCall::wire`: an `openai`
+/// call's `arguments` string as written, `{"a": 1}` with its spaces), which
+/// engine messages cannot carry. A subject sent them in that format
+/// measures the compact form, so the history is measured that way too —
+/// else every such body is a few bytes apart from the subject's, and a
+/// ceiling placed between the two fails a correct subject by those bytes.
+pub fn forget_spellings(msgs: &mut [Message]) {
+    for m in msgs {
+        m.wire = None;
+        for c in m.tool_calls.iter_mut().flatten() {
+            c.wire = None;
+        }
+    }
+}
+
+/// Whether any message of `msgs` keeps a spelling ([`forget_spellings`]).
+pub fn has_spellings(msgs: &[Message]) -> bool {
+    msgs.iter()
+        .any(|m| m.wire.is_some() || m.tool_calls.iter().flatten().any(|c| c.wire.is_some()))
+}

@@ -267,6 +267,10 @@ impl Subject for Lane {
         self.deadline = deadline;
     }
 
+    fn sees_spellings(&self) -> bool {
+        self.info.format != crate::model::WireFormat::Engine
+    }
+
     fn traffic(&self) -> Option<Traffic> {
         if self.reports_traffic {
             self.lock().subject.traffic()

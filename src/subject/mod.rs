@@ -261,6 +261,16 @@ pub trait Subject {
         None
     }
 
+    /// Whether the subject sees a history's messages as they were read,
+    /// spellings included (`Message::wire`: an `openai` call's `arguments`
+    /// text as written). In process it does; over the protocol in the
+    /// engine format it cannot (engine messages carry values), so the
+    /// harness judges such a subject on the history as sent
+    /// (`harness::run_case`).
+    fn sees_spellings(&self) -> bool {
+        true
+    }
+
     /// When the run ends (`--time`): past it, a subject may end a request
     /// with a [`FaultKind::Stopped`] instead of starting it again.
     fn stop_at(&mut self, _deadline: Option<std::time::Instant>) {}

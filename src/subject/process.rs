@@ -637,6 +637,10 @@ impl Subject for ProcessSubject {
     fn traffic(&self) -> Option<super::Traffic> {
         Some(self.traffic)
     }
+
+    fn sees_spellings(&self) -> bool {
+        self.info.format != WireFormat::Engine
+    }
 }
 
 pub static SUBMITS: AtomicU64 = AtomicU64::new(0);

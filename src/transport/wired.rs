@@ -53,6 +53,10 @@ impl Subject for Wired {
         self.inner.traffic()
     }
 
+    fn sees_spellings(&self) -> bool {
+        self.inner.sees_spellings()
+    }
+
     fn batch(&mut self, requests: &[Request<'_>]) -> Result<Vec<Reply>, Fault> {
         self.inner.batch(requests)
     }
