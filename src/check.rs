@@ -421,12 +421,68 @@ impl Shard {
     }
 }
 
+/// Deals a run's case indices to its workers, in order — its shard's only
+/// (`--shard`) — until the cases or the time (`--time`) run out (`check`
+/// and `check --baseline`).
+pub(crate) struct Dealer {
+    start: Instant,
+    time: Option<Duration>,
+    shard: Option<Shard>,
+    cases: u64,
+    next: std::sync::atomic::AtomicU64,
+}
+
+/// What a worker is dealt.
+pub(crate) enum Deal {
+    Case(u64),
+    /// Every case of the run is dealt.
+    Done,
+    /// The run's time is up.
+    OutOfTime,
+}
+
+impl Dealer {
+    /// Starting now.
+    pub(crate) fn new(opts: &CheckOptions) -> Dealer {
+        Dealer {
+            start: Instant::now(),
+            time: opts.time,
+            shard: opts.shard,
+            cases: opts.cases,
+            next: std::sync::atomic::AtomicU64::new(0),
+        }
+    }
+
+    pub(crate) fn started(&self) -> Instant {
+        self.start
+    }
+
+    /// When the run's time is up, if it has a time.
+    pub(crate) fn deadline(&self) -> Option<Instant> {
+        self.time.map(|t| self.start + t)
+    }
+
+    pub(crate) fn next(&self) -> Deal {
+        if out_of_time(self.deadline()) {
+            return Deal::OutOfTime;
+        }
+        let j = self.next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let index = match self.shard {
+            Some(shard) => shard.index(j),
+            None => j,
+        };
+        match index < self.cases {
+            true => Deal::Case(index),
+            false => Deal::Done,
+        }
+    }
+}
+
 /// The state a run's workers share.
 struct Engine {
     opts: CheckOptions,
     checked: InvariantSet,
-    start: Instant,
-    next: std::sync::atomic::AtomicU64,
+    dealer: Dealer,
     state: std::sync::Mutex<State>,
 }
 
@@ -467,8 +523,7 @@ impl Engine {
                 ..opts.clone()
             },
             checked,
-            start: Instant::now(),
-            next: std::sync::atomic::AtomicU64::new(0),
+            dealer: Dealer::new(opts),
             state: std::sync::Mutex::new(State {
                 report,
                 first_failure: BTreeMap::new(),
@@ -483,7 +538,7 @@ impl Engine {
     }
 
     fn deadline(&self) -> Option<Instant> {
-        self.opts.time.map(|t| self.start + t)
+        self.dealer.deadline()
     }
 
     /// The next case index to run, if any is left (and time is).
@@ -491,16 +546,14 @@ impl Engine {
         if self.checked.is_empty() {
             return None;
         }
-        if out_of_time(self.deadline()) {
-            self.lock().report.stopped_by_time = true;
-            return None;
+        match self.dealer.next() {
+            Deal::Case(index) => Some(index),
+            Deal::Done => None,
+            Deal::OutOfTime => {
+                self.lock().report.stopped_by_time = true;
+                None
+            }
         }
-        let j = self.next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        let index = match self.opts.shard {
-            Some(shard) => shard.index(j),
-            None => j,
-        };
-        (index < self.opts.cases).then_some(index)
     }
 
     fn progress(&self) -> Progress {
@@ -565,7 +618,7 @@ impl Engine {
 
     /// The report, failures and faults in case order.
     fn finish(self) -> CheckReport {
-        let elapsed = self.start.elapsed();
+        let elapsed = self.dealer.started().elapsed();
         let st = self.state.into_inner().unwrap_or_else(|e| e.into_inner());
         let mut report = st.report;
         report.elapsed = elapsed;

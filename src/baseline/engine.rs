@@ -6,7 +6,6 @@
 //! case index, shrunk by the worker that found it.
 
 use std::collections::BTreeMap;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Mutex, MutexGuard};
 use std::time::Instant;
 
@@ -16,7 +15,7 @@ use super::{
 };
 use crate::body::body_bytes;
 use crate::check::{
-    out_of_time, save, shrink_failing, shrink_with_budget, CheckOptions, Failure, FaultRecord,
+    save, shrink_failing, shrink_with_budget, CheckOptions, Deal, Dealer, Failure, FaultRecord,
     Progress, Saved, Tally,
 };
 use crate::fixture::Fixture;
@@ -79,8 +78,7 @@ struct Engine {
     checked: InvariantSet,
     /// Of those, what the baseline claims.
     baseline_checked: InvariantSet,
-    start: Instant,
-    next: AtomicU64,
+    dealer: Dealer,
     state: Mutex<State>,
 }
 
@@ -146,8 +144,7 @@ impl Engine {
             },
             checked,
             baseline_checked,
-            start: Instant::now(),
-            next: AtomicU64::new(0),
+            dealer: Dealer::new(opts),
             state: Mutex::new(State {
                 invariants,
                 ..State::default()
@@ -160,23 +157,21 @@ impl Engine {
     }
 
     fn deadline(&self) -> Option<Instant> {
-        self.opts.time.map(|t| self.start + t)
+        self.dealer.deadline()
     }
 
     fn next_index(&self) -> Option<u64> {
         if self.checked.is_empty() {
             return None;
         }
-        if out_of_time(self.deadline()) {
-            self.lock().stopped_by_time = true;
-            return None;
+        match self.dealer.next() {
+            Deal::Case(index) => Some(index),
+            Deal::Done => None,
+            Deal::OutOfTime => {
+                self.lock().stopped_by_time = true;
+                None
+            }
         }
-        let j = self.next.fetch_add(1, Ordering::Relaxed);
-        let index = match self.opts.shard {
-            Some(s) => j.saturating_mul(s.n).saturating_add(s.k - 1),
-            None => j,
-        };
-        (index < self.opts.cases).then_some(index)
     }
 
     fn progress(&self) -> Progress {
@@ -384,7 +379,7 @@ impl Engine {
     }
 
     fn finish(self) -> BaselineReport {
-        let elapsed = self.start.elapsed();
+        let elapsed = self.dealer.started().elapsed();
         let Engine {
             subject,
             baseline,
