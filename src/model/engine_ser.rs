@@ -10,12 +10,17 @@ use super::{Content, Message, ToolCall};
 
 /// The engine JSON array of `msgs`, appended to `out`.
 pub fn write_messages(out: &mut Vec<u8>, msgs: &[Message]) {
+    write_array(out, msgs, write_message);
+}
+
+/// `[a,b,…]`, each item written by `write`.
+fn write_array<T>(out: &mut Vec<u8>, items: &[T], write: impl Fn(&mut Vec<u8>, &T)) {
     out.push(b'[');
-    for (k, m) in msgs.iter().enumerate() {
+    for (k, item) in items.iter().enumerate() {
         if k > 0 {
             out.push(b',');
         }
-        write_message(out, m);
+        write(out, item);
     }
     out.push(b']');
 }
@@ -34,14 +39,8 @@ pub fn write_message(out: &mut Vec<u8>, m: &Message) {
         }
     }
     if let Some(calls) = &m.tool_calls {
-        out.extend_from_slice(b",\"toolCalls\":[");
-        for (k, c) in calls.iter().enumerate() {
-            if k > 0 {
-                out.push(b',');
-            }
-            write_call(out, c);
-        }
-        out.push(b']');
+        out.extend_from_slice(b",\"toolCalls\":");
+        write_array(out, calls, write_call);
     }
     if let Some(id) = &m.tool_call_id {
         out.extend_from_slice(b",\"toolCallId\":");
@@ -89,16 +88,7 @@ pub fn write_value(out: &mut Vec<u8>, v: &Value) {
         Value::Bool(false) => out.extend_from_slice(b"false"),
         Value::Number(n) => out.extend_from_slice(n.as_str().as_bytes()),
         Value::String(s) => write_str(out, s),
-        Value::Array(items) => {
-            out.push(b'[');
-            for (k, item) in items.iter().enumerate() {
-                if k > 0 {
-                    out.push(b',');
-                }
-                write_value(out, item);
-            }
-            out.push(b']');
-        }
+        Value::Array(items) => write_array(out, items, write_value),
         Value::Object(map) => {
             out.push(b'{');
             for (k, (key, item)) in map.iter().enumerate() {
