@@ -68,6 +68,58 @@ fn write_call(out: &mut Vec<u8>, c: &ToolCall) {
     out.push(b'}');
 }
 
+/// Whether [`write_message`] writes `a` and `b` as the same bytes: the
+/// same fields spelled alike, objects' members in the same order, numbers
+/// with the same digits. Stricter than `==`, which is equality of JSON
+/// values (SPEC §5): `1.0` and `1`, or `{"a":1,"b":2}` and
+/// `{"b":2,"a":1}`, are equal but not written alike.
+pub fn written_alike(a: &Message, b: &Message) -> bool {
+    a.role == b.role
+        && a.content == b.content
+        && a.tool_call_id == b.tool_call_id
+        && a.pinned == b.pinned
+        && match (&a.tool_calls, &b.tool_calls) {
+            (None, None) => true,
+            (Some(x), Some(y)) => {
+                x.len() == y.len() && x.iter().zip(y).all(|(p, q)| call_written_alike(p, q))
+            }
+            _ => false,
+        }
+        && members_alike(&a.extra, &b.extra)
+}
+
+fn call_written_alike(a: &ToolCall, b: &ToolCall) -> bool {
+    a.id == b.id
+        && a.name == b.name
+        && (std::sync::Arc::ptr_eq(&a.arguments, &b.arguments)
+            || value_alike(&a.arguments, &b.arguments))
+        && members_alike(&a.extra, &b.extra)
+}
+
+/// The same members in the same order, written alike.
+pub fn members_alike(
+    a: &serde_json::Map<String, Value>,
+    b: &serde_json::Map<String, Value>,
+) -> bool {
+    a.len() == b.len()
+        && a.iter()
+            .zip(b)
+            .all(|((k, v), (l, w))| k == l && value_alike(v, w))
+}
+
+/// Whether [`write_value`] writes `a` and `b` alike.
+fn value_alike(a: &Value, b: &Value) -> bool {
+    match (a, b) {
+        (Value::Array(x), Value::Array(y)) => {
+            x.len() == y.len() && x.iter().zip(y).all(|(p, q)| value_alike(p, q))
+        }
+        (Value::Object(x), Value::Object(y)) => members_alike(x, y),
+        // Numbers compare by their digits (`arbitrary_precision`), which
+        // are what is written; strings, booleans and null by value.
+        _ => a == b,
+    }
+}
+
 /// `,"key":value` for each field of `extra` but the `named` ones (written
 /// already), in order.
 fn write_extra(out: &mut Vec<u8>, extra: &serde_json::Map<String, Value>, named: &[&str]) {

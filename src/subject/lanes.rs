@@ -18,7 +18,8 @@
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::time::Instant;
 
-use super::process::{ConfigJson, Prepared, ProcessSubject, Sent};
+use super::process::{Prepared, ProcessSubject, Sent};
+use super::written::Written;
 use super::{
     CompactAnswer, EstimateReply, Fault, FaultKind, Reply, Request, Subject, SubjectInfo, Traffic,
 };
@@ -57,7 +58,7 @@ pub struct Lane {
     /// again (each resend may cost a whole timeout).
     deadline: Option<Instant>,
     /// The last config this lane wrote.
-    configs: ConfigJson,
+    written: Written,
 }
 
 impl Lane {
@@ -81,7 +82,7 @@ impl Lane {
                 info: info.clone(),
                 reports_traffic: k == 0,
                 deadline: None,
-                configs: ConfigJson::default(),
+                written: Written::default(),
             })
             .collect()
     }
@@ -101,7 +102,7 @@ impl Lane {
         };
         // Written before the process is held: writing a batch keeps no
         // other lane from sending or reading its own.
-        let mut prepared = Some(Prepared::new(self.info.format, requests, &mut self.configs));
+        let mut prepared = Some(Prepared::new(self.info.format, requests, &mut self.written));
         loop {
             // Waiting for the process is waiting behind another lane.
             let (mut st, mut waited) = match shared.state.try_lock() {
@@ -125,7 +126,7 @@ impl Lane {
             let idle =
                 (st.read == st.sent && st.start == st.subject.starts) || !st.subject.is_running();
             let batch = prepared.take().unwrap_or_else(|| {
-                Prepared::new(st.subject.info().format, requests, &mut self.configs)
+                Prepared::new(st.subject.info().format, requests, &mut self.written)
             });
             let sent = match st.subject.submit(requests, batch, idle) {
                 Ok(sent) => sent,

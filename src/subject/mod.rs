@@ -13,6 +13,7 @@ mod process;
 pub mod protocol;
 pub mod reaper;
 mod serve;
+mod written;
 
 pub use answer::{CompactAnswer, EstimateAnswer, EstimateReply};
 pub use in_process::{answer, estimator_fn, CompactFn, EstimateFn, InProcess};
@@ -195,6 +196,22 @@ impl std::ops::Add for Traffic {
 pub enum Request<'a> {
     Compact(&'a Config, &'a [Message]),
     Estimate(&'a Config, &'a [Message]),
+}
+
+impl<'a> Request<'a> {
+    /// The config the request carries.
+    pub fn config(&self) -> &'a Config {
+        match *self {
+            Request::Compact(c, _) | Request::Estimate(c, _) => c,
+        }
+    }
+
+    /// The history the request carries.
+    pub fn messages(&self) -> &'a [Message] {
+        match *self {
+            Request::Compact(_, m) | Request::Estimate(_, m) => m,
+        }
+    }
 }
 
 /// The answer to one [`Request`].

@@ -22,6 +22,7 @@ use super::protocol::{
     write_request_head, write_request_rest, ProtocolLine,
 };
 use super::reaper::{self, MARKER_VAR};
+use super::written::{MessageJson, Written};
 use super::{CompactAnswer, EstimateReply, Fault, FaultKind, Reply, Request, Subject, SubjectInfo};
 use crate::config::Config;
 use crate::model::Message;
@@ -86,7 +87,7 @@ pub struct ProcessSubject {
     pub starts: u32,
     traffic: super::Traffic,
     /// The last config written (`pipelined`).
-    configs: ConfigJson,
+    written: Written,
 }
 
 impl ProcessSubject {
@@ -103,7 +104,7 @@ impl ProcessSubject {
             next_id: 1,
             starts: 0,
             traffic: super::Traffic::default(),
-            configs: ConfigJson::default(),
+            written: Written::default(),
         };
         s.info = s.spawn()?;
         Ok(s)
@@ -383,7 +384,7 @@ impl ProcessSubject {
     /// Send `requests` one after the other, then read their answers in
     /// order: the subject is never left idle waiting for the harness.
     fn pipelined(&mut self, requests: &[Request<'_>]) -> Result<Vec<Reply>, Fault> {
-        let prepared = Prepared::new(self.info.format, requests, &mut self.configs);
+        let prepared = Prepared::new(self.info.format, requests, &mut self.written);
         let sent = self.submit(requests, prepared, true)?;
         let format = self.info.format;
         let mut replies = Vec::with_capacity(requests.len());
@@ -423,12 +424,12 @@ impl ProcessSubject {
         }
         if prepared.format != self.info.format {
             // A restart that said another format in its hello.
-            prepared = Prepared::new(self.info.format, requests, &mut self.configs);
+            prepared = Prepared::new(self.info.format, requests, &mut self.written);
         }
         let mut head = Vec::with_capacity(32);
         let ids: Vec<u64> = requests
             .iter()
-            .zip(&prepared.rests)
+            .zip(&prepared.lines)
             .map(|(r, rest)| {
                 let id = self.next_id;
                 self.next_id += 1;
@@ -438,7 +439,17 @@ impl ProcessSubject {
                 };
                 head.clear();
                 write_request_head(&mut head, op, id);
-                self.queue_line(&[&head, rest]);
+                match rest {
+                    Rest::Engine { config, messages } => self.queue_line(&[
+                        &head,
+                        b",\"config\":",
+                        config,
+                        b",\"messages\":",
+                        messages,
+                        b"}\n",
+                    ]),
+                    Rest::Line(rest) => self.queue_line(&[&head, rest]),
+                }
                 id
             })
             .collect();
@@ -483,60 +494,61 @@ impl ProcessSubject {
 /// id is known.
 pub(crate) struct Prepared {
     format: WireFormat,
-    rests: Vec<Vec<u8>>,
+    lines: Vec<Rest>,
     jsons: Vec<Option<Arc<Vec<u8>>>>,
 }
 
+/// A request line but its head (`{"op":…,"id":…`).
+enum Rest {
+    /// `,"config":` config `,"messages":` messages `}` — written as these
+    /// parts, not copied into one line first.
+    Engine {
+        config: Arc<Vec<u8>>,
+        messages: Arc<Vec<u8>>,
+    },
+    /// The whole rest, in another format.
+    Line(Vec<u8>),
+}
+
 impl Prepared {
-    /// `configs` keeps the last config's JSON: the batches of a case, and
-    /// often of a run, share one (its envelope can be kilobytes).
+    /// `written` keeps what was written lately: the batches of a case
+    /// share a config and most of their messages.
     pub(crate) fn new(
         format: WireFormat,
         requests: &[Request<'_>],
-        configs: &mut ConfigJson,
+        written: &mut Written,
     ) -> Prepared {
-        let jsons = if format == WireFormat::Engine {
-            shared_messages_json(requests)
-        } else {
-            vec![None; requests.len()]
-        };
-        let rests = requests
+        if format == WireFormat::Engine {
+            let jsons = shared_messages_json(requests, &mut written.messages);
+            let lines = requests
+                .iter()
+                .zip(&jsons)
+                .map(|(r, json)| Rest::Engine {
+                    config: written.config(r.config()),
+                    messages: Arc::clone(json.as_ref().expect("engine JSON is written")),
+                })
+                .collect();
+            return Prepared {
+                format,
+                lines,
+                jsons,
+            };
+        }
+        let lines = requests
             .iter()
-            .zip(&jsons)
-            .map(|(r, json)| {
+            .map(|r| {
                 let (Request::Compact(config, msgs) | Request::Estimate(config, msgs)) = *r;
-                let cfg = configs.of(config);
-                let mut rest =
-                    Vec::with_capacity(cfg.len() + json.as_ref().map_or(256, |m| m.len() + 32));
-                write_request_rest(
-                    &mut rest,
-                    cfg,
-                    msgs,
-                    format,
-                    json.as_deref().map(Vec::as_slice),
-                );
-                rest
+                let cfg = written.config(config);
+                let mut rest = Vec::with_capacity(cfg.len() + 256);
+                write_request_rest(&mut rest, &cfg, msgs, format, None);
+                Rest::Line(rest)
             })
             .collect();
         Prepared {
             format,
-            rests,
-            jsons,
+            lines,
+            jsons: vec![None; requests.len()],
         }
-    }
-}
-
-/// The last config written and its JSON.
-#[derive(Default)]
-pub(crate) struct ConfigJson(Option<(Config, Vec<u8>)>);
-
-impl ConfigJson {
-    fn of(&mut self, config: &Config) -> &[u8] {
-        if self.0.as_ref().is_none_or(|(c, _)| c != config) {
-            let json = serde_json::to_vec(&config.to_value()).expect("a config serialises");
-            self.0 = Some((config.clone(), json));
-        }
-        &self.0.as_ref().expect("set above").1
     }
 }
 
@@ -656,20 +668,19 @@ impl Drop for ProcessSubject {
 /// The engine JSON of each request's history, written once for requests
 /// that share a history, and extended (not rewritten) for one that is an
 /// earlier one's plus a few messages (the longer history of
-/// `estimate-monotone`).
-fn shared_messages_json<'a>(requests: &[Request<'a>]) -> Vec<Option<Arc<Vec<u8>>>> {
+/// `estimate-monotone`). A message written in an earlier batch is copied
+/// from `cache`.
+fn shared_messages_json<'a>(
+    requests: &[Request<'a>],
+    cache: &mut MessageJson,
+) -> Vec<Option<Arc<Vec<u8>>>> {
     // Each history's JSON, and where each of its messages ends in it.
     let mut out: Vec<(Arc<Vec<u8>>, Vec<usize>)> = Vec::with_capacity(requests.len());
-    fn msgs_of<'a>(r: &Request<'a>) -> &'a [Message] {
-        match *r {
-            Request::Compact(_, m) | Request::Estimate(_, m) => m,
-        }
-    }
     for (k, r) in requests.iter().enumerate() {
-        let msgs = msgs_of(r);
+        let msgs = r.messages();
         let mut found = None;
         for (j, earlier) in requests[..k].iter().enumerate() {
-            let e = msgs_of(earlier);
+            let e = earlier.messages();
             let (json, ends) = &out[j];
             if std::ptr::eq(e, msgs) {
                 found = Some((Arc::clone(json), ends.clone()));
@@ -690,7 +701,7 @@ fn shared_messages_json<'a>(requests: &[Request<'a>]) -> Vec<Option<Arc<Vec<u8>>
                 let mut ends = ends.clone();
                 for m in &msgs[e.len()..] {
                     longer.push(b',');
-                    crate::model::engine_ser::write_message(&mut longer, m);
+                    cache.write(&mut longer, m);
                     ends.push(longer.len());
                 }
                 longer.push(b']');
@@ -706,7 +717,7 @@ fn shared_messages_json<'a>(requests: &[Request<'a>]) -> Vec<Option<Arc<Vec<u8>>
                 if n > 0 {
                     json.push(b',');
                 }
-                crate::model::engine_ser::write_message(&mut json, m);
+                cache.write(&mut json, m);
                 ends.push(json.len());
             }
             json.push(b']');
@@ -781,7 +792,7 @@ mod tests {
                 Request::Estimate(&case.config, &longer),
                 Request::Compact(&case.config, prefix),
             ];
-            let jsons = shared_messages_json(&requests);
+            let jsons = shared_messages_json(&requests, &mut MessageJson::default());
             for (r, json) in requests.iter().zip(&jsons) {
                 let (Request::Compact(_, m) | Request::Estimate(_, m)) = *r;
                 let mut alone = Vec::new();

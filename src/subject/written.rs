@@ -1,0 +1,227 @@
+//! What a protocol client wrote lately, kept to be copied rather than
+//! written again (issue 13). A ToolLoop turn sends the subject's last
+//! answer and the case's next messages: all of them were written before,
+//! as part of the whole case or of an earlier turn. The batches of a case
+//! also share one config.
+
+use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
+use std::ops::Range;
+use std::sync::Arc;
+
+use crate::config::Config;
+use crate::model::engine_ser::{members_alike, write_message, written_alike};
+use crate::model::Message;
+
+/// The JSON last written for a config and for messages, by one writer
+/// (a process subject, or one of its lanes).
+#[derive(Default)]
+pub(crate) struct Written {
+    config: Option<(Config, Arc<Vec<u8>>)>,
+    pub(crate) messages: MessageJson,
+}
+
+impl Written {
+    /// The JSON of `config`, written once for the requests that share it
+    /// (its envelope can be kilobytes).
+    pub(crate) fn config(&mut self, config: &Config) -> Arc<Vec<u8>> {
+        if self
+            .config
+            .as_ref()
+            .is_none_or(|(c, _)| !config_written_alike(c, config))
+        {
+            let json = serde_json::to_vec(&config.to_value()).expect("a config serialises");
+            self.config = Some((config.clone(), Arc::new(json)));
+        }
+        Arc::clone(&self.config.as_ref().expect("set above").1)
+    }
+}
+
+/// Whether two configs are written as the same JSON: their envelopes'
+/// members spelled alike and in the same order (`==` is equality of
+/// values).
+fn config_written_alike(a: &Config, b: &Config) -> bool {
+    a.context_window == b.context_window
+        && a.threshold.to_bits() == b.threshold.to_bits()
+        && a.transport_max_body_bytes == b.transport_max_body_bytes
+        && a.bytes_per_token == b.bytes_per_token
+        && a.keep_recent == b.keep_recent
+        && a.summary_max_bytes == b.summary_max_bytes
+        && a.wire_format == b.wire_format
+        && members_alike(&a.envelope, &b.envelope)
+}
+
+/// Engine JSON of the messages written lately: a message written alike
+/// ([`written_alike`]) to one of them is copied from here, so the bytes
+/// sent are always those writing it would give.
+#[derive(Default)]
+pub(crate) struct MessageJson {
+    /// A copy of each message written (cheap: arguments are shared).
+    messages: Vec<Message>,
+    /// Where each one's JSON is in `json`.
+    spans: Vec<Range<usize>>,
+    json: Vec<u8>,
+    /// The last message with a given [`key`], and before it the one with
+    /// the same key before that (`usize::MAX`: none).
+    last_with_key: HashMap<u64, usize, BuildHasherDefault<KeyHasher>>,
+    before: Vec<usize>,
+    /// The message after the last one copied: the next one asked for,
+    /// most often (histories are runs of the case's messages, in order).
+    next: usize,
+}
+
+/// How much is kept before starting again: several cases' worth.
+const KEEP_BYTES: usize = 16 << 20;
+const KEEP_MESSAGES: usize = 16_384;
+
+impl MessageJson {
+    /// Append `m`'s engine JSON to `out`.
+    pub(crate) fn write(&mut self, out: &mut Vec<u8>, m: &Message) {
+        let k = match self.find(m) {
+            Some(k) => k,
+            None => self.add(m),
+        };
+        out.extend_from_slice(&self.json[self.spans[k].clone()]);
+        self.next = k + 1;
+    }
+
+    fn find(&self, m: &Message) -> Option<usize> {
+        if let Some(c) = self.messages.get(self.next) {
+            if written_alike(c, m) {
+                return Some(self.next);
+            }
+        }
+        let mut at = *self.last_with_key.get(&key(m))?;
+        loop {
+            if written_alike(&self.messages[at], m) {
+                return Some(at);
+            }
+            at = self.before[at];
+            if at == usize::MAX {
+                return None;
+            }
+        }
+    }
+
+    fn add(&mut self, m: &Message) -> usize {
+        if self.json.len() > KEEP_BYTES || self.messages.len() >= KEEP_MESSAGES {
+            *self = MessageJson::default();
+        }
+        let start = self.json.len();
+        write_message(&mut self.json, m);
+        let k = self.messages.len();
+        self.messages.push(m.clone());
+        self.spans.push(start..self.json.len());
+        let before = self.last_with_key.insert(key(m), k);
+        self.before.push(before.unwrap_or(usize::MAX));
+        k
+    }
+}
+
+/// A message's key in the cache: its role, its content's length and first
+/// and last bytes, its calls' ids — cheap to take, and different for nearly
+/// any two messages of a case (a match is confirmed by [`written_alike`]).
+fn key(m: &Message) -> u64 {
+    let mut h = KeyHasher::default();
+    h.write_u64(m.role as u64);
+    let text = m.content.text().as_bytes();
+    h.write_u64(text.len() as u64);
+    h.write(&text[..text.len().min(16)]);
+    h.write(&text[text.len().saturating_sub(16)..]);
+    if let Some(id) = &m.tool_call_id {
+        h.write(id.as_bytes());
+    }
+    for c in m.calls() {
+        h.write(c.id.as_bytes());
+    }
+    h.finish()
+}
+
+/// A small multiply-and-rotate hash: the key's few bytes are not chosen by
+/// anyone hostile, and a collision costs one comparison.
+#[derive(Default)]
+struct KeyHasher(u64);
+
+impl Hasher for KeyHasher {
+    fn write(&mut self, bytes: &[u8]) {
+        for chunk in bytes.chunks(8) {
+            let mut word = [0u8; 8];
+            word[..chunk.len()].copy_from_slice(chunk);
+            self.write_u64(u64::from_le_bytes(word) ^ chunk.len() as u64);
+        }
+    }
+
+    fn write_u64(&mut self, x: u64) {
+        self.0 = (self.0 ^ x)
+            .wrapping_mul(0x9E37_79B9_7F4A_7C15)
+            .rotate_left(26);
+    }
+
+    fn finish(&self) -> u64 {
+        self.0
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::engine_ser::write_messages;
+
+    fn written(cache: &mut MessageJson, msgs: &[Message]) -> Vec<u8> {
+        let mut out = Vec::new();
+        for m in msgs {
+            cache.write(&mut out, m);
+        }
+        out
+    }
+
+    /// The histories of generated cases, whole, in pieces, reordered and
+    /// again: each message's bytes are those writing it gives.
+    #[test]
+    fn copied_messages_are_the_bytes_writing_them_gives() {
+        let gen = crate::generate::GenConfig::default();
+        let mut cache = MessageJson::default();
+        for index in 0..200 {
+            let case = crate::generate::case_from_seed(11, index, &gen);
+            let msgs = &case.messages;
+            let mut shuffled: Vec<Message> = msgs.iter().rev().cloned().collect();
+            shuffled.extend(msgs.iter().step_by(2).cloned());
+            for h in [&msgs[..], &msgs[..msgs.len() / 2], &shuffled[..], &msgs[..]] {
+                let mut theirs = Vec::new();
+                for m in h {
+                    write_message(&mut theirs, m);
+                }
+                assert!(written(&mut cache, h) == theirs, "case {index} differs");
+            }
+        }
+        assert!(cache.messages.len() < 20_000);
+    }
+
+    fn messages(json: &str) -> Vec<Message> {
+        let v: serde_json::Value = serde_json::from_str(json).unwrap();
+        crate::model::engine::read_messages(v.as_array().unwrap()).unwrap()
+    }
+
+    /// Messages equal as JSON values but spelled otherwise are written as
+    /// they are spelled, not as the one written first.
+    #[test]
+    fn equal_messages_spelled_otherwise_are_written_apart() {
+        let a: Vec<Message> =
+            messages(r#"[{"role":"user","content":"x","n":1.0,"o":{"a":1,"b":2}}]"#);
+        let b: Vec<Message> =
+            messages(r#"[{"role":"user","content":"x","n":1,"o":{"b":2,"a":1}}]"#);
+        assert_eq!(a, b, "equal as JSON values");
+        let mut cache = MessageJson::default();
+        for msgs in [&a, &b, &a, &b] {
+            let mut theirs = Vec::new();
+            write_messages(&mut theirs, msgs);
+            let mut ours = vec![b'['];
+            ours.extend(written(&mut cache, msgs));
+            ours.push(b']');
+            assert_eq!(
+                String::from_utf8(ours).unwrap(),
+                String::from_utf8(theirs).unwrap()
+            );
+        }
+    }
+}
