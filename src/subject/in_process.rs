@@ -2,6 +2,7 @@
 //! suite's defective compactors. A panic is caught and reported as a
 //! `crash` fault, as a dying external process would be.
 
+use std::borrow::Cow;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::Arc;
 
@@ -16,11 +17,20 @@ pub type CompactFn = Box<dyn Fn(&Config, &[Message]) -> CompactAnswer + Send>;
 /// A compactor's `estimate`, in process.
 pub type EstimateFn = Box<dyn Fn(&Config, &[Message]) -> EstimateAnswer + Send>;
 
+/// A compactor's `compact` that says `None` for a history it hands back
+/// unchanged, rather than copying it.
+type BorrowingFn = Box<dyn Fn(&Config, &[Message]) -> Option<CompactAnswer> + Send>;
+
 /// A subject made of two functions.
 pub struct InProcess {
     info: SubjectInfo,
-    compact: CompactFn,
+    compact: Compact,
     estimate: Option<EstimateFn>,
+}
+
+enum Compact {
+    Owned(CompactFn),
+    Borrowing(BorrowingFn),
 }
 
 impl InProcess {
@@ -29,15 +39,28 @@ impl InProcess {
         compact: impl Fn(&Config, &[Message]) -> CompactAnswer + Send + 'static,
         estimate: Option<EstimateFn>,
     ) -> Self {
-        let mut info = info;
+        InProcess::with(info, Compact::Owned(Box::new(compact)), estimate)
+    }
+
+    fn with(mut info: SubjectInfo, compact: Compact, estimate: Option<EstimateFn>) -> Self {
         info.estimates = estimate.is_some();
         // serde_json with `arbitrary_precision` keeps every number as written.
         info.exact_numbers = true;
         InProcess {
             info,
-            compact: Box::new(compact),
+            compact,
             estimate,
         }
+    }
+
+    /// A subject whose `compact` says `None` for a history it hands back
+    /// unchanged (see [`Subject::compact_unless_unchanged`]).
+    fn borrowing(
+        info: SubjectInfo,
+        compact: impl Fn(&Config, &[Message]) -> Option<CompactAnswer> + Send + 'static,
+        estimate: Option<EstimateFn>,
+    ) -> Self {
+        InProcess::with(info, Compact::Borrowing(Box::new(compact)), estimate)
     }
 
     /// Whether it keeps every JSON number exactly as written (see
@@ -49,9 +72,9 @@ impl InProcess {
 
     /// The built-in reference compactor (SPEC §4) with the adr-0098 estimator.
     pub fn reference() -> Self {
-        InProcess::new(
+        InProcess::borrowing(
             SubjectInfo::new("ctxgate-reference", env!("CARGO_PKG_VERSION")),
-            |config, msgs| answer(Reference::default().compact(config, msgs)),
+            |config, msgs| borrowed_answer(Reference::default().compact_cow(config, msgs)),
             Some(estimator_fn(Adr0098)),
         )
     }
@@ -64,14 +87,14 @@ impl InProcess {
         let name = format!("ctxgate-reference+{}", estimator.name());
         let shared: Arc<dyn Estimator> = Arc::from(estimator);
         let for_compact = Arc::clone(&shared);
-        InProcess::new(
+        InProcess::borrowing(
             SubjectInfo::new(name, env!("CARGO_PKG_VERSION")),
             move |config, msgs| {
                 let reference = Reference {
                     estimator: for_compact.as_ref(),
                     ..Reference::default()
                 };
-                answer(reference.compact(config, msgs))
+                borrowed_answer(reference.compact_cow(config, msgs))
             },
             Some(Box::new(move |config: &Config, msgs: &[Message]| {
                 let (per, total) = shared.per_message(msgs, config);
@@ -94,6 +117,15 @@ pub fn answer(result: Result<Vec<Message>, CompactError>) -> CompactAnswer {
         Err(CompactError::InvalidInput(e)) => CompactAnswer::InvalidInput {
             message: e.to_string(),
         },
+    }
+}
+
+/// [`answer`], but `None` for a history handed back unchanged.
+fn borrowed_answer(result: Result<Cow<'_, [Message]>, CompactError>) -> Option<CompactAnswer> {
+    match result {
+        Ok(Cow::Borrowed(_)) => None,
+        Ok(Cow::Owned(msgs)) => Some(CompactAnswer::Messages(msgs)),
+        Err(e) => Some(answer(Err(e))),
     }
 }
 
@@ -125,7 +157,23 @@ impl Subject for InProcess {
     }
 
     fn compact(&mut self, config: &Config, msgs: &[Message]) -> Result<CompactAnswer, Fault> {
-        caught(|| (self.compact)(config, msgs))
+        match &self.compact {
+            Compact::Owned(f) => caught(|| f(config, msgs)),
+            Compact::Borrowing(f) => {
+                caught(|| f(config, msgs).unwrap_or_else(|| CompactAnswer::Messages(msgs.to_vec())))
+            }
+        }
+    }
+
+    fn compact_unless_unchanged(
+        &mut self,
+        config: &Config,
+        msgs: &[Message],
+    ) -> Result<Option<CompactAnswer>, Fault> {
+        match &self.compact {
+            Compact::Owned(f) => caught(|| Some(f(config, msgs))),
+            Compact::Borrowing(f) => caught(|| f(config, msgs)),
+        }
     }
 
     fn estimate(&mut self, config: &Config, msgs: &[Message]) -> Result<EstimateReply, Fault> {

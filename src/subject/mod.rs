@@ -273,6 +273,18 @@ pub trait Subject {
     /// Ask the subject for its estimate; only called when `info().estimates`.
     fn estimate(&mut self, config: &Config, msgs: &[Message]) -> Result<EstimateReply, Fault>;
 
+    /// [`compact`](Subject::compact), but `None` when the subject hands
+    /// the history back unchanged and can say so without copying it
+    /// (the reference can): `ctxgate serve` then answers with the JSON the
+    /// history came as. By default, `compact`'s answer.
+    fn compact_unless_unchanged(
+        &mut self,
+        config: &Config,
+        msgs: &[Message],
+    ) -> Result<Option<CompactAnswer>, Fault> {
+        self.compact(config, msgs).map(Some)
+    }
+
     /// What this subject's protocol carried so far (`None` in process).
     fn traffic(&self) -> Option<Traffic> {
         None

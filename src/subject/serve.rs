@@ -12,6 +12,7 @@ use super::protocol::{
 };
 use super::Subject;
 use crate::config::Config;
+use crate::model::engine_ser::written_alike;
 use crate::model::{Message, WireFormat};
 use crate::subject::CompactAnswer;
 
@@ -30,8 +31,24 @@ pub fn serve(
     let mut answer = Vec::new();
     let mut known = Known::default();
     loop {
-        let (ended, too_long) = read_line(&mut input, &mut line, max_line_bytes)?;
         answer.clear();
+        // A line the buffer holds whole is answered where it is.
+        let buf = input.fill_buf()?;
+        if let Some(end) = memchr::memchr(b'\n', buf).filter(|&end| end <= max_line_bytes) {
+            let line = &buf[..end];
+            if !line.iter().all(u8::is_ascii_whitespace) {
+                answer_line(subject, line, &mut answer, &mut known);
+            }
+            input.consume(end + 1);
+            if !answer.is_empty() {
+                output.write_all(&answer)?;
+            }
+            if memchr::memchr(b'\n', input.buffer()).is_none() {
+                output.flush()?;
+            }
+            continue;
+        }
+        let (ended, too_long) = read_line(&mut input, &mut line, max_line_bytes)?;
         if too_long {
             let msg = format!("a request line over {max_line_bytes} bytes, the cap: skipped");
             serde_json::to_writer(
@@ -180,8 +197,8 @@ fn extended(line: &[u8], known: &[u8]) -> Option<Extension> {
             let mut more_json = Vec::with_capacity(tail.len() + 1);
             more_json.push(b'[');
             more_json.extend_from_slice(tail);
-            let text = std::str::from_utf8(&more_json).ok()?;
-            let mut de = serde_json::Deserializer::from_str(text);
+            // (Strings are checked for UTF-8 as they are read.)
+            let mut de = serde_json::Deserializer::from_slice(&more_json);
             let more = serde::de::DeserializeSeed::deserialize(
                 crate::model::engine_de::MessagesSeed,
                 &mut de,
@@ -212,8 +229,7 @@ fn fresh(line: &[u8]) -> Option<Extension> {
     memchr::memmem::find_iter(line, KEY).find_map(|at| {
         let json = at + KEY.len()..end;
         let head = head_fields(&line[..json.start])?;
-        let text = std::str::from_utf8(&line[json.clone()]).ok()?;
-        let mut de = serde_json::Deserializer::from_str(text);
+        let mut de = serde_json::Deserializer::from_slice(&line[json.clone()]);
         let more =
             serde::de::DeserializeSeed::deserialize(crate::model::engine_de::MessagesSeed, &mut de)
                 .ok()?;
@@ -337,6 +353,8 @@ fn answer_line(subject: &mut dyn Subject, line: &[u8], out: &mut Vec<u8>, known:
         Err(e) => return value(out, &error_answer(&id, "invalid_input", &e)),
     };
     let local;
+    // Whether `msgs` are `known.recent[0]`, whose JSON is at hand.
+    let known_json = owned.is_none();
     let msgs: &[Message] = match owned.take() {
         None => &known.recent[0].messages,
         Some(Some(m)) => {
@@ -352,26 +370,49 @@ fn answer_line(subject: &mut dyn Subject, line: &[u8], out: &mut Vec<u8>, known:
         },
     };
     match op.as_str() {
-        "compact" => match subject.compact(&config, msgs) {
-            Ok(CompactAnswer::Messages(o)) if engine => {
+        "compact" => {
+            let head = |out: &mut Vec<u8>| {
                 out.extend_from_slice(b"{\"id\":");
                 serde_json::to_writer(&mut *out, &id).expect("writes to a Vec");
                 out.extend_from_slice(b",\"messages\":");
-                // The history handed back as it came: its JSON is at hand.
-                match known.recent.iter().find(|h| h.messages == o) {
-                    Some(h) => out.extend_from_slice(&h.json),
-                    None => {
-                        let start = out.len();
-                        write_messages_json(out, &o);
-                        let json = out[start..].to_vec();
-                        known.remember(History { json, messages: o });
+            };
+            match subject.compact_unless_unchanged(&config, msgs) {
+                // The history handed back as it came.
+                Ok(None) if engine => {
+                    head(out);
+                    match known_json {
+                        true => out.extend_from_slice(&known.recent[0].json),
+                        false => write_messages_json(out, msgs),
                     }
+                    out.extend_from_slice(b"}\n");
                 }
-                out.extend_from_slice(b"}\n");
+                Ok(None) => {
+                    let answer = CompactAnswer::Messages(msgs.to_vec());
+                    write_compact_answer(out, &id, &answer, format)
+                }
+                Ok(Some(CompactAnswer::Messages(o))) if engine => {
+                    head(out);
+                    // A history seen lately, written alike: its JSON is at
+                    // hand.
+                    let alike = |h: &&History| {
+                        h.messages.len() == o.len()
+                            && h.messages.iter().zip(&o).all(|(a, b)| written_alike(a, b))
+                    };
+                    match known.recent.iter().find(alike) {
+                        Some(h) => out.extend_from_slice(&h.json),
+                        None => {
+                            let start = out.len();
+                            write_messages_json(out, &o);
+                            let json = out[start..].to_vec();
+                            known.remember(History { json, messages: o });
+                        }
+                    }
+                    out.extend_from_slice(b"}\n");
+                }
+                Ok(Some(answer)) => write_compact_answer(out, &id, &answer, format),
+                Err(fault) => value(out, &error_answer(&id, "internal", &fault.to_string())),
             }
-            Ok(answer) => write_compact_answer(out, &id, &answer, format),
-            Err(fault) => value(out, &error_answer(&id, "internal", &fault.to_string())),
-        },
+        }
         "estimate" if subject.info().estimates => match subject.estimate(&config, msgs) {
             Ok(e) => value(out, &estimate_answer(&id, &e)),
             Err(fault) => value(out, &error_answer(&id, "internal", &fault.to_string())),
@@ -380,5 +421,42 @@ fn answer_line(subject: &mut dyn Subject, line: &[u8], out: &mut Vec<u8>, known:
             out,
             &error_answer(&id, "invalid_input", &format!("unknown op {other:?}")),
         ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::subject::{InProcess, SubjectInfo};
+
+    fn messages(json: &str) -> Vec<Message> {
+        let v: Value = serde_json::from_str(json).unwrap();
+        crate::model::engine::read_messages(v.as_array().unwrap()).unwrap()
+    }
+
+    /// An answer equal as a JSON value to a history serve has seen, but
+    /// spelled otherwise, is written as the subject spelled it.
+    #[test]
+    fn an_answer_is_written_as_the_subject_spells_it() {
+        let theirs = messages(r#"[{"role":"user","content":"x","n":1,"o":{"b":2,"a":1}}]"#);
+        let answer = theirs.clone();
+        let mut subject = InProcess::new(
+            SubjectInfo::new("respeller", "1"),
+            move |_, _| CompactAnswer::Messages(answer.clone()),
+            None,
+        );
+        let sent = r#"[{"role":"user","content":"x","n":1.0,"o":{"a":1,"b":2}}]"#;
+        assert_eq!(messages(sent), theirs, "equal as JSON values");
+        let input = format!(
+            "{{\"op\":\"compact\",\"id\":1,\"messages\":{sent}}}\n{{\"op\":\"compact\",\"id\":2,\"messages\":{sent}}}\n"
+        );
+        let mut out = Vec::new();
+        serve(&mut subject, input.as_bytes(), &mut out, 1 << 20).unwrap();
+        let text = String::from_utf8(out).unwrap();
+        let want = r#"{"role":"user","content":"x","n":1,"o":{"b":2,"a":1}}"#;
+        for (n, line) in text.lines().enumerate() {
+            assert!(line.contains(want), "answer {n}: {line}");
+        }
+        assert_eq!(text.lines().count(), 2);
     }
 }
