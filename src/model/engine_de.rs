@@ -46,6 +46,62 @@ impl<'de> Visitor<'de> for MessagesVisitor {
     }
 }
 
+/// [`MessagesSeed`], taking each message whose JSON text `known` knows
+/// (the text of a message it wrote, `subject::written`) from it rather
+/// than reading it: a compacted answer hands back most of the messages it
+/// was sent, spelled as they were sent.
+pub struct KnownMessagesSeed<'k>(pub Lookup<'k>);
+
+/// The message whose JSON text this is, when it is known.
+pub type Lookup<'k> = &'k dyn Fn(&str) -> Option<Message>;
+
+impl<'de> DeserializeSeed<'de> for KnownMessagesSeed<'_> {
+    type Value = Vec<Message>;
+
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Vec<Message>, D::Error> {
+        struct V<'k>(Lookup<'k>);
+        impl<'de> Visitor<'de> for V<'_> {
+            type Value = Vec<Message>;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("an array of messages")
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Vec<Message>, A::Error> {
+                let mut out = Vec::with_capacity(seq.size_hint().unwrap_or(8));
+                while let Some(raw) = seq.next_element::<&'de serde_json::value::RawValue>()? {
+                    let m = match (self.0)(raw.get()) {
+                        Some(m) => m,
+                        None => {
+                            let mut de = serde_json::Deserializer::from_str(raw.get());
+                            MessageSeed.deserialize(&mut de).map_err(A::Error::custom)?
+                        }
+                    };
+                    out.push(m);
+                }
+                Ok(out)
+            }
+        }
+        d.deserialize_seq(V(self.0))
+    }
+}
+
+/// Whether `m`, written by `engine_ser::write_message`, reads back as
+/// itself on the fast path: no spelling kept apart (`wire`), no extra
+/// field under a name the format gives a field, each field on a role that
+/// carries it, every call complete.
+pub fn reads_back(m: &Message) -> bool {
+    use super::engine::{CALL_FIELDS, MESSAGE_FIELDS};
+    let own = |extra: &Map<String, Value>, named: &[&str]| {
+        extra.keys().all(|k| !named.contains(&k.as_str()))
+    };
+    m.wire.is_none()
+        && own(&m.extra, &MESSAGE_FIELDS)
+        && (m.tool_calls.is_none() || m.role == Role::Assistant)
+        && (m.tool_call_id.is_some() == (m.role == Role::Tool))
+        && m.calls()
+            .iter()
+            .all(|c| c.wire.is_none() && !c.id.is_empty() && own(&c.extra, &CALL_FIELDS))
+}
+
 struct MessageSeed;
 
 impl<'de> DeserializeSeed<'de> for MessageSeed {

@@ -148,7 +148,7 @@ impl Lane {
             while st.subject.still_running(&sent) && st.read != ticket {
                 st = shared.turn.wait(st).unwrap_or_else(|e| e.into_inner());
             }
-            let (st, replies) = read(&shared, st, requests, &sent, ticket);
+            let (st, replies) = read(&shared, st, requests, &sent, ticket, &self.written);
             let Some(replies) = replies else {
                 // Lost with a process another batch's fault killed.
                 drop(st);
@@ -174,6 +174,7 @@ fn read<'a>(
     requests: &[Request<'_>],
     sent: &Sent,
     ticket: u64,
+    written: &Written,
 ) -> (MutexGuard<'a, State>, Option<Result<Vec<Reply>, Fault>>) {
     let format = st.subject.info().format;
     let mut replies = Vec::with_capacity(requests.len());
@@ -213,7 +214,7 @@ fn read<'a>(
         let reply = match answer {
             Ok(a) => {
                 drop(st);
-                let reply = a.reply(format, req, sent, n);
+                let reply = a.reply(format, req, sent, n, written);
                 st = lock(shared);
                 reply
             }

@@ -19,12 +19,13 @@ use serde_json::Value;
 use super::pipes::{Line, Pipes, Waiter};
 use super::protocol::{
     hello_request, parse_compact_line, parse_estimate_answer, parse_hello, read_line_expecting,
-    write_request_head, write_request_rest, ProtocolLine,
+    read_line_knowing, write_request_head, write_request_rest, ProtocolLine,
 };
 use super::reaper::{self, MARKER_VAR};
 use super::written::{MessageJson, Written};
 use super::{CompactAnswer, EstimateReply, Fault, FaultKind, Reply, Request, Subject, SubjectInfo};
 use crate::config::Config;
+use crate::model::engine_ser::written_alike;
 use crate::model::Message;
 use crate::model::WireFormat;
 
@@ -314,7 +315,7 @@ impl ProcessSubject {
         let format = self.info.format;
         loop {
             if let Some(answer) = self.next_answer(until, true)? {
-                return answer.read(format, id, expected);
+                return answer.read(format, id, expected, None);
             }
         }
     }
@@ -394,7 +395,7 @@ impl ProcessSubject {
             let reply = loop {
                 match self.next_answer(until, true) {
                     Ok(None) => continue,
-                    Ok(Some(answer)) => break answer.reply(format, req, &sent, n),
+                    Ok(Some(answer)) => break answer.reply(format, req, &sent, n, &self.written),
                     Err(f) => break Err(f),
                 }
             };
@@ -568,9 +569,14 @@ impl Answer {
         format: WireFormat,
         id: Option<u64>,
         expected: Option<&[u8]>,
+        known: Option<&MessageJson>,
     ) -> Result<ProtocolLine, Fault> {
         let answer = self.line;
-        let line = read_line_expecting(&answer, format, expected).map_err(|e| {
+        let line = match known {
+            Some(k) => read_line_knowing(&answer, format, expected, &|json| k.read(json)),
+            None => read_line_expecting(&answer, format, expected),
+        };
+        let line = line.map_err(|e| {
             let shown = String::from_utf8_lossy(&answer[..answer.len().min(200)]).into_owned();
             Fault::new(
                 FaultKind::MalformedLine,
@@ -598,19 +604,22 @@ impl Answer {
         }
     }
 
-    /// Read it as the reply to `req`, the `n`-th request of `sent`.
+    /// Read it as the reply to `req`, the `n`-th request of `sent`; the
+    /// messages `written` wrote are not read again.
     pub(crate) fn reply(
         self,
         format: WireFormat,
         req: &Request<'_>,
         sent: &Sent,
         n: usize,
+        written: &Written,
     ) -> Result<Reply, Fault> {
         let expected = match req {
             Request::Compact(..) => sent.jsons[n].as_deref().map(Vec::as_slice),
             Request::Estimate(..) => None,
         };
-        let line = self.read(format, Some(sent.ids[n]), expected)?;
+        let known = matches!(req, Request::Compact(..)).then_some(&written.messages);
+        let line = self.read(format, Some(sent.ids[n]), expected, known)?;
         match req {
             Request::Compact(_, msgs) if line.echoed => {
                 Ok(Reply::Compact(CompactAnswer::Messages(msgs.to_vec())))
@@ -674,6 +683,7 @@ fn shared_messages_json<'a>(
     requests: &[Request<'a>],
     cache: &mut MessageJson,
 ) -> Vec<Option<Arc<Vec<u8>>>> {
+    cache.make_room();
     // Each history's JSON, and where each of its messages ends in it.
     let mut out: Vec<(Arc<Vec<u8>>, Vec<usize>)> = Vec::with_capacity(requests.len());
     for (k, r) in requests.iter().enumerate() {
@@ -696,30 +706,22 @@ fn shared_messages_json<'a>(
                 found = Some((Arc::new(shorter), ends[..msgs.len()].to_vec()));
                 break;
             }
-            if !e.is_empty() && e.len() < msgs.len() && msgs[..e.len()] == *e {
+            if !e.is_empty()
+                && e.len() < msgs.len()
+                && msgs.iter().zip(e).all(|(a, b)| written_alike(a, b))
+            {
                 let mut longer = json[..json.len() - 1].to_vec();
                 let mut ends = ends.clone();
-                for m in &msgs[e.len()..] {
-                    longer.push(b',');
-                    cache.write(&mut longer, m);
-                    ends.push(longer.len());
-                }
+                cache.write_all(&mut longer, &msgs[e.len()..], false, &mut ends);
                 longer.push(b']');
                 found = Some((Arc::new(longer), ends));
                 break;
             }
         }
         out.push(found.unwrap_or_else(|| {
-            let mut json = Vec::new();
+            let mut json = vec![b'['];
             let mut ends = Vec::with_capacity(msgs.len());
-            json.push(b'[');
-            for (n, m) in msgs.iter().enumerate() {
-                if n > 0 {
-                    json.push(b',');
-                }
-                cache.write(&mut json, m);
-                ends.push(json.len());
-            }
+            cache.write_all(&mut json, msgs, true, &mut ends);
             json.push(b']');
             (Arc::new(json), ends)
         }));

@@ -21,6 +21,7 @@ use super::{CompactAnswer, EstimateAnswer, EstimateReply, Fault, FaultKind, Subj
 use crate::config::Config;
 use crate::error::json_type;
 use crate::invariant::InvariantSet;
+use crate::model::engine_de::Lookup;
 use crate::model::{read_messages, read_messages_owned, write_messages, Message, WireFormat};
 
 pub const PROTOCOL_VERSION: u64 = 1;
@@ -248,14 +249,25 @@ pub fn read_line_expecting(
     format: WireFormat,
     expected: Option<&[u8]>,
 ) -> Result<ProtocolLine, String> {
-    read_line_with(bytes, format, expected, false)
+    read_line_with(bytes, format, expected, false, None)
+}
+
+/// [`read_line_expecting`], taking the messages whose JSON text `known`
+/// knows from it, not reading them (`engine_de::KnownMessagesSeed`).
+pub(crate) fn read_line_knowing(
+    bytes: &[u8],
+    format: WireFormat,
+    expected: Option<&[u8]>,
+    known: Lookup<'_>,
+) -> Result<ProtocolLine, String> {
+    read_line_with(bytes, format, expected, false, Some(known))
 }
 
 /// [`read_line`], keeping the `messages`' JSON text as well
 /// (`messages_json`): `ctxgate serve` knows a request that extends a
 /// history it has seen by it.
 pub fn read_line_keeping_json(bytes: &[u8], format: WireFormat) -> Result<ProtocolLine, String> {
-    read_line_with(bytes, format, None, true)
+    read_line_with(bytes, format, None, true, None)
 }
 
 fn read_line_with(
@@ -263,12 +275,13 @@ fn read_line_with(
     format: WireFormat,
     expected: Option<&[u8]>,
     keep_json: bool,
+    known: Option<Lookup<'_>>,
 ) -> Result<ProtocolLine, String> {
     if let Some(line) = expected.and_then(|e| read_echo(bytes, e)) {
         return Ok(line);
     }
     if format == WireFormat::Engine {
-        if let Some(line) = read_line_fast(bytes, expected, keep_json) {
+        if let Some(line) = read_line_fast(bytes, expected, keep_json, known) {
             return Ok(line);
         }
     }
@@ -317,9 +330,14 @@ fn read_echo(bytes: &[u8], expected: &[u8]) -> Option<ProtocolLine> {
 /// `keep_json`, the messages are taken as raw JSON first, then read: the
 /// text is kept, and compared with `expected` (the history handed back
 /// with keys after its `messages`, which `read_echo` does not see).
-fn read_line_fast(bytes: &[u8], expected: Option<&[u8]>, keep_json: bool) -> Option<ProtocolLine> {
+fn read_line_fast(
+    bytes: &[u8],
+    expected: Option<&[u8]>,
+    keep_json: bool,
+    known: Option<Lookup<'_>>,
+) -> Option<ProtocolLine> {
     use serde::de::{DeserializeSeed, MapAccess, Visitor};
-    struct V<'x>(Option<&'x [u8]>, bool);
+    struct V<'x>(Option<&'x [u8]>, bool, Option<Lookup<'x>>);
     impl<'de> Visitor<'de> for V<'_> {
         type Value = ProtocolLine;
         fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
@@ -341,7 +359,12 @@ fn read_line_fast(bytes: &[u8], expected: Option<&[u8]>, keep_json: bool) -> Opt
                     }
                     seen = true;
                     if !self.1 {
-                        let msgs = map.next_value_seed(crate::model::engine_de::MessagesSeed)?;
+                        let msgs = match self.2 {
+                            Some(known) => map.next_value_seed(
+                                crate::model::engine_de::KnownMessagesSeed(known),
+                            )?,
+                            None => map.next_value_seed(crate::model::engine_de::MessagesSeed)?,
+                        };
                         line.messages = Some(msgs);
                         continue;
                     }
@@ -367,7 +390,7 @@ fn read_line_fast(bytes: &[u8], expected: Option<&[u8]>, keep_json: bool) -> Opt
     // One UTF-8 check for the whole line; the parser then trusts its strings.
     let text = std::str::from_utf8(bytes).ok()?;
     let mut de = serde_json::Deserializer::from_str(text);
-    let line = serde::Deserializer::deserialize_map(&mut de, V(expected, keep_json)).ok()?;
+    let line = serde::Deserializer::deserialize_map(&mut de, V(expected, keep_json, known)).ok()?;
     de.end().ok()?;
     Some(line)
 }

@@ -10,6 +10,7 @@ use std::ops::Range;
 use std::sync::Arc;
 
 use crate::config::Config;
+use crate::model::engine_de::reads_back;
 use crate::model::engine_ser::{members_alike, write_message, written_alike};
 use crate::model::Message;
 
@@ -65,6 +66,10 @@ pub(crate) struct MessageJson {
     /// the same key before that (`usize::MAX`: none).
     last_with_key: HashMap<u64, usize, BuildHasherDefault<KeyHasher>>,
     before: Vec<usize>,
+    /// The same by [`text_key`] of the JSON, for the messages that read
+    /// back as themselves (`engine_de::reads_back`).
+    last_with_text: HashMap<u64, usize, BuildHasherDefault<KeyHasher>>,
+    before_text: Vec<usize>,
     /// The message after the last one copied: the next one asked for,
     /// most often (histories are runs of the case's messages, in order).
     next: usize,
@@ -75,14 +80,54 @@ const KEEP_BYTES: usize = 16 << 20;
 const KEEP_MESSAGES: usize = 16_384;
 
 impl MessageJson {
-    /// Append `m`'s engine JSON to `out`.
-    pub(crate) fn write(&mut self, out: &mut Vec<u8>, m: &Message) {
+    /// Start again if what is kept grew past its bound (before a batch:
+    /// the entries a batch's histories are made of stay valid through it).
+    pub(crate) fn make_room(&mut self) {
+        if self.json.len() > KEEP_BYTES || self.messages.len() >= KEEP_MESSAGES {
+            *self = MessageJson::default();
+        }
+    }
+
+    /// The entry of `m`, written now if it is new.
+    pub(crate) fn entry(&mut self, m: &Message) -> usize {
         let k = match self.find(m) {
             Some(k) => k,
             None => self.add(m),
         };
-        out.extend_from_slice(&self.json[self.spans[k].clone()]);
         self.next = k + 1;
+        k
+    }
+
+    /// The engine JSON of entry `k`.
+    pub(crate) fn json(&self, k: usize) -> &[u8] {
+        &self.json[self.spans[k].clone()]
+    }
+
+    /// Append `msgs`' engine JSON to `out`, each message after a `,` but
+    /// the first when `first`; where each one ends is pushed on `ends`.
+    pub(crate) fn write_all(
+        &mut self,
+        out: &mut Vec<u8>,
+        msgs: &[Message],
+        mut first: bool,
+        ends: &mut Vec<usize>,
+    ) {
+        let entries: Vec<usize> = msgs.iter().map(|m| self.entry(m)).collect();
+        out.reserve(
+            entries
+                .iter()
+                .map(|&k| self.spans[k].len() + 1)
+                .sum::<usize>()
+                + 1,
+        );
+        for k in entries {
+            if !first {
+                out.push(b',');
+            }
+            first = false;
+            out.extend_from_slice(self.json(k));
+            ends.push(out.len());
+        }
     }
 
     fn find(&self, m: &Message) -> Option<usize> {
@@ -104,9 +149,6 @@ impl MessageJson {
     }
 
     fn add(&mut self, m: &Message) -> usize {
-        if self.json.len() > KEEP_BYTES || self.messages.len() >= KEEP_MESSAGES {
-            *self = MessageJson::default();
-        }
         let start = self.json.len();
         write_message(&mut self.json, m);
         let k = self.messages.len();
@@ -114,8 +156,39 @@ impl MessageJson {
         self.spans.push(start..self.json.len());
         let before = self.last_with_key.insert(key(m), k);
         self.before.push(before.unwrap_or(usize::MAX));
+        let before_text = match reads_back(m) {
+            true => self.last_with_text.insert(text_key(&self.json[start..]), k),
+            false => None,
+        };
+        self.before_text.push(before_text.unwrap_or(usize::MAX));
         k
     }
+
+    /// The message written as `json`, if it was written here and reads
+    /// back as itself: what reading `json` gives.
+    pub(crate) fn read(&self, json: &str) -> Option<Message> {
+        let json = json.as_bytes();
+        let mut at = *self.last_with_text.get(&text_key(json))?;
+        loop {
+            if &self.json[self.spans[at].clone()] == json {
+                return Some(self.messages[at].clone());
+            }
+            at = self.before_text[at];
+            if at == usize::MAX {
+                return None;
+            }
+        }
+    }
+}
+
+/// A message's JSON text's key: its length and its first and last bytes
+/// (a tool message's id is at its end).
+fn text_key(json: &[u8]) -> u64 {
+    let mut h = KeyHasher::default();
+    h.write_u64(json.len() as u64);
+    h.write(&json[..json.len().min(32)]);
+    h.write(&json[json.len().saturating_sub(32)..]);
+    h.finish()
 }
 
 /// A message's key in the cache: its role, its content's length and first
@@ -168,10 +241,9 @@ mod tests {
     use crate::model::engine_ser::write_messages;
 
     fn written(cache: &mut MessageJson, msgs: &[Message]) -> Vec<u8> {
+        cache.make_room();
         let mut out = Vec::new();
-        for m in msgs {
-            cache.write(&mut out, m);
-        }
+        cache.write_all(&mut out, msgs, true, &mut Vec::new());
         out
     }
 
@@ -188,13 +260,54 @@ mod tests {
             shuffled.extend(msgs.iter().step_by(2).cloned());
             for h in [&msgs[..], &msgs[..msgs.len() / 2], &shuffled[..], &msgs[..]] {
                 let mut theirs = Vec::new();
-                for m in h {
+                for (n, m) in h.iter().enumerate() {
+                    if n > 0 {
+                        theirs.push(b',');
+                    }
                     write_message(&mut theirs, m);
                 }
                 assert!(written(&mut cache, h) == theirs, "case {index} differs");
             }
         }
         assert!(cache.messages.len() < 20_000);
+    }
+
+    /// A message read from its text as written is the one that was
+    /// written, and exactly what reading the text gives; one that would not
+    /// read back as itself is never taken from its text.
+    #[test]
+    fn messages_read_from_their_text_are_what_reading_it_gives() {
+        let gen = crate::generate::GenConfig::default();
+        let mut cache = MessageJson::default();
+        let mut read = 0;
+        for index in 0..200 {
+            let case = crate::generate::case_from_seed(5, index, &gen);
+            for m in &case.messages {
+                let k = cache.entry(m);
+                let json = cache.json(k).to_vec();
+                let text = std::str::from_utf8(&json).unwrap();
+                let parsed: Vec<Message> = messages(&format!("[{text}]"));
+                match cache.read(text) {
+                    Some(got) => {
+                        read += 1;
+                        assert!(written_alike(&got, &parsed[0]), "case {index}: {text}");
+                        assert_eq!(got, parsed[0]);
+                    }
+                    None => assert!(!reads_back(m), "case {index}: {text} not found"),
+                }
+            }
+        }
+        assert!(read > 1000, "only {read} messages read from their text");
+        // A field on a role that cannot carry it reads as an error: never
+        // from the cache.
+        let mut odd = Message::user("x");
+        odd.tool_call_id = Some("t".into());
+        let k = cache.entry(&odd);
+        let json = cache.json(k).to_vec();
+        assert!(cache.read(std::str::from_utf8(&json).unwrap()).is_none());
+        assert!(cache
+            .read("{\"role\":\"user\",\"content\":\"never written\"}")
+            .is_none());
     }
 
     fn messages(json: &str) -> Vec<Message> {
