@@ -11,7 +11,7 @@ mod common;
 
 use std::path::Path;
 
-use criterion::{criterion_group, criterion_main, Criterion, Throughput};
+use criterion::{criterion_group, Criterion, Throughput};
 use ctxgate::check::{run_parallel, CheckOptions};
 use ctxgate::subject::{InProcess, Lane, ProcessOptions, ProcessSubject, Subject};
 
@@ -122,9 +122,101 @@ fn protocol(c: &mut Criterion) {
     group.finish();
 }
 
+/// The goals' ratios measured in pairs. Criterion measures one
+/// configuration after another, a few seconds each; on a shared machine
+/// whose speed drifts by a tenth within a minute, a ratio of two of its
+/// means compares two different machines. Here each round runs both sides
+/// of a ratio back to back on the same cases (subjects started once), and
+/// the median of the rounds' ratios is written to
+/// `criterion/protocol-paired.json`, which `benches/ratios.py` reports
+/// beside the means'.
+fn paired() {
+    let serve = [env!("CARGO_BIN_EXE_ctxgate"), "serve"];
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("adapters/python-minimal/compactor.py");
+    let python = ["python3", script.to_str().expect("a UTF-8 path")];
+    type Side<'a> = (u64, Box<dyn Fn() -> Option<Subjects> + 'a>);
+    let pairs: Vec<(&str, Side, Side)> = vec![
+        (
+            "serve-jobs-1-lanes-2/in-process-jobs-1",
+            (400, Box::new(|| process(&serve, 1, 2))),
+            (400, Box::new(|| Some(reference(1)))),
+        ),
+        (
+            "serve-jobs-1-lanes-1/in-process-jobs-1",
+            (400, Box::new(|| process(&serve, 1, 1))),
+            (400, Box::new(|| Some(reference(1)))),
+        ),
+        (
+            "serve-jobs-2-lanes-2/in-process-jobs-2",
+            (400, Box::new(|| process(&serve, 2, 2))),
+            (400, Box::new(|| Some(reference(2)))),
+        ),
+        (
+            "python-minimal-jobs-2-lanes-1/python-minimal-jobs-1-lanes-1",
+            (300, Box::new(|| process(&python, 2, 1))),
+            (300, Box::new(|| process(&python, 1, 1))),
+        ),
+    ];
+    const ROUNDS: usize = 9;
+    let mut out = serde_json::Map::new();
+    for (name, (cases_a, make_a), (cases_b, make_b)) in &pairs {
+        let (Some(mut a), Some(mut b)) = (make_a(), make_b()) else {
+            eprintln!("protocol-paired/{name}: a subject does not start here; skipped");
+            continue;
+        };
+        let per_second = |subjects: &mut Subjects, cases: u64| {
+            let opts = CheckOptions {
+                cases,
+                seed: 1,
+                ..CheckOptions::default()
+            };
+            let t = std::time::Instant::now();
+            run_parallel(subjects, &opts, &mut |_| {});
+            cases as f64 / t.elapsed().as_secs_f64()
+        };
+        // One round each first, unmeasured: caches and page tables warm.
+        per_second(&mut a, *cases_a);
+        per_second(&mut b, *cases_b);
+        let mut ratios: Vec<f64> = (0..ROUNDS)
+            .map(|_| per_second(&mut a, *cases_a) / per_second(&mut b, *cases_b))
+            .collect();
+        ratios.sort_by(f64::total_cmp);
+        let median = ratios[ROUNDS / 2];
+        eprintln!(
+            "protocol-paired/{name}: median ratio {median:.3} of {ROUNDS} rounds {ratios:.3?}"
+        );
+        out.insert(
+            name.to_string(),
+            serde_json::json!({"median": median, "rounds": ratios}),
+        );
+    }
+    let dir = std::env::var_os("CARGO_TARGET_DIR")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("target"))
+        .join("criterion");
+    let written = std::fs::create_dir_all(&dir).and_then(|()| {
+        std::fs::write(
+            dir.join("protocol-paired.json"),
+            serde_json::to_vec_pretty(&out).expect("JSON"),
+        )
+    });
+    if let Err(e) = written {
+        eprintln!("protocol-paired: cannot write {}: {e}", dir.display());
+    }
+}
+
 criterion_group! {
     name = benches;
     config = common::criterion();
     targets = protocol
 }
-criterion_main!(benches);
+
+fn main() {
+    benches();
+    // Under `cargo bench` only (not `cargo test --benches`, which runs each
+    // bench once to see that it works).
+    if std::env::args().any(|a| a == "--bench") {
+        paired();
+    }
+    Criterion::default().configure_from_args().final_summary();
+}
