@@ -155,40 +155,48 @@ impl Known {
     }
 
     /// The request read as a known history (which moves to the front) and
-    /// messages more, if it is one.
+    /// messages more, if it is one. The line is searched once for its
+    /// `"messages":`, whatever the number of histories known: at each place
+    /// the key is spelled, in order, each history is tried; the first place
+    /// whose head reads as the request's is the top-level key, and past it
+    /// the key is spelled inside the history.
     fn extension(&mut self, line: &[u8]) -> Option<Head> {
-        let (k, e) = self
-            .recent
-            .iter()
-            .enumerate()
-            .find_map(|(k, h)| extended(line, &h.json).map(|e| (k, e)))?;
-        let mut base = self.recent.remove(k).expect("found");
-        if !e.more.is_empty() {
-            base.messages.extend(e.more);
-            base.json = line[e.json].to_vec();
+        for at in memchr::memmem::find_iter(line, MESSAGES_KEY) {
+            let found = self
+                .recent
+                .iter()
+                .enumerate()
+                .find_map(|(k, h)| extended(line, at, &h.json).map(|e| (k, e)));
+            if let Some((k, e)) = found {
+                let mut base = self.recent.remove(k).expect("found");
+                if !e.more.is_empty() {
+                    base.messages.extend(e.more);
+                    base.json = line[e.json].to_vec();
+                }
+                self.recent.push_front(base);
+                return Some(e.head);
+            }
+            if head_fields(&line[..at + MESSAGES_KEY.len()]).is_some() {
+                return None;
+            }
         }
-        self.recent.push_front(base);
-        Some(e.head)
+        None
     }
 }
 
-/// A request whose `messages` are a known history's JSON, alone or with
-/// messages appended: `…"messages":` + `[A` + (`]` or `,X…]`) + `}` where
-/// `[A]` is `known`. Its other fields, and the appended messages, read
-/// alone.
-fn extended(line: &[u8], known: &[u8]) -> Option<Extension> {
-    const KEY: &[u8] = b"\"messages\":";
+const MESSAGES_KEY: &[u8] = b"\"messages\":";
+
+/// A request whose `messages`, at `at`, are a known history's JSON, alone
+/// or with messages appended: `…"messages":` + `[A` + (`]` or `,X…]`) +
+/// `}` where `[A]` is `known`. Its other fields, and the appended messages,
+/// read alone; the reading of the head proves the key top level.
+fn extended(line: &[u8], at: usize, known: &[u8]) -> Option<Extension> {
     let open = &known[..known.len().checked_sub(1)?]; // `[A` without its `]`
     if open.len() < 2 {
         return None; // `[]`: nothing to extend
     }
-    // The key may also be spelled inside the history (a tool call's
-    // arguments): the first place followed by the known history is the one
-    // to try, and the reading of the head below proves it top level.
-    let (at, tail) = memchr::memmem::find_iter(line, KEY).find_map(|at| {
-        let rest = line[at + KEY.len()..].strip_prefix(open)?;
-        Some((at, rest.strip_suffix(b"}")?))
-    })?;
+    let rest = line[at + MESSAGES_KEY.len()..].strip_prefix(open)?;
+    let tail = rest.strip_suffix(b"}")?;
     let more = match tail {
         b"]" => Vec::new(),
         _ => {
@@ -208,11 +216,11 @@ fn extended(line: &[u8], known: &[u8]) -> Option<Extension> {
             more
         }
     };
-    let head = head_fields(&line[..at + KEY.len()])?;
+    let head = head_fields(&line[..at + MESSAGES_KEY.len()])?;
     Some(Extension {
         head,
         more,
-        json: at + KEY.len()..line.len() - 1,
+        json: at + MESSAGES_KEY.len()..line.len() - 1,
     })
 }
 
@@ -221,7 +229,7 @@ fn extended(line: &[u8], known: &[u8]) -> Option<Extension> {
 /// key top level, as in `extended`), the messages straight into messages,
 /// their JSON kept as it came. `None`: anything else, read the general way.
 fn fresh(line: &[u8]) -> Option<Extension> {
-    const KEY: &[u8] = b"\"messages\":";
+    const KEY: &[u8] = MESSAGES_KEY;
     let end = line.len().checked_sub(1)?;
     if line[end] != b'}' {
         return None;

@@ -76,7 +76,7 @@ pub(crate) struct MessageJson {
 }
 
 /// How much is kept before starting again: several cases' worth.
-const KEEP_BYTES: usize = 16 << 20;
+const KEEP_BYTES: usize = 8 << 20;
 const KEEP_MESSAGES: usize = 16_384;
 
 impl MessageJson {
@@ -84,7 +84,16 @@ impl MessageJson {
     /// the entries a batch's histories are made of stay valid through it).
     pub(crate) fn make_room(&mut self) {
         if self.json.len() > KEEP_BYTES || self.messages.len() >= KEEP_MESSAGES {
-            *self = MessageJson::default();
+            // Emptied, the memory kept: grown again, it would be fresh
+            // pages to fault in.
+            self.messages.clear();
+            self.spans.clear();
+            self.json.clear();
+            self.last_with_key.clear();
+            self.before.clear();
+            self.last_with_text.clear();
+            self.before_text.clear();
+            self.next = 0;
         }
     }
 
