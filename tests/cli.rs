@@ -1261,6 +1261,22 @@ fn report_merge_joins_shards_as_one_run() {
     let out = run(&["report", "merge", &reports[0], &other]);
     assert_eq!(out.code, 2, "{}", out.stderr);
     assert!(out.stderr.contains("seeds differ"), "{}", out.stderr);
+    // A baseline gate's report is named as one, not misread as a broken
+    // check report.
+    let gate = format!("{dir}/gate.json");
+    let serve = format!("{} serve", env!("CARGO_BIN_EXE_ctxgate"));
+    let mut args: Vec<&str> = base.to_vec();
+    args.extend(["--baseline", &serve, "--shard", "1/2", "--out", &gate]);
+    let ran = run(&args);
+    assert!(ran.code == 0 || ran.code == 1, "{}", ran.stderr);
+    let out = run(&["report", "merge", &gate, &reports[1]]);
+    assert_eq!(out.code, 2, "{}", out.stderr);
+    assert!(
+        out.stderr
+            .contains("gate.json: a `check --baseline` report"),
+        "{}",
+        out.stderr
+    );
 }
 
 /// A run that ends before its report (here: a subject that cannot start)

@@ -53,6 +53,13 @@ pub fn run(args: Args) -> Result<(), Failure> {
         let bytes = ctxgate::input::read_file(path, "the report", super::common::max_input_bytes())
             .map_err(Failure::from)?;
         let value = ctxgate::model::parse_json(&bytes).map_err(|e| e.in_file(&name))?;
+        if value.get("baseline").is_some() && value.get("failOn").is_some() {
+            return Err(Failure::bad_input(format!(
+                "{name}: a `check --baseline` report: `report merge` merges the reports of \
+                 `check` alone, not yet those of a baseline gate; run the gate unsharded, \
+                 or shard `check` on each side and compare the merged reports"
+            )));
+        }
         let one = report::from_json(&value)
             .map_err(|e| Failure::bad_input(format!("{name}: not a ctxgate check report: {e}")))?;
         match merged.as_mut() {
