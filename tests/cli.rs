@@ -1266,7 +1266,16 @@ fn report_merge_joins_shards_as_one_run() {
     let gate = format!("{dir}/gate.json");
     let serve = format!("{} serve", env!("CARGO_BIN_EXE_ctxgate"));
     let mut args: Vec<&str> = base.to_vec();
-    args.extend(["--baseline", &serve, "--shard", "1/2", "--out", &gate]);
+    args.extend([
+        "--baseline",
+        &serve,
+        "--shard",
+        "1/2",
+        "--out",
+        &gate,
+        "--save",
+        &dir,
+    ]);
     let ran = run(&args);
     assert!(ran.code == 0 || ran.code == 1, "{}", ran.stderr);
     let out = run(&["report", "merge", &gate, &reports[1]]);
