@@ -796,10 +796,40 @@ mod tests {
             ];
             let jsons = shared_messages_json(&requests, &mut MessageJson::default());
             for (r, json) in requests.iter().zip(&jsons) {
-                let (Request::Compact(_, m) | Request::Estimate(_, m)) = *r;
                 let mut alone = Vec::new();
-                write_messages_json(&mut alone, m);
+                write_messages_json(&mut alone, r.messages());
                 assert!(**json.as_ref().unwrap() == alone, "case {index}");
+            }
+        }
+    }
+
+    /// Batch after batch through one cache, as a lane sends a run's
+    /// ToolLoops (each turn a copy of an earlier history, messages dropped,
+    /// one rewritten, the case's next ones appended; many cases, past the
+    /// cache's bound): every history byte for byte as written alone.
+    #[test]
+    fn histories_written_from_earlier_batches_are_written_as_alone() {
+        let gen = crate::generate::GenConfig::default();
+        let mut cache = MessageJson::default();
+        for index in 0..600 {
+            let case = crate::generate::case_from_seed(9, index, &gen);
+            let input = &case.messages;
+            let mut history: Vec<Message> = input[..input.len().min(3)].to_vec();
+            for (turn, m) in input.iter().enumerate().skip(3) {
+                history.push(m.clone());
+                if turn % 4 == 0 && history.len() > 4 {
+                    history.remove(1);
+                    history[1] = Message::assistant(format!("summary of turn {turn}"));
+                }
+                let sent = history.clone();
+                let requests = [Request::Compact(&case.config, &sent)];
+                let jsons = shared_messages_json(&requests, &mut cache);
+                let mut alone = Vec::new();
+                write_messages_json(&mut alone, &sent);
+                assert!(
+                    **jsons[0].as_ref().unwrap() == alone,
+                    "case {index}, turn {turn}"
+                );
             }
         }
     }
