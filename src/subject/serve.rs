@@ -130,22 +130,25 @@ const KNOWN: usize = 8;
 #[derive(Default)]
 struct Known {
     recent: std::collections::VecDeque<History>,
-    /// The last config read, and its JSON text.
-    config: Option<(String, std::rc::Rc<Config>)>,
+    /// The configs read lately, and their JSON text, the newest first.
+    configs: std::collections::VecDeque<(String, std::rc::Rc<Config>)>,
 }
 
 impl Known {
     /// The config whose JSON text is `raw`, read once for the requests
-    /// that share it.
+    /// that share it (those of a case, and of the cases in flight).
     fn config(&mut self, raw: &str) -> Result<std::rc::Rc<Config>, String> {
-        if let Some((text, config)) = &self.config {
-            if text == raw {
-                return Ok(std::rc::Rc::clone(config));
-            }
+        if let Some(k) = self.configs.iter().position(|(text, _)| text == raw) {
+            let known = self.configs.remove(k).expect("found");
+            let config = std::rc::Rc::clone(&known.1);
+            self.configs.push_front(known);
+            return Ok(config);
         }
         let value: Value = serde_json::from_str(raw).map_err(|e| e.to_string())?;
         let config = std::rc::Rc::new(Config::from_value_ref(&value).map_err(|e| e.to_string())?);
-        self.config = Some((raw.to_owned(), std::rc::Rc::clone(&config)));
+        self.configs
+            .push_front((raw.to_owned(), std::rc::Rc::clone(&config)));
+        self.configs.truncate(KNOWN);
         Ok(config)
     }
 
@@ -157,30 +160,81 @@ impl Known {
     /// The request read as a known history (which moves to the front) and
     /// messages more, if it is one. The line is searched once for its
     /// `"messages":`, whatever the number of histories known: at each place
-    /// the key is spelled, in order, each history is tried; the first place
-    /// whose head reads as the request's is the top-level key, and past it
-    /// the key is spelled inside the history.
+    /// the key is spelled, in order, the head before it is read; the first
+    /// place whose head reads as the request's is the top-level key (past
+    /// it the key is spelled inside the history), and there each history is
+    /// tried.
     fn extension(&mut self, line: &[u8]) -> Option<Head> {
         for at in memchr::memmem::find_iter(line, MESSAGES_KEY) {
-            let found = self
+            let Some(head) = self.head(&line[..at + MESSAGES_KEY.len()]) else {
+                continue;
+            };
+            let (k, e) = self
                 .recent
                 .iter()
                 .enumerate()
-                .find_map(|(k, h)| extended(line, at, &h.json).map(|e| (k, e)));
-            if let Some((k, e)) = found {
-                let mut base = self.recent.remove(k).expect("found");
-                if !e.more.is_empty() {
-                    base.messages.extend(e.more);
-                    base.json = line[e.json].to_vec();
-                }
-                self.recent.push_front(base);
-                return Some(e.head);
+                .find_map(|(k, h)| extended(line, at, &h.json).map(|e| (k, e)))?;
+            let mut base = self.recent.remove(k).expect("found");
+            if !e.more.is_empty() {
+                base.messages.extend(e.more);
+                base.json = line[e.json].to_vec();
             }
-            if head_fields(&line[..at + MESSAGES_KEY.len()]).is_some() {
-                return None;
-            }
+            self.recent.push_front(base);
+            return Some(head);
         }
         None
+    }
+
+    /// A request whose `messages` come last (`…"messages":[…]}`), read in
+    /// one pass: its other fields read alone (the reading of the head
+    /// proves the key top level, as in `extension`), the messages straight
+    /// into messages, their JSON kept as it came. `None`: anything else,
+    /// read the general way.
+    fn fresh(&self, line: &[u8]) -> Option<(Head, Extension)> {
+        let end = line.len().checked_sub(1)?;
+        if line[end] != b'}' {
+            return None;
+        }
+        memchr::memmem::find_iter(line, MESSAGES_KEY).find_map(|at| {
+            let json = at + MESSAGES_KEY.len()..end;
+            let head = self.head(&line[..json.start])?;
+            let more = read_messages(utf8(&line[json.clone()])?)?;
+            Some((head, Extension { more, json }))
+        })
+    }
+
+    /// The fields of a request line's head (see `head_fields`); a head as
+    /// the harness writes it, with a config read lately, without a parser.
+    fn head(&self, head: &[u8]) -> Option<Head> {
+        self.written_head(head).or_else(|| head_fields(head))
+    }
+
+    /// A head `{"op":"compact"|"estimate","id":` integer `,"config":` config
+    /// `,"messages":` whose config is the text of one read lately (which
+    /// was one JSON value): its fields are those, as a parser reads them.
+    fn written_head(&self, head: &[u8]) -> Option<Head> {
+        let rest = head.strip_suffix(MESSAGES_KEY)?.strip_suffix(b",")?;
+        let (op, rest) = [
+            ("compact", &b"{\"op\":\"compact\",\"id\":"[..]),
+            ("estimate", &b"{\"op\":\"estimate\",\"id\":"[..]),
+        ]
+        .into_iter()
+        .find_map(|(op, start)| rest.strip_prefix(start).map(|r| (op, r)))?;
+        let (digits, rest) = rest.split_at(rest.iter().take_while(|b| b.is_ascii_digit()).count());
+        let integer = match digits {
+            [b'0'] => true,
+            [b'1'..=b'9', more @ ..] => more.len() < 19,
+            _ => false,
+        };
+        let config = rest.strip_prefix(b",\"config\":")?;
+        let (text, _) = self.configs.iter().find(|(t, _)| t.as_bytes() == config)?;
+        let mut fields = serde_json::Map::new();
+        fields.insert("op".to_owned(), Value::from(op));
+        fields.insert("id".to_owned(), serde_json::from_slice(digits).ok()?);
+        integer.then(|| Head {
+            fields,
+            config: Some(text.clone()),
+        })
     }
 }
 
@@ -202,48 +256,32 @@ fn extended(line: &[u8], at: usize, known: &[u8]) -> Option<Extension> {
         _ => {
             // `X…]` as an array of its own.
             let tail = tail.strip_prefix(b",")?;
-            let mut more_json = Vec::with_capacity(tail.len() + 1);
-            more_json.push(b'[');
-            more_json.extend_from_slice(tail);
-            // (Strings are checked for UTF-8 as they are read.)
-            let mut de = serde_json::Deserializer::from_slice(&more_json);
-            let more = serde::de::DeserializeSeed::deserialize(
-                crate::model::engine_de::MessagesSeed,
-                &mut de,
-            )
-            .ok()?;
-            de.end().ok()?;
-            more
+            let mut more_json = String::with_capacity(tail.len() + 1);
+            more_json.push('[');
+            more_json.push_str(utf8(tail)?);
+            read_messages(&more_json)?
         }
     };
-    let head = head_fields(&line[..at + MESSAGES_KEY.len()])?;
     Some(Extension {
-        head,
         more,
         json: at + MESSAGES_KEY.len()..line.len() - 1,
     })
 }
 
-/// A request whose `messages` come last (`…"messages":[…]}`), read in one
-/// pass: its other fields read alone (the reading of the head proves the
-/// key top level, as in `extended`), the messages straight into messages,
-/// their JSON kept as it came. `None`: anything else, read the general way.
-fn fresh(line: &[u8]) -> Option<Extension> {
-    const KEY: &[u8] = MESSAGES_KEY;
-    let end = line.len().checked_sub(1)?;
-    if line[end] != b'}' {
-        return None;
-    }
-    memchr::memmem::find_iter(line, KEY).find_map(|at| {
-        let json = at + KEY.len()..end;
-        let head = head_fields(&line[..json.start])?;
-        let mut de = serde_json::Deserializer::from_slice(&line[json.clone()]);
-        let more =
-            serde::de::DeserializeSeed::deserialize(crate::model::engine_de::MessagesSeed, &mut de)
-                .ok()?;
-        de.end().ok()?;
-        Some(Extension { head, more, json })
-    })
+/// The text of `bytes`, checked for UTF-8 in one pass (a vectorised
+/// check, much faster than string by string on text far from ASCII).
+fn utf8(bytes: &[u8]) -> Option<&str> {
+    simdutf8::basic::from_utf8(bytes).ok()
+}
+
+/// `json`, an array of engine messages and nothing more.
+fn read_messages(json: &str) -> Option<Vec<Message>> {
+    let mut de = serde_json::Deserializer::from_str(json);
+    let more =
+        serde::de::DeserializeSeed::deserialize(crate::model::engine_de::MessagesSeed, &mut de)
+            .ok()?;
+    de.end().ok()?;
+    Some(more)
 }
 
 /// The fields of a request line's `head`, all of it up to and including
@@ -281,7 +319,7 @@ fn head_fields(head: &[u8]) -> Option<Head> {
     let mut text = Vec::with_capacity(head.len() + 5);
     text.extend_from_slice(head);
     text.extend_from_slice(b"null}");
-    let text = std::str::from_utf8(&text).ok()?;
+    let text = utf8(&text)?;
     let mut de = serde_json::Deserializer::from_str(text);
     let (head, messages_null) = serde::Deserializer::deserialize_map(&mut de, V).ok()?;
     de.end().ok()?;
@@ -297,8 +335,6 @@ struct Head {
 
 /// A request read as a known history and more messages.
 struct Extension {
-    /// The request's fields but `messages`.
-    head: Head,
     /// The messages after the known history.
     more: Vec<Message>,
     /// Where the request's `messages` JSON is in its line.
@@ -316,14 +352,14 @@ fn answer_line(subject: &mut dyn Subject, line: &[u8], out: &mut Vec<u8>, known:
     // The request's fields, and whether its history is `known.recent[0]`.
     let (mut obj, mut owned, raw_config) = match engine.then(|| known.extension(line)).flatten() {
         Some(head) => (head.fields, None, head.config),
-        None => match engine.then(|| fresh(line)).flatten() {
-            Some(e) => {
+        None => match engine.then(|| known.fresh(line)).flatten() {
+            Some((head, e)) => {
                 let json = line[e.json].to_vec();
                 known.remember(History {
                     json,
                     messages: e.more,
                 });
-                (e.head.fields, None, e.head.config)
+                (head.fields, None, head.config)
             }
             None => match read_line_keeping_json(line, format) {
                 Ok(r) => match (r.messages, r.messages_json) {
@@ -466,5 +502,107 @@ mod tests {
             assert!(line.contains(want), "answer {n}: {line}");
         }
         assert_eq!(text.lines().count(), 2);
+    }
+
+    /// Each line served after the others is answered as served alone.
+    fn answered_as_alone(lines: &[Vec<u8>]) {
+        let answers = |lines: &[Vec<u8>]| {
+            let input: Vec<u8> = lines
+                .iter()
+                .flat_map(|l| l.iter().chain(b"\n"))
+                .copied()
+                .collect();
+            let mut out = Vec::new();
+            serve(&mut InProcess::reference(), &input[..], &mut out, 1 << 20).unwrap();
+            String::from_utf8(out).unwrap()
+        };
+        let together = answers(lines);
+        let together: Vec<&str> = together.lines().collect();
+        assert_eq!(
+            together.len(),
+            lines.len(),
+            "one answer a line: {together:?}"
+        );
+        for (n, line) in lines.iter().enumerate() {
+            let alone = answers(std::slice::from_ref(line));
+            assert_eq!(
+                together[n],
+                alone.trim_end(),
+                "line {n}: {}",
+                String::from_utf8_lossy(line)
+            );
+        }
+    }
+
+    fn line(parts: &[&[u8]]) -> Vec<u8> {
+        parts.concat()
+    }
+
+    /// A head read without a parser (the harness's spelling, with a config
+    /// read lately) reads as a parser reads it; any other head, however
+    /// close, is read by the parser.
+    #[test]
+    fn heads_read_without_a_parser_read_as_with_one() {
+        let config: &[u8] =
+            br#"{"contextWindow":300,"threshold":0.5,"keepRecent":1,"summaryMaxBytes":40}"#;
+        let spaced: &[u8] =
+            br#"{"contextWindow":300, "threshold":0.5,"keepRecent":1,"summaryMaxBytes":40}"#;
+        let history: &[u8] = br#"[{"role":"user","content":"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"},{"role":"assistant","content":"bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb"},{"role":"user","content":"ccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccc"}]"#;
+        let longer = line(&[
+            &history[..history.len() - 1],
+            br#",{"role":"assistant","content":"dd"}]"#,
+        ]);
+        let bad_utf8 = line(&[
+            &history[..history.len() - 1],
+            b",{\"role\":\"assistant\",\"content\":\"\xff\"}]",
+        ]);
+        let compact = |id: &[u8], config: &[u8], between: &[u8], msgs: &[u8]| {
+            line(&[
+                br#"{"op":"compact","id":"#,
+                id,
+                br#","config":"#,
+                config,
+                between,
+                br#","messages":"#,
+                msgs,
+                b"}",
+            ])
+        };
+        let lines = vec![
+            compact(b"1", config, b"", history),
+            line(&[
+                br#"{"op":"estimate","id":2,"config":"#,
+                config,
+                br#","messages":"#,
+                history,
+                b"}",
+            ]),
+            compact(b"0", config, b"", &longer),
+            compact(b"12345678901234567890123", config, b"", history),
+            compact(b"01", config, b"", history),
+            compact(b"-3", config, b"", history),
+            compact(b"3", config, br#","x":1"#, history),
+            compact(b"4", config, br#","id":7"#, history),
+            compact(b"5", config, b" ", history),
+            compact(b"6", spaced, b"", history),
+            compact(b"7", config, b"", &bad_utf8),
+            compact(b"8", &config[..config.len() - 1], b"", history),
+            line(&[
+                br#"{"op":"hello","id":9,"config":"#,
+                config,
+                br#","messages":"#,
+                history,
+                b"}",
+            ]),
+            line(&[
+                br#"{"op": "compact","id":10,"config":"#,
+                config,
+                br#","messages":"#,
+                history,
+                b"}",
+            ]),
+            compact(b"11", config, b"", history),
+        ];
+        answered_as_alone(&lines);
     }
 }
