@@ -7,7 +7,7 @@ use std::io::{BufRead, BufReader, Read, Write};
 use serde_json::Value;
 
 use super::protocol::{
-    error_answer, estimate_answer, hello_answer, read_line_keeping_json, take_messages_owned,
+    error_answer, estimate_answer, hello_answer, read_line_keeping_json, take_messages_owned, utf8,
     write_compact_answer, write_messages_json,
 };
 use super::Subject;
@@ -266,12 +266,6 @@ fn extended(line: &[u8], at: usize, known: &[u8]) -> Option<Extension> {
         more,
         json: at + MESSAGES_KEY.len()..line.len() - 1,
     })
-}
-
-/// The text of `bytes`, checked for UTF-8 in one pass (a vectorised
-/// check, much faster than string by string on text far from ASCII).
-fn utf8(bytes: &[u8]) -> Option<&str> {
-    simdutf8::basic::from_utf8(bytes).ok()
 }
 
 /// `json`, an array of engine messages and nothing more.
