@@ -177,7 +177,10 @@ impl Known {
             let mut base = self.recent.remove(k).expect("found");
             if !e.more.is_empty() {
                 base.messages.extend(e.more);
-                base.json = line[e.json].to_vec();
+                // `[A]` becomes `[A,X…]`: the JSON after `[A` is added.
+                let open = base.json.len() - 1;
+                base.json.truncate(open);
+                base.json.extend_from_slice(&line[e.json.start + open..e.json.end]);
             }
             self.recent.push_front(base);
             return Some(head);
