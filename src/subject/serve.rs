@@ -180,7 +180,8 @@ impl Known {
                 // `[A]` becomes `[A,X…]`: the JSON after `[A` is added.
                 let open = base.json.len() - 1;
                 base.json.truncate(open);
-                base.json.extend_from_slice(&line[e.json.start + open..e.json.end]);
+                base.json
+                    .extend_from_slice(&line[e.json.start + open..e.json.end]);
             }
             self.recent.push_front(base);
             return Some(head);
@@ -198,47 +199,85 @@ impl Known {
         if line[end] != b'}' {
             return None;
         }
-        memchr::memmem::find_iter(line, MESSAGES_KEY).find_map(|at| {
-            let json = at + MESSAGES_KEY.len()..end;
-            let head = self.head(&line[..json.start])?;
-            let more = read_messages(utf8(&line[json.clone()])?)?;
-            Some((head, Extension { more, json }))
-        })
+        // The first place whose head reads is the top-level key: past it
+        // the key is spelled inside the messages, and messages that do not
+        // read here are read the general way.
+        let (at, head) = memchr::memmem::find_iter(line, MESSAGES_KEY)
+            .find_map(|at| Some((at, self.head(&line[..at + MESSAGES_KEY.len()])?)))?;
+        let json = at + MESSAGES_KEY.len()..end;
+        let more = read_messages(utf8(&line[json.clone()])?)?;
+        Some((head, Extension { more, json }))
     }
 
     /// The fields of a request line's head (see `head_fields`); a head as
     /// the harness writes it, with a config read lately, without a parser.
     fn head(&self, head: &[u8]) -> Option<Head> {
-        self.written_head(head).or_else(|| head_fields(head))
+        match self.written_head(head) {
+            Written::Head(h) => Some(h),
+            Written::NotAHead => None,
+            Written::Unknown => head_fields(head),
+        }
     }
 
     /// A head `{"op":"compact"|"estimate","id":` integer `,"config":` config
     /// `,"messages":` whose config is the text of one read lately (which
     /// was one JSON value): its fields are those, as a parser reads them.
-    fn written_head(&self, head: &[u8]) -> Option<Head> {
-        let rest = head.strip_suffix(MESSAGES_KEY)?.strip_suffix(b",")?;
-        let (op, rest) = [
-            ("compact", &b"{\"op\":\"compact\",\"id\":"[..]),
-            ("estimate", &b"{\"op\":\"estimate\",\"id\":"[..]),
-        ]
-        .into_iter()
-        .find_map(|(op, start)| rest.strip_prefix(start).map(|r| (op, r)))?;
-        let (digits, rest) = rest.split_at(rest.iter().take_while(|b| b.is_ascii_digit()).count());
-        let integer = match digits {
-            [b'0'] => true,
-            [b'1'..=b'9', more @ ..] => more.len() < 19,
-            _ => false,
+    /// When the config is instead the start of one read lately, up to a
+    /// `,"messages":` of its own (a key of its envelope), the head is cut
+    /// inside that object, and no reading of it gives an object.
+    fn written_head(&self, head: &[u8]) -> Written {
+        let Some((op, digits, config)) = harness_spelling(head) else {
+            return Written::Unknown;
         };
-        let config = rest.strip_prefix(b",\"config\":")?;
-        let (text, _) = self.configs.iter().find(|(t, _)| t.as_bytes() == config)?;
+        let Some((text, _)) = self.configs.iter().find(|(t, _)| t.as_bytes() == config) else {
+            let cut_inside = |t: &[u8]| {
+                t.strip_prefix(config)
+                    .is_some_and(|after| after.starts_with(b",\"messages\":"))
+            };
+            return match self.configs.iter().any(|(t, _)| cut_inside(t.as_bytes())) {
+                true => Written::NotAHead,
+                false => Written::Unknown,
+            };
+        };
+        let Ok(id) = serde_json::from_slice(digits) else {
+            return Written::Unknown;
+        };
         let mut fields = serde_json::Map::new();
         fields.insert("op".to_owned(), Value::from(op));
-        fields.insert("id".to_owned(), serde_json::from_slice(digits).ok()?);
-        integer.then(|| Head {
+        fields.insert("id".to_owned(), id);
+        Written::Head(Head {
             fields,
             config: Some(text.clone()),
         })
     }
+}
+
+/// What a head in the harness's spelling reads as (`Known::written_head`).
+enum Written {
+    Head(Head),
+    NotAHead,
+    /// Not known without a parser.
+    Unknown,
+}
+
+/// A head `{"op":"compact"|"estimate","id":` integer `,"config":` config
+/// `,"messages":`: its op, its id's digits and its config's text.
+fn harness_spelling(head: &[u8]) -> Option<(&'static str, &[u8], &[u8])> {
+    let rest = head.strip_suffix(MESSAGES_KEY)?.strip_suffix(b",")?;
+    let (op, rest) = [
+        ("compact", &b"{\"op\":\"compact\",\"id\":"[..]),
+        ("estimate", &b"{\"op\":\"estimate\",\"id\":"[..]),
+    ]
+    .into_iter()
+    .find_map(|(op, start)| rest.strip_prefix(start).map(|r| (op, r)))?;
+    let (digits, rest) = rest.split_at(rest.iter().take_while(|b| b.is_ascii_digit()).count());
+    let integer = match digits {
+        [b'0'] => true,
+        [b'1'..=b'9', more @ ..] => more.len() < 19,
+        _ => false,
+    };
+    let config = rest.strip_prefix(b",\"config\":")?;
+    integer.then_some((op, digits, config))
 }
 
 const MESSAGES_KEY: &[u8] = b"\"messages\":";
@@ -545,6 +584,9 @@ mod tests {
         let spaced: &[u8] =
             br#"{"contextWindow":300, "threshold":0.5,"keepRecent":1,"summaryMaxBytes":40}"#;
         let history: &[u8] = br#"[{"role":"user","content":"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"},{"role":"assistant","content":"bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb"},{"role":"user","content":"ccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccc"}]"#;
+        // Its envelope has a `messages` key: a head cut there is no head.
+        let inner_key: &[u8] =
+            br#"{"contextWindow":400,"envelope":{"a":1,"messages":{"type":"string"}}}"#;
         let longer = line(&[
             &history[..history.len() - 1],
             br#",{"role":"assistant","content":"dd"}]"#,
@@ -599,6 +641,24 @@ mod tests {
                 b"}",
             ]),
             compact(b"11", config, b"", history),
+            compact(b"12", br#"{"contextWindow":-5}"#, b"", history),
+            compact(b"13", br#" {"contextWindow":400}"#, b"", history),
+            compact(b"14", br#"{"contextWindow":400} "#, b"", history),
+            compact(b"15", br#"{"contextWindow":400}"#, b"", history),
+            compact(
+                b"16",
+                br#"{"contextWindow":400},"keepRecent":2"#,
+                b"",
+                history,
+            ),
+            compact(b"17", br#"{"contextWindow":400}"#, b"", history),
+            compact(b"18", inner_key, b"", history),
+            compact(b"19", inner_key, b"", history),
+            line(&[
+                br#"{"op":"compact","id":20,"config":"#,
+                &inner_key[..inner_key.len() - 1],
+                b"}}",
+            ]),
         ];
         answered_as_alone(&lines);
     }
