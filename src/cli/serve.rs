@@ -41,7 +41,9 @@ pub fn run(args: Args) -> Result<(), Failure> {
         ),
     };
     let stdin = io::stdin().lock();
-    let stdout = io::BufWriter::with_capacity(1 << 20, io::stdout().lock());
+    // Serve writes its answers in batches of whole lines: no buffer
+    // (stdout's own writes a batch that ends a line straight through).
+    let stdout = io::stdout().lock();
     let cap = usize::try_from(super::common::max_input_bytes()).unwrap_or(usize::MAX);
     super::common::write_outcome(ctxgate::subject::serve(
         subject.as_mut(),

@@ -28,10 +28,17 @@ pub fn serve(
     // A large buffer reads a case's requests in a few calls.
     let mut input = BufReader::with_capacity(INPUT_BUFFER, input);
     let mut line = Vec::new();
+    // The answers not yet written: those to the requests read together
+    // leave together, in one write (no buffer between: `output` is not
+    // buffered by the caller).
     let mut answer = Vec::new();
+    let send = |answer: &mut Vec<u8>, output: &mut dyn Write| {
+        output.write_all(answer)?;
+        answer.clear();
+        output.flush()
+    };
     let mut known = Known::default();
     loop {
-        answer.clear();
         // A line the buffer holds whole is answered where it is.
         let buf = input.fill_buf()?;
         if let Some(end) = memchr::memchr(b'\n', buf).filter(|&end| end <= max_line_bytes) {
@@ -40,11 +47,8 @@ pub fn serve(
                 answer_line(subject, line, &mut answer, &mut known);
             }
             input.consume(end + 1);
-            if !answer.is_empty() {
-                output.write_all(&answer)?;
-            }
-            if memchr::memchr(b'\n', input.buffer()).is_none() {
-                output.flush()?;
+            if answer.len() >= OUTPUT_BATCH || memchr::memchr(b'\n', input.buffer()).is_none() {
+                send(&mut answer, &mut output)?;
             }
             continue;
         }
@@ -59,20 +63,21 @@ pub fn serve(
         } else if !line.iter().all(u8::is_ascii_whitespace) {
             answer_line(subject, &line, &mut answer, &mut known);
         }
-        if !answer.is_empty() {
-            output.write_all(&answer)?;
-        }
         // Answers go out when no whole request waits to be read: the
         // answers to requests sent together leave together, with one
         // write and one wake-up of the harness.
-        if ended || memchr::memchr(b'\n', input.buffer()).is_none() {
-            output.flush()?;
+        if ended || answer.len() >= OUTPUT_BATCH || memchr::memchr(b'\n', input.buffer()).is_none()
+        {
+            send(&mut answer, &mut output)?;
         }
         if ended {
             return Ok(());
         }
     }
 }
+
+/// How many answer bytes wait at most for the requests read with them.
+const OUTPUT_BATCH: usize = 1 << 20;
 
 /// How much of stdin is read at once.
 const INPUT_BUFFER: usize = 1 << 20;
