@@ -589,6 +589,8 @@ mod tests {
         let spaced: &[u8] =
             br#"{"contextWindow":300, "threshold":0.5,"keepRecent":1,"summaryMaxBytes":40}"#;
         let history: &[u8] = br#"[{"role":"user","content":"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"},{"role":"assistant","content":"bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb"},{"role":"user","content":"ccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccc"}]"#;
+        let unreadable: &[u8] =
+            br#"[{"role":"user","content":"x","meta":{"messages":[1]}},{"role":"bogus","content":"y"}]"#;
         // Its envelope has a `messages` key: a head cut there is no head.
         let inner_key: &[u8] =
             br#"{"contextWindow":400,"envelope":{"a":1,"messages":{"type":"string"}}}"#;
@@ -664,6 +666,10 @@ mod tests {
                 &inner_key[..inner_key.len() - 1],
                 b"}}",
             ]),
+            // Messages the one-pass reading refuses, with a `messages` key
+            // inside them: read the general way, whatever follows.
+            compact(b"21", config, b"", unreadable),
+            compact(b"22", inner_key, b"", unreadable),
         ];
         answered_as_alone(&lines);
     }
