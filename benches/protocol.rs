@@ -157,7 +157,7 @@ fn paired() {
             (300, Box::new(|| process(&python, 1, 1))),
         ),
     ];
-    const ROUNDS: usize = 9;
+    const ROUNDS: usize = 15;
     let mut out = serde_json::Map::new();
     for (name, (cases_a, make_a), (cases_b, make_b)) in &pairs {
         let (Some(mut a), Some(mut b)) = (make_a(), make_b()) else {
@@ -177,8 +177,16 @@ fn paired() {
         // One round each first, unmeasured: caches and page tables warm.
         per_second(&mut a, *cases_a);
         per_second(&mut b, *cases_b);
+        // Which side goes first alternates: a drift within a round counts
+        // against each side as often.
         let mut ratios: Vec<f64> = (0..ROUNDS)
-            .map(|_| per_second(&mut a, *cases_a) / per_second(&mut b, *cases_b))
+            .map(|round| match round % 2 {
+                0 => per_second(&mut a, *cases_a) / per_second(&mut b, *cases_b),
+                _ => {
+                    let second = per_second(&mut b, *cases_b);
+                    per_second(&mut a, *cases_a) / second
+                }
+            })
             .collect();
         ratios.sort_by(f64::total_cmp);
         let median = ratios[ROUNDS / 2];

@@ -90,7 +90,7 @@ for label, value in measured:
     if value is not None:
         rows.append((f"protocol bench: {label}", f"{value:.0f} cases/s", "", ""))
 # The same ratios measured in pairs (benches/protocol.rs `paired`): both
-# sides of each round back to back, the median of nine rounds — what the
+# sides of each round back to back, the median of fifteen rounds — what the
 # goals are judged on, as drift between criterion's groups cancels out.
 try:
     with open(os.path.join(root, "protocol-paired.json")) as f:
