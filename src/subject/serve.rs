@@ -218,9 +218,9 @@ impl Known {
     /// the harness writes it, with a config read lately, without a parser.
     fn head(&self, head: &[u8]) -> Option<Head> {
         match self.written_head(head) {
-            Written::Head(h) => Some(h),
-            Written::NotAHead => None,
-            Written::Unknown => head_fields(head),
+            HeadRead::Head(h) => Some(h),
+            HeadRead::NotAHead => None,
+            HeadRead::Unknown => head_fields(head),
         }
     }
 
@@ -230,9 +230,9 @@ impl Known {
     /// When the config is instead the start of one read lately, up to a
     /// `,"messages":` of its own (a key of its envelope), the head is cut
     /// inside that object, and no reading of it gives an object.
-    fn written_head(&self, head: &[u8]) -> Written {
+    fn written_head(&self, head: &[u8]) -> HeadRead {
         let Some((op, digits, config)) = harness_spelling(head) else {
-            return Written::Unknown;
+            return HeadRead::Unknown;
         };
         let Some((text, _)) = self.configs.iter().find(|(t, _)| t.as_bytes() == config) else {
             let cut_inside = |t: &[u8]| {
@@ -240,17 +240,17 @@ impl Known {
                     .is_some_and(|after| after.starts_with(b",\"messages\":"))
             };
             return match self.configs.iter().any(|(t, _)| cut_inside(t.as_bytes())) {
-                true => Written::NotAHead,
-                false => Written::Unknown,
+                true => HeadRead::NotAHead,
+                false => HeadRead::Unknown,
             };
         };
         let Ok(id) = serde_json::from_slice(digits) else {
-            return Written::Unknown;
+            return HeadRead::Unknown;
         };
         let mut fields = serde_json::Map::new();
         fields.insert("op".to_owned(), Value::from(op));
         fields.insert("id".to_owned(), id);
-        Written::Head(Head {
+        HeadRead::Head(Head {
             fields,
             config: Some(text.clone()),
         })
@@ -258,7 +258,7 @@ impl Known {
 }
 
 /// What a head in the harness's spelling reads as (`Known::written_head`).
-enum Written {
+enum HeadRead {
     Head(Head),
     NotAHead,
     /// Not known without a parser.
