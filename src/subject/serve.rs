@@ -673,4 +673,42 @@ mod tests {
         ];
         answered_as_alone(&lines);
     }
+
+    /// Requests as the harness sends a run's cases — each case's history
+    /// growing, compacted and estimated, under its own config — and now and
+    /// then one with a byte changed: each is answered, after the others,
+    /// as when served alone, whatever serve remembers of the ones before.
+    #[test]
+    fn a_run_of_requests_is_answered_as_each_alone() {
+        let gen = crate::generate::GenConfig::default();
+        let mut state = 0x9E37_79B9_7F4A_7C15u64;
+        let mut random = move |n: usize| {
+            state = state
+                .wrapping_mul(6_364_136_223_846_793_005)
+                .wrapping_add(1);
+            (state >> 33) as usize % n
+        };
+        let mut lines: Vec<Vec<u8>> = Vec::new();
+        for index in 0..10 {
+            let case = crate::generate::case_from_seed(5, index, &gen);
+            let config = serde_json::to_vec(&case.config.to_value()).unwrap();
+            let n = case.messages.len();
+            for len in (1..=n).step_by(n.div_ceil(6)).chain([n]) {
+                let mut msgs = Vec::new();
+                write_messages_json(&mut msgs, &case.messages[..len]);
+                for op in ["compact", "estimate"] {
+                    let id = format!("{{\"op\":\"{op}\",\"id\":{},\"config\":", lines.len());
+                    let mut line = line(&[id.as_bytes(), &config, br#","messages":"#, &msgs, b"}"]);
+                    if random(4) == 0 {
+                        let at = random(line.len());
+                        let bytes = b" {}[],:\"\\0a";
+                        line[at] = bytes[random(bytes.len())];
+                    }
+                    lines.push(line);
+                }
+            }
+        }
+        assert!(lines.len() > 100, "{} lines", lines.len());
+        answered_as_alone(&lines);
+    }
 }
