@@ -25,7 +25,20 @@ if command -v python3 >/dev/null; then
 else
   echo "python3 not found: fuzzing from empty corpora"
 fi
-cargo +nightly fuzz build -O
+mkdir -p artifacts
+build_log=artifacts/ci-build.log
+if ! cargo +nightly fuzz build -O >"$build_log" 2>&1; then
+  # cargo-fuzz ends with its own backtrace; the cause is cargo's first
+  # error lines, so print those last, where a truncated CI log still shows
+  # them, with the disk's free space (the ASAN build needs a few GB).
+  tail -n 20 "$build_log"
+  echo "-- the build's errors:"
+  grep -E -A 6 '^error' "$build_log" | head -n 60 || true
+  df -h . | tail -n 1 | awk '{print "-- disk: " $4 " free of " $2 " on " $6}'
+  echo "fuzz build FAILED (the whole log: fuzz/$build_log)"
+  exit 1
+fi
+grep -E '^ *Finished' "$build_log" || true
 for t in $(cargo +nightly fuzz list); do
   echo "-- fuzz $t for ${secs}s"
   mkdir -p "corpus/$t"
