@@ -94,6 +94,16 @@ impl Tally {
         self.pass + self.fail > 0
     }
 
+    /// Count another run's or shard's verdicts too.
+    pub fn add(&mut self, other: &Tally) {
+        self.pass += other.pass;
+        self.fail += other.fail;
+        self.not_applicable += other.not_applicable;
+        for (why, n) in &other.reasons {
+            *self.reasons.entry(why.clone()).or_default() += n;
+        }
+    }
+
     /// The reasons it did not apply, most frequent first: "compaction was
     /// not due (25), the subject answered cannot_fit (5)".
     pub fn reasons_line(&self) -> String {
@@ -210,13 +220,7 @@ impl CheckReport {
         self.shard = None;
         for (inv, t) in other.tally {
             self.checked.insert(inv);
-            let mine = self.tally.entry(inv).or_default();
-            mine.pass += t.pass;
-            mine.fail += t.fail;
-            mine.not_applicable += t.not_applicable;
-            for (why, n) in t.reasons {
-                *mine.reasons.entry(why).or_default() += n;
-            }
+            self.tally.entry(inv).or_default().add(&t);
         }
         for f in other.failures {
             match self

@@ -468,103 +468,27 @@ pub(crate) fn xml(s: &str) -> String {
 /// Read a report back from what [`to_json`] wrote: what `ctxgate report
 /// merge` joins. Errors say which field is missing or wrong.
 pub fn from_json(v: &Value) -> Result<CheckReport, String> {
-    use crate::check::{Failure, FaultRecord};
-    use crate::fixture::Fixture;
-    use crate::oracle::{Invariant, InvariantSet, Violation};
-    use crate::subject::{Fault, FaultKind, SubjectInfo};
     let field = |k: &str| v.get(k).ok_or_else(|| format!("no `{k}`"));
-    let u = |x: &Value, what: &str| x.as_u64().ok_or_else(|| format!("`{what}` is not a count"));
-    let text = |x: Option<&Value>| x.and_then(Value::as_str).unwrap_or("").to_owned();
-    let subject = field("subject")?;
-    let mut info = SubjectInfo::new(text(subject.get("name")), text(subject.get("version")));
-    info.format = crate::model::WireFormat::parse(&text(subject.get("format"))).unwrap_or_default();
-    info.estimates = subject
-        .get("estimates")
-        .and_then(Value::as_bool)
-        .unwrap_or(true);
-    info.exact_numbers = text(subject.get("numbers")) == "exact";
-    if let Some(list) = subject.get("claims").and_then(Value::as_array) {
-        let names: Vec<&str> = list.iter().filter_map(Value::as_str).collect();
-        info.invariants = Some(InvariantSet::parse_list(&names.join(","))?);
-    }
+    let info = subject_from_json(field("subject")?)?;
     let mut tally = BTreeMap::new();
     for (name, t) in field("invariants")?
         .as_object()
         .ok_or("`invariants` is not an object")?
     {
-        let inv = Invariant::parse(name).ok_or_else(|| format!("unknown invariant {name:?}"))?;
-        let mut entry = Tally {
-            pass: u(&t["pass"], "pass")?,
-            fail: u(&t["fail"], "fail")?,
-            not_applicable: u(&t["notApplicable"], "notApplicable")?,
-            reasons: BTreeMap::new(),
-        };
-        if let Some(r) = t.get("notApplicableBecause").and_then(Value::as_object) {
-            for (why, n) in r {
-                entry
-                    .reasons
-                    .insert(std::borrow::Cow::Owned(why.clone()), u(n, why)?);
-            }
-        }
-        tally.insert(inv, entry);
+        tally.insert(invariant_from_name(name)?, tally_from_json(t)?);
     }
-    let saved = |f: &Value| match (
-        f.get("saved").and_then(Value::as_str),
-        f.get("saveError").and_then(Value::as_str),
-    ) {
-        (Some(p), _) => Saved::At(std::path::PathBuf::from(p)),
-        (None, Some(e)) => Saved::Failed(e.to_owned()),
-        _ => Saved::NotAsked,
-    };
-    let fixture = |f: &Value| {
-        Fixture::from_json(f.get("fixture").cloned().unwrap_or(Value::Null))
-            .map_err(|e| format!("a fixture: {e}"))
-    };
-    let mut failures = Vec::new();
-    for f in field("failures")?
+    let failures = field("failures")?
         .as_array()
         .ok_or("`failures` is not an array")?
-    {
-        let inv =
-            Invariant::parse(&text(f.get("invariant"))).ok_or("a failure names no invariant")?;
-        let original = f.get("original").cloned().unwrap_or(Value::Null);
-        failures.push(Failure {
-            invariant: inv,
-            case_index: u(&f["case"], "case")?,
-            violation: f
-                .get("violation")
-                .and_then(Violation::from_json)
-                .ok_or("a failure has no violation")?,
-            original_size: (
-                original
-                    .get("messages")
-                    .and_then(Value::as_u64)
-                    .unwrap_or(0) as usize,
-                original
-                    .get("bodyBytes")
-                    .and_then(Value::as_u64)
-                    .unwrap_or(0),
-            ),
-            fixture: fixture(f)?,
-            saved: saved(f),
-        });
-    }
-    let mut faults = Vec::new();
-    for f in field("faults")?
+        .iter()
+        .map(failure_from_json)
+        .collect::<Result<Vec<_>, _>>()?;
+    let faults = field("faults")?
         .as_array()
         .ok_or("`faults` is not an array")?
-    {
-        let kind = FaultKind::parse(&text(f.get("kind"))).ok_or("a fault of unknown kind")?;
-        let mut fault = Fault::new(kind, text(f.get("detail")));
-        fault.stderr = text(f.get("stderr"));
-        faults.push(FaultRecord {
-            case_index: u(&f["case"], "case")?,
-            fault,
-            fixture: fixture(f)?,
-            saved: saved(f),
-            count: u(&f["count"], "count")?,
-        });
-    }
+        .iter()
+        .map(fault_record_from_json)
+        .collect::<Result<Vec<_>, _>>()?;
     let coverage = crate::generate::Coverage::from_json(field("coverage")?)
         .ok_or("`coverage` lacks its totals (a report from an older ctxgate?)")?;
     let shard = match v.get("shard").and_then(Value::as_str) {
@@ -581,15 +505,15 @@ pub fn from_json(v: &Value) -> Result<CheckReport, String> {
         });
     Ok(CheckReport {
         subject: info,
-        seed: u(field("seed")?, "seed")?,
-        cases: u(field("cases")?, "cases")?,
+        seed: count_of(field("seed")?, "seed")?,
+        cases: count_of(field("cases")?, "cases")?,
         elapsed: std::time::Duration::from_secs_f64(
             field("seconds")?
                 .as_f64()
                 .ok_or("`seconds` is not a number")?
                 .max(0.0),
         ),
-        bytes: u(field("bodyBytes")?, "bodyBytes")?,
+        bytes: count_of(field("bodyBytes")?, "bodyBytes")?,
         checked: tally.keys().copied().collect(),
         tally,
         failures,
@@ -598,5 +522,119 @@ pub fn from_json(v: &Value) -> Result<CheckReport, String> {
         stopped_by_time: field("stoppedByTime")?.as_bool().unwrap_or(false),
         traffic,
         shard,
+    })
+}
+
+fn count_of(x: &Value, what: &str) -> Result<u64, String> {
+    x.as_u64().ok_or_else(|| format!("`{what}` is not a count"))
+}
+
+fn text_of(x: Option<&Value>) -> String {
+    x.and_then(Value::as_str).unwrap_or("").to_owned()
+}
+
+pub(crate) fn invariant_from_name(name: &str) -> Result<crate::oracle::Invariant, String> {
+    crate::oracle::Invariant::parse(name).ok_or_else(|| format!("unknown invariant {name:?}"))
+}
+
+/// A subject's `name`, `version`, `format`, `estimates`, `claims`.
+pub(crate) fn subject_from_json(subject: &Value) -> Result<crate::subject::SubjectInfo, String> {
+    let mut info = crate::subject::SubjectInfo::new(
+        text_of(subject.get("name")),
+        text_of(subject.get("version")),
+    );
+    info.format =
+        crate::model::WireFormat::parse(&text_of(subject.get("format"))).unwrap_or_default();
+    info.estimates = subject
+        .get("estimates")
+        .and_then(Value::as_bool)
+        .unwrap_or(true);
+    info.exact_numbers = text_of(subject.get("numbers")) == "exact";
+    if let Some(list) = subject.get("claims").and_then(Value::as_array) {
+        let names: Vec<&str> = list.iter().filter_map(Value::as_str).collect();
+        info.invariants = Some(crate::oracle::InvariantSet::parse_list(&names.join(","))?);
+    }
+    Ok(info)
+}
+
+/// What [`tally_json`] wrote.
+pub(crate) fn tally_from_json(t: &Value) -> Result<Tally, String> {
+    let mut entry = Tally {
+        pass: count_of(&t["pass"], "pass")?,
+        fail: count_of(&t["fail"], "fail")?,
+        not_applicable: count_of(&t["notApplicable"], "notApplicable")?,
+        reasons: BTreeMap::new(),
+    };
+    if let Some(r) = t.get("notApplicableBecause").and_then(Value::as_object) {
+        for (why, n) in r {
+            entry
+                .reasons
+                .insert(std::borrow::Cow::Owned(why.clone()), count_of(n, why)?);
+        }
+    }
+    Ok(entry)
+}
+
+fn saved_from_json(f: &Value) -> Saved {
+    match (
+        f.get("saved").and_then(Value::as_str),
+        f.get("saveError").and_then(Value::as_str),
+    ) {
+        (Some(p), _) => Saved::At(std::path::PathBuf::from(p)),
+        (None, Some(e)) => Saved::Failed(e.to_owned()),
+        _ => Saved::NotAsked,
+    }
+}
+
+fn fixture_from_json(f: &Value) -> Result<crate::fixture::Fixture, String> {
+    crate::fixture::Fixture::from_json(f.get("fixture").cloned().unwrap_or(Value::Null))
+        .map_err(|e| format!("a fixture: {e}"))
+}
+
+/// A failure as the reports write it: `invariant`, `case`, `violation`,
+/// `original`, `fixture`, `saved`.
+pub(crate) fn failure_from_json(f: &Value) -> Result<crate::check::Failure, String> {
+    let inv = crate::oracle::Invariant::parse(&text_of(f.get("invariant")))
+        .ok_or("a failure names no invariant")?;
+    let original = f.get("original").cloned().unwrap_or(Value::Null);
+    Ok(crate::check::Failure {
+        invariant: inv,
+        case_index: count_of(&f["case"], "case")?,
+        violation: f
+            .get("violation")
+            .and_then(crate::oracle::Violation::from_json)
+            .ok_or("a failure has no violation")?,
+        original_size: (
+            original
+                .get("messages")
+                .and_then(Value::as_u64)
+                .unwrap_or(0) as usize,
+            original
+                .get("bodyBytes")
+                .and_then(Value::as_u64)
+                .unwrap_or(0),
+        ),
+        fixture: fixture_from_json(f)?,
+        saved: saved_from_json(f),
+    })
+}
+
+/// A fault's `kind`, `detail` and `stderr`.
+pub(crate) fn fault_from_json(f: &Value) -> Result<crate::subject::Fault, String> {
+    let kind = crate::subject::FaultKind::parse(&text_of(f.get("kind")))
+        .ok_or("a fault of unknown kind")?;
+    let mut fault = crate::subject::Fault::new(kind, text_of(f.get("detail")));
+    fault.stderr = text_of(f.get("stderr"));
+    Ok(fault)
+}
+
+/// A fault as the reports write it, with its `case`, `count` and fixture.
+pub(crate) fn fault_record_from_json(f: &Value) -> Result<crate::check::FaultRecord, String> {
+    Ok(crate::check::FaultRecord {
+        case_index: count_of(&f["case"], "case")?,
+        fault: fault_from_json(f)?,
+        fixture: fixture_from_json(f)?,
+        saved: saved_from_json(f),
+        count: count_of(&f["count"], "count")?,
     })
 }

@@ -1261,8 +1261,7 @@ fn report_merge_joins_shards_as_one_run() {
     let out = run(&["report", "merge", &reports[0], &other]);
     assert_eq!(out.code, 2, "{}", out.stderr);
     assert!(out.stderr.contains("seeds differ"), "{}", out.stderr);
-    // A baseline gate's report is named as one, not misread as a broken
-    // check report.
+    // A baseline gate's report is named as one, not merged with check's.
     let gate = format!("{dir}/gate.json");
     let serve = format!("{} serve", env!("CARGO_BIN_EXE_ctxgate"));
     let mut args: Vec<&str> = base.to_vec();
@@ -1282,10 +1281,127 @@ fn report_merge_joins_shards_as_one_run() {
     assert_eq!(out.code, 2, "{}", out.stderr);
     assert!(
         out.stderr
-            .contains("gate.json: a `check --baseline` report"),
+            .contains("shard-2.json: a `check` report, among `check --baseline` reports"),
         "{}",
         out.stderr
     );
+}
+
+/// The shards of a baseline gate merge into the report of the gate over
+/// all their cases: regressions (each shrunk on its first case), known
+/// failures, fixes, the invariants' counts on both sides, and the behaviour
+/// table with its sums and its cases that changed most — whatever the
+/// shards and their `--jobs`. Gates of another baseline or `--fail-on`
+/// do not merge.
+#[test]
+fn report_merge_joins_a_baseline_gates_shards_as_one_gate() {
+    let tmp = TempDir::new("merge-gate");
+    let dir = tmp.0.to_str().unwrap().to_owned();
+    let bin = env!("CARGO_BIN_EXE_ctxgate");
+    let side = |defect: &str| format!("{bin} serve --defect {defect}");
+    let (subject, baseline) = (side("content-only-estimator"), side("cut-by-message-count"));
+    let gate = |extra: &[&str], out: &str| {
+        let mut args = vec![
+            "check",
+            "--subject",
+            &subject,
+            "--baseline",
+            &baseline,
+            "--cases",
+            "150",
+            "--seed",
+            "4",
+            "--report",
+            "json",
+            "--save",
+            &dir,
+            "--out",
+            out,
+        ];
+        args.extend(extra);
+        run(&args)
+    };
+    let whole = format!("{dir}/whole.json");
+    assert_eq!(gate(&["--jobs", "1"], &whole).code, 1);
+    let mut shards = Vec::new();
+    for (k, jobs) in [("1/3", "2"), ("2/3", "1"), ("3/3", "3")] {
+        let out = format!("{dir}/shard-{}.json", &k[..1]);
+        let ran = gate(&["--shard", k, "--jobs", jobs], &out);
+        assert!(ran.code == 0 || ran.code == 1, "{}", ran.stderr);
+        shards.push(out);
+    }
+    let merged = format!("{dir}/merged.json");
+    let out = run(&[
+        "report",
+        "merge",
+        &shards[0],
+        &shards[1],
+        &shards[2],
+        "--report",
+        "json",
+        "--out",
+        &merged,
+        "--subject",
+        &subject,
+        "--baseline",
+        &baseline,
+    ]);
+    assert_eq!(out.code, 1, "{}", out.stderr);
+    assert!(out.stderr.contains("regression(s)"), "{}", out.stderr);
+    let strip = |path: &str| {
+        let mut v = read_json(path);
+        for k in ["seconds", "shard"] {
+            v.as_object_mut().unwrap().remove(k);
+        }
+        v
+    };
+    let (m, w) = (strip(&merged), strip(&whole));
+    // The scenario has what is merged: else equality shows little.
+    for k in ["regressions", "known", "fixes"] {
+        assert!(!w[k].as_array().unwrap().is_empty(), "no {k}: {w}");
+    }
+    assert_eq!(
+        w["behaviour"]["over both"]["changedMost"]
+            .as_array()
+            .unwrap()
+            .len(),
+        3
+    );
+    assert_eq!(m, w);
+    // The human form of the merged gate reads as the whole gate's.
+    let human = run(&["report", "merge", &shards[2], &shards[0], &shards[1]]);
+    assert_eq!(human.code, 1);
+    let text = String::from_utf8_lossy(&human.stdout);
+    assert!(text.contains("FAILED: 2 regression(s)"), "{text}");
+    // Another baseline, or another --fail-on, does not merge.
+    let other = format!("{dir}/other.json");
+    let mut args = vec![
+        "check",
+        "--subject",
+        &subject,
+        "--cases",
+        "150",
+        "--seed",
+        "4",
+        "--report",
+        "json",
+        "--save",
+        &dir,
+        "--out",
+        &other,
+        "--shard",
+        "2/3",
+    ];
+    let serve = format!("{bin} serve");
+    args.extend(["--baseline", &serve]);
+    run(&args);
+    let out = run(&["report", "merge", &shards[0], &other]);
+    assert_eq!(out.code, 2, "{}", out.stderr);
+    assert!(out.stderr.contains("baselines differ"), "{}", out.stderr);
+    gate(&["--shard", "2/3", "--fail-on", "never"], &other);
+    let out = run(&["report", "merge", &shards[0], &other]);
+    assert_eq!(out.code, 2, "{}", out.stderr);
+    assert!(out.stderr.contains("--fail-on differs"), "{}", out.stderr);
 }
 
 /// A run that ends before its report (here: a subject that cannot start)

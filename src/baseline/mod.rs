@@ -27,6 +27,7 @@
 
 pub mod behaviour;
 mod engine;
+pub mod merge;
 pub mod report;
 
 use std::collections::BTreeMap;

@@ -9,7 +9,7 @@ use std::fmt::Write as _;
 
 use serde_json::{json, Value};
 
-use super::behaviour::{CaseChange, Measures};
+use super::behaviour::{CaseChange, Measures, Outcome};
 use super::{BaselineReport, FailOn, Shared};
 use crate::body::body_bytes;
 use crate::oracle::Invariant;
@@ -400,7 +400,32 @@ fn measures_json(m: &Measures) -> Value {
         "iterationsKept": m.iterations_kept(),
         "summaryBytes": m.summary_bytes(),
         "estimateVsBody": m.estimate_vs_body(),
+        // The sums the means are of: what `report merge` adds up.
+        "sums": {
+            "retentionPpm": m.retention_ppm,
+            "messagesKept": m.messages_kept,
+            "iterationsKept": m.iterations_kept,
+            "summaryBytes": m.summary_bytes,
+            "estimated": m.estimated,
+            "estimatePpm": m.estimate_ppm,
+        },
     })
+}
+
+/// An outcome as figures (`describe` is its words).
+fn outcome_json(o: Outcome) -> Value {
+    match o {
+        Outcome::Unchanged => json!({"kind": "unchanged"}),
+        Outcome::CannotFit => json!({"kind": "cannot_fit"}),
+        Outcome::InvalidInput => json!({"kind": "invalid_input"}),
+        Outcome::Compacted(k) => json!({
+            "kind": "compacted",
+            "retentionPpm": k.retention_ppm,
+            "messages": k.messages,
+            "iterations": k.iterations,
+            "summaryBytes": k.summary_bytes,
+        }),
+    }
 }
 
 fn shared_json(s: &Shared) -> Value {
@@ -505,6 +530,8 @@ pub fn to_json(r: &BaselineReport, hints: &Hints) -> Value {
                     "subject": ch.subject.describe(),
                     "baseline": ch.baseline.describe(),
                     "sentDelta": ch.score_ppm as f64 / 1e6,
+                    "scorePpm": ch.score_ppm,
+                    "outcomes": {"subject": outcome_json(ch.subject), "baseline": outcome_json(ch.baseline)},
                 })).collect::<Vec<_>>(),
             }),
         );

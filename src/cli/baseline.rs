@@ -109,7 +109,7 @@ pub fn run(
     )))
 }
 
-fn render(r: &BaselineReport, hints: &Hints, kind: ReportKind) -> String {
+pub(super) fn render(r: &BaselineReport, hints: &Hints, kind: ReportKind) -> String {
     match kind {
         ReportKind::Human => report::human(r, hints),
         ReportKind::Json => format!(

@@ -1,0 +1,437 @@
+//! A baseline gate's JSON report read back, and the reports of a seed's
+//! shards joined into the one a run over all their cases writes: what
+//! `ctxgate report merge` does with `check --baseline --shard K/N`.
+
+use std::collections::BTreeMap;
+
+use serde_json::Value;
+
+use super::behaviour::{Behaviour, CaseChange, CaseClass, ClassDelta, Kept, Measures, Outcome};
+use super::{
+    BaselineFault, BaselineReport, FailOn, InvariantDelta, Regression, Shared, SubjectFault,
+};
+use crate::oracle::Violation;
+use crate::report::{
+    failure_from_json, fault_from_json, fault_record_from_json, invariant_from_name,
+    subject_from_json, tally_from_json,
+};
+
+/// Read a report back from what [`super::report::to_json`] wrote. Errors
+/// say which field is missing or wrong.
+pub fn from_json(v: &Value) -> Result<BaselineReport, String> {
+    let field = |k: &str| v.get(k).ok_or_else(|| format!("no `{k}`"));
+    let list = |k: &str| -> Result<&Vec<Value>, String> {
+        field(k)?
+            .as_array()
+            .ok_or_else(|| format!("`{k}` is not an array"))
+    };
+    let fail_on = match field("failOn")?.as_str() {
+        Some("regressions") => FailOn::Regressions,
+        Some("any-failure") => FailOn::AnyFailure,
+        Some("never") => FailOn::Never,
+        _ => return Err("`failOn` is not regressions, any-failure or never".into()),
+    };
+    let mut invariants = BTreeMap::new();
+    for (name, d) in field("invariants")?
+        .as_object()
+        .ok_or("`invariants` is not an object")?
+    {
+        let inv = invariant_from_name(name)?;
+        let at = |k: &str| count(d.get(k), &format!("{name}.{k}"));
+        invariants.insert(
+            inv,
+            InvariantDelta {
+                subject: tally_from_json(
+                    d.get("subject").ok_or("an invariant without `subject`")?,
+                )?,
+                baseline: match d.get("baseline") {
+                    None | Some(Value::Null) => None,
+                    Some(t) => Some(tally_from_json(t)?),
+                },
+                compared: at("compared")?,
+                regressed: at("regressed")?,
+                known: at("known")?,
+                fixed: at("fixed")?,
+            },
+        );
+    }
+    let regressions = list("regressions")?
+        .iter()
+        .map(|g| {
+            Ok(Regression {
+                failure: failure_from_json(g)?,
+                baseline: g
+                    .get("baseline")
+                    .and_then(Value::as_str)
+                    .unwrap_or("")
+                    .to_owned(),
+            })
+        })
+        .collect::<Result<Vec<_>, String>>()?;
+    let shared = |k: &str| {
+        list(k)?
+            .iter()
+            .map(shared_from_json)
+            .collect::<Result<Vec<_>, _>>()
+    };
+    let subject_faults = list("subjectFaults")?
+        .iter()
+        .map(|f| {
+            let new = count(f.get("new"), "new")?;
+            let shared = count(f.get("shared"), "shared")?;
+            let mut g = f.clone();
+            // `count` is new + shared; without a regression no fixture is
+            // written (none was shrunk), and none is written back.
+            g["count"] = (new + shared).into();
+            if new == 0 {
+                g["fixture"] = placeholder_fixture();
+            }
+            Ok(SubjectFault {
+                record: fault_record_from_json(&g)?,
+                new,
+                shared,
+            })
+        })
+        .collect::<Result<Vec<_>, String>>()?;
+    let baseline_faults = list("baselineFaults")?
+        .iter()
+        .map(|f| {
+            Ok(BaselineFault {
+                case_index: count(f.get("case"), "case")?,
+                fault: fault_from_json(f)?,
+                count: count(f.get("count"), "count")?,
+            })
+        })
+        .collect::<Result<Vec<_>, String>>()?;
+    let mut behaviour = Behaviour::default();
+    for (name, c) in field("behaviour")?
+        .as_object()
+        .ok_or("`behaviour` is not an object")?
+    {
+        if name == "all" {
+            continue; // the classes' sum
+        }
+        let class = CaseClass::ALL
+            .into_iter()
+            .find(|c| c.name() == name)
+            .ok_or_else(|| format!("unknown case class {name:?}"))?;
+        let changed_most = c
+            .get("changedMost")
+            .and_then(Value::as_array)
+            .ok_or_else(|| format!("{name}: no `changedMost`"))?
+            .iter()
+            .map(change_from_json)
+            .collect::<Result<Vec<_>, String>>()?;
+        behaviour.classes.insert(
+            class,
+            ClassDelta {
+                subject: measures_from_json(c.get("subject"))?,
+                baseline: measures_from_json(c.get("baseline"))?,
+                changed_most,
+                changed: count(c.get("changed"), "changed")?,
+            },
+        );
+    }
+    let shard = match v.get("shard").and_then(Value::as_str) {
+        Some(s) => Some(crate::check::Shard::parse(s)?),
+        None => None,
+    };
+    Ok(BaselineReport {
+        subject: subject_from_json(field("subject")?)?,
+        baseline: subject_from_json(field("baseline")?)?,
+        seed: count(v.get("seed"), "seed")?,
+        shard,
+        cases: count(v.get("cases"), "cases")?,
+        baseline_faulted: count(v.get("baselineFaulted"), "baselineFaulted")?,
+        uncompared_failures: count(v.get("uncomparedFailures"), "uncomparedFailures")?,
+        elapsed: std::time::Duration::from_secs_f64(
+            field("seconds")?
+                .as_f64()
+                .ok_or("`seconds` is not a number")?
+                .max(0.0),
+        ),
+        stopped_by_time: field("stoppedByTime")?.as_bool().unwrap_or(false),
+        checked: invariants.keys().copied().collect(),
+        invariants,
+        regressions,
+        known: shared("known")?,
+        fixes: shared("fixes")?,
+        subject_faults,
+        baseline_faults,
+        behaviour,
+        fail_on,
+    })
+}
+
+fn count(x: Option<&Value>, what: &str) -> Result<u64, String> {
+    x.and_then(Value::as_u64)
+        .ok_or_else(|| format!("`{what}` is not a count"))
+}
+
+/// A fixture for a fault record no report shows one of (a subject fault
+/// kind with no new case: nothing was shrunk).
+fn placeholder_fixture() -> Value {
+    let f = crate::fixture::Fixture::new(
+        crate::config::Config::default(),
+        Vec::new(),
+        crate::oracle::InvariantSet::empty(),
+        "",
+    );
+    f.to_json()
+}
+
+fn shared_from_json(s: &Value) -> Result<Shared, String> {
+    let inv = invariant_from_name(s.get("invariant").and_then(Value::as_str).unwrap_or(""))?;
+    Ok(Shared {
+        invariant: inv,
+        case_index: count(s.get("case"), "case")?,
+        count: count(s.get("count"), "count")?,
+        subject: match s.get("subject") {
+            None | Some(Value::Null) => None,
+            Some(v) => {
+                Some(Violation::from_json(v).ok_or("a known failure's violation does not read")?)
+            }
+        },
+        baseline: s
+            .get("baseline")
+            .and_then(Violation::from_json)
+            .ok_or("a shared failure has no baseline violation")?,
+    })
+}
+
+fn measures_from_json(m: Option<&Value>) -> Result<Measures, String> {
+    let m = m.ok_or("a class without both sides' measures")?;
+    let sums = m
+        .get("sums")
+        .ok_or("measures without `sums` (a report from an older ctxgate?)")?;
+    Ok(Measures {
+        answered: count(m.get("answered"), "answered")?,
+        compacted: count(m.get("compacted"), "compacted")?,
+        cannot_fit: count(m.get("cannotFit"), "cannotFit")?,
+        retention_ppm: count(sums.get("retentionPpm"), "retentionPpm")?,
+        messages_kept: count(sums.get("messagesKept"), "messagesKept")?,
+        iterations_kept: count(sums.get("iterationsKept"), "iterationsKept")?,
+        summary_bytes: count(sums.get("summaryBytes"), "summaryBytes")?,
+        estimated: count(sums.get("estimated"), "estimated")?,
+        estimate_ppm: count(sums.get("estimatePpm"), "estimatePpm")?,
+    })
+}
+
+fn outcome_from_json(o: Option<&Value>) -> Result<Outcome, String> {
+    let o = o.ok_or("a change without its outcomes")?;
+    Ok(match o.get("kind").and_then(Value::as_str) {
+        Some("unchanged") => Outcome::Unchanged,
+        Some("cannot_fit") => Outcome::CannotFit,
+        Some("invalid_input") => Outcome::InvalidInput,
+        Some("compacted") => Outcome::Compacted(Kept {
+            retention_ppm: count(o.get("retentionPpm"), "retentionPpm")?,
+            messages: count(o.get("messages"), "messages")?,
+            iterations: count(o.get("iterations"), "iterations")?,
+            summary_bytes: count(o.get("summaryBytes"), "summaryBytes")?,
+        }),
+        _ => return Err("an outcome of unknown kind".into()),
+    })
+}
+
+fn change_from_json(c: &Value) -> Result<CaseChange, String> {
+    let outcomes = c
+        .get("outcomes")
+        .ok_or("a change without `outcomes` (a report from an older ctxgate?)")?;
+    Ok(CaseChange {
+        case_index: count(c.get("case"), "case")?,
+        score_ppm: count(c.get("scorePpm"), "scorePpm")?,
+        subject: outcome_from_json(outcomes.get("subject"))?,
+        baseline: outcome_from_json(outcomes.get("baseline"))?,
+    })
+}
+
+impl BaselineReport {
+    /// Join the report of another shard of the same gate (same subject,
+    /// baseline, seed and `--fail-on`): counts add up, and what is kept of
+    /// each invariant and fault kind is that of the lowest case index, as
+    /// one run would have kept. The time is the longest shard's.
+    pub fn merge(&mut self, other: BaselineReport) -> Result<(), String> {
+        if other.seed != self.seed {
+            return Err(format!("seeds differ ({} and {})", self.seed, other.seed));
+        }
+        for (side, a, b) in [
+            ("subjects", &self.subject, &other.subject),
+            ("baselines", &self.baseline, &other.baseline),
+        ] {
+            if (&a.name, &a.version) != (&b.name, &b.version) {
+                return Err(format!(
+                    "{side} differ ({} {} and {} {})",
+                    a.name, a.version, b.name, b.version
+                ));
+            }
+        }
+        if other.fail_on != self.fail_on {
+            return Err(format!(
+                "--fail-on differs ({} and {})",
+                self.fail_on.name(),
+                other.fail_on.name()
+            ));
+        }
+        self.cases += other.cases;
+        self.baseline_faulted += other.baseline_faulted;
+        self.uncompared_failures += other.uncompared_failures;
+        self.elapsed = self.elapsed.max(other.elapsed);
+        self.stopped_by_time |= other.stopped_by_time;
+        self.shard = None;
+        for (inv, d) in other.invariants {
+            self.checked.insert(inv);
+            let mine = self.invariants.entry(inv).or_default();
+            mine.subject.add(&d.subject);
+            mine.baseline = match (mine.baseline.take(), d.baseline) {
+                (Some(mut a), Some(b)) => {
+                    a.add(&b);
+                    Some(a)
+                }
+                (a, b) => a.or(b),
+            };
+            mine.compared += d.compared;
+            mine.regressed += d.regressed;
+            mine.known += d.known;
+            mine.fixed += d.fixed;
+        }
+        for g in other.regressions {
+            let inv = g.failure.invariant;
+            match self
+                .regressions
+                .iter_mut()
+                .find(|r| r.failure.invariant == inv)
+            {
+                Some(r) if g.failure.case_index < r.failure.case_index => *r = g,
+                Some(_) => {}
+                None => self.regressions.push(g),
+            }
+        }
+        self.regressions
+            .sort_by_key(|r| (r.failure.case_index, r.failure.invariant));
+        for (mine, theirs) in [
+            (&mut self.known, other.known),
+            (&mut self.fixes, other.fixes),
+        ] {
+            for s in theirs {
+                match mine.iter_mut().find(|m| m.invariant == s.invariant) {
+                    Some(m) => {
+                        let n = m.count + s.count;
+                        if s.case_index < m.case_index {
+                            *m = s;
+                        }
+                        m.count = n;
+                    }
+                    None => mine.push(s),
+                }
+            }
+            mine.sort_by_key(|s| s.invariant);
+        }
+        for f in other.subject_faults {
+            let kind = &f.record.fault.kind;
+            match self
+                .subject_faults
+                .iter_mut()
+                .find(|g| &g.record.fault.kind == kind)
+            {
+                Some(g) => {
+                    let (new, shared) = (g.new + f.new, g.shared + f.shared);
+                    // The record of the first new case when there is one
+                    // (its fixture was shrunk), else of the first case.
+                    let key = |s: &SubjectFault| (s.new == 0, s.record.case_index);
+                    if key(&f) < key(g) {
+                        *g = f;
+                    }
+                    g.new = new;
+                    g.shared = shared;
+                    g.record.count = new + shared;
+                }
+                None => self.subject_faults.push(f),
+            }
+        }
+        self.subject_faults.sort_by_key(|f| f.record.case_index);
+        for f in other.baseline_faults {
+            match self
+                .baseline_faults
+                .iter_mut()
+                .find(|g| g.fault.kind == f.fault.kind)
+            {
+                Some(g) => {
+                    let n = g.count + f.count;
+                    if f.case_index < g.case_index {
+                        *g = f;
+                    }
+                    g.count = n;
+                }
+                None => self.baseline_faults.push(f),
+            }
+        }
+        self.baseline_faults.sort_by_key(|f| f.case_index);
+        self.behaviour.merge(&other.behaviour);
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    /// A gate's report with only subject faults: (kind, first case, new,
+    /// shared), and one baseline fault kind (first case, count).
+    fn gate(
+        subject_faults: &[(&str, u64, u64, u64)],
+        baseline_fault: (u64, u64),
+    ) -> BaselineReport {
+        let side = json!({"name": "s", "version": "1", "format": "engine", "estimates": true});
+        let faults: Vec<Value> = subject_faults
+            .iter()
+            .map(|&(kind, case, new, shared)| {
+                json!({"kind": kind, "detail": format!("{kind} at {case}"), "stderr": "",
+                       "case": case, "new": new, "shared": shared,
+                       "fixture": if new > 0 { placeholder_fixture() } else { Value::Null }})
+            })
+            .collect();
+        let v = json!({
+            "failOn": "regressions", "subject": side, "baseline": side, "seed": 1,
+            "cases": 10, "baselineFaulted": baseline_fault.1, "uncomparedFailures": 0,
+            "seconds": 1.0, "stoppedByTime": false, "invariants": {},
+            "regressions": [], "known": [], "fixes": [],
+            "subjectFaults": faults,
+            "baselineFaults": [{"kind": "crash", "detail": format!("at {}", baseline_fault.0),
+                                "stderr": "", "case": baseline_fault.0, "count": baseline_fault.1}],
+            "behaviour": {},
+        });
+        from_json(&v).expect("reads")
+    }
+
+    /// A fault kind keeps the record of its first new case when either
+    /// shard had one (the one a whole run shrinks), else its first case;
+    /// counts add up. A baseline fault kind keeps its first case.
+    #[test]
+    fn fault_kinds_keep_the_record_a_whole_run_keeps() {
+        let mut a = gate(&[("crash", 4, 0, 2), ("timeout", 9, 1, 0)], (7, 2));
+        let b = gate(&[("crash", 6, 1, 1), ("timeout", 2, 0, 1)], (3, 1));
+        a.merge(b).expect("merges");
+        let got: Vec<(String, u64, u64, u64, u64)> = a
+            .subject_faults
+            .iter()
+            .map(|f| {
+                let kind = f.record.fault.kind.name().to_string();
+                (kind, f.record.case_index, f.new, f.shared, f.record.count)
+            })
+            .collect();
+        // crash: shard b's case 6 is the first new one; timeout: shard a's 9.
+        let want = [("crash", 6, 1, 3, 4), ("timeout", 9, 1, 1, 2)];
+        let want: Vec<_> = want
+            .map(|(k, c, n, s, t)| (k.to_string(), c, n, s, t))
+            .into();
+        assert_eq!(got, want);
+        assert_eq!(a.baseline_faults.len(), 1);
+        assert_eq!(
+            (a.baseline_faults[0].case_index, a.baseline_faults[0].count),
+            (3, 3)
+        );
+        assert_eq!(a.baseline_faulted, 3);
+        assert_eq!(a.cases, 20);
+    }
+}
