@@ -1261,6 +1261,23 @@ fn report_merge_joins_shards_as_one_run() {
     let out = run(&["report", "merge", &reports[0], &other]);
     assert_eq!(out.code, 2, "{}", out.stderr);
     assert!(out.stderr.contains("seeds differ"), "{}", out.stderr);
+    // Only the whole set of a run's shards merges, each once.
+    for (files, says) in [
+        (
+            vec![&reports[0], &reports[0], &reports[1]],
+            "shard 1/2 again",
+        ),
+        (
+            vec![&reports[1]; 1].into_iter().chain([&whole]).collect(),
+            "the report of a whole run",
+        ),
+    ] {
+        let mut args = vec!["report", "merge"];
+        args.extend(files.iter().map(|f| f.as_str()));
+        let out = run(&args);
+        assert_eq!(out.code, 2, "{}", out.stderr);
+        assert!(out.stderr.contains(says), "{says}: {}", out.stderr);
+    }
     // A baseline gate's report is named as one, not merged with check's.
     let gate = format!("{dir}/gate.json");
     let serve = format!("{} serve", env!("CARGO_BIN_EXE_ctxgate"));
@@ -1373,6 +1390,14 @@ fn report_merge_joins_a_baseline_gates_shards_as_one_gate() {
     assert_eq!(human.code, 1);
     let text = String::from_utf8_lossy(&human.stdout);
     assert!(text.contains("FAILED: 2 regression(s)"), "{text}");
+    // Two shards of three leave a third of the cases unsaid: no merge.
+    let out = run(&["report", "merge", &shards[0], &shards[2]]);
+    assert_eq!(out.code, 2, "{}", out.stderr);
+    assert!(
+        out.stderr.contains("shard(s) 2/3 missing"),
+        "{}",
+        out.stderr
+    );
     // Another baseline, or another --fail-on, does not merge.
     let other = format!("{dir}/other.json");
     let mut args = vec![

@@ -80,13 +80,71 @@ pub fn run(args: Args) -> Result<(), Failure> {
     }
 }
 
+/// The reports are the shards of one run, each once, all of them: a
+/// merge of some would be a report of part of the seed's cases that says
+/// nothing of the rest; one shard twice, its cases counted twice.
+fn whole_set_of_shards(reports: &[(String, bool, Value)]) -> Result<(), Failure> {
+    if reports.len() == 1 {
+        return Ok(()); // one report, written again in another form
+    }
+    let mut seen: Vec<(u64, &str)> = Vec::new();
+    let mut of: Option<(u64, &str)> = None;
+    for (name, _, value) in reports {
+        let shard = match value.get("shard").and_then(Value::as_str) {
+            Some(s) => ctxgate::check::Shard::parse(s)
+                .map_err(|e| Failure::bad_input(format!("{name}: `shard`: {e}")))?,
+            None => {
+                return Err(Failure::bad_input(format!(
+                    "{name}: the report of a whole run, not of a shard (`--shard K/N`): \
+                     there is nothing to merge it with"
+                )))
+            }
+        };
+        match of {
+            Some((n, first)) if n != shard.n => {
+                return Err(Failure::bad_input(format!(
+                    "{name}: shard {}/{}, but {first} is a shard of {n}: the shards of one run \
+                     share their N",
+                    shard.k, shard.n
+                )))
+            }
+            None => of = Some((shard.n, name)),
+            Some(_) => {}
+        }
+        if let Some((_, other)) = seen.iter().find(|(k, _)| *k == shard.k) {
+            return Err(Failure::bad_input(format!(
+                "{name}: shard {}/{} again (also {other}): its cases would count twice",
+                shard.k, shard.n
+            )));
+        }
+        seen.push((shard.k, name));
+    }
+    let n = of.expect("two reports or more").0;
+    let missing: Vec<String> = (1..=n)
+        .filter(|k| !seen.iter().any(|(s, _)| s == k))
+        .map(|k| format!("{k}/{n}"))
+        .collect();
+    if !missing.is_empty() {
+        return Err(Failure::bad_input(format!(
+            "shard(s) {} missing: the merged report would cover part of the seed's cases \
+             and say nothing of the rest",
+            missing.join(", ")
+        )));
+    }
+    Ok(())
+}
+
 fn merge_checks(args: &MergeArgs, reports: Vec<(String, bool, Value)>) -> Result<(), Failure> {
+    // Reports that do not merge say so first; then, whether they are all
+    // of the run's shards.
+    let shards = whole_set_of_shards(&reports);
     let merged = fold(
         reports,
         "a ctxgate check report",
         report::from_json,
         ctxgate::check::CheckReport::merge,
     )?;
+    shards?;
     let hint = ReplayHint {
         subject: args.subject.clone(),
     };
@@ -109,12 +167,16 @@ fn merge_checks(args: &MergeArgs, reports: Vec<(String, bool, Value)>) -> Result
 }
 
 fn merge_gates(args: &MergeArgs, reports: Vec<(String, bool, Value)>) -> Result<(), Failure> {
+    // Reports that do not merge say so first; then, whether they are all
+    // of the run's shards.
+    let shards = whole_set_of_shards(&reports);
     let merged = fold(
         reports,
         "a ctxgate baseline gate's report",
         ctxgate::baseline::merge::from_json,
         ctxgate::baseline::BaselineReport::merge,
     )?;
+    shards?;
     let hints = ctxgate::baseline::report::Hints {
         subject: ReplayHint {
             subject: args.subject.clone(),
