@@ -1317,13 +1317,13 @@ fn report_merge_joins_a_baseline_gates_shards_as_one_gate() {
     let bin = env!("CARGO_BIN_EXE_ctxgate");
     let side = |defect: &str| format!("{bin} serve --defect {defect}");
     let (subject, baseline) = (side("content-only-estimator"), side("cut-by-message-count"));
-    let gate = |extra: &[&str], out: &str| {
+    let gate_of = |baseline: &str, extra: &[&str], out: &str| {
         let mut args = vec![
             "check",
             "--subject",
             &subject,
             "--baseline",
-            &baseline,
+            baseline,
             "--cases",
             "150",
             "--seed",
@@ -1338,6 +1338,7 @@ fn report_merge_joins_a_baseline_gates_shards_as_one_gate() {
         args.extend(extra);
         run(&args)
     };
+    let gate = |extra: &[&str], out: &str| gate_of(&baseline, extra, out);
     let whole = format!("{dir}/whole.json");
     assert_eq!(gate(&["--jobs", "1"], &whole).code, 1);
     let mut shards = Vec::new();
@@ -1400,26 +1401,8 @@ fn report_merge_joins_a_baseline_gates_shards_as_one_gate() {
     );
     // Another baseline, or another --fail-on, does not merge.
     let other = format!("{dir}/other.json");
-    let mut args = vec![
-        "check",
-        "--subject",
-        &subject,
-        "--cases",
-        "150",
-        "--seed",
-        "4",
-        "--report",
-        "json",
-        "--save",
-        &dir,
-        "--out",
-        &other,
-        "--shard",
-        "2/3",
-    ];
     let serve = format!("{bin} serve");
-    args.extend(["--baseline", &serve]);
-    run(&args);
+    gate_of(&serve, &["--shard", "2/3"], &other);
     let out = run(&["report", "merge", &shards[0], &other]);
     assert_eq!(out.code, 2, "{}", out.stderr);
     assert!(out.stderr.contains("baselines differ"), "{}", out.stderr);
