@@ -20,7 +20,7 @@ use crate::config::Config;
 use crate::error::{json_type, InputError, InputErrorKind};
 use crate::harness::run_case;
 use crate::model::value::{make_messages_portable, make_portable};
-use crate::model::{parse_json, read_messages, write_messages, Message, WireFormat};
+use crate::model::{parse_json_expecting, read_messages, write_messages, Message, WireFormat};
 use crate::oracle::{Invariant, InvariantSet, Verdict, Violation};
 use crate::subject::{Fault, Subject};
 
@@ -208,7 +208,8 @@ impl Fixture {
     pub fn load_capped(path: &Path, cap: u64) -> Result<Fixture, InputError> {
         let shown = path.display().to_string();
         let bytes = crate::input::read_file(path, "the fixture", cap)?;
-        let value = parse_json(&bytes).map_err(|e| e.in_file(&shown))?;
+        let value = parse_json_expecting(&bytes, "a ctxgate fixture, a JSON object")
+            .map_err(|e| e.in_file(&shown))?;
         Fixture::from_json(value).map_err(|e| e.in_file(&shown))
     }
 

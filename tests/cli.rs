@@ -1031,6 +1031,22 @@ fn empty_input() {
     assert_bad_input(&f, None, &["empty input"]);
     let out = ctxgate(&["compact", "-"], Some(b""));
     check_bad(&out, "-", None, &["empty input"]);
+    // Each command says what it expected: a history, a fixture, a report.
+    let path = f.as_str();
+    let cases: [(&[&str], &str); 3] = [
+        (&["compact", path], "a JSON array of messages"),
+        (&["replay", path, "--subject", "true"], "a ctxgate fixture"),
+        (&["report", "merge", path], "`ctxgate check --report json`"),
+    ];
+    for (args, expected) in cases {
+        let out = ctxgate(args, None);
+        check_bad(&out, path, None, &["empty input: expected ", expected]);
+        assert!(
+            expected.contains("messages") || !out.stderr.contains("messages"),
+            "{args:?} speaks of messages: {}",
+            out.stderr
+        );
+    }
 }
 
 #[test]

@@ -60,7 +60,13 @@ pub fn run(args: Args) -> Result<(), Failure> {
         let name = path.display().to_string();
         let bytes = ctxgate::input::read_file(path, "the report", super::common::max_input_bytes())
             .map_err(Failure::from)?;
-        let value = ctxgate::model::parse_json(&bytes).map_err(|e| e.in_file(&name))?;
+        let expected = "a report of `ctxgate check --report json`, a JSON object";
+        let value = ctxgate::model::parse_json_expecting(&bytes, expected).map_err(|mut e| {
+            // A report is no history: an index the history parser found
+            // means nothing here.
+            e.message = None;
+            e.in_file(&name)
+        })?;
         let gate = value.get("baseline").is_some() && value.get("failOn").is_some();
         reports.push((name, gate, value));
     }

@@ -211,10 +211,20 @@ pub fn write_messages(format: WireFormat, msgs: &[Message]) -> (Option<Value>, V
 /// UTF-8 (with the byte offset), syntax errors and over-deep nesting (with
 /// line, column and, where it can be found, the message index).
 pub fn parse_json(bytes: &[u8]) -> Result<Value, InputError> {
+    parse_json_expecting(
+        bytes,
+        "a JSON array of messages or an object with a `messages` field",
+    )
+}
+
+/// [`parse_json`] of a document that is not a history: an empty one is
+/// reported as not being `expected` (say, "a ctxgate fixture, a JSON
+/// object").
+pub fn parse_json_expecting(bytes: &[u8], expected: &str) -> Result<Value, InputError> {
     if bytes.iter().all(u8::is_ascii_whitespace) {
         return Err(InputError::new(
             InputErrorKind::Empty,
-            "empty input: expected a JSON array of messages or an object with a `messages` field",
+            format!("empty input: expected {expected}"),
         ));
     }
     if let Err(e) = std::str::from_utf8(bytes) {

@@ -18,7 +18,8 @@ pub mod openai;
 pub mod value;
 
 pub use document::{
-    parse_json, read_messages, read_messages_owned, write_messages, Document, Shape, MAX_DEPTH,
+    parse_json, parse_json_expecting, read_messages, read_messages_owned, write_messages, Document,
+    Shape, MAX_DEPTH,
 };
 pub use format::WireFormat;
 pub use iteration::{check_well_formed, head_len, iterations, unanswered_calls};
