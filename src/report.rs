@@ -29,6 +29,23 @@ impl ReplayHint {
     }
 }
 
+/// The line naming the invariants a run did not check, if any (a human
+/// report's, of a check or a baseline gate).
+pub(crate) fn write_not_checked(out: &mut String, checked: &crate::oracle::InvariantSet) {
+    let unchecked: Vec<&str> = crate::oracle::Invariant::ALL
+        .into_iter()
+        .filter(|i| !checked.contains(*i))
+        .map(|i| i.name())
+        .collect();
+    if !unchecked.is_empty() {
+        let _ = writeln!(
+            out,
+            "not checked (not claimed by the subject or not asked): {}",
+            unchecked.join(", ")
+        );
+    }
+}
+
 /// The human report.
 pub fn human(r: &CheckReport, hint: &ReplayHint) -> String {
     let mut out = String::new();
@@ -98,18 +115,7 @@ pub fn human(r: &CheckReport, hint: &ReplayHint) -> String {
             t.not_applicable
         );
     }
-    let unchecked: Vec<&str> = crate::oracle::Invariant::ALL
-        .into_iter()
-        .filter(|i| !r.checked.contains(*i))
-        .map(|i| i.name())
-        .collect();
-    if !unchecked.is_empty() {
-        let _ = writeln!(
-            out,
-            "not checked (not claimed by the subject or not asked): {}",
-            unchecked.join(", ")
-        );
-    }
+    write_not_checked(&mut out, &r.checked);
     if r.cases > 0 {
         let _ = writeln!(out);
         let _ = writeln!(out, "coverage:");

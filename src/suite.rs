@@ -19,6 +19,7 @@ use serde_json::{json, Value};
 
 use crate::error::InputError;
 use crate::fixture::{collect, replay, Fixture, Replayed};
+use crate::report::xml;
 use crate::subject::Subject;
 
 /// One fixture of a suite and what replaying it gave.
@@ -287,21 +288,6 @@ impl SuiteReport {
         out.push('\n');
         out
     }
-}
-
-fn xml(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for c in s.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            c if (c as u32) < 0x20 && c != '\n' && c != '\t' && c != '\r' => out.push('\u{FFFD}'),
-            c => out.push(c),
-        }
-    }
-    out
 }
 
 #[cfg(test)]

@@ -12,7 +12,6 @@ use serde_json::{json, Value};
 use super::behaviour::{CaseChange, Measures, Outcome};
 use super::{BaselineReport, FailOn, Shared};
 use crate::body::body_bytes;
-use crate::oracle::Invariant;
 use crate::report::{md, replay_line, tally_json, write_history, xml, ReplayHint};
 
 /// How to replay a fixture on each side.
@@ -219,18 +218,7 @@ pub fn human(r: &BaselineReport, hints: &Hints) -> String {
                 .unwrap_or_else(|| "not claimed".into()),
         );
     }
-    let unchecked: Vec<&str> = Invariant::ALL
-        .into_iter()
-        .filter(|i| !r.checked.contains(*i))
-        .map(|i| i.name())
-        .collect();
-    if !unchecked.is_empty() {
-        let _ = writeln!(
-            out,
-            "not checked (not claimed by the subject or not asked): {}",
-            unchecked.join(", ")
-        );
-    }
+    crate::report::write_not_checked(&mut out, &r.checked);
     for g in &r.regressions {
         let f = &g.failure;
         let _ = writeln!(out);
