@@ -19,6 +19,7 @@ use serde_json::{json, Value};
 
 use crate::error::InputError;
 use crate::fixture::{collect, replay, Fixture, Replayed};
+use crate::oracle::Violation;
 use crate::report::xml;
 use crate::subject::Subject;
 
@@ -26,7 +27,9 @@ use crate::subject::Subject;
 #[derive(Debug, Clone)]
 pub struct SuiteCase {
     pub path: PathBuf,
-    pub fixture: Fixture,
+    /// The fixture's `name` and `see` (SPEC §7): what the reports show of it.
+    pub name: String,
+    pub see: String,
     pub outcome: Replayed,
 }
 
@@ -68,7 +71,8 @@ pub fn run(
             let (outcome, _) = replay(subject, &fixture);
             SuiteCase {
                 path,
-                fixture,
+                name: fixture.name,
+                see: fixture.see,
                 outcome,
             }
         })
@@ -133,7 +137,7 @@ impl SuiteReport {
                     let _ = writeln!(out, "ok    {shown} ({judged} invariant(s) held)");
                 }
                 Replayed::Failed(violations) => {
-                    let _ = writeln!(out, "FAIL  {shown}\n  see: {}", c.fixture.see);
+                    let _ = writeln!(out, "FAIL  {shown}\n  see: {}", c.see);
                     for v in violations {
                         let _ = writeln!(out, "  {v}");
                     }
@@ -142,7 +146,7 @@ impl SuiteReport {
                     let _ = writeln!(
                         out,
                         "FAULT {shown}\n  see: {}\n  {}",
-                        c.fixture.see,
+                        c.see,
                         fault.to_string().replace('\n', "\n  ")
                     );
                 }
@@ -170,21 +174,18 @@ impl SuiteReport {
             .map(|c| {
                 let mut v = json!({
                     "path": c.path.display().to_string(),
-                    "name": c.fixture.name,
-                    "see": c.fixture.see,
+                    "name": c.name,
+                    "see": c.see,
                 });
                 let extra = match &c.outcome {
                     Replayed::Held { judged } => json!({"outcome": "held", "judged": judged}),
                     Replayed::Failed(vs) => json!({
                         "outcome": "failed",
-                        "violations": vs.iter().map(|v| json!({
-                            "invariant": v.invariant.name(),
-                            "detail": v.detail,
-                        })).collect::<Vec<_>>(),
+                        "violations": vs.iter().map(Violation::to_json).collect::<Vec<_>>(),
                     }),
                     Replayed::Fault(f) => json!({
                         "outcome": "fault",
-                        "fault": {"kind": f.kind.name(), "detail": f.detail},
+                        "fault": {"kind": f.kind.name(), "detail": f.detail, "stderr": f.stderr},
                     }),
                     Replayed::Skipped { why } => json!({"outcome": "skipped", "why": why}),
                 };
@@ -200,6 +201,63 @@ impl SuiteReport {
             "failed": self.failed(),
             "skipped": self.skipped(),
             "fixtures": fixtures,
+        })
+    }
+
+    /// The report [`to_json`](Self::to_json) wrote (`report merge` reads
+    /// the suite's outcome back from shard 1's report).
+    pub fn from_json(v: &Value) -> Result<SuiteReport, String> {
+        let text = |x: &Value, k: &str| -> Result<String, String> {
+            x.get(k)
+                .and_then(Value::as_str)
+                .map(str::to_owned)
+                .ok_or_else(|| format!("`{k}` is not text"))
+        };
+        let fixtures = v
+            .get("fixtures")
+            .and_then(Value::as_array)
+            .ok_or("`fixtures` is not a list")?;
+        let cases = fixtures
+            .iter()
+            .map(|c| {
+                let outcome = match text(c, "outcome")?.as_str() {
+                    "held" => Replayed::Held {
+                        judged: c
+                            .get("judged")
+                            .and_then(Value::as_u64)
+                            .ok_or("`judged` is not a count")?
+                            as usize,
+                    },
+                    "failed" => Replayed::Failed(
+                        c.get("violations")
+                            .and_then(Value::as_array)
+                            .ok_or("`violations` is not a list")?
+                            .iter()
+                            .map(|x| {
+                                Violation::from_json(x).ok_or("a violation names no invariant")
+                            })
+                            .collect::<Result<_, _>>()?,
+                    ),
+                    "fault" => Replayed::Fault(crate::report::fault_from_json(
+                        c.get("fault")
+                            .ok_or("a fault outcome without its `fault`")?,
+                    )?),
+                    "skipped" => Replayed::Skipped {
+                        why: text(c, "why")?,
+                    },
+                    other => return Err(format!("unknown outcome {other:?}")),
+                };
+                Ok(SuiteCase {
+                    path: PathBuf::from(text(c, "path")?),
+                    name: text(c, "name")?,
+                    see: text(c, "see")?,
+                    outcome,
+                })
+            })
+            .collect::<Result<_, String>>()?;
+        Ok(SuiteReport {
+            source: PathBuf::from(text(v, "source")?),
+            cases,
         })
     }
 
@@ -222,7 +280,7 @@ impl SuiteReport {
                         "\n      <failure message=\"{}\" type=\"{}\">see: {}\n{}</failure>\n    ",
                         xml(&vs.first().map(|v| v.detail.clone()).unwrap_or_default()),
                         vs.first().map(|v| v.invariant.name()).unwrap_or("failed"),
-                        xml(&c.fixture.see),
+                        xml(&c.see),
                         xml(&body.join("\n"))
                     );
                 }
@@ -231,7 +289,7 @@ impl SuiteReport {
                         cases,
                         "\n      <failure message=\"{}\" type=\"fault\">see: {}\n{}</failure>\n    ",
                         xml(&f.detail),
-                        xml(&c.fixture.see),
+                        xml(&c.see),
                         xml(&f.to_string())
                     );
                 }
@@ -280,8 +338,8 @@ impl SuiteReport {
                 let _ = writeln!(
                     out,
                     "| `{}` | {outcome} | {} |",
-                    c.fixture.name,
-                    c.fixture.see.replace('|', "\\|")
+                    c.name,
+                    c.see.replace('|', "\\|")
                 );
             }
         }
@@ -345,7 +403,8 @@ mod tests {
             source: PathBuf::from("s"),
             cases: vec![SuiteCase {
                 path: PathBuf::from("x.json"),
-                fixture: fixture(vec![], "tool-pairing"),
+                name: "x".into(),
+                see: "a test".into(),
                 outcome: Replayed::Skipped {
                     why: "claims none".into(),
                 },

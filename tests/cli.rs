@@ -1320,6 +1320,97 @@ fn report_merge_joins_shards_as_one_run() {
     );
 }
 
+/// A run with `--with-suite` replays the suite in shard 1 only; the merge
+/// of its shards keeps the suite's outcome — in every form, and in the
+/// exit code: a suite fixture that failed fails the merged run, as it
+/// failed the run.
+#[test]
+fn report_merge_keeps_the_suites_outcome() {
+    let tmp = TempDir::new("merge-suite");
+    let dir = tmp.0.to_str().unwrap().to_owned();
+    let suite = concat!(env!("CARGO_MANIFEST_DIR"), "/suites/known-bugs");
+    let base = [
+        "check",
+        "--with-suite",
+        suite,
+        "--cases",
+        "40",
+        "--seed",
+        "3",
+        "--report",
+        "json",
+        "--save",
+        &dir,
+    ];
+    let mut shards = Vec::new();
+    for k in ["1/2", "2/2"] {
+        let out = format!("{dir}/shard-{}.json", &k[..1]);
+        let mut args = base.to_vec();
+        args.extend(["--shard", k, "--out", &out]);
+        assert_eq!(run(&args).code, 0);
+        shards.push(out);
+    }
+    let whole = format!("{dir}/whole.json");
+    let mut args = base.to_vec();
+    args.extend(["--out", &whole]);
+    assert_eq!(run(&args).code, 0);
+    let merged = format!("{dir}/merged.json");
+    let merge = |files: &[&str], extra: &[&str]| {
+        let mut args = vec!["report", "merge"];
+        args.extend(files);
+        args.extend(extra);
+        run(&args)
+    };
+    let out = merge(
+        &[&shards[0], &shards[1]],
+        &["--report", "json", "--out", &merged],
+    );
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let strip = |path: &str| {
+        let mut v = read_json(path);
+        for k in ["seconds", "casesPerSecond", "protocol", "shard"] {
+            v.as_object_mut().unwrap().remove(k);
+        }
+        v
+    };
+    let (m, w) = (strip(&merged), strip(&whole));
+    assert!(w["suite"]["held"].as_u64().unwrap() > 0, "{}", w["suite"]);
+    assert_eq!(m, w);
+    // Shard 1's first fixture failed: the merged run fails, and says so
+    // in each form.
+    let mut failed = read_json(&shards[0]);
+    let first = &mut failed["suite"]["fixtures"][0];
+    first["outcome"] = "failed".into();
+    first["violations"] = serde_json::json!([
+        {"invariant": "tool-pairing", "detail": "a result without its call"}
+    ]);
+    let name = first["path"].as_str().unwrap().to_owned();
+    let failed_path = tmp.file("shard-1-failed.json", failed.to_string());
+    let out = merge(&[&failed_path, &shards[1]], &[]);
+    assert_eq!(out.code, 1, "{}", out.stderr);
+    assert!(
+        out.stderr.contains("1 of 14 suite fixture(s) failed"),
+        "{}",
+        out.stderr
+    );
+    let human = String::from_utf8_lossy(&out.stdout);
+    assert!(human.contains(&format!("FAIL  {name}")), "{human}");
+    assert!(human.contains("a result without its call"), "{human}");
+    let out = merge(&[&failed_path, &shards[1]], &["--report", "junit"]);
+    let junit = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        junit.contains("failures=\"1\" skipped=\"0\"") && junit.contains("type=\"tool-pairing\""),
+        "{junit}"
+    );
+    // The suite's outcome in two shards would count its fixtures twice.
+    let mut twice = read_json(&shards[1]);
+    twice["suite"] = read_json(&shards[0])["suite"].clone();
+    let twice_path = tmp.file("shard-2-suite.json", twice.to_string());
+    let out = merge(&[&shards[0], &twice_path], &[]);
+    assert_eq!(out.code, 2, "{}", out.stderr);
+    assert!(out.stderr.contains("only shard 1"), "{}", out.stderr);
+}
+
 /// The shards of a baseline gate merge into the report of the gate over
 /// all their cases: regressions (each shrunk on its first case), known
 /// failures, fixes, the invariants' counts on both sides, and the behaviour

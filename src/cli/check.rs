@@ -383,7 +383,7 @@ pub(super) fn write_also(
 /// human and Markdown forms open with the suite's section, the JSON report
 /// gains a `suite` member, JUnit a `<testsuite>` of its own (one
 /// `<testcase>` per fixture) beside the check's.
-fn with_suite(
+pub(super) fn with_suite(
     rendered: String,
     report: &ctxgate::check::CheckReport,
     hint: &ReplayHint,

@@ -144,6 +144,7 @@ fn merge_checks(args: &MergeArgs, reports: Vec<(String, bool, Value)>) -> Result
     // Reports that do not merge say so first; then, whether they are all
     // of the run's shards.
     let shards = whole_set_of_shards(&reports);
+    let suite = suite_of_shards(&reports);
     let merged = fold(
         reports,
         "a ctxgate check report",
@@ -151,25 +152,59 @@ fn merge_checks(args: &MergeArgs, reports: Vec<(String, bool, Value)>) -> Result
         ctxgate::check::CheckReport::merge,
     )?;
     shards?;
+    let suite = suite?;
     let hint = ReplayHint {
         subject: args.subject.clone(),
     };
-    write(
-        args,
-        &report::human(&merged, &hint),
-        &super::check::render(&merged, &hint, args.report),
-    )?;
-    if merged.ok() {
-        Ok(())
-    } else {
-        Err(Failure::failed(format!(
-            "the merged run of {} shard report(s): {} invariant(s) failed, {} fault kind(s), {} thing(s) never checked",
-            args.files.len(),
-            merged.failures.len(),
-            merged.faults.len(),
-            merged.not_checked().len()
-        )))
+    let render = |kind| {
+        let rendered = super::check::render(&merged, &hint, kind);
+        match &suite {
+            Some(s) => super::check::with_suite(rendered, &merged, &hint, s, kind),
+            None => rendered,
+        }
+    };
+    write(args, &render(ReportKind::Human), &render(args.report))?;
+    let suite_problem = suite.as_ref().and_then(|s| s.problem());
+    if merged.ok() && suite_problem.is_none() {
+        return Ok(());
     }
+    let mut parts: Vec<String> = suite_problem.into_iter().collect();
+    parts.push(format!(
+        "{} invariant(s) failed, {} fault kind(s), {} thing(s) never checked",
+        merged.failures.len(),
+        merged.faults.len(),
+        merged.not_checked().len()
+    ));
+    Err(Failure::failed(format!(
+        "the merged run of {} shard report(s): {}",
+        args.files.len(),
+        parts.join("; ")
+    )))
+}
+
+/// The suite's outcome (`check --with-suite`), from the one report that
+/// has it — shard 1's, which alone replays the suite — so that the merged
+/// report shows it and fails as the run did.
+fn suite_of_shards(
+    reports: &[(String, bool, Value)],
+) -> Result<Option<ctxgate::suite::SuiteReport>, Failure> {
+    let mut found: Option<(&str, ctxgate::suite::SuiteReport)> = None;
+    for (name, _, value) in reports {
+        let Some(v) = value.get("suite") else {
+            continue;
+        };
+        if let Some((first, _)) = &found {
+            return Err(Failure::bad_input(format!(
+                "{name}: a suite's outcome, and so has {first}: only shard 1 of a run replays \
+                 the suite (`--with-suite`), and its fixtures would count twice"
+            )));
+        }
+        let suite = ctxgate::suite::SuiteReport::from_json(v).map_err(|e| {
+            Failure::bad_input(format!("{name}: not a ctxgate check report: `suite`: {e}"))
+        })?;
+        found = Some((name, suite));
+    }
+    Ok(found.map(|(_, s)| s))
 }
 
 fn merge_gates(args: &MergeArgs, reports: Vec<(String, bool, Value)>) -> Result<(), Failure> {
