@@ -19,6 +19,8 @@
 #   CTXGATE_BASELINE  the command that starts the baseline (e.g. the base branch's build)
 #   CTXGATE_CONFIG    a SPEC §2 config file every case uses       (--config)
 #   CTXGATE_CORPUS    a folder of real histories used as seeds    (--corpus)
+#   CTXGATE_SUITE     a folder of fixtures replayed first, on both sides with
+#                     a baseline (--with-suite; e.g. suites/known-bugs)
 #   CTXGATE_TIME      seconds for the run, shrinking included     [120]
 #   CTXGATE_CASES     at most this many cases                     [1000000]
 #   CTXGATE_JOBS      subjects run at once     [the machine's cores]
@@ -52,6 +54,7 @@ if [ -n "${CTXGATE_BASELINE:-}" ]; then
 fi
 [ -n "${CTXGATE_CONFIG:-}" ] && args+=(--config "$CTXGATE_CONFIG")
 [ -n "${CTXGATE_CORPUS:-}" ] && args+=(--corpus "$CTXGATE_CORPUS")
+[ -n "${CTXGATE_SUITE:-}" ] && args+=(--with-suite "$CTXGATE_SUITE")
 
 printf 'ctxgate gate:'; printf ' %q' "$ctxgate" "${args[@]}"; printf '\n'
 set +e

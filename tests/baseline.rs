@@ -409,12 +409,13 @@ fn bad_baseline_usage_exits_2() {
         "check",
         "--baseline",
         &serve(None),
-        "--with-suite",
-        "suites/known-bugs",
+        "--transport",
+        "http://127.0.0.1:9/",
         "--cases",
         "5",
     ]);
     assert_eq!(out.code, 2, "{}", out.stderr);
+    assert!(out.stderr.contains("--transport"), "{}", out.stderr);
     let out = run(&["check", "--baseline", "", "--cases", "5"]);
     assert_eq!(out.code, 2, "{}", out.stderr);
     assert!(out.stderr.contains("--baseline"), "{}", out.stderr);
@@ -558,4 +559,130 @@ fn a_fixed_config_is_kept_by_the_regressions_fixture() {
         assert_eq!(v["config"]["transportMaxBodyBytes"], 102400);
         assert_eq!(v["config"]["summaryMaxBytes"], 2048);
     }
+}
+
+/// `--with-suite` in the gate: every fixture is replayed on both sides and
+/// judged as a generated case is — a fixture the subject fails and the
+/// baseline holds is a regression (exit 1), one both fail is known (the
+/// gate passes unless `--fail-on any-failure`), one only the baseline
+/// fails is fixed; every form says which, and the shards of such a gate
+/// merge into its report, suite and all.
+#[test]
+fn the_gate_compares_a_suite_fixture_by_fixture() {
+    let tmp = TempDir::new("suite");
+    let suite = concat!(env!("CARGO_MANIFEST_DIR"), "/suites/known-bugs");
+    let (cut, drops) = (
+        serve(Some("cut-by-message-count")),
+        serve(Some("drops-system-prompt")),
+    );
+    let save = tmp.path("found");
+    let gate = |subject: &str, baseline: &str, extra: &[&str]| {
+        let mut args = vec![
+            "check",
+            "--subject",
+            subject,
+            "--baseline",
+            baseline,
+            "--with-suite",
+            suite,
+            "--cases",
+            "40",
+            "--seed",
+            "3",
+            "--save",
+            &save,
+        ];
+        args.extend(extra);
+        run(&args)
+    };
+    let whole = tmp.path("whole.json");
+    let out = gate(&cut, &drops, &["--report", "json", "--out", &whole]);
+    assert_eq!(out.code, 1, "{}", out.stderr);
+    assert!(
+        out.stderr.contains("suite fixture(s) regressed"),
+        "{}",
+        out.stderr
+    );
+    let report = read_json(&whole);
+    let s = &report["suite"];
+    let names = |k: &str| -> Vec<String> {
+        s[k].as_array()
+            .unwrap()
+            .iter()
+            .map(|p| p.as_str().unwrap().rsplit('/').next().unwrap().to_owned())
+            .collect()
+    };
+    // Each side fails fixtures of its own bug: the subject's are
+    // regressions, the baseline's fixes.
+    let regressed = names("regressed");
+    assert!(
+        regressed
+            .iter()
+            .any(|n| n.starts_with("langchain-34282-summarization-cut-inside")),
+        "{regressed:?}"
+    );
+    let fixed = names("fixed");
+    assert!(
+        fixed
+            .iter()
+            .any(|n| n.starts_with("langchain-33856-summarization-drops-the-system-prompt")),
+        "{fixed:?}"
+    );
+    assert!(names("known").is_empty());
+    assert!(out.stdout.contains("REGRESSED  "), "{}", out.stdout);
+    assert_eq!(report["ok"], false);
+    let human = gate(&cut, &drops, &[]).stdout;
+    let last = human.trim_end().lines().last().unwrap();
+    assert!(
+        last.starts_with("FAILED: 2 suite fixture(s) regressed"),
+        "{last}"
+    );
+    // The same bug on both sides: known, and the gate passes on it.
+    let out = gate(&drops, &drops, &["--report", "junit"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(out.stdout.contains("<system-out>known: "), "{}", out.stdout);
+    let out = gate(&drops, &drops, &["--fail-on", "any-failure"]);
+    assert_eq!(out.code, 1, "{}", out.stderr);
+    assert!(out.stdout.contains("known      "), "{}", out.stdout);
+    assert!(
+        out.stderr
+            .contains("suite fixture(s) the subject fails, known"),
+        "{}",
+        out.stderr
+    );
+    // Shards: shard 1 replays the suite, and the merge keeps it.
+    let mut shards = Vec::new();
+    for k in ["1/2", "2/2"] {
+        let path = tmp.path(&format!("shard-{}.json", &k[..1]));
+        let out = gate(
+            &cut,
+            &drops,
+            &["--shard", k, "--report", "json", "--out", &path],
+        );
+        assert!(out.code == 0 || out.code == 1, "{}", out.stderr);
+        shards.push(path);
+    }
+    assert!(read_json(&shards[1]).get("suite").is_none());
+    let merged = tmp.path("merged.json");
+    let out = run(&[
+        "report", "merge", &shards[0], &shards[1], "--report", "json", "--out", &merged,
+    ]);
+    assert_eq!(out.code, 1, "{}", out.stderr);
+    assert!(
+        out.stderr.contains("suite fixture(s) regressed"),
+        "{}",
+        out.stderr
+    );
+    let strip = |path: &str| {
+        let mut v = read_json(path);
+        for k in ["seconds", "shard"] {
+            v.as_object_mut().unwrap().remove(k);
+        }
+        v
+    };
+    assert_eq!(strip(&merged)["suite"], strip(&whole)["suite"]);
+}
+
+fn read_json(path: &str) -> Value {
+    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
 }

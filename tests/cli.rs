@@ -1396,6 +1396,25 @@ fn report_merge_keeps_the_suites_outcome() {
     let human = String::from_utf8_lossy(&out.stdout);
     assert!(human.contains(&format!("FAIL  {name}")), "{human}");
     assert!(human.contains("a result without its call"), "{human}");
+    // Its verdict is the last line, and not the generated cases' "OK".
+    let last = human.trim_end().lines().last().unwrap();
+    assert!(
+        last.starts_with("FAILED: 1 of 14 suite fixture(s) failed"),
+        "{last}"
+    );
+    let out = merge(&[&failed_path, &shards[1]], &["--report", "markdown"]);
+    let md = String::from_utf8_lossy(&out.stdout);
+    let head = md
+        .lines()
+        .find(|l| l.starts_with("### ctxgate check"))
+        .unwrap();
+    assert!(
+        head.contains("— ❌ 1 of 14 suite fixture(s) failed"),
+        "{head}"
+    );
+    let out = merge(&[&failed_path, &shards[1]], &["--report", "json"]);
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["ok"], false);
     let out = merge(&[&failed_path, &shards[1]], &["--report", "junit"]);
     let junit = String::from_utf8_lossy(&out.stdout);
     assert!(

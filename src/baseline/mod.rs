@@ -22,6 +22,9 @@
 //! case run, or the baseline faulted on every one, or an invariant never
 //! judged by both sides on one case (SPEC §8).
 //!
+//! A fixture suite (`--with-suite`) is compared the same way, fixture by
+//! fixture ([`suite`]).
+//!
 //! What it does not do: start subjects (the CLI does, with `--jobs` and
 //! `--lanes` for each side), or render reports ([`report`]).
 
@@ -29,6 +32,7 @@ pub mod behaviour;
 mod engine;
 pub mod merge;
 pub mod report;
+pub mod suite;
 
 use std::collections::BTreeMap;
 

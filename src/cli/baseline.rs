@@ -3,12 +3,17 @@
 //! comparison (`ctxgate::baseline`), print the report, and exit as the
 //! gate says (`--fail-on`).
 
-use super::check::{progress_printer, write_also, AlsoReports, Args, FailOnArg, ReportKind};
+use super::check::{
+    progress_printer, with_suite_parts, write_also, AlsoReports, Args, FailOnArg, ReportKind,
+    SuiteParts,
+};
 use super::common::Failure;
 use super::subject::SubjectArgs;
 use ctxgate::baseline::report::{self, Hints};
+use ctxgate::baseline::suite::SuiteGate;
 use ctxgate::baseline::{BaselineReport, FailOn};
 use ctxgate::check::CheckOptions;
+use ctxgate::fixture::Fixture;
 use ctxgate::report::ReplayHint;
 use ctxgate::subject::Subject;
 
@@ -17,7 +22,7 @@ pub fn run(
     cmd: &str,
     mut subjects: Vec<Box<dyn Subject + Send>>,
     opts: &CheckOptions,
-    jobs: usize,
+    (jobs, suite): (usize, Option<SuiteFixtures<'_>>),
     out_file: Option<super::common::ReportFile>,
     also: AlsoReports,
 ) -> Result<(), Failure> {
@@ -64,6 +69,17 @@ pub fn run(
             .map(|t| format!(" or {:.0} s", t.as_secs_f64()))
             .unwrap_or_default()
     );
+    // The suite first, on both sides, fixture by fixture.
+    let suite = suite.map(|(dir, fixtures)| {
+        eprintln!(
+            "ctxgate check: the suite {} first, on both sides ({} fixture(s))",
+            dir.display(),
+            fixtures.len()
+        );
+        let subject = ctxgate::suite::run(subjects[0].as_mut(), dir, fixtures.clone());
+        let baseline = ctxgate::suite::run(baselines[0].as_mut(), dir, fixtures);
+        SuiteGate::new(subject, baseline).expect("both sides ran the same fixtures")
+    });
     let mut progress = progress_printer(opts.cases);
     let r = ctxgate::baseline::run_parallel(
         &mut subjects,
@@ -81,21 +97,22 @@ pub fn run(
             subject: Some(cmd.to_owned()),
         },
     };
-    let rendered = render(&r, &hints, args.report);
-    let mut write_error = write_also(also, |kind| render(&r, &hints, kind));
+    let render_as = |kind| render(&r, suite.as_ref(), &hints, kind);
+    let rendered = render_as(args.report);
+    let mut write_error = write_also(also, render_as);
     match (&args.out, out_file) {
         (Some(path), Some(file)) => {
             if let Err(e) = file.write(&rendered) {
                 write_error = Some(format!("{}: cannot write the report: {e}", path.display()));
             }
-            print!("{}", report::human(&r, &hints));
+            print!("{}", render_as(ReportKind::Human));
         }
         _ => print!("{rendered}"),
     }
     if let Some(e) = &write_error {
         eprintln!("ctxgate: ERROR: {e}");
     }
-    let why = r.gate_failures();
+    let why = gate_failures(&r, suite.as_ref());
     if why.is_empty() {
         return match write_error {
             Some(e) => Err(Failure::bad_input(e)),
@@ -109,14 +126,46 @@ pub fn run(
     )))
 }
 
-pub(super) fn render(r: &BaselineReport, hints: &Hints, kind: ReportKind) -> String {
-    match kind {
+/// The suite a gate replays: its folder and its fixtures, parsed.
+pub(super) type SuiteFixtures<'a> = (&'a std::path::PathBuf, Vec<(std::path::PathBuf, Fixture)>);
+
+/// Why the gate fails: the suite's reasons, then the generated cases'.
+pub(super) fn gate_failures(r: &BaselineReport, suite: Option<&SuiteGate>) -> Vec<String> {
+    let mut why: Vec<String> = suite.map(|s| s.problems(r.fail_on)).unwrap_or_default();
+    why.extend(r.gate_failures());
+    why
+}
+
+/// The gate's report in the form asked for, with the suite's comparison in
+/// it when there is one: the human and Markdown forms open with it, the
+/// JSON report gains a `suite` member, JUnit a `<testsuite>` of its own.
+pub(super) fn render(
+    r: &BaselineReport,
+    suite: Option<&SuiteGate>,
+    hints: &Hints,
+    kind: ReportKind,
+) -> String {
+    let json = || report::to_json(r, hints);
+    let rendered = match kind {
         ReportKind::Human => report::human(r, hints),
         ReportKind::Json => format!(
             "{}\n",
-            serde_json::to_string_pretty(&report::to_json(r, hints)).expect("serialises")
+            serde_json::to_string_pretty(&json()).expect("serialises")
         ),
         ReportKind::Junit => report::junit(r, hints),
         ReportKind::Markdown => report::markdown(r, hints),
+    };
+    match suite {
+        None => rendered,
+        Some(s) => {
+            let parts = SuiteParts {
+                human: s.human(),
+                markdown: s.markdown(),
+                json: s.to_json(),
+                junit: s.junit_testsuite(r.fail_on),
+                problems: s.problems(r.fail_on),
+            };
+            with_suite_parts(rendered, json, kind, &parts)
+        }
     }
 }

@@ -93,7 +93,9 @@ pub struct Args {
     /// Replay every fixture under DIR (SPEC §7; e.g. suites/known-bugs)
     /// against the subject before the generated cases: a fixture that fails
     /// fails the gate like a generated case (exit 1), and its outcome is in
-    /// every report form. With --shard, shard 1 runs it
+    /// every report form. With --shard, shard 1 runs it; with --baseline,
+    /// both sides do, and only a fixture the baseline does not fail is a
+    /// regression
     #[arg(long, value_name = "DIR")]
     pub with_suite: Option<PathBuf>,
 
@@ -108,7 +110,7 @@ pub struct Args {
     /// shell splits words) and sent exactly the same cases. A failure the
     /// baseline does not share is a regression, one it shares is known, one
     /// only the baseline has is a fix; every report form says which
-    #[arg(long, value_name = "CMD", conflicts_with_all = ["with_suite", "transport"])]
+    #[arg(long, value_name = "CMD", conflicts_with = "transport")]
     pub baseline: Option<String>,
 
     /// With --baseline, what fails the gate (exit 1): `regressions`, or
@@ -247,7 +249,15 @@ pub fn run_check(args: Args) -> Result<(), Failure> {
     };
     (opts.gen, opts.source) = (sources.gen, sources.source);
     if let Some(cmd) = &args.baseline {
-        return super::baseline::run(&args, cmd, subjects, &opts, jobs, out_file, also);
+        return super::baseline::run(
+            &args,
+            cmd,
+            subjects,
+            &opts,
+            (jobs, suite_fixtures),
+            out_file,
+            also,
+        );
     }
     eprintln!(
         "ctxgate check: subject {} {}, seed {seed}, up to {} cases{}{}",
@@ -390,13 +400,51 @@ pub(super) fn with_suite(
     suite: &ctxgate::suite::SuiteReport,
     kind: ReportKind,
 ) -> String {
+    let parts = SuiteParts {
+        human: suite.human(),
+        markdown: suite.markdown(),
+        json: suite.to_json(),
+        junit: suite.junit_testsuite(),
+        problems: suite.problem().into_iter().collect(),
+    };
+    with_suite_parts(rendered, || report::to_json(report, hint), kind, &parts)
+}
+
+/// A suite's outcome in each report form, and why it fails the run.
+pub(super) struct SuiteParts {
+    pub human: String,
+    pub markdown: String,
+    pub json: serde_json::Value,
+    pub junit: String,
+    pub problems: Vec<String>,
+}
+
+/// `rendered`, a run's report in `kind` (`json`: the same as a value), with
+/// its suite's parts in it (a plain check's or a gate's).
+pub(super) fn with_suite_parts(
+    rendered: String,
+    json: impl FnOnce() -> serde_json::Value,
+    kind: ReportKind,
+    suite: &SuiteParts,
+) -> String {
     match kind {
-        ReportKind::Human => format!("{}{rendered}", suite.human()),
-        ReportKind::Markdown => format!("{}{rendered}", suite.markdown()),
+        ReportKind::Human => format!(
+            "{}{}",
+            suite.human,
+            with_suite_verdict(rendered, kind, &suite.problems)
+        ),
+        ReportKind::Markdown => format!(
+            "{}{}",
+            suite.markdown,
+            with_suite_verdict(rendered, kind, &suite.problems)
+        ),
         ReportKind::Json => {
-            let mut v = report::to_json(report, hint);
+            let mut v = json();
             if let serde_json::Value::Object(o) = &mut v {
-                o.insert("suite".into(), suite.to_json());
+                o.insert("suite".into(), suite.json.clone());
+                if !suite.problems.is_empty() {
+                    o.insert("ok".into(), false.into());
+                }
             }
             format!(
                 "{}\n",
@@ -404,14 +452,39 @@ pub(super) fn with_suite(
             )
         }
         ReportKind::Junit => match rendered.rfind("</testsuites>") {
-            Some(at) => format!(
-                "{}{}{}",
-                &rendered[..at],
-                suite.junit_testsuite(),
-                &rendered[at..]
-            ),
+            Some(at) => format!("{}{}{}", &rendered[..at], suite.junit, &rendered[at..]),
             None => rendered,
         },
+    }
+}
+
+/// A report whose suite failed says so where its verdict is: the human
+/// form's last line and the Markdown form's head line, which otherwise
+/// speak of the generated cases alone (a run whose suite failed must not
+/// end on "OK").
+fn with_suite_verdict(rendered: String, kind: ReportKind, problems: &[String]) -> String {
+    if problems.is_empty() {
+        return rendered;
+    }
+    let why = problems.join("; ");
+    match kind {
+        ReportKind::Human => {
+            let body = rendered.trim_end_matches('\n');
+            let (before, last) = body.rsplit_once('\n').unwrap_or(("", body));
+            format!("{before}\nFAILED: {why}; the generated cases: {last}\n")
+        }
+        ReportKind::Markdown => {
+            let (head, rest) = rendered.split_once('\n').unwrap_or((&rendered, ""));
+            let head = match head.rsplit_once(" — ") {
+                Some((title, mark)) if mark.starts_with('❌') => {
+                    format!("{title} — {mark}; {why}")
+                }
+                Some((title, mark)) => format!("{title} — ❌ {why} (the generated cases: {mark})"),
+                None => format!("{head} — ❌ {why}"),
+            };
+            format!("{head}\n{rest}")
+        }
+        ReportKind::Json | ReportKind::Junit => rendered,
     }
 }
 

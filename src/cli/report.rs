@@ -144,7 +144,7 @@ fn merge_checks(args: &MergeArgs, reports: Vec<(String, bool, Value)>) -> Result
     // Reports that do not merge say so first; then, whether they are all
     // of the run's shards.
     let shards = whole_set_of_shards(&reports);
-    let suite = suite_of_shards(&reports);
+    let suite = suite_of_shards(&reports, ctxgate::suite::SuiteReport::from_json);
     let merged = fold(
         reports,
         "a ctxgate check report",
@@ -185,10 +185,11 @@ fn merge_checks(args: &MergeArgs, reports: Vec<(String, bool, Value)>) -> Result
 /// The suite's outcome (`check --with-suite`), from the one report that
 /// has it — shard 1's, which alone replays the suite — so that the merged
 /// report shows it and fails as the run did.
-fn suite_of_shards(
+fn suite_of_shards<S>(
     reports: &[(String, bool, Value)],
-) -> Result<Option<ctxgate::suite::SuiteReport>, Failure> {
-    let mut found: Option<(&str, ctxgate::suite::SuiteReport)> = None;
+    read: fn(&Value) -> Result<S, String>,
+) -> Result<Option<S>, Failure> {
+    let mut found: Option<(&str, S)> = None;
     for (name, _, value) in reports {
         let Some(v) = value.get("suite") else {
             continue;
@@ -199,8 +200,8 @@ fn suite_of_shards(
                  the suite (`--with-suite`), and its fixtures would count twice"
             )));
         }
-        let suite = ctxgate::suite::SuiteReport::from_json(v).map_err(|e| {
-            Failure::bad_input(format!("{name}: not a ctxgate check report: `suite`: {e}"))
+        let suite = read(v).map_err(|e| {
+            Failure::bad_input(format!("{name}: not a ctxgate report: `suite`: {e}"))
         })?;
         found = Some((name, suite));
     }
@@ -211,6 +212,7 @@ fn merge_gates(args: &MergeArgs, reports: Vec<(String, bool, Value)>) -> Result<
     // Reports that do not merge say so first; then, whether they are all
     // of the run's shards.
     let shards = whole_set_of_shards(&reports);
+    let suite = suite_of_shards(&reports, ctxgate::baseline::suite::SuiteGate::from_json);
     let merged = fold(
         reports,
         "a ctxgate baseline gate's report",
@@ -218,6 +220,7 @@ fn merge_gates(args: &MergeArgs, reports: Vec<(String, bool, Value)>) -> Result<
         ctxgate::baseline::BaselineReport::merge,
     )?;
     shards?;
+    let suite = suite?;
     let hints = ctxgate::baseline::report::Hints {
         subject: ReplayHint {
             subject: args.subject.clone(),
@@ -226,12 +229,9 @@ fn merge_gates(args: &MergeArgs, reports: Vec<(String, bool, Value)>) -> Result<
             subject: args.baseline.clone(),
         },
     };
-    write(
-        args,
-        &ctxgate::baseline::report::human(&merged, &hints),
-        &super::baseline::render(&merged, &hints, args.report),
-    )?;
-    let why = merged.gate_failures();
+    let render = |kind| super::baseline::render(&merged, suite.as_ref(), &hints, kind);
+    write(args, &render(ReportKind::Human), &render(args.report))?;
+    let why = super::baseline::gate_failures(&merged, suite.as_ref());
     match why.is_empty() {
         true => Ok(()),
         false => Err(Failure::failed(format!(
