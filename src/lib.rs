@@ -40,7 +40,8 @@
 //!   shrinking, fixtures and the rule that a run which checked nothing fails.
 //! - [`baseline`]: the gate on a change (`check --baseline`): the same cases
 //!   to the compactor before and after, regressions apart from known
-//!   failures and fixes, behaviour deltas per case class.
+//!   failures and fixes, behaviour deltas per case class; a suite's
+//!   fixtures judged the same way on both sides (`baseline::suite`).
 //! - [`fixture`], [`report`]: SPEC §7 files and their replay; human, JSON and
 //!   JUnit reports. [`suite`]: a folder of fixtures replayed as part of a
 //!   gate (`check --with-suite`).
