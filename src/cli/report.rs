@@ -182,9 +182,10 @@ fn merge_checks(args: &MergeArgs, reports: Vec<(String, bool, Value)>) -> Result
     )))
 }
 
-/// The suite's outcome (`check --with-suite`), from the one report that
-/// has it — shard 1's, which alone replays the suite — so that the merged
-/// report shows it and fails as the run did.
+/// The suite's outcome (`check --with-suite`, read by `read`: a plain
+/// run's or a gate's), from the one report that has it — shard 1's, which
+/// alone replays the suite — so that the merged report shows it and fails
+/// as the run did.
 fn suite_of_shards<S>(
     reports: &[(String, bool, Value)],
     read: fn(&Value) -> Result<S, String>,
