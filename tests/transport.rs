@@ -1,9 +1,14 @@
 //! The real transport, end to end (`probe-ceiling`, `check --transport`),
 //! against small HTTP servers this test starts on 127.0.0.1 — one with a
 //! body limit that answers 413, one that closes the connection instead,
-//! one that never answers. Nothing leaves the machine: the loopback rule's
-//! test points ctxgate at 0.0.0.0, which on Linux would land on the test's
-//! own listener, and asserts that no connection came.
+//! one that never answers, one whose answers carry terminal escapes.
+//!
+//! Nothing leaves the machine, even when the code under test is wrong:
+//! every test here runs in a network namespace of its own
+//! (`common::netns`), whose only interface is `lo`, whose DNS resolver is
+//! a server of the test's, and whose "other machine" (192.0.2.2) is an
+//! address on that `lo` with the test's own listener on it, so that a
+//! connection the loopback rule should have prevented is seen, not sent.
 
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
@@ -15,6 +20,9 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
+mod common;
+use common::netns;
+
 #[derive(Clone, Copy)]
 enum Mode {
     /// Reads the body, answers 200, or 413 above the limit.
@@ -23,6 +31,8 @@ enum Mode {
     CloseAbove(u64),
     /// Accepts, and never answers.
     Silent,
+    /// Answers 413 to everything, its body full of terminal escapes.
+    Hostile,
 }
 
 struct Server {
@@ -30,27 +40,43 @@ struct Server {
     connections: Arc<AtomicUsize>,
     /// The Content-Length of each request.
     bodies: Arc<Mutex<Vec<u64>>>,
+    /// Each request's head, lowercased.
+    heads: Arc<Mutex<Vec<String>>>,
 }
 
 impl Server {
     fn start(mode: Mode) -> Server {
-        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        Server::listen(TcpListener::bind("127.0.0.1:0").unwrap(), mode)
+    }
+
+    /// A server on `ip`, at the port given (0: any).
+    fn start_on(ip: &str, port: u16, mode: Mode) -> Server {
+        Server::listen(TcpListener::bind((ip, port)).unwrap(), mode)
+    }
+
+    fn listen(listener: TcpListener, mode: Mode) -> Server {
         let port = listener.local_addr().unwrap().port();
         let connections = Arc::new(AtomicUsize::new(0));
         let bodies = Arc::new(Mutex::new(Vec::new()));
-        let (c, b) = (connections.clone(), bodies.clone());
+        let heads = Arc::new(Mutex::new(Vec::new()));
+        let (c, b, h) = (connections.clone(), bodies.clone(), heads.clone());
         std::thread::spawn(move || {
             for stream in listener.incoming().flatten() {
                 c.fetch_add(1, Ordering::SeqCst);
-                let b = b.clone();
-                std::thread::spawn(move || handle(stream, mode, &b));
+                let (b, h) = (b.clone(), h.clone());
+                std::thread::spawn(move || handle(stream, mode, &b, &h));
             }
         });
         Server {
             port,
             connections,
             bodies,
+            heads,
         }
+    }
+
+    fn heads(&self) -> Vec<String> {
+        self.heads.lock().unwrap().clone()
     }
 
     fn url(&self) -> String {
@@ -69,7 +95,7 @@ impl Server {
     }
 }
 
-fn handle(mut stream: TcpStream, mode: Mode, bodies: &Mutex<Vec<u64>>) {
+fn handle(mut stream: TcpStream, mode: Mode, bodies: &Mutex<Vec<u64>>, heads: &Mutex<Vec<String>>) {
     if let Mode::Silent = mode {
         std::thread::sleep(Duration::from_secs(120));
         return;
@@ -83,6 +109,7 @@ fn handle(mut stream: TcpStream, mode: Mode, bodies: &Mutex<Vec<u64>>) {
         }
     }
     let head = String::from_utf8_lossy(&head).to_ascii_lowercase();
+    heads.lock().unwrap().push(head.clone());
     let length: u64 = head
         .lines()
         .find_map(|l| l.strip_prefix("content-length:"))
@@ -106,6 +133,10 @@ fn handle(mut stream: TcpStream, mode: Mode, bodies: &Mutex<Vec<u64>>) {
                 ("200 OK", "{\"ok\":true}")
             }
         }
+        Mode::Hostile => (
+            "413 Payload Too Large",
+            "\u{1b}[2J\u{1b}]0;pwned\u{7}too large\u{1b}[31m \u{9b}1;1H\u{202e}",
+        ),
         Mode::Silent => unreachable!(),
     };
     let _ = write!(
@@ -179,6 +210,9 @@ fn express_config() -> String {
 
 #[test]
 fn probe_ceiling_measures_a_limit_to_the_byte() {
+    if !netns::isolated("probe_ceiling_measures_a_limit_to_the_byte") {
+        return;
+    }
     let server = Server::start(Mode::Limit(12_345));
     let out = ctxgate(&["probe-ceiling", &server.url(), "--json"]);
     assert_eq!(out.code, 0, "{}", out.stderr);
@@ -220,6 +254,10 @@ fn probe_ceiling_measures_a_limit_to_the_byte() {
 
 #[test]
 fn probe_ceiling_finds_express_default_in_few_requests_and_checks_the_config() {
+    if !netns::isolated("probe_ceiling_finds_express_default_in_few_requests_and_checks_the_config")
+    {
+        return;
+    }
     let server = Server::start(Mode::Limit(102_400));
     let out = ctxgate(&[
         "probe-ceiling",
@@ -254,6 +292,9 @@ fn probe_ceiling_finds_express_default_in_few_requests_and_checks_the_config() {
 
 #[test]
 fn a_connection_closed_without_an_answer_counts_as_refused() {
+    if !netns::isolated("a_connection_closed_without_an_answer_counts_as_refused") {
+        return;
+    }
     let server = Server::start(Mode::CloseAbove(102_400));
     let out = ctxgate(&["probe-ceiling", &server.url(), "--json"]);
     assert_eq!(out.code, 0, "{}", out.stderr);
@@ -269,6 +310,9 @@ fn a_connection_closed_without_an_answer_counts_as_refused() {
 
 #[test]
 fn hosts_other_than_loopback_are_refused_before_any_connection() {
+    if !netns::isolated("hosts_other_than_loopback_are_refused_before_any_connection") {
+        return;
+    }
     let server = Server::start(Mode::Limit(102_400));
     // 0.0.0.0 is not loopback by the rule, but a connection to it would
     // reach this listener: none may come.
@@ -315,6 +359,9 @@ fn hosts_other_than_loopback_are_refused_before_any_connection() {
 
 #[test]
 fn an_endpoint_that_never_answers_does_not_hang_the_run() {
+    if !netns::isolated("an_endpoint_that_never_answers_does_not_hang_the_run") {
+        return;
+    }
     let server = Server::start(Mode::Silent);
     let out = ctxgate(&["probe-ceiling", &server.url(), "--timeout", "0.5"]);
     assert_eq!(out.code, 1, "{}", out.stderr);
@@ -362,6 +409,9 @@ fn an_endpoint_that_never_answers_does_not_hang_the_run() {
 
 #[test]
 fn check_transport_with_the_reference_under_the_real_limit_has_no_refusal() {
+    if !netns::isolated("check_transport_with_the_reference_under_the_real_limit_has_no_refusal") {
+        return;
+    }
     let server = Server::start(Mode::Limit(102_400));
     let dir = scratch("reference");
     let out = ctxgate(&[
@@ -392,6 +442,9 @@ fn check_transport_with_the_reference_under_the_real_limit_has_no_refusal() {
 
 #[test]
 fn check_transport_against_a_compactor_that_ignores_the_ceiling_gets_413s() {
+    if !netns::isolated("check_transport_against_a_compactor_that_ignores_the_ceiling_gets_413s") {
+        return;
+    }
     let server = Server::start(Mode::Limit(102_400));
     let dir = scratch("defect");
     let out = ctxgate(&[
@@ -436,6 +489,9 @@ fn check_transport_against_a_compactor_that_ignores_the_ceiling_gets_413s() {
 
 #[test]
 fn bad_transport_usage_is_exit_2_and_sends_nothing() {
+    if !netns::isolated("bad_transport_usage_is_exit_2_and_sends_nothing") {
+        return;
+    }
     let server = Server::start(Mode::Limit(102_400));
     let url = server.url();
     for args in [
@@ -459,6 +515,9 @@ fn bad_transport_usage_is_exit_2_and_sends_nothing() {
 
 #[test]
 fn the_suite_of_check_with_suite_is_not_sent_to_the_endpoint() {
+    if !netns::isolated("the_suite_of_check_with_suite_is_not_sent_to_the_endpoint") {
+        return;
+    }
     let suite = concat!(env!("CARGO_MANIFEST_DIR"), "/suites/known-bugs");
     let run = |with_suite: bool| {
         let server = Server::start(Mode::Limit(102_400));
@@ -497,4 +556,303 @@ fn the_suite_of_check_with_suite_is_not_sent_to_the_endpoint() {
         with, without,
         "the suite's fixtures reached the endpoint (or the cases changed)"
     );
+}
+
+/// Issue 25, item 1: a name that passes the loopback rule is connected to
+/// only at the addresses the rule checked — never at what a resolver says.
+/// Here the namespace's DNS answers every name with the "other machine"
+/// (192.0.2.2, which has a listener of its own on the same port): the
+/// trailing-dot spellings of `localhost` must still reach 127.0.0.1.
+#[test]
+fn a_name_that_passed_the_rule_is_connected_to_at_the_addresses_checked() {
+    if !netns::isolated("a_name_that_passed_the_rule_is_connected_to_at_the_addresses_checked") {
+        return;
+    }
+    let queries = netns::fake_dns(netns::ELSEWHERE.parse().unwrap());
+    let here = Server::start(Mode::Limit(102_400));
+    let elsewhere = Server::start_on(netns::ELSEWHERE, here.port, Mode::Limit(102_400));
+    // The control: this machine's resolver does send `localhost.` elsewhere,
+    // so a client that resolved the name itself would be caught.
+    use std::net::ToSocketAddrs;
+    let resolved: Vec<_> = ("localhost.", here.port)
+        .to_socket_addrs()
+        .unwrap()
+        .collect();
+    assert!(
+        resolved
+            .iter()
+            .any(|a| a.ip().to_string() == netns::ELSEWHERE),
+        "the namespace's resolver does not answer {}: {resolved:?}",
+        netns::ELSEWHERE
+    );
+    let before = queries.load(Ordering::SeqCst);
+    let config = express_config();
+    for host in ["localhost.", "LocalHost.", "localhost", "LOCALHOST"] {
+        let url = format!("http://{host}:{}/internal/sessions/s1/llm-turn", here.port);
+        let out = ctxgate(&[
+            "probe-ceiling",
+            &url,
+            "--header",
+            "Authorization: Bearer SECRET-TOKEN",
+            "--max",
+            "200000",
+        ]);
+        assert_eq!(out.code, 0, "{url}: {}{}", out.stdout, out.stderr);
+        assert!(
+            out.stdout.contains("limit: 102,400 bytes"),
+            "{}",
+            out.stdout
+        );
+        let out = ctxgate(&[
+            "check",
+            "--cases",
+            "10",
+            "--seed",
+            "3",
+            "--transport",
+            &url,
+            "--config",
+            &config,
+        ]);
+        assert_eq!(out.code, 0, "{url}: {}{}", out.stdout, out.stderr);
+        assert!(out.stdout.contains(" refused; "), "{}", out.stdout);
+    }
+    assert!(!here.bodies().is_empty(), "nothing reached 127.0.0.1");
+    assert_eq!(
+        elsewhere.connections(),
+        0,
+        "a body (and its Authorization header) went to {}",
+        netns::ELSEWHERE
+    );
+    assert_eq!(
+        queries.load(Ordering::SeqCst),
+        before,
+        "a DNS query left for a name the rule had passed"
+    );
+    // With --allow-remote a name is resolved as usual: the listener
+    // elsewhere would have seen a leak.
+    let out = ctxgate(&[
+        "probe-ceiling",
+        &format!("http://api.example:{}/", here.port),
+        "--allow-remote",
+        "--max",
+        "4000",
+    ]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(elsewhere.connections() > 0);
+}
+
+/// Issue 25, item 3: a URL's userinfo (sent as Basic auth) and its
+/// credential-like query values, and every `--header` value, are sent but
+/// never printed — in probe-ceiling's header line, its JSON, check
+/// --transport's summary, and errors.
+#[test]
+fn secrets_in_urls_and_headers_are_sent_and_never_printed() {
+    if !netns::isolated("secrets_in_urls_and_headers_are_sent_and_never_printed") {
+        return;
+    }
+    let server = Server::start(Mode::Limit(102_400));
+    let url = format!(
+        "http://ci:PW-s3cret@127.0.0.1:{}/llm-turn?api_key=KEY-s3cret&page=1",
+        server.port
+    );
+    let config = express_config();
+    let secret = |out: &Out| {
+        let all = format!("{}{}", out.stdout, out.stderr);
+        assert!(!all.contains("s3cret"), "a secret was printed:\n{all}");
+        all
+    };
+    let human = ctxgate(&[
+        "probe-ceiling",
+        &url,
+        "--max",
+        "200000",
+        "--header",
+        "X-Api: TOKEN-s3cret",
+    ]);
+    assert_eq!(human.code, 0, "{}", human.stderr);
+    assert!(
+        secret(&human).contains("http://***@127.0.0.1:"),
+        "{}",
+        human.stdout
+    );
+    let json = ctxgate(&["probe-ceiling", &url, "--max", "200000", "--json"]);
+    assert_eq!(json.code, 0, "{}", json.stderr);
+    secret(&json);
+    let v: Value = serde_json::from_str(&json.stdout).unwrap();
+    assert_eq!(
+        v["url"],
+        format!(
+            "http://***@127.0.0.1:{}/llm-turn?api_key=***&page=1",
+            server.port
+        )
+    );
+    let check = ctxgate(&[
+        "check",
+        "--cases",
+        "10",
+        "--seed",
+        "3",
+        "--transport",
+        &url,
+        "--config",
+        &config,
+        "--transport-header",
+        "Cookie: sid=s3cret",
+    ]);
+    assert_eq!(check.code, 0, "{}", check.stderr);
+    assert!(
+        secret(&check).contains("transport http://***@127.0.0.1"),
+        "{}",
+        check.stdout
+    );
+    // Errors too: a refused host, a bad port, a header ctxgate will not send.
+    for args in [
+        vec![
+            "probe-ceiling".to_owned(),
+            "http://ci:PW-s3cret@10.0.0.1/".to_owned(),
+        ],
+        vec![
+            "probe-ceiling".to_owned(),
+            "http://ci:PW-s3cret@127.0.0.1:99999/".to_owned(),
+        ],
+        vec![
+            "probe-ceiling".to_owned(),
+            url.clone(),
+            "--header".to_owned(),
+            "Authorization Bearer s3cret".to_owned(),
+        ],
+        vec![
+            "probe-ceiling".to_owned(),
+            url.clone(),
+            "--header".to_owned(),
+            "Host: s3cret".to_owned(),
+        ],
+    ] {
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let out = ctxgate(&args);
+        assert_eq!(out.code, 2, "{args:?}: {}", out.stderr);
+        secret(&out);
+    }
+    // They were sent: Basic auth from the userinfo, the header as given.
+    let heads = server.heads();
+    assert!(
+        heads.iter().any(|h| h.contains("authorization: basic ")),
+        "{heads:?}"
+    );
+    assert!(
+        heads.iter().any(|h| h.contains("x-api: token-s3cret")),
+        "{heads:?}"
+    );
+    assert!(
+        heads.iter().any(|h| h.contains("cookie: sid=s3cret")),
+        "{heads:?}"
+    );
+}
+
+/// Issue 25, item 4: framing is ctxgate's — a `--header` that would set
+/// the length, the encoding, the host or the connection is refused (exit
+/// 2) and nothing is sent; a port that is not 1..=65535 is refused rather
+/// than read as 80 (a listener on port 80 here would see it); a server's
+/// terminal escapes are escaped on stdout as in the reports.
+#[test]
+fn framing_headers_and_bad_ports_are_refused_and_answers_are_escaped() {
+    if !netns::isolated("framing_headers_and_bad_ports_are_refused_and_answers_are_escaped") {
+        return;
+    }
+    let server = Server::start(Mode::Limit(102_400));
+    let port80 = Server::start_on("127.0.0.1", 80, Mode::Limit(102_400));
+    let url = server.url();
+    for header in [
+        "Content-Length: 10",
+        "content-length: 10, 10",
+        "Content-Length: 99999999",
+        "Transfer-Encoding: chunked",
+        "Host: example.com",
+        "Connection: close",
+    ] {
+        for flag in ["--header", "--transport-header"] {
+            let out = if flag == "--header" {
+                ctxgate(&["probe-ceiling", &url, "--header", header])
+            } else {
+                ctxgate(&[
+                    "check",
+                    "--cases",
+                    "3",
+                    "--transport",
+                    &url,
+                    "--config",
+                    &express_config(),
+                    "--transport-header",
+                    header,
+                ])
+            };
+            assert_eq!(out.code, 2, "{flag} {header}: {}{}", out.stdout, out.stderr);
+            assert!(
+                out.stderr.contains("frames each request itself"),
+                "{}",
+                out.stderr
+            );
+        }
+    }
+    for port in ["65536", "99999", "4294967377", "0"] {
+        let bad = format!("http://127.0.0.1:{port}/");
+        let out = ctxgate(&["probe-ceiling", &bad, "--max", "4000"]);
+        assert_eq!(out.code, 2, "{bad}: {}{}", out.stdout, out.stderr);
+        assert!(out.stderr.contains("bad port"), "{bad}: {}", out.stderr);
+        let out = ctxgate(&[
+            "check",
+            "--cases",
+            "3",
+            "--transport",
+            &bad,
+            "--config",
+            &express_config(),
+        ]);
+        assert_eq!(out.code, 2, "{bad}: {}{}", out.stdout, out.stderr);
+    }
+    std::thread::sleep(Duration::from_millis(200));
+    assert_eq!(server.connections(), 0, "a refused header was sent");
+    assert_eq!(port80.connections(), 0, "a bad port became port 80");
+    // The control: port 80 is reachable here.
+    let out = ctxgate(&["probe-ceiling", "http://127.0.0.1/", "--max", "4000"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(port80.connections() > 0);
+
+    let hostile = Server::start(Mode::Hostile);
+    for args in [
+        vec!["probe-ceiling".to_owned(), hostile.url()],
+        vec![
+            "probe-ceiling".to_owned(),
+            hostile.url(),
+            "--json".to_owned(),
+        ],
+        vec![
+            "check".to_owned(),
+            "--cases".to_owned(),
+            "20".to_owned(),
+            "--seed".to_owned(),
+            "3".to_owned(),
+            "--transport".to_owned(),
+            hostile.url(),
+            "--config".to_owned(),
+            express_config(),
+        ],
+    ] {
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let out = ctxgate(&args);
+        assert!(out.code == 0 || out.code == 1, "{args:?}: {}", out.stderr);
+        assert!(
+            out.stdout.contains("too large") || out.stdout.contains("413"),
+            "{}",
+            out.stdout
+        );
+        for c in out.stdout.chars().chain(out.stderr.chars()) {
+            assert!(
+                !(c.is_control() && c != '\n' && c != '\t') && c != '\u{202e}',
+                "{args:?}: a raw {c:?} reached the terminal:\n{}",
+                out.stdout
+            );
+        }
+    }
 }

@@ -68,10 +68,13 @@ pub struct Args {
 pub fn parse_headers(flag: &str, headers: &[String]) -> Result<Vec<(String, String)>, Failure> {
     headers
         .iter()
-        .map(|h| match h.split_once(':') {
+        .enumerate()
+        .map(|(i, h)| match h.split_once(':') {
             Some((k, v)) if !k.trim().is_empty() => Ok((k.trim().to_owned(), v.trim().to_owned())),
+            // Not shown: a header that lost its colon may still hold a secret.
             _ => Err(Failure::bad_input(format!(
-                "{flag} {h:?}: expected NAME:VALUE, e.g. 'Authorization: Bearer …'"
+                "{flag} #{}: expected NAME:VALUE, e.g. 'Authorization: Bearer …' (its text is not shown: it may hold a secret)",
+                i + 1
             ))),
         })
         .collect()
@@ -86,7 +89,9 @@ pub fn open_wire(
 ) -> Result<HttpWire, Failure> {
     let target = Target::parse(url, allow_remote).map_err(|e| Failure::bad_input(e.to_string()))?;
     if target.remote {
-        eprintln!("ctxgate: note: {url} is not loopback: request bodies go to another machine (--allow-remote)");
+        eprintln!(
+            "ctxgate: note: {target} is not loopback: request bodies go to another machine (--allow-remote)"
+        );
     }
     HttpWire::new(target, options).map_err(|e| Failure::bad_input(e.to_string()))
 }
@@ -99,6 +104,8 @@ pub fn run(args: Args) -> Result<(), Failure> {
         keep_alive: false,
     };
     let wire = Arc::new(open_wire(&args.url, args.allow_remote, &options)?);
+    // The URL as shown from here on: its userinfo and credentials masked.
+    let url = wire.target().shown.clone();
     let config = ConfigArgs {
         config: args.config.clone(),
         wire_format: args.wire_format,
@@ -137,11 +144,11 @@ pub fn run(args: Args) -> Result<(), Failure> {
         .map(|_| config.transport_max_body_bytes);
     let verdict = Verdict::of(&report, file_ceiling);
     if args.json {
-        super::common::print_json(&to_json(&args, &config, &report, &verdict))?;
+        super::common::print_json(&to_json(&url, &args, &config, &report, &verdict))?;
     } else {
         print_human(&args, &report, &verdict);
     }
-    verdict.outcome(&args, &report)
+    verdict.outcome(&url, &report)
 }
 
 /// What the probe means for the user.
@@ -237,17 +244,15 @@ impl Verdict {
             .join(", ")
     }
 
-    fn outcome(&self, args: &Args, report: &ProbeReport) -> Result<(), Failure> {
+    fn outcome(&self, url: &str, report: &ProbeReport) -> Result<(), Failure> {
         match &report.limit {
             Limit::NoAnswer { at, error, .. } => Err(Failure::failed(format!(
-                "{}: no answer to a {}-byte body ({error}); the probe stopped there",
-                args.url,
+                "{url}: no answer to a {}-byte body ({error}); the probe stopped there",
                 group(*at)
             ))
             .with_hint("is the server up, and does it answer within --timeout?")),
             Limit::BelowSmallest { refused } => Err(Failure::failed(format!(
-                "{}: refused even the smallest request body ({} bytes)",
-                args.url,
+                "{url}: refused even the smallest request body ({} bytes)",
                 group(*refused)
             ))),
             _ if self.config_above => Err(Failure::failed(
@@ -308,7 +313,13 @@ fn print_human(args: &Args, report: &ProbeReport, verdict: &Verdict) {
     }
 }
 
-fn to_json(args: &Args, config: &Config, report: &ProbeReport, verdict: &Verdict) -> Value {
+fn to_json(
+    url: &str,
+    args: &Args,
+    config: &Config,
+    report: &ProbeReport,
+    verdict: &Verdict,
+) -> Value {
     let (kind, accepted, refused) = match &report.limit {
         Limit::Exact { accepted } => ("exact", Some(*accepted), Some(accepted + 1)),
         Limit::AtLeast { accepted } => ("at-least", Some(*accepted), None),
@@ -334,7 +345,7 @@ fn to_json(args: &Args, config: &Config, report: &ProbeReport, verdict: &Verdict
         })
         .collect();
     json!({
-        "url": args.url,
+        "url": url,
         "method": args.method.to_ascii_uppercase(),
         "wireFormat": config.wire_format.as_str(),
         "smallest": report.smallest,

@@ -59,6 +59,8 @@ impl TransportArgs {
             ..HttpOptions::default()
         };
         let wire = open_wire(url, self.allow_remote, &options)?;
+        // From here on the URL is shown with its secrets masked.
+        let url = &wire.target().shown.clone();
         if fixed.is_none() {
             return Err(Failure::bad_input(
                 "--transport needs the endpoint's ceiling: every case must run under the config your compactor runs with, not a generated one",

@@ -9,17 +9,45 @@
 //! before they answer 413, so the status arrives; a server that resets
 //! instead is reported as a refusal without a status, as the rule says.
 //!
-//! Settings that keep the loopback rule true: no proxy (ureq reads
-//! `HTTP_PROXY` by default), no redirects followed (a 3xx is an answer),
-//! and one timeout for the whole request, connection included.
+//! Settings that keep the loopback rule true: the addresses the rule
+//! checked are the only ones connected to (a resolver that answers them and
+//! never looks a name up: [`Pinned`]), no proxy (ureq reads `HTTP_PROXY` by
+//! default), no redirects followed (a 3xx is an answer), and one timeout
+//! for the whole request, connection included.
+//!
+//! Framing is ctxgate's: `--header` may not set `Content-Length`,
+//! `Transfer-Encoding`, `Host`, `Connection` or the other hop-by-hop
+//! headers — a false length would make ctxgate's own framing error read as
+//! the server's refusal.
 
 use std::io::Read;
+use std::net::SocketAddr;
 use std::time::Duration;
 
-use ureq::http::{HeaderName, HeaderValue, Method, Request};
+use ureq::http::{HeaderName, HeaderValue, Method, Request, Uri};
+// The resolver and connector traits are ureq's `unversioned` API: the
+// dependency is pinned to 3.5.x in Cargo.toml for them.
+use ureq::unversioned::resolver::{ResolvedSocketAddrs, Resolver};
+use ureq::unversioned::transport::{DefaultConnector, NextTimeout};
 use ureq::Agent;
 
+use super::target::redact_header;
 use super::{excerpt, Answer, Target, TargetError, TargetErrorKind, Wire};
+
+/// Headers that frame or route the request: ctxgate sets them, a
+/// `--header` may not (exit 2).
+const FRAMING_HEADERS: [&str; 10] = [
+    "content-length",
+    "transfer-encoding",
+    "host",
+    "connection",
+    "keep-alive",
+    "te",
+    "trailer",
+    "upgrade",
+    "expect",
+    "proxy-connection",
+];
 
 /// How much of an answer's body is read and kept, in bytes.
 const ANSWER_BYTES: u64 = 64 * 1024;
@@ -67,9 +95,9 @@ pub struct HttpWire {
 impl HttpWire {
     /// Check the method and headers and build the client. Nothing is sent.
     pub fn new(target: Target, options: &HttpOptions) -> Result<HttpWire, TargetError> {
-        let bad = |problem: String| TargetError {
-            kind: TargetErrorKind::BadUrl,
-            url: target.url.clone(),
+        let bad = |kind, problem: String| TargetError {
+            kind,
+            url: target.shown.clone(),
             problem,
         };
         let method = match options.method.to_ascii_uppercase().as_str() {
@@ -77,17 +105,29 @@ impl HttpWire {
             "PUT" => Method::PUT,
             "PATCH" => Method::PATCH,
             other => {
-                return Err(bad(format!(
-                    "--method {other}: request bodies are sent with POST, PUT or PATCH"
-                )))
+                return Err(bad(
+                    TargetErrorKind::BadUrl,
+                    format!("--method {other}: request bodies are sent with POST, PUT or PATCH"),
+                ))
             }
         };
         let mut headers = Vec::new();
         for (k, v) in &options.headers {
+            let header = |problem: &str| {
+                bad(
+                    TargetErrorKind::BadHeader,
+                    format!("--header '{}': {problem}", redact_header(k)),
+                )
+            };
             let name = HeaderName::from_bytes(k.trim().as_bytes())
-                .map_err(|_| bad(format!("--header {k:?}: not a header name")))?;
+                .map_err(|_| header("not a header name"))?;
+            if FRAMING_HEADERS.contains(&name.as_str()) {
+                return Err(header(
+                    "ctxgate frames each request itself (Content-Length, Transfer-Encoding, Host, Connection and the other hop-by-hop headers are its own); leave this header out",
+                ));
+            }
             let value = HeaderValue::from_str(v.trim())
-                .map_err(|_| bad(format!("--header {k}: the value is not a header value")))?;
+                .map_err(|_| header("the value is not a header value"))?;
             headers.push((name, value));
         }
         if !headers
@@ -100,7 +140,7 @@ impl HttpWire {
             ));
         }
         let agent = |pool: bool| -> Agent {
-            Agent::config_builder()
+            let config = Agent::config_builder()
                 .timeout_global(Some(options.timeout))
                 .http_status_as_error(false)
                 .max_redirects(0)
@@ -108,8 +148,13 @@ impl HttpWire {
                 .max_idle_connections(if pool { 4 } else { 0 })
                 .max_idle_connections_per_host(if pool { 4 } else { 0 })
                 .user_agent(concat!("ctxgate/", env!("CARGO_PKG_VERSION")))
-                .build()
-                .into()
+                .build();
+            match target.pinned() {
+                Some(addrs) => {
+                    Agent::with_parts(config, DefaultConnector::default(), Pinned(addrs.to_vec()))
+                }
+                None => config.into(),
+            }
         };
         Ok(HttpWire {
             method,
@@ -185,7 +230,32 @@ impl Wire for HttpWire {
     }
 
     fn describe(&self) -> String {
-        format!("{} {}", self.method, self.target.url)
+        format!("{} {}", self.method, self.target.shown)
+    }
+}
+
+/// The resolver of a loopback target: it answers the addresses the
+/// loopback rule checked, whatever the URI's host, and looks nothing up.
+#[derive(Debug)]
+struct Pinned(Vec<SocketAddr>);
+
+impl Resolver for Pinned {
+    fn resolve(
+        &self,
+        _uri: &Uri,
+        _config: &ureq::config::Config,
+        _timeout: NextTimeout,
+    ) -> Result<ResolvedSocketAddrs, ureq::Error> {
+        let mut out = self.empty();
+        for a in &self.0 {
+            if out.try_push(*a).is_err() {
+                break;
+            }
+        }
+        if out.is_empty() {
+            return Err(ureq::Error::HostNotFound);
+        }
+        Ok(out)
     }
 }
 

@@ -4,9 +4,10 @@
 //! through.
 //!
 //! - [`Target`]: an endpoint's URL under the loopback rule — any host but
-//!   127.0.0.0/8, ::1 or `localhost` (resolving to loopback only) is
-//!   refused before anything is sent, unless the caller allows remote
-//!   hosts.
+//!   127.0.0.0/8, ::1 or `localhost` (which is 127.0.0.1 and ::1, never
+//!   looked up) is refused before anything is sent, unless the caller
+//!   allows remote hosts; a loopback target is connected to at exactly the
+//!   addresses checked. URLs are shown with their secrets masked.
 //! - [`Wire`]: sends one request body and says what came back, as an
 //!   [`Answer`]; [`HttpWire`] is the real one (ureq, a per-request
 //!   timeout, no redirects, no proxy).
@@ -35,13 +36,14 @@ pub use probe::{
     probe, shaped_body, smallest_shaped_body, Limit, Probe, ProbeOptions, ProbeReport,
     KNOWN_LIMITS, MAX_PROBE_BYTES,
 };
-pub use target::{is_loopback, Target, TargetError, TargetErrorKind};
+pub use target::{is_loopback, redact_header, redact_url, Target, TargetError, TargetErrorKind};
 pub use wired::{Disagreement, TransportLog, TransportSummary, Wired};
 
 use std::fmt;
 
 use crate::config::Config;
 use crate::model::Message;
+use crate::subject::protocol::one_line;
 
 /// What an endpoint did with one request body.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -112,8 +114,14 @@ impl fmt::Display for Answer {
                 }
                 Ok(())
             }
-            Answer::Closed { error } => write!(f, "connection closed without an answer ({error})"),
-            Answer::NoAnswer { error } => write!(f, "no answer ({error})"),
+            Answer::Closed { error } => {
+                write!(
+                    f,
+                    "connection closed without an answer ({})",
+                    one_line(error)
+                )
+            }
+            Answer::NoAnswer { error } => write!(f, "no answer ({})", one_line(error)),
         }
     }
 }
@@ -145,7 +153,8 @@ pub trait Transport {
 }
 
 /// Whitespace collapsed, at most `max` bytes (on a character boundary),
-/// `…` when cut.
+/// `…` when cut; terminal control characters escaped (`\u{1b}`), for a
+/// server's answer is printed on a terminal.
 pub(crate) fn excerpt(text: &str, max: usize) -> String {
     let mut out = String::new();
     for word in text.split_whitespace() {
@@ -162,7 +171,7 @@ pub(crate) fn excerpt(text: &str, max: usize) -> String {
         out.truncate(cut);
         out.push('…');
     }
-    out
+    one_line(&out)
 }
 
 #[cfg(test)]
@@ -207,5 +216,27 @@ mod tests {
         );
         let cut = excerpt(&"é".repeat(100), 11);
         assert_eq!(cut, format!("{}…", "é".repeat(5)));
+    }
+
+    #[test]
+    fn a_servers_control_characters_never_reach_a_terminal_raw() {
+        let hostile = "413 \u{1b}[2J\u{1b}]0;pwned\u{7}\u{9b}31m\u{202e}gnp.exe";
+        let shown = excerpt(hostile, 240);
+        assert!(
+            !shown.chars().any(|c| c.is_control() || c == '\u{202e}'),
+            "{shown:?}"
+        );
+        assert!(shown.contains("\\u{1b}[2J"), "{shown}");
+        for answer in [
+            Answer::Closed {
+                error: hostile.into(),
+            },
+            Answer::NoAnswer {
+                error: hostile.into(),
+            },
+        ] {
+            let text = answer.to_string();
+            assert!(!text.chars().any(|c| c.is_control()), "{text:?}");
+        }
     }
 }

@@ -1,13 +1,27 @@
 //! An endpoint's URL under the loopback rule: ctxgate sends request bodies
-//! to this machine only, unless the caller allows remote hosts. The rule is
-//! decided from the URL alone — an IP literal in 127.0.0.0/8 or `::1` (an
-//! IPv4-mapped loopback too), or the name `localhost` when every address
-//! it resolves to (from the hosts file, no query leaves the machine) is one
-//! of those. Any other name is refused without being looked up: nothing
-//! is resolved, no connection is made.
+//! to this machine only, unless the caller allows remote hosts.
+//!
+//! The rule, as enforced: the host must be
+//! - an IP literal in 127.0.0.0/8 or `::1` (an IPv4-mapped loopback too), or
+//! - the name `localhost`, in any case, with or without the trailing dot of
+//!   a fully qualified name (`LocalHost.`), which is never looked up: it
+//!   *is* 127.0.0.1 and ::1 (RFC 6761 §6.3, as browsers treat it).
+//!
+//! The addresses checked are the addresses connected to: a [`Target`]
+//! carries them, and the HTTP client connects to exactly those, through a
+//! resolver that answers nothing else ([`Target::pinned`]). No name is
+//! resolved on the way — no DNS query leaves the machine — so no resolver,
+//! hosts file or search domain can turn a name that passed the rule into
+//! another machine's address. Any other name is refused before anything is
+//! resolved or sent. With `--allow-remote` the rule is lifted and the
+//! client resolves the host as usual.
+//!
+//! A URL is shown (in messages, reports, JSON) with its secrets masked:
+//! the userinfo (`user:password@`, sent as Basic auth) and the values of
+//! query parameters whose names say they are credentials ([`redact_url`]).
 
 use std::fmt;
-use std::net::{IpAddr, ToSocketAddrs};
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 
 use ureq::http::Uri;
 
@@ -17,11 +31,17 @@ use ureq::http::Uri;
 pub enum TargetErrorKind {
     /// Not an `http://` or `https://` URL with a host.
     BadUrl,
+    /// A port that is not a number from 1 to 65535.
+    BadPort,
     /// A host other than loopback, and remote hosts were not allowed.
     NotLoopback,
+    /// A `--header` ctxgate will not send (framing is ctxgate's), or one
+    /// that is not a header.
+    BadHeader,
 }
 
-/// A URL ctxgate will not send to, and why.
+/// A URL ctxgate will not send to, and why. `url` is the URL as shown:
+/// its secrets masked.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TargetError {
     pub kind: TargetErrorKind,
@@ -38,20 +58,44 @@ impl fmt::Display for TargetError {
 impl std::error::Error for TargetError {}
 
 /// A URL that passed the loopback rule (or was allowed to be remote).
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Clone, PartialEq, Eq)]
 pub struct Target {
-    pub url: String,
+    /// The URL as given: it may hold a password. Never printed; see `shown`.
+    url: String,
+    /// The URL with its secrets masked: what every message shows.
+    pub shown: String,
     pub(crate) uri: Uri,
+    /// The addresses the rule checked, which are the only ones connected
+    /// to; `None` for a remote host (resolved by the client).
+    pinned: Option<Vec<SocketAddr>>,
     /// The host is not loopback (the caller allowed it).
     pub remote: bool,
 }
 
+impl fmt::Debug for Target {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Target")
+            .field("url", &self.shown)
+            .field("pinned", &self.pinned)
+            .field("remote", &self.remote)
+            .finish()
+    }
+}
+
+impl fmt::Display for Target {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.shown)
+    }
+}
+
 impl Target {
     /// Parse `url` and apply the loopback rule; `allow_remote` lifts it.
+    /// Nothing is resolved and nothing is sent.
     pub fn parse(url: &str, allow_remote: bool) -> Result<Target, TargetError> {
+        let shown = redact_url(url);
         let err = |kind, problem: String| TargetError {
             kind,
-            url: url.to_owned(),
+            url: shown.clone(),
             problem,
         };
         let uri: Uri = url.parse().map_err(|e| {
@@ -60,9 +104,9 @@ impl Target {
                 format!("not a URL ({e}); expected http://HOST:PORT/PATH"),
             )
         })?;
-        let port = match uri.scheme_str() {
-            Some("http") => uri.port_u16().unwrap_or(80),
-            Some("https") => uri.port_u16().unwrap_or(443),
+        let default_port = match uri.scheme_str() {
+            Some("http") => 80,
+            Some("https") => 443,
             Some(other) => {
                 return Err(err(
                     TargetErrorKind::BadUrl,
@@ -80,45 +124,90 @@ impl Target {
             Some(h) if !h.is_empty() => h.to_owned(),
             _ => return Err(err(TargetErrorKind::BadUrl, "no host".to_owned())),
         };
-        let loopback = is_loopback(&host, port);
-        if !loopback && !allow_remote {
+        let authority = uri.authority().map(|a| a.as_str()).unwrap_or_default();
+        let port = port_of(authority, default_port).map_err(|p| {
+            err(
+                TargetErrorKind::BadPort,
+                format!("bad port {p:?}: a port is a number from 1 to 65535"),
+            )
+        })?;
+        let pinned = loopback_addrs(&host, port);
+        if pinned.is_none() && !allow_remote {
             return Err(err(
                 TargetErrorKind::NotLoopback,
                 format!(
-                    "the host {host} is not loopback (127.0.0.0/8, ::1, localhost): nothing was sent to it; pass --allow-remote to send request bodies to another machine"
+                    "the host {host} is not loopback (127.0.0.0/8, ::1, localhost): nothing was sent to it or resolved; pass --allow-remote to send request bodies to another machine"
                 ),
             ));
         }
         Ok(Target {
             url: url.to_owned(),
+            shown,
             uri,
-            remote: !loopback,
+            remote: pinned.is_none(),
+            pinned,
         })
+    }
+
+    /// The addresses connected to, when the host is loopback: the ones the
+    /// rule checked, and no others.
+    pub fn pinned(&self) -> Option<&[SocketAddr]> {
+        self.pinned.as_deref()
+    }
+
+    /// The URL as given, secrets included.
+    #[cfg(test)]
+    fn raw(&self) -> &str {
+        &self.url
     }
 }
 
-/// The host (as a URL writes it: IPv6 in brackets) is this machine's
-/// loopback. Only `localhost` is resolved, and only to check that each of
-/// its addresses is loopback; every other name is not loopback.
-pub fn is_loopback(host: &str, port: u16) -> bool {
+/// The port of an authority (`user@host:port`, `[::1]:port`): the
+/// scheme's default when there is none or it is empty (RFC 3986), an error
+/// with its text when it is not 1..=65535 — never a silent default.
+fn port_of(authority: &str, default: u16) -> Result<u16, String> {
+    let host_port = authority.rsplit_once('@').map_or(authority, |(_, hp)| hp);
+    let after_host = match host_port.rfind(']') {
+        Some(i) => &host_port[i + 1..],
+        None => host_port,
+    };
+    let Some((_, port)) = after_host.rsplit_once(':') else {
+        return Ok(default);
+    };
+    if port.is_empty() {
+        return Ok(default);
+    }
+    match port.parse::<u16>() {
+        Ok(p) if p > 0 && port.bytes().all(|b| b.is_ascii_digit()) => Ok(p),
+        _ => Err(port.to_owned()),
+    }
+}
+
+/// The loopback addresses the host stands for, or `None` when it is not
+/// loopback. Nothing is resolved: an IP literal is itself, `localhost` is
+/// 127.0.0.1 and ::1.
+fn loopback_addrs(host: &str, port: u16) -> Option<Vec<SocketAddr>> {
     let bare = host
         .strip_prefix('[')
         .and_then(|h| h.strip_suffix(']'))
         .unwrap_or(host);
     if let Ok(ip) = bare.parse::<IpAddr>() {
-        return ip_is_loopback(ip);
+        return ip_is_loopback(ip).then(|| vec![SocketAddr::new(ip, port)]);
     }
     let name = bare.strip_suffix('.').unwrap_or(bare);
-    if !name.eq_ignore_ascii_case("localhost") {
-        return false;
-    }
-    match ("localhost", port).to_socket_addrs() {
-        Ok(addrs) => {
-            let addrs: Vec<_> = addrs.collect();
-            !addrs.is_empty() && addrs.iter().all(|a| ip_is_loopback(a.ip()))
-        }
-        Err(_) => false,
-    }
+    name.eq_ignore_ascii_case("localhost").then(|| {
+        vec![
+            SocketAddr::new(IpAddr::V4(Ipv4Addr::LOCALHOST), port),
+            SocketAddr::new(IpAddr::V6(Ipv6Addr::LOCALHOST), port),
+        ]
+    })
+}
+
+/// The host (as a URL writes it: IPv6 in brackets) is this machine's
+/// loopback by the rule above: a loopback literal, or `localhost`. Nothing
+/// is resolved.
+pub fn is_loopback(host: &str) -> bool {
+    loopback_addrs(host, 1).is_some()
 }
 
 fn ip_is_loopback(ip: IpAddr) -> bool {
@@ -130,12 +219,83 @@ fn ip_is_loopback(ip: IpAddr) -> bool {
     }
 }
 
+/// Names of query parameters whose values are credentials: a value is
+/// masked when the name, lowercased, contains one of these.
+const SECRET_PARAMS: [&str; 9] = [
+    "token",
+    "key",
+    "secret",
+    "password",
+    "passwd",
+    "auth",
+    "sig",
+    "credential",
+    "session",
+];
+
+/// `url` as it may be shown: a userinfo (`user:pw@`) becomes `***@`, and
+/// the value of a query parameter named like a credential (`?api_key=…`,
+/// `access_token=…`) becomes `***`. Works on any text (a URL that does not
+/// parse is masked all the same), and never fails.
+pub fn redact_url(url: &str) -> String {
+    let (before_fragment, fragment) = match url.find('#') {
+        Some(i) => url.split_at(i),
+        None => (url, ""),
+    };
+    let (head, query) = match before_fragment.find('?') {
+        Some(i) => (&before_fragment[..i], Some(&before_fragment[i + 1..])),
+        None => (before_fragment, None),
+    };
+    // The authority runs from after "scheme://" (or the start) to the next
+    // '/'; a userinfo is what precedes its last '@'.
+    let start = head.find("://").map_or(0, |i| i + 3);
+    let end = head[start..].find('/').map_or(head.len(), |i| start + i);
+    let mut out = String::with_capacity(url.len());
+    out.push_str(&head[..start]);
+    match head[start..end].rfind('@') {
+        Some(at) => {
+            out.push_str("***");
+            out.push_str(&head[start + at..end]);
+        }
+        None => out.push_str(&head[start..end]),
+    }
+    out.push_str(&head[end..]);
+    if let Some(q) = query {
+        out.push('?');
+        let pairs: Vec<String> = q
+            .split('&')
+            .map(|pair| match pair.split_once('=') {
+                Some((name, value))
+                    if !value.is_empty() && {
+                        let lower = name.to_ascii_lowercase();
+                        SECRET_PARAMS.iter().any(|s| lower.contains(s))
+                    } =>
+                {
+                    format!("{name}=***")
+                }
+                _ => pair.to_owned(),
+            })
+            .collect();
+        out.push_str(&pairs.join("&"));
+    }
+    out.push_str(fragment);
+    out
+}
+
+/// A `--header NAME: VALUE` as it may be shown: `NAME: ***`. Every
+/// `--header` value is masked, not only `Authorization` and `Cookie`: a
+/// header passed on the command line is as likely to be a secret as not,
+/// and a message needs only its name.
+pub fn redact_header(name: &str) -> String {
+    format!("{}: ***", name.trim())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
-    fn loopback_hosts_pass() {
+    fn loopback_hosts_pass_and_are_pinned_to_loopback_addresses() {
         for url in [
             "http://127.0.0.1:8080/x",
             "http://127.1.2.3/",
@@ -145,10 +305,33 @@ mod tests {
             "https://127.0.0.1/",
             "http://localhost:9/",
             "http://LocalHost./",
+            "http://localhost.:9/",
+            "http://LOCALHOST:9/",
+            "http://u:p@127.0.0.1:9/",
         ] {
             let t = Target::parse(url, false).unwrap_or_else(|e| panic!("{url}: {e}"));
             assert!(!t.remote, "{url}");
+            let pinned = t.pinned().expect("pinned");
+            assert!(!pinned.is_empty(), "{url}");
+            assert!(pinned.iter().all(|a| ip_is_loopback(a.ip())), "{url}");
         }
+        let t = Target::parse("http://localhost.:9/", false).unwrap();
+        assert_eq!(
+            t.pinned().unwrap(),
+            &[
+                "127.0.0.1:9".parse::<SocketAddr>().unwrap(),
+                "[::1]:9".parse().unwrap()
+            ]
+        );
+        let t = Target::parse("http://127.0.0.2:7/", false).unwrap();
+        assert_eq!(
+            t.pinned().unwrap(),
+            &["127.0.0.2:7".parse::<SocketAddr>().unwrap()]
+        );
+        assert_eq!(
+            Target::parse("https://[::1]/", false).unwrap().pinned(),
+            Some(&["[::1]:443".parse::<SocketAddr>().unwrap()][..])
+        );
     }
 
     #[test]
@@ -163,6 +346,9 @@ mod tests {
             "http://[::ffff:10.0.0.1]/",
             "http://example.com/",
             "http://localhost.example.com/",
+            "http://localhost.localdomain/",
+            "http://foo.localhost/",
+            "http://localhost../",
             "http://mylocalhost/",
             "http://127.0.0.1.nip.io/",
         ] {
@@ -171,6 +357,7 @@ mod tests {
             assert!(e.to_string().contains("--allow-remote"), "{e}");
             let t = Target::parse(url, true).unwrap();
             assert!(t.remote, "{url}");
+            assert!(t.pinned().is_none(), "{url}");
         }
     }
 
@@ -187,5 +374,62 @@ mod tests {
             let e = Target::parse(url, true).unwrap_err();
             assert_eq!(e.kind, TargetErrorKind::BadUrl, "{url:?}: {e}");
         }
+    }
+
+    #[test]
+    fn a_port_is_1_to_65535_or_the_schemes_default() {
+        for (url, port) in [
+            ("http://127.0.0.1/", 80),
+            ("http://127.0.0.1:/", 80),
+            ("https://127.0.0.1/", 443),
+            ("http://127.0.0.1:65535/", 65535),
+            ("http://[::1]:8/", 8),
+            ("http://a:b@localhost:3000/", 3000),
+        ] {
+            let t = Target::parse(url, false).unwrap_or_else(|e| panic!("{url}: {e}"));
+            assert_eq!(t.pinned().unwrap()[0].port(), port, "{url}");
+        }
+        for url in [
+            "http://127.0.0.1:65536/",
+            "http://127.0.0.1:99999/",
+            "http://127.0.0.1:4294967377/",
+            "http://127.0.0.1:0/",
+            "http://localhost:-1/",
+            "http://[::1]:70000/",
+        ] {
+            match Target::parse(url, true) {
+                Err(e) => assert!(
+                    matches!(e.kind, TargetErrorKind::BadPort | TargetErrorKind::BadUrl)
+                        && e.problem.contains("port"),
+                    "{url}: {e}"
+                ),
+                Ok(t) => panic!("{url}: accepted as {:?}", t.pinned()),
+            }
+        }
+    }
+
+    #[test]
+    fn secrets_are_masked_wherever_a_url_is_shown() {
+        for (url, shown) in [
+            ("http://ci:PW@127.0.0.1:9/x", "http://***@127.0.0.1:9/x"),
+            ("http://tok@localhost/", "http://***@localhost/"),
+            ("http://a:b@c@127.0.0.1/p@q", "http://***@127.0.0.1/p@q"),
+            (
+                "http://127.0.0.1/x?api_key=S3CRET&page=2&access_token=T#frag",
+                "http://127.0.0.1/x?api_key=***&page=2&access_token=***#frag",
+            ),
+            ("http://127.0.0.1:9/", "http://127.0.0.1:9/"),
+            ("not a url", "not a url"),
+        ] {
+            assert_eq!(redact_url(url), shown, "{url}");
+        }
+        let t = Target::parse("http://ci:PW@127.0.0.1:9/", false).unwrap();
+        assert!(!format!("{t} {t:?} {}", t.shown).contains("PW"));
+        assert_eq!(t.raw(), "http://ci:PW@127.0.0.1:9/");
+        let e = Target::parse("http://ci:PW@10.0.0.1:9/", false).unwrap_err();
+        assert!(!e.to_string().contains("PW"), "{e}");
+        let e = Target::parse("http://ci:PW@127.0.0.1:99999/", false).unwrap_err();
+        assert!(!e.to_string().contains("PW"), "{e}");
+        assert_eq!(redact_header(" X-Thing "), "X-Thing: ***");
     }
 }
