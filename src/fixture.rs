@@ -19,6 +19,7 @@ use serde_json::{Map, Value};
 use crate::config::Config;
 use crate::error::{json_type, InputError, InputErrorKind};
 use crate::harness::run_case;
+use crate::input::Walked;
 use crate::model::value::{make_messages_portable, make_portable};
 use crate::model::{parse_json_expecting, read_messages, write_messages, Message, WireFormat};
 use crate::oracle::{Invariant, InvariantSet, Verdict, Violation};
@@ -387,54 +388,11 @@ pub fn replay(subject: &mut dyn Subject, fixture: &Fixture) -> (Replayed, usize)
 }
 
 /// Every fixture file under `paths`, sorted: files as given, folders
-/// searched recursively for `*.json`. From folders only regular files are
-/// taken (a FIFO or a device named `x.json` is skipped, never opened), and
-/// a folder reached twice — through a symlink to itself or to another
-/// folder already searched — is searched once.
-pub fn collect(paths: &[PathBuf]) -> Result<Vec<PathBuf>, InputError> {
-    let mut out = Vec::new();
-    let mut seen = std::collections::HashSet::new();
-    for p in paths {
-        if p.is_dir() {
-            walk(p, &mut out, &mut seen).map_err(|e| {
-                InputError::new(InputErrorKind::Io, format!("cannot list: {e}"))
-                    .in_file(p.display().to_string())
-            })?;
-        } else if p.exists() {
-            out.push(p.clone());
-        } else {
-            return Err(
-                InputError::new(InputErrorKind::Io, "no such file or folder")
-                    .in_file(p.display().to_string()),
-            );
-        }
-    }
-    out.sort();
-    out.dedup();
-    Ok(out)
-}
-
-fn walk(
-    dir: &Path,
-    out: &mut Vec<PathBuf>,
-    seen: &mut std::collections::HashSet<PathBuf>,
-) -> std::io::Result<()> {
-    if !seen.insert(std::fs::canonicalize(dir)?) {
-        return Ok(());
-    }
-    for entry in std::fs::read_dir(dir)? {
-        let path = entry?.path();
-        // metadata follows symlinks: what the entry is, not what names it.
-        let Ok(meta) = std::fs::metadata(&path) else {
-            continue; // a dangling symlink
-        };
-        if meta.is_dir() {
-            walk(&path, out, seen)?;
-        } else if meta.is_file() && path.extension().is_some_and(|e| e == "json") {
-            out.push(path);
-        }
-    }
-    Ok(())
+/// searched recursively for `*.json` by the one folder walker
+/// ([`crate::input::walk`]: regular files only, symlinks followed and named,
+/// loops, FIFOs and devices skipped and named in [`Walked::notes`]).
+pub fn collect(paths: &[PathBuf]) -> Result<Walked, InputError> {
+    crate::input::walk(paths, &["json"])
 }
 
 /// FNV-1a, 64 bits: a stable content hash for names (not for security).

@@ -41,22 +41,35 @@ pub struct SuiteReport {
     pub cases: Vec<SuiteCase>,
 }
 
+/// A suite's fixtures, parsed, and what reading its folder followed or
+/// skipped ([`crate::input::walk`]).
+#[derive(Debug, Clone)]
+pub struct Loaded {
+    pub fixtures: Vec<(PathBuf, Fixture)>,
+    pub notes: Vec<crate::input::Note>,
+}
+
 /// Every fixture under `dir`, parsed before any is run: a file that does
 /// not parse is bad input (the error names it), and so is a folder with no
 /// fixture at all, since a suite of nothing cannot be a gate.
-pub fn load(dir: &Path, cap: u64) -> Result<Vec<(PathBuf, Fixture)>, InputError> {
-    let files = collect(&[dir.to_path_buf()])?;
-    if files.is_empty() {
+pub fn load(dir: &Path, cap: u64) -> Result<Loaded, InputError> {
+    let walked = collect(&[dir.to_path_buf()])?;
+    if walked.files.is_empty() {
         return Err(InputError::new(
             crate::error::InputErrorKind::Io,
             "no fixture files (*.json) in the suite",
         )
         .in_file(dir.display().to_string()));
     }
-    files
+    let fixtures = walked
+        .files
         .into_iter()
         .map(|p| Fixture::load_capped(&p, cap).map(|f| (p, f)))
-        .collect()
+        .collect::<Result<_, _>>()?;
+    Ok(Loaded {
+        fixtures,
+        notes: walked.notes,
+    })
 }
 
 /// Replay each fixture against `subject`, in order.

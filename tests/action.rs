@@ -36,7 +36,10 @@ fn every_input_reaches_the_actions_scripts_as_data_never_as_code() {
     let (code, text) = emulate(&action);
     assert_eq!(code, 0, "{text}");
     assert!(text.contains("nothing ran as code"), "{text}");
-    assert!(text.contains("artifact-name") && text.contains("subject"), "{text}");
+    assert!(
+        text.contains("artifact-name") && text.contains("subject"),
+        "{text}"
+    );
 }
 
 #[test]

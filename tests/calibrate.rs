@@ -16,7 +16,9 @@ use ctxgate::Config;
 
 fn corpus() -> Vec<calibrate::History> {
     let dir = calibrate::find_default_corpus().expect("the real-history corpus");
-    calibrate::load_corpus(&dir).expect("a readable corpus")
+    calibrate::load_corpus(&dir, 256 << 20)
+        .expect("a readable corpus")
+        .histories
 }
 
 #[test]

@@ -11,7 +11,9 @@ use ctxgate::subject::InProcess;
 #[test]
 fn every_fixture_replays_clean_against_the_reference() {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
-    let files = collect(&[PathBuf::from(&dir)]).expect("tests/fixtures is readable");
+    let files = collect(&[PathBuf::from(&dir)])
+        .expect("tests/fixtures is readable")
+        .files;
     let mut problems = Vec::new();
     for path in &files {
         let fixture = match Fixture::load(path) {

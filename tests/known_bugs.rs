@@ -16,6 +16,7 @@ fn suite() -> PathBuf {
 fn fixtures() -> Vec<(PathBuf, Fixture)> {
     collect(&[suite()])
         .expect("the suite is readable")
+        .files
         .into_iter()
         .map(|p| {
             let f = Fixture::load(&p).unwrap_or_else(|e| panic!("{e}"));

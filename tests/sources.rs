@@ -227,7 +227,9 @@ fn check_with_a_config_keeps_it_in_every_fixture() {
 #[test]
 fn the_corpus_catches_truncation_over_16k_and_passes_the_reference() {
     let dir = real_histories();
-    let seeds = corpus::load(&dir, 256 << 20).expect("the corpus loads");
+    let seeds = corpus::load(&dir, 256 << 20)
+        .expect("the corpus loads")
+        .seeds;
     assert!(seeds.len() >= 200, "{} histories", seeds.len());
     let n = seeds.len() as u64;
     let source = Arc::new(Seeds::new(seeds, dir.display().to_string(), None));
@@ -277,7 +279,9 @@ fn corpus_cases_measure_the_same_after_the_protocol_round_trip() {
     use ctxgate::check::CaseSource;
     use ctxgate::model::engine;
     let dir = real_histories();
-    let seeds = corpus::load(&dir, 256 << 20).expect("the corpus loads");
+    let seeds = corpus::load(&dir, 256 << 20)
+        .expect("the corpus loads")
+        .seeds;
     let n = seeds.len() as u64;
     let source = Seeds::new(seeds, "corpus", None);
     let mut openai = 0;

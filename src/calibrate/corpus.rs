@@ -4,10 +4,10 @@
 //! repository: by default it is `../shared/data/real-histories`, relative
 //! to the current directory or to the crate's manifest directory.
 
-use std::fs;
 use std::path::{Path, PathBuf};
 
 use super::CalibrateError;
+use crate::input::{read_file, walk, Note};
 use crate::model::{Document, Message};
 
 /// Where the corpus is looked for when no folder is given, relative to the
@@ -46,21 +46,26 @@ pub fn find_default_corpus() -> Result<PathBuf, CalibrateError> {
         .ok_or(CalibrateError::CorpusNotFound { tried })
 }
 
-/// Read every `*.json` history under `dir`, in path order.
-pub fn load_corpus(dir: &Path) -> Result<Vec<History>, CalibrateError> {
-    let mut files = Vec::new();
-    collect_json(dir, &mut files)?;
-    files.sort();
-    if files.is_empty() {
+/// The histories of a corpus folder, and what its walk followed or skipped
+/// (a symlink loop, a FIFO: [`crate::input::walk`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Corpus {
+    pub histories: Vec<History>,
+    pub notes: Vec<Note>,
+}
+
+/// Read every `*.json` history under `dir`, in path order, each at most
+/// `cap` bytes (`--max-input-bytes`).
+pub fn load_corpus(dir: &Path, cap: u64) -> Result<Corpus, CalibrateError> {
+    let walked = walk(&[dir.to_owned()], &["json"]).map_err(CalibrateError::BadHistory)?;
+    if walked.files.is_empty() {
         return Err(CalibrateError::EmptyCorpus(dir.to_owned()));
     }
-    files
+    let histories = walked
+        .files
         .into_iter()
         .map(|path| {
-            let bytes = fs::read(&path).map_err(|source| CalibrateError::Io {
-                path: path.clone(),
-                source,
-            })?;
+            let bytes = read_file(&path, "the history", cap).map_err(CalibrateError::BadHistory)?;
             let doc = Document::parse(&bytes, None)
                 .map_err(|e| CalibrateError::BadHistory(e.in_file(path.display().to_string())))?;
             let name = path
@@ -75,21 +80,9 @@ pub fn load_corpus(dir: &Path) -> Result<Vec<History>, CalibrateError> {
                 messages: doc.messages,
             })
         })
-        .collect()
-}
-
-fn collect_json(dir: &Path, out: &mut Vec<PathBuf>) -> Result<(), CalibrateError> {
-    let io = |source| CalibrateError::Io {
-        path: dir.to_owned(),
-        source,
-    };
-    for entry in fs::read_dir(dir).map_err(io)? {
-        let path = entry.map_err(io)?.path();
-        if path.is_dir() {
-            collect_json(&path, out)?;
-        } else if path.extension().is_some_and(|e| e == "json") {
-            out.push(path);
-        }
-    }
-    Ok(())
+        .collect::<Result<_, CalibrateError>>()?;
+    Ok(Corpus {
+        histories,
+        notes: walked.notes,
+    })
 }

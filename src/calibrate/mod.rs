@@ -27,7 +27,7 @@ pub mod tokenizer;
 use std::path::PathBuf;
 use std::time::Instant;
 
-pub use corpus::{find_default_corpus, load_corpus, History, DEFAULT_CORPUS};
+pub use corpus::{find_default_corpus, load_corpus, Corpus, History, DEFAULT_CORPUS};
 pub use covers::{
     estimate_covers_real_tokens, estimator_covers_real_tokens, Shortfall,
     ESTIMATE_COVERS_REAL_TOKENS,
@@ -59,6 +59,8 @@ pub struct Options {
     pub samples_per_class: usize,
     /// The `bytesPerToken` the `content-only` and `adr-0098` estimates use.
     pub bytes_per_token: u64,
+    /// The cap on one corpus file, in bytes (`--max-input-bytes`).
+    pub max_input_bytes: u64,
 }
 
 impl Default for Options {
@@ -68,6 +70,7 @@ impl Default for Options {
             seed: DEFAULT_SEED,
             samples_per_class: DEFAULT_SAMPLES,
             bytes_per_token: Config::default().bytes_per_token,
+            max_input_bytes: crate::input::DEFAULT_MAX_INPUT_BYTES,
         }
     }
 }
@@ -79,10 +82,11 @@ pub fn calibrate(options: &Options) -> Result<Report, CalibrateError> {
         Some(dir) => dir.clone(),
         None => find_default_corpus()?,
     };
-    let histories = load_corpus(&dir)?;
-    let mut report = calibrate_on(&histories, options);
+    let corpus = load_corpus(&dir, options.max_input_bytes)?;
+    let mut report = calibrate_on(&corpus.histories, options);
     let shown = dir.canonicalize().unwrap_or(dir);
     report.corpus = Some(shown.display().to_string());
+    report.corpus_notes = corpus.notes;
     report.elapsed = start.elapsed();
     Ok(report)
 }
@@ -142,6 +146,7 @@ pub fn calibrate_on(histories: &[History], options: &Options) -> Report {
     }
     Report {
         corpus: None,
+        corpus_notes: Vec::new(),
         histories: histories.len(),
         seed: options.seed,
         samples_per_class: options.samples_per_class,
@@ -269,12 +274,13 @@ pub enum CalibrateError {
     CorpusNotFound { tried: Vec<PathBuf> },
     /// The corpus folder holds no `*.json` file.
     EmptyCorpus(PathBuf),
-    /// A file or folder could not be read or written.
+    /// A file could not be written.
     Io {
         path: PathBuf,
         source: std::io::Error,
     },
-    /// A corpus file is not a well-formed history.
+    /// A corpus file or folder could not be read, or is not a well-formed
+    /// history.
     BadHistory(crate::InputError),
 }
 

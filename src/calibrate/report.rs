@@ -19,6 +19,8 @@ pub const REAL_HISTORIES: &str = "real-histories";
 pub struct Report {
     /// The corpus folder, as given or found.
     pub corpus: Option<String>,
+    /// What reading it followed or skipped (symlinks, loops, FIFOs).
+    pub corpus_notes: Vec<crate::input::Note>,
     /// How many real histories were read.
     pub histories: usize,
     pub seed: u64,

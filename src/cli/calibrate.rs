@@ -61,9 +61,11 @@ pub fn run(args: Args) -> Result<(), Failure> {
         seed: args.seed.unwrap_or(defaults.seed),
         samples_per_class: args.samples.unwrap_or(defaults.samples_per_class),
         bytes_per_token: args.bytes_per_token.unwrap_or(defaults.bytes_per_token),
+        max_input_bytes: super::common::max_input_bytes(),
     };
     let failure = |e: CalibrateError| Failure::bad_input(e.to_string());
     let report = calibrate::calibrate(&options).map_err(failure)?;
+    super::common::show_notes(&report.corpus_notes);
     if let Some(path) = &args.plot {
         calibrate::write_svg(&report, path).map_err(failure)?;
     }

@@ -217,10 +217,11 @@ pub fn run_check(args: Args) -> Result<(), Failure> {
     let mut subjects = Vec::with_capacity(jobs * args.lanes);
     // The suite is parsed before anything runs: a broken fixture is bad input.
     let suite_fixtures = match &args.with_suite {
-        Some(dir) if shard.is_none_or(|s| s.k == 1) => Some((
-            dir,
-            ctxgate::suite::load(dir, super::common::max_input_bytes())?,
-        )),
+        Some(dir) if shard.is_none_or(|s| s.k == 1) => {
+            let loaded = ctxgate::suite::load(dir, super::common::max_input_bytes())?;
+            super::common::show_notes(&loaded.notes);
+            Some((dir, loaded.fixtures))
+        }
         _ => None,
     };
     for _ in 0..jobs {

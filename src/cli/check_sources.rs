@@ -46,7 +46,9 @@ impl SourceArgs {
         };
         let source = match &self.corpus {
             Some(dir) => {
-                let seeds = ctxgate::corpus::load(dir, max_input_bytes())?;
+                let corpus = ctxgate::corpus::load(dir, max_input_bytes())?;
+                super::common::show_notes(&corpus.notes);
+                let seeds = corpus.seeds;
                 eprintln!(
                     "ctxgate check: {} real histories from {} as seeds",
                     seeds.len(),

@@ -152,6 +152,14 @@ pub fn set_max_input_bytes(cap: u64) -> Result<(), Failure> {
 }
 
 /// The cap on one input, in bytes (`ctxgate::input`).
+/// What a folder walk followed or skipped, one `ctxgate: …` line each on
+/// stderr: nothing is skipped silently.
+pub fn show_notes(notes: &[ctxgate::input::Note]) {
+    for note in notes {
+        eprintln!("ctxgate: {note}");
+    }
+}
+
 pub fn max_input_bytes() -> u64 {
     *MAX_INPUT_BYTES.get_or_init(|| ctxgate::input::DEFAULT_MAX_INPUT_BYTES)
 }

@@ -168,6 +168,7 @@ pub fn run(args: Args) -> Result<(), Failure> {
         .collect::<Result<Vec<_>, _>>()?;
     let mut options = Options::new(specs);
     options.corpus = flags.corpus;
+    options.max_input_bytes = super::common::max_input_bytes();
     if let Some(seed) = flags.seed {
         options.inputs.seed = seed;
     }
@@ -196,6 +197,7 @@ pub fn run(args: Args) -> Result<(), Failure> {
             Failure::failed(e.to_string())
         }
     })?;
+    super::common::show_notes(&comparison.corpus_notes);
     if let Some(path) = &flags.plot {
         comparison
             .write_svg(path)

@@ -33,7 +33,9 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> Result<(), Failure> {
-    let files = collect(&args.paths)?;
+    let walked = collect(&args.paths)?;
+    super::common::show_notes(&walked.notes);
+    let files = walked.files;
     if files.is_empty() {
         return Err(Failure::bad_input(
             "no fixture files (*.json) under the given paths",

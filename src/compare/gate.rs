@@ -272,6 +272,7 @@ mod tests {
                 })
                 .collect(),
             corpus: "corpus".into(),
+            corpus_notes: Vec::new(),
             inputs,
             bytes_per_token: 4,
             rounds: 1,

@@ -84,6 +84,8 @@ pub struct Options {
     pub estimators: Vec<EstimatorSpec>,
     /// The real-history folder; `None` looks in calibrate's default places.
     pub corpus: Option<PathBuf>,
+    /// The cap on one corpus file, in bytes (`--max-input-bytes`).
+    pub max_input_bytes: u64,
     pub inputs: InputOptions,
     /// The `bytesPerToken` every request's config carries.
     pub bytes_per_token: u64,
@@ -104,6 +106,7 @@ impl Options {
         Options {
             estimators,
             corpus: None,
+            max_input_bytes: crate::input::DEFAULT_MAX_INPUT_BYTES,
             inputs: InputOptions {
                 seed: crate::calibrate::DEFAULT_SEED,
                 samples_per_class: crate::calibrate::DEFAULT_SAMPLES,
@@ -143,10 +146,10 @@ pub fn compare(options: &Options) -> Result<Comparison, CompareError> {
         Some(dir) => dir.clone(),
         None => find_default_corpus().map_err(CompareError::Corpus)?,
     };
-    let corpus = load_corpus(&dir).map_err(CompareError::Corpus)?;
+    let corpus = load_corpus(&dir, options.max_input_bytes).map_err(CompareError::Corpus)?;
 
     let (mut lanes, infos) = start_lanes(options)?;
-    let sets = inputs::build(&corpus, &options.inputs);
+    let sets = inputs::build(&corpus.histories, &options.inputs);
     let config = Config {
         bytes_per_token: options.bytes_per_token.max(1),
         ..Config::default()
@@ -215,6 +218,7 @@ pub fn compare(options: &Options) -> Result<Comparison, CompareError> {
     Ok(Comparison {
         estimators: infos,
         corpus: shown.display().to_string(),
+        corpus_notes: corpus.notes,
         inputs: options.inputs.clone(),
         bytes_per_token: config.bytes_per_token,
         rounds: options.rounds.max(1),

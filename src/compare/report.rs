@@ -85,6 +85,8 @@ pub struct Comparison {
     pub estimators: Vec<EstimatorInfo>,
     /// The corpus folder, as read.
     pub corpus: String,
+    /// What reading it followed or skipped (symlinks, loops, FIFOs).
+    pub corpus_notes: Vec<crate::input::Note>,
     pub inputs: InputOptions,
     pub bytes_per_token: u64,
     pub rounds: usize,

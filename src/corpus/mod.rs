@@ -15,12 +15,12 @@
 
 mod mutate;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 pub use mutate::Seeds;
 
 use crate::error::{InputError, InputErrorKind};
-use crate::input::{read_document, read_file};
+use crate::input::{read_document, read_file, walk, Note};
 use crate::model::{parse_json, Document, Message, WireFormat};
 
 /// One real history and where it came from.
@@ -33,11 +33,19 @@ pub struct Seed {
     pub messages: Vec<Message>,
 }
 
+/// A corpus's histories, and what reading its folder followed or skipped
+/// ([`crate::input::walk`]: symlinks, loops, FIFOs, devices — by name).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Corpus {
+    pub seeds: Vec<Seed>,
+    pub notes: Vec<Note>,
+}
+
 /// Read every `*.json` and `*.jsonl` history under `dir`, in path order,
 /// at most `cap` bytes a file. A file that does not parse is an error
 /// naming it (and the line of a JSON Lines file); so is a folder with no
 /// history in it.
-pub fn load(dir: &Path, cap: u64) -> Result<Vec<Seed>, InputError> {
+pub fn load(dir: &Path, cap: u64) -> Result<Corpus, InputError> {
     let shown = dir.display().to_string();
     if !dir.is_dir() {
         return Err(InputError::new(
@@ -46,11 +54,9 @@ pub fn load(dir: &Path, cap: u64) -> Result<Vec<Seed>, InputError> {
         )
         .in_file(shown));
     }
-    let mut files = Vec::new();
-    collect(dir, &mut files)?;
-    files.sort();
+    let walked = walk(&[dir.to_owned()], &["json", "jsonl"])?;
     let mut seeds = Vec::new();
-    for path in files {
+    for path in walked.files {
         let name = relative(dir, &path);
         if path.extension().is_some_and(|e| e == "jsonl") {
             seeds.extend(read_lines(&path, &name, cap)?);
@@ -70,7 +76,10 @@ pub fn load(dir: &Path, cap: u64) -> Result<Vec<Seed>, InputError> {
         )
         .in_file(shown));
     }
-    Ok(seeds)
+    Ok(Corpus {
+        seeds,
+        notes: walked.notes,
+    })
 }
 
 /// The histories of a JSON Lines file, one a non-blank line.
@@ -95,28 +104,6 @@ fn read_lines(path: &Path, name: &str, cap: u64) -> Result<Vec<Seed>, InputError
         });
     }
     Ok(out)
-}
-
-fn collect(dir: &Path, out: &mut Vec<PathBuf>) -> Result<(), InputError> {
-    let io = |e: std::io::Error| {
-        InputError::new(
-            InputErrorKind::Io,
-            format!("cannot list the corpus folder: {e}"),
-        )
-        .in_file(dir.display().to_string())
-    };
-    for entry in std::fs::read_dir(dir).map_err(io)? {
-        let path = entry.map_err(io)?.path();
-        if path.is_dir() {
-            collect(&path, out)?;
-        } else if path
-            .extension()
-            .is_some_and(|e| e == "json" || e == "jsonl")
-        {
-            out.push(path);
-        }
-    }
-    Ok(())
 }
 
 fn relative(dir: &Path, path: &Path) -> String {

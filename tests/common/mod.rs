@@ -3,3 +3,4 @@
 #![allow(dead_code)]
 
 pub mod netns;
+pub mod process;

@@ -6,7 +6,13 @@
 //! The cap is [`DEFAULT_MAX_INPUT_BYTES`] (256 MiB) unless the command line
 //! says otherwise (`--max-input-bytes`). A history file is parsed as it is
 //! read ([`read_document`]), so that the file's bytes and its parsed form
-//! are never in memory at once.
+//! are never in memory at once. Only regular files are read
+//! ([`open_regular`]): a FIFO or a device named as an input is an error,
+//! never opened for reading. Folders are searched by [`walk`].
+
+pub mod walk;
+
+pub use walk::{walk, Note, Walked};
 
 use std::fs::File;
 use std::io::{self, BufReader, Read};
@@ -75,12 +81,43 @@ pub fn read_all(r: impl Read, what: &str, cap: u64) -> Result<Vec<u8>, InputErro
     Ok(bytes)
 }
 
-/// Read a whole file, at most `cap` bytes; errors name the file.
+/// Open a regular file for reading; anything else — a FIFO, a device, a
+/// socket, a folder — is an error naming what it is. The file is opened
+/// without blocking (a FIFO would otherwise wait for a writer) and then
+/// examined, so a file swapped for a FIFO after a check is refused too.
+pub fn open_regular(path: &Path, what: &str) -> Result<File, InputError> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let shown = path.display().to_string();
+    let cannot = |e: io::Error| {
+        InputError::new(InputErrorKind::Io, format!("cannot read {what}: {e}")).in_file(&shown)
+    };
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(path)
+        .map_err(cannot)?;
+    let meta = file.metadata().map_err(cannot)?;
+    if meta.is_dir() {
+        return Err(InputError::new(
+            InputErrorKind::Io,
+            format!("cannot read {what}: a folder, not a file"),
+        )
+        .in_file(&shown));
+    }
+    if let Some(kind) = walk::irregular_kind(meta.file_type()) {
+        return Err(InputError::new(
+            InputErrorKind::Io,
+            format!("cannot read {what}: {kind}, not a regular file (never read)"),
+        )
+        .in_file(&shown));
+    }
+    Ok(file)
+}
+
+/// Read a whole regular file, at most `cap` bytes; errors name the file.
 pub fn read_file(path: &Path, what: &str, cap: u64) -> Result<Vec<u8>, InputError> {
     let shown = path.display().to_string();
-    let file = File::open(path).map_err(|e| {
-        InputError::new(InputErrorKind::Io, format!("cannot read {what}: {e}")).in_file(&shown)
-    })?;
+    let file = open_regular(path, what)?;
     read_all(file, what, cap).map_err(|e| e.in_file(&shown))
 }
 
@@ -93,9 +130,7 @@ pub fn read_document(
     cap: u64,
 ) -> Result<Document, InputError> {
     let shown = path.display().to_string();
-    let file = File::open(path).map_err(|e| {
-        InputError::new(InputErrorKind::Io, format!("cannot read the history: {e}")).in_file(&shown)
-    })?;
+    let file = open_regular(path, "the history")?;
     let mut capped = Capped::new(BufReader::with_capacity(1 << 16, file), cap);
     let parsed = {
         let mut de = serde_json::Deserializer::from_reader(&mut capped);

@@ -1,0 +1,105 @@
+//! Running the ctxgate binary from a test: its exit code, stdout, stderr
+//! and wall time, killed (and the test failed) when it outlives a bound —
+//! a hang is a failure to see, not a wait.
+
+use std::io::Read;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+pub struct Out {
+    pub code: i32,
+    pub stdout: String,
+    pub stderr: String,
+    pub seconds: f64,
+}
+
+impl Out {
+    /// stdout and stderr, for assertion messages.
+    pub fn all(&self) -> String {
+        format!("{}{}", self.stdout, self.stderr)
+    }
+}
+
+/// `ctxgate ARGS`, killed after `limit` (the test fails: it hung).
+pub fn ctxgate_within(args: &[&str], limit: Duration) -> Out {
+    run_within(
+        Command::new(env!("CARGO_BIN_EXE_ctxgate")).args(args),
+        limit,
+    )
+}
+
+/// `ctxgate ARGS`, killed after two minutes.
+pub fn ctxgate(args: &[&str]) -> Out {
+    ctxgate_within(args, Duration::from_secs(120))
+}
+
+/// Any command, killed after `limit`.
+pub fn run_within(cmd: &mut Command, limit: Duration) -> Out {
+    let started = Instant::now();
+    let mut child = cmd
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("the command starts");
+    let mut stdout = child.stdout.take().unwrap();
+    let mut stderr = child.stderr.take().unwrap();
+    let out = std::thread::spawn(move || {
+        let mut s = Vec::new();
+        let _ = stdout.read_to_end(&mut s);
+        String::from_utf8_lossy(&s).into_owned()
+    });
+    let err = std::thread::spawn(move || {
+        let mut s = Vec::new();
+        let _ = stderr.read_to_end(&mut s);
+        String::from_utf8_lossy(&s).into_owned()
+    });
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if started.elapsed() > limit {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!(
+                "{cmd:?} hung: killed after {} s; stderr so far:\n{}",
+                limit.as_secs(),
+                err.join().unwrap_or_default()
+            );
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    };
+    Out {
+        code: status.code().unwrap_or(-1),
+        stdout: out.join().unwrap(),
+        stderr: err.join().unwrap(),
+        seconds: started.elapsed().as_secs_f64(),
+    }
+}
+
+/// A fresh folder under the system's temp dir, removed when dropped.
+pub struct TempDir(pub std::path::PathBuf);
+
+impl TempDir {
+    pub fn new(name: &str) -> TempDir {
+        let dir = std::env::temp_dir().join(format!("ctxgate-test-{}-{name}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        TempDir(dir)
+    }
+
+    pub fn path(&self) -> &std::path::Path {
+        &self.0
+    }
+
+    /// A path inside, as a string.
+    pub fn join(&self, name: &str) -> String {
+        self.0.join(name).display().to_string()
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
