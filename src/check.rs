@@ -193,10 +193,86 @@ impl CheckReport {
         self.failures.is_empty() && self.faults.is_empty() && self.not_checked().is_empty()
     }
 
+    /// The report is one a run could have written: every invariant's
+    /// counts add up to the cases, and its reasons to its not-applicable
+    /// count; an invariant has a failure on record exactly when its count
+    /// of failures is not zero, and a failure or fault is of a case the run
+    /// had. A report read back from a file is checked with this before it
+    /// is merged: the merge adds what the reports say.
+    pub fn consistent(&self) -> Result<(), String> {
+        for (inv, t) in &self.tally {
+            let name = inv.name();
+            let sum = t
+                .pass
+                .checked_add(t.fail)
+                .and_then(|s| s.checked_add(t.not_applicable));
+            if sum != Some(self.cases) {
+                return Err(format!(
+                    "`invariants.{name}`: pass {} + fail {} + notApplicable {} is not `cases` ({})",
+                    t.pass, t.fail, t.not_applicable, self.cases
+                ));
+            }
+            let reasons = t.reasons.values().try_fold(0u64, |a, &n| a.checked_add(n));
+            if !t.reasons.is_empty() && reasons != Some(t.not_applicable) {
+                return Err(format!(
+                    "`invariants.{name}.notApplicableBecause` adds up to {}, not notApplicable ({})",
+                    reasons.map_or("more than 2^64".to_owned(), |n| n.to_string()),
+                    t.not_applicable
+                ));
+            }
+            let recorded = self.failures.iter().any(|f| f.invariant == *inv);
+            if (t.fail > 0) != recorded {
+                return Err(match recorded {
+                    false => format!(
+                        "`invariants.{name}.fail` is {} but `failures` holds none of {name}",
+                        t.fail
+                    ),
+                    true => format!("`failures` holds {name}, whose `fail` count is 0"),
+                });
+            }
+        }
+        if let Some(f) = self
+            .failures
+            .iter()
+            .find(|f| !self.tally.contains_key(&f.invariant))
+        {
+            return Err(format!(
+                "`failures` holds {}, which the report did not check",
+                f.invariant.name()
+            ));
+        }
+        if let Some(f) = self
+            .failures
+            .iter()
+            .find(|f| f.case_index >= self.cases && self.shard.is_none())
+        {
+            return Err(format!(
+                "a failure of {} at case {}, of a run of {} case(s)",
+                f.invariant.name(),
+                f.case_index,
+                self.cases
+            ));
+        }
+        let faulted = self
+            .faults
+            .iter()
+            .try_fold(0u64, |a, f| a.checked_add(f.count));
+        if self.faults.iter().any(|f| f.count == 0) || faulted.is_none_or(|n| n > self.cases) {
+            return Err(format!(
+                "`faults` counts {} faulted case(s) in a run of {} (a fault kind counts 1 or more)",
+                faulted.map_or("more than 2^64".to_owned(), |n| n.to_string()),
+                self.cases
+            ));
+        }
+        Ok(())
+    }
+
     /// Join the report of another shard of the same run (same subject and
     /// seed): counts add up, and the failure kept for each invariant and
     /// fault kind is that of the lowest case index, as one run would have
-    /// kept. The time is the longest shard's.
+    /// kept. The time is the longest shard's. Both reports must be
+    /// [`consistent`](Self::consistent) and have checked the same
+    /// invariants; sums that would pass 2^64 are refused.
     pub fn merge(&mut self, other: CheckReport) -> Result<(), String> {
         if other.seed != self.seed {
             return Err(format!("seeds differ ({} and {})", self.seed, other.seed));
@@ -208,8 +284,23 @@ impl CheckReport {
                 self.subject.name, self.subject.version, other.subject.name, other.subject.version
             ));
         }
-        self.cases += other.cases;
-        self.bytes += other.bytes;
+        let names = |r: &CheckReport| r.tally.keys().map(|i| i.name()).collect::<Vec<_>>();
+        if names(self) != names(&other) {
+            return Err(format!(
+                "it checked {} where the others checked {}: the shards of one run check the same invariants (`--invariants`)",
+                names(&other).join(", "),
+                names(self).join(", ")
+            ));
+        }
+        let too_many = |what: &str| format!("`{what}` added up passes 2^64");
+        self.cases = self
+            .cases
+            .checked_add(other.cases)
+            .ok_or_else(|| too_many("cases"))?;
+        self.bytes = self
+            .bytes
+            .checked_add(other.bytes)
+            .ok_or_else(|| too_many("bodyBytes"))?;
         self.elapsed = self.elapsed.max(other.elapsed);
         self.stopped_by_time |= other.stopped_by_time;
         self.coverage.merge(&other.coverage);

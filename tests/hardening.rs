@@ -165,3 +165,114 @@ fn compare_estimators_reads_its_corpus_under_the_input_cap() {
     assert!(out.stderr.contains("big.json"), "{}", out.stderr);
     assert!(out.stderr.contains("1000000-byte cap"), "{}", out.stderr);
 }
+
+/// Three shards of one run, as JSON reports: (path, value).
+fn shards(dir: &TempDir) -> Vec<(String, serde_json::Value)> {
+    (1..=3)
+        .map(|k| {
+            let path = dir.join(&format!("shard-{k}.json"));
+            let out = ctxgate(&[
+                "check",
+                "--cases",
+                "30",
+                "--seed",
+                "5",
+                "--shard",
+                &format!("{k}/3"),
+                "--report",
+                "json",
+                "--out",
+                &path,
+            ]);
+            assert_eq!(out.code, 0, "{}", out.all());
+            let v = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+            (path, v)
+        })
+        .collect()
+}
+
+fn write(path: &str, v: &serde_json::Value) {
+    std::fs::write(path, serde_json::to_string(v).unwrap()).unwrap();
+}
+
+#[test]
+fn report_merge_checks_every_shard_against_itself_and_the_others() {
+    let dir = TempDir::new("merge");
+    let good = shards(&dir);
+    let paths: Vec<&str> = good.iter().map(|(p, _)| p.as_str()).collect();
+    let mut args = vec!["report", "merge"];
+    args.extend(&paths);
+    let out = ctxgate(&args);
+    assert_eq!(out.code, 0, "the control merge: {}", out.all());
+
+    let bad = dir.join("bad.json");
+    let merge_with_bad = |v: &serde_json::Value| {
+        write(&bad, v);
+        let out = ctxgate(&["report", "merge", &bad, paths[1], paths[2]]);
+        assert_eq!(out.code, 2, "{}", out.all());
+        assert!(
+            out.stderr.contains("bad.json"),
+            "the shard is named: {}",
+            out.stderr
+        );
+        out.stderr
+    };
+    let tampered = |f: &dyn Fn(&mut serde_json::Value)| {
+        let mut v = good[0].1.clone();
+        f(&mut v);
+        v
+    };
+    // Failures counted with none on record.
+    let err = merge_with_bad(&tampered(&|v| {
+        v["invariants"]["tool-pairing"]["fail"] = 14.into()
+    }));
+    assert!(
+        err.contains("tool-pairing") && err.contains("fail"),
+        "{err}"
+    );
+    // pass > cases; and pass + fail + n/a != cases.
+    let err = merge_with_bad(&tampered(&|v| {
+        v["invariants"]["progress"]["pass"] = 1000.into()
+    }));
+    assert!(
+        err.contains("invariants.progress") && err.contains("is not `cases`"),
+        "{err}"
+    );
+    let err = merge_with_bad(&tampered(&|v| {
+        v["cases"] = (v["cases"].as_u64().unwrap() + 1).into()
+    }));
+    assert!(err.contains("is not `cases`"), "{err}");
+    // A shard that checked one invariant where the others checked all.
+    let err = merge_with_bad(&tampered(&|v| {
+        let keep = v["invariants"]["tool-pairing"].clone();
+        v["invariants"] = serde_json::json!({ "tool-pairing": keep });
+    }));
+    assert!(err.contains("the same invariants"), "{err}");
+    // Counts that add up within a shard but pass 2^64 together.
+    let huge = tampered(&|v| {
+        let max = u64::MAX;
+        v["cases"] = max.into();
+        for (_, t) in v["invariants"].as_object_mut().unwrap() {
+            *t = serde_json::json!({"pass": max, "fail": 0, "notApplicable": 0, "notApplicableBecause": {}});
+        }
+    });
+    let err = merge_with_bad(&huge);
+    assert!(err.contains("passes 2^64"), "{err}");
+
+    // Shards of a hundred million: refused at once, nothing allocated for them.
+    let mut a = good[0].1.clone();
+    let mut b = good[1].1.clone();
+    a["shard"] = "1/100000000".into();
+    b["shard"] = "2/100000000".into();
+    let (pa, pb) = (dir.join("a.json"), dir.join("b.json"));
+    write(&pa, &a);
+    write(&pb, &b);
+    let out = ctxgate_within(&["report", "merge", &pa, &pb], Duration::from_secs(20));
+    assert_eq!(out.code, 2, "{}", out.all());
+    assert!(out.stderr.contains("at most"), "{}", out.stderr);
+
+    // One shard of three, alone, is not the run.
+    let out = ctxgate(&["report", "merge", paths[0]]);
+    assert_eq!(out.code, 2, "{}", out.all());
+    assert!(out.stderr.contains("2/3, 3/3 missing"), "{}", out.stderr);
+}

@@ -250,6 +250,71 @@ impl BaselineReport {
     /// baseline, seed and `--fail-on`): counts add up, and what is kept of
     /// each invariant and fault kind is that of the lowest case index, as
     /// one run would have kept. The time is the longest shard's.
+    /// The report is one a gate could have written: each side's counts of
+    /// every invariant add up to the cases, the cases not compared are
+    /// among them, and an invariant has a regression, known failure or fix
+    /// on record exactly when its count of them is not zero. Checked on a
+    /// report read back from a file, before it is merged.
+    pub fn consistent(&self) -> Result<(), String> {
+        let adds_up = |t: &crate::check::Tally, side: &str, name: &str| {
+            let sum = t
+                .pass
+                .checked_add(t.fail)
+                .and_then(|s| s.checked_add(t.not_applicable));
+            match sum == Some(self.cases) {
+                true => Ok(()),
+                false => Err(format!(
+                    "`invariants.{name}.{side}`: pass {} + fail {} + notApplicable {} is not `cases` ({})",
+                    t.pass, t.fail, t.not_applicable, self.cases
+                )),
+            }
+        };
+        if self.baseline_faulted > self.cases {
+            return Err(format!(
+                "{} case(s) not compared in a gate of {}",
+                self.baseline_faulted, self.cases
+            ));
+        }
+        for (inv, d) in &self.invariants {
+            let name = inv.name();
+            adds_up(&d.subject, "subject", name)?;
+            if let Some(b) = &d.baseline {
+                adds_up(b, "baseline", name)?;
+            }
+            if d.compared > self.cases {
+                return Err(format!(
+                    "`invariants.{name}.compared` is {}, in a gate of {} case(s)",
+                    d.compared, self.cases
+                ));
+            }
+            for (what, n, on_record) in [
+                (
+                    "regressed",
+                    d.regressed,
+                    self.regressions.iter().any(|r| r.failure.invariant == *inv),
+                ),
+                (
+                    "known",
+                    d.known,
+                    self.known.iter().any(|k| k.invariant == *inv),
+                ),
+                (
+                    "fixed",
+                    d.fixed,
+                    self.fixes.iter().any(|f| f.invariant == *inv),
+                ),
+            ] {
+                if (n > 0) != on_record {
+                    return Err(format!(
+                        "`invariants.{name}.{what}` is {n}, but the report {} of {name} on record",
+                        if on_record { "has one" } else { "has none" }
+                    ));
+                }
+            }
+        }
+        Ok(())
+    }
+
     pub fn merge(&mut self, other: BaselineReport) -> Result<(), String> {
         if other.seed != self.seed {
             return Err(format!("seeds differ ({} and {})", self.seed, other.seed));
@@ -272,9 +337,29 @@ impl BaselineReport {
                 other.fail_on.name()
             ));
         }
-        self.cases += other.cases;
-        self.baseline_faulted += other.baseline_faulted;
-        self.uncompared_failures += other.uncompared_failures;
+        let names = |r: &BaselineReport| r.invariants.keys().map(|i| i.name()).collect::<Vec<_>>();
+        if names(self) != names(&other) {
+            return Err(format!(
+                "it checked {} where the others checked {}: the shards of one run check the same invariants (`--invariants`)",
+                names(&other).join(", "),
+                names(self).join(", ")
+            ));
+        }
+        let sum = |a: u64, b: u64, what: &str| {
+            a.checked_add(b)
+                .ok_or_else(|| format!("`{what}` added up passes 2^64"))
+        };
+        self.cases = sum(self.cases, other.cases, "cases")?;
+        self.baseline_faulted = sum(
+            self.baseline_faulted,
+            other.baseline_faulted,
+            "baselineFaulted",
+        )?;
+        self.uncompared_failures = sum(
+            self.uncompared_failures,
+            other.uncompared_failures,
+            "uncomparedFailures",
+        )?;
         self.elapsed = self.elapsed.max(other.elapsed);
         self.stopped_by_time |= other.stopped_by_time;
         self.shard = None;

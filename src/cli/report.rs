@@ -90,8 +90,10 @@ pub fn run(args: Args) -> Result<(), Failure> {
 /// merge of some would be a report of part of the seed's cases that says
 /// nothing of the rest; one shard twice, its cases counted twice.
 fn whole_set_of_shards(reports: &[(String, bool, Value)]) -> Result<(), Failure> {
-    if reports.len() == 1 {
-        return Ok(()); // one report, written again in another form
+    if let [(_, _, only)] = reports {
+        if only.get("shard").is_none() {
+            return Ok(()); // a whole run's report, written again in another form
+        }
     }
     let mut seen: Vec<(u64, &str)> = Vec::new();
     let mut of: Option<(u64, &str)> = None;
@@ -125,16 +127,35 @@ fn whole_set_of_shards(reports: &[(String, bool, Value)]) -> Result<(), Failure>
         }
         seen.push((shard.k, name));
     }
-    let n = of.expect("two reports or more").0;
-    let missing: Vec<String> = (1..=n)
-        .filter(|k| !seen.iter().any(|(s, _)| s == k))
-        .map(|k| format!("{k}/{n}"))
-        .collect();
-    if !missing.is_empty() {
+    let (n, first) = of.expect("two reports or more");
+    // Shards of N cover a run of at least N cases: each shard has one.
+    let cases = reports
+        .iter()
+        .map(|(_, _, v)| v.get("cases").and_then(Value::as_u64).unwrap_or(0))
+        .try_fold(0u64, u64::checked_add)
+        .unwrap_or(u64::MAX);
+    if n > cases {
         return Err(Failure::bad_input(format!(
-            "shard(s) {} missing: the merged report would cover part of the seed's cases \
+            "{first}: a shard of {n}, but the reports hold {cases} case(s) in all: a run of \
+             {cases} case(s) has at most {cases} shard(s)"
+        )));
+    }
+    // Named, at most ten: N may be large.
+    let missing = n - seen.len() as u64;
+    if missing > 0 {
+        let named: Vec<String> = (1..=n)
+            .filter(|k| !seen.iter().any(|(s, _)| s == k))
+            .take(10)
+            .map(|k| format!("{k}/{n}"))
+            .collect();
+        let more = match missing > named.len() as u64 {
+            true => format!(" and {} more", missing - named.len() as u64),
+            false => String::new(),
+        };
+        return Err(Failure::bad_input(format!(
+            "shard(s) {}{more} missing: the merged report would cover part of the seed's cases \
              and say nothing of the rest",
-            missing.join(", ")
+            named.join(", ")
         )));
     }
     Ok(())
@@ -148,7 +169,11 @@ fn merge_checks(args: &MergeArgs, reports: Vec<(String, bool, Value)>) -> Result
     let merged = fold(
         reports,
         "a ctxgate check report",
-        report::from_json,
+        |v| {
+            let r = report::from_json(v)?;
+            r.consistent()?;
+            Ok(r)
+        },
         ctxgate::check::CheckReport::merge,
     )?;
     shards?;
@@ -217,7 +242,11 @@ fn merge_gates(args: &MergeArgs, reports: Vec<(String, bool, Value)>) -> Result<
     let merged = fold(
         reports,
         "a ctxgate baseline gate's report",
-        ctxgate::baseline::merge::from_json,
+        |v| {
+            let r = ctxgate::baseline::merge::from_json(v)?;
+            r.consistent()?;
+            Ok(r)
+        },
         ctxgate::baseline::BaselineReport::merge,
     )?;
     shards?;
@@ -248,17 +277,22 @@ fn merge_gates(args: &MergeArgs, reports: Vec<(String, bool, Value)>) -> Result<
 fn fold<R>(
     reports: Vec<(String, bool, Value)>,
     kind: &str,
-    read: fn(&Value) -> Result<R, String>,
+    read: impl Fn(&Value) -> Result<R, String>,
     merge: fn(&mut R, R) -> Result<(), String>,
 ) -> Result<R, Failure> {
     let mut merged: Option<R> = None;
+    let mut first = String::new();
     for (name, _, value) in reports {
         let one =
             read(&value).map_err(|e| Failure::bad_input(format!("{name}: not {kind}: {e}")))?;
         match merged.as_mut() {
-            None => merged = Some(one),
-            Some(m) => merge(m, one)
-                .map_err(|e| Failure::bad_input(format!("{name}: cannot merge: {e}")))?,
+            None => {
+                merged = Some(one);
+                first = name;
+            }
+            Some(m) => merge(m, one).map_err(|e| {
+                Failure::bad_input(format!("{name}: cannot merge with {first}: {e}"))
+            })?,
         }
     }
     Ok(merged.expect("at least one file"))

@@ -487,22 +487,25 @@ impl Coverage {
     }
 
     /// Add another run's figures to these.
+    /// Add another run's coverage (a shard's). Sums saturate: coverage
+    /// read back from a report file is not trusted to add up.
     pub fn merge(&mut self, other: &Coverage) {
-        self.cases += other.cases;
-        self.ill_formed += other.ill_formed;
-        self.body_total += other.body_total;
+        let add = |a: &mut u64, b: u64| *a = a.saturating_add(b);
+        add(&mut self.cases, other.cases);
+        add(&mut self.ill_formed, other.ill_formed);
+        add(&mut self.body_total, other.body_total);
         self.body_max = self.body_max.max(other.body_max);
-        self.messages_total += other.messages_total;
-        self.at_trigger += other.at_trigger;
-        self.at_ceiling += other.at_ceiling;
-        self.at_either += other.at_either;
+        add(&mut self.messages_total, other.messages_total);
+        add(&mut self.at_trigger, other.at_trigger);
+        add(&mut self.at_ceiling, other.at_ceiling);
+        add(&mut self.at_either, other.at_either);
         for (mine, theirs) in self.counts.iter_mut().zip(&other.counts) {
             for (a, b) in mine.iter_mut().zip(theirs) {
-                *a += b;
+                add(a, *b);
             }
         }
         for (a, b) in self.results.iter_mut().zip(other.results) {
-            *a += b;
+            add(a, b);
         }
     }
 
