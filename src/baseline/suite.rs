@@ -63,12 +63,24 @@ impl SuiteGate {
 
     fn class(s: &SuiteCase, b: &SuiteCase) -> Class {
         match (&s.outcome, &b.outcome) {
-            (o, Replayed::Fault(_)) if o.reproduces() => Class::NotCompared,
+            // The baseline faulted: nothing to compare the subject with,
+            // whatever the subject did (held included: it is no fix).
+            (_, Replayed::Fault(_)) => Class::NotCompared,
             (o, b) if o.reproduces() && b.reproduces() => Class::Known,
             (o, _) if o.reproduces() => Class::Regressed,
             (Replayed::Held { .. }, b) if b.reproduces() => Class::Fixed,
             (Replayed::Held { .. }, _) => Class::Held,
             (_, _) => Class::Skipped,
+        }
+    }
+
+    /// A fixture the subject fails that is not a regression: known, or not
+    /// compared (what `--fail-on any-failure` fails on).
+    fn fails_the_subject(s: &SuiteCase, class: Class) -> bool {
+        match class {
+            Class::Known => true,
+            Class::NotCompared => s.outcome.reproduces(),
+            _ => false,
         }
     }
 
@@ -93,7 +105,10 @@ impl SuiteGate {
         if fail_on != FailOn::Never && regressed > 0 {
             why.push(format!("{regressed} suite fixture(s) regressed ({source})"));
         }
-        let shared = self.count(Class::Known) + self.count(Class::NotCompared);
+        let shared = self
+            .rows()
+            .filter(|(s, _, c)| Self::fails_the_subject(s, *c))
+            .count();
         if fail_on == FailOn::AnyFailure && shared > 0 {
             why.push(format!(
                 "{shared} suite fixture(s) the subject fails, known or not compared ({source}, --fail-on any-failure)"
@@ -217,11 +232,8 @@ impl SuiteGate {
                     outcome_line(&b.outcome)
                 )
             };
-            let failing = match class {
-                Class::Regressed => true,
-                Class::Known | Class::NotCompared => fail_on == FailOn::AnyFailure,
-                _ => false,
-            };
+            let failing = class == Class::Regressed
+                || (fail_on == FailOn::AnyFailure && Self::fails_the_subject(s, class));
             match class {
                 _ if failing => {
                     failures += 1;
@@ -369,6 +381,9 @@ mod tests {
             (held(), failed()),
             (failed(), fault()),
             (skipped(), failed()),
+            // The baseline faulted: not compared, whatever the subject did
+            // (issue 25: a subject that held was counted "fixed").
+            (held(), fault()),
         ]);
         let classes: Vec<Class> = g.rows().map(|(_, _, c)| c).collect();
         use Class::*;
@@ -381,7 +396,8 @@ mod tests {
                 Known,
                 Fixed,
                 NotCompared,
-                Skipped
+                Skipped,
+                NotCompared
             ]
         );
         assert_eq!(g.problems(FailOn::Regressions).len(), 1);

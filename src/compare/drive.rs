@@ -154,6 +154,27 @@ fn pass(
                 )),
             };
             let (a, b) = (next()?, next()?);
+            // One figure per message of the request (docs/protocol.md), as
+            // `check` holds it to: another count is a malformed answer.
+            for (answer, msgs) in [(&a, &set.histories[i]), (&b, &set.longer[i])] {
+                if let Some(per) = answer
+                    .per_message
+                    .as_ref()
+                    .filter(|p| p.len() != msgs.len())
+                {
+                    return Err((
+                        i,
+                        PassFailure::Fault(Box::new(Fault::new(
+                            crate::subject::FaultKind::Protocol,
+                            format!(
+                                "estimate answer: `perMessage` has {} figures for {} messages (one per message of the request)",
+                                per.len(),
+                                msgs.len()
+                            ),
+                        ))),
+                    ));
+                }
+            }
             if keep {
                 out.push((a, b));
             }
