@@ -261,19 +261,23 @@ fn write_new_then_rename(dir: &Path, path: &Path, bytes: &[u8]) -> std::io::Resu
     ))
 }
 
-/// Check, before the first case, that fixtures can be saved in `dir`: it
-/// is a writable folder, or it does not exist yet and its nearest existing
-/// ancestor is one (the folder itself is made when the first fixture is
-/// saved). Nothing is written.
+/// `--save DIR` can hold fixtures, checked before the first case by doing
+/// what saving does: the folder is made, a file is created in it and
+/// removed, and the folders this check made are removed again. Asking
+/// (`access(2)`) is not enough: root is allowed everything it asks about,
+/// and `/proc` refuses new files whatever the permission bits say.
 pub fn check_save_dir(dir: &Path) -> std::io::Result<()> {
-    let mut at = if dir.as_os_str().is_empty() {
+    let dir = if dir.as_os_str().is_empty() {
         Path::new(".")
     } else {
         dir
     };
+    // The folders this check must make, deepest first.
+    let mut made = Vec::new();
+    let mut at = dir;
     loop {
         match std::fs::metadata(at) {
-            Ok(m) if m.is_dir() => return writable(at),
+            Ok(m) if m.is_dir() => break,
             Ok(_) => {
                 return Err(std::io::Error::other(format!(
                     "{} is not a folder",
@@ -281,6 +285,7 @@ pub fn check_save_dir(dir: &Path) -> std::io::Result<()> {
                 )))
             }
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                made.push(at.to_path_buf());
                 at = match at.parent() {
                     Some(p) if !p.as_os_str().is_empty() => p,
                     _ => Path::new("."),
@@ -289,18 +294,17 @@ pub fn check_save_dir(dir: &Path) -> std::io::Result<()> {
             Err(e) => return Err(e),
         }
     }
-}
-
-fn writable(dir: &Path) -> std::io::Result<()> {
-    use std::os::unix::ffi::OsStrExt;
-    let c = std::ffi::CString::new(dir.as_os_str().as_bytes())
-        .map_err(|_| std::io::Error::other("the path holds a NUL byte"))?;
-    // SAFETY: access(2) on a NUL-terminated path we own.
-    if unsafe { libc::access(c.as_ptr(), libc::W_OK | libc::X_OK) } == 0 {
-        Ok(())
-    } else {
-        Err(std::io::Error::last_os_error())
+    let tried = std::fs::create_dir_all(dir).and_then(|()| {
+        let probe = dir.join(format!(".ctxgate-save-probe-{}", std::process::id()));
+        let written = std::fs::File::create_new(&probe)
+            .and_then(|mut f| std::io::Write::write_all(&mut f, b"{}"));
+        let _ = std::fs::remove_file(&probe);
+        written
+    });
+    for d in &made {
+        let _ = std::fs::remove_dir(d);
     }
+    tried
 }
 
 /// What replaying one fixture against a subject gave.

@@ -276,3 +276,192 @@ fn report_merge_checks_every_shard_against_itself_and_the_others() {
     assert_eq!(out.code, 2, "{}", out.all());
     assert!(out.stderr.contains("2/3, 3/3 missing"), "{}", out.stderr);
 }
+
+#[test]
+fn what_would_fail_at_the_end_is_refused_before_the_first_case() {
+    // --save where no file can be made: /proc refuses it whatever access(2)
+    // tells root. It ran every case first, then failed to save each.
+    let out = ctxgate(&[
+        "check",
+        "--save",
+        "/proc/ctxgate-x",
+        "--cases",
+        "50",
+        "--seed",
+        "1",
+    ]);
+    assert_eq!(out.code, 2, "{}", out.all());
+    assert!(
+        out.stderr.contains("cannot save fixtures there (--save)"),
+        "{}",
+        out.stderr
+    );
+    assert!(
+        !out.stdout.contains("cases in"),
+        "cases ran first: {}",
+        out.stdout
+    );
+    // A folder that the check made to try is gone again after a clean run.
+    let dir = TempDir::new("save");
+    let deep = dir.join("a/b/c");
+    let out = ctxgate(&["check", "--save", &deep, "--cases", "20", "--seed", "1"]);
+    assert_eq!(out.code, 0, "{}", out.all());
+    assert!(!dir.path().join("a").exists(), "the probe left its folders");
+    // A gen-config is an object: an array was read field by field.
+    let gen = dir.join("gen.json");
+    std::fs::write(&gen, "[1,2]").unwrap();
+    let out = ctxgate(&["check", "--gen-config", &gen, "--cases", "5"]);
+    assert_eq!(out.code, 2, "{}", out.all());
+    assert!(
+        out.stderr.contains("expected a JSON object"),
+        "{}",
+        out.stderr
+    );
+}
+
+#[test]
+fn the_generators_memory_does_not_grow_with_the_ceiling() {
+    let dir = TempDir::new("ceiling");
+    let config = dir.join("config.json");
+    std::fs::write(&config, r#"{"transportMaxBodyBytes": 1000000000}"#).unwrap();
+    let out = ctxgate(&[
+        "check", "--config", &config, "--cases", "40", "--time", "5", "--seed", "1",
+    ]);
+    assert_eq!(out.code, 0, "{}", out.all());
+    // Before: 1.95 GiB and 7–17 s for 5 cases.
+    assert!(
+        out.max_rss_kib < 512 * 1024,
+        "peak RSS {} KiB",
+        out.max_rss_kib
+    );
+    assert!(out.seconds < 15.0, "{} s under --time 5", out.seconds);
+    assert!(
+        out.stderr.contains("maxAimedBodyBytes"),
+        "the bound is said: {}",
+        out.stderr
+    );
+}
+
+#[test]
+fn subjects_start_at_once_and_no_more_of_them_than_cases() {
+    let dir = TempDir::new("jobs");
+    let starts = dir.join("starts");
+    let exe = env!("CARGO_BIN_EXE_ctxgate");
+    // A subject that takes a second to say hello, and notes each start.
+    let subject = format!("sh -c 'echo $$ >> {starts}; sleep 1; exec {exe} serve'");
+    let out = ctxgate(&[
+        "check",
+        "--subject",
+        &subject,
+        "--jobs",
+        "16",
+        "--cases",
+        "3",
+        "--time",
+        "3",
+        "--seed",
+        "1",
+    ]);
+    assert_eq!(out.code, 0, "{}", out.all());
+    let started = std::fs::read_to_string(&starts).unwrap().lines().count();
+    assert_eq!(started, 3, "subjects started for 3 cases");
+    // One second of start, not one a job (it took 16.9 s).
+    assert!(out.seconds < 8.0, "{} s", out.seconds);
+}
+
+#[test]
+fn a_subject_that_closes_its_stdout_before_hello_is_reported_then() {
+    let out = ctxgate(&[
+        "check",
+        "--subject",
+        "sh -c 'exec >&-; sleep 30'",
+        "--cases",
+        "3",
+    ]);
+    assert_eq!(out.code, 1, "{}", out.all());
+    assert!(out.stderr.contains("closed its stdout"), "{}", out.stderr);
+    // Reported within the exit grace (1 s), not the 10 s start allowance.
+    assert!(out.seconds < 6.0, "{} s", out.seconds);
+}
+
+/// A Python subject, written into `dir`: `body` handles each request `r`
+/// after the hello (which claims `ops`).
+fn python_subject(dir: &TempDir, name: &str, ops: &str, body: &str) -> String {
+    let path = dir.join(name);
+    let script = format!(
+        "import json, sys, time\n\
+         for line in sys.stdin:\n    r = json.loads(line)\n    if r['op'] == 'hello':\n        \
+         print(json.dumps({{'op': 'hello', 'protocol': 1, 'name': '{name}', 'version': '1', 'ops': {ops}}}), flush=True)\n        \
+         continue\n{body}\n"
+    );
+    std::fs::write(&path, script).unwrap();
+    format!("python3 {path}")
+}
+
+#[test]
+fn the_docs_word_is_kept_a_baseline_fault_is_not_a_fix_and_per_message_has_one_figure_a_message() {
+    let dir = TempDir::new("docs");
+    // A baseline that answers its hello and then nothing.
+    let hang = python_subject(&dir, "hang.py", "['compact']", "    time.sleep(3600)");
+    let suite = Path::new(env!("CARGO_MANIFEST_DIR")).join("suites/known-bugs");
+    let fixtures = TempDir::new("docs-suite");
+    for name in [
+        "litellm-4931-trim-drops-the-tool-call.json",
+        "langchain-33856-summarization-drops-the-system-prompt.json",
+    ] {
+        std::fs::copy(suite.join(name), fixtures.path().join(name)).unwrap();
+    }
+    let out = ctxgate(&[
+        "check",
+        "--baseline",
+        &hang,
+        "--with-suite",
+        &fixtures.join(""),
+        "--cases",
+        "5",
+        "--seed",
+        "1",
+        "--timeout",
+        "1",
+        "--report",
+        "json",
+    ]);
+    let v: serde_json::Value =
+        serde_json::from_str(&out.stdout).unwrap_or_else(|e| panic!("{e}: {}", out.all()));
+    let suite = &v["suite"];
+    assert_eq!(suite["fixed"], serde_json::json!([]), "{suite}");
+    assert_eq!(
+        suite["notCompared"].as_array().map(Vec::len),
+        Some(2),
+        "both fixtures not compared: {suite}"
+    );
+
+    // An estimator whose perMessage has one figure too many: check fails
+    // it, and compare-estimators now stops on it too (it took it, exit 0).
+    let long = python_subject(
+        &dir,
+        "long.py",
+        "['compact', 'estimate']",
+        "    per = [len(json.dumps(m)) // 4 for m in r['messages']] + [0]\n    \
+         if r['op'] == 'estimate':\n        print(json.dumps({'id': r['id'], 'tokens': sum(per), 'perMessage': per}), flush=True)\n    \
+         else:\n        print(json.dumps({'id': r['id'], 'messages': r['messages']}), flush=True)",
+    );
+    let out = ctxgate(&[
+        "compare-estimators",
+        "--subject",
+        &long,
+        "--builtin",
+        "adr-0098",
+        "--samples",
+        "5",
+        "--toolloop",
+        "2",
+        "--rounds",
+        "1",
+    ]);
+    assert_eq!(out.code, 1, "{}", out.all());
+    assert!(out.stderr.contains("`perMessage` has"), "{}", out.stderr);
+    let out = ctxgate(&["check", "--subject", &long, "--cases", "20", "--seed", "1"]);
+    assert_eq!(out.code, 1, "{}", out.all());
+    assert!(out.all().contains("perMessage has"), "{}", out.all());
+}

@@ -34,16 +34,13 @@ pub fn run(
         estimator: None,
         command: Vec::new(),
     };
-    let mut baselines = Vec::with_capacity(subjects.len());
-    for _ in 0..jobs {
-        baselines.extend(side.open_lanes(args.lanes).map_err(|f| Failure {
-            message: format!(
-                "--baseline: {}",
-                f.message.replacen("subject", "baseline", 1)
-            ),
-            ..f
-        })?);
-    }
+    let mut baselines = side.open_jobs(jobs, args.lanes).map_err(|f| Failure {
+        message: format!(
+            "--baseline: {}",
+            f.message.replacen("subject", "baseline", 1)
+        ),
+        ..f
+    })?;
     // An in-process subject is one handle per job; the baseline has
     // lanes: one more in-process subject per lane, so each lane has a worker.
     while subjects.len() < baselines.len() && !args.subject.is_external() {

@@ -202,6 +202,12 @@ pub fn run_check(args: Args) -> Result<(), Failure> {
         Some(n) => n,
         None => std::thread::available_parallelism().map_or(1, |n| n.get()),
     };
+    // No more subjects than cases to give them (a shard has its share).
+    let run_cases = match &shard {
+        Some(s) => (args.cases + s.n - s.k) / s.n,
+        None => args.cases,
+    };
+    let jobs = jobs.min(usize::try_from(run_cases).unwrap_or(usize::MAX).max(1));
     if !(1..=16).contains(&args.lanes) {
         return Err(Failure::bad_input(format!(
             "--lanes must be from 1 to 16, found {}",
@@ -224,9 +230,7 @@ pub fn run_check(args: Args) -> Result<(), Failure> {
         }
         _ => None,
     };
-    for _ in 0..jobs {
-        subjects.extend(args.subject.open_lanes(args.lanes)?);
-    }
+    subjects.extend(args.subject.open_jobs(jobs, args.lanes)?);
     if args.subject.is_external() && !ctxgate::subject::reaper::is_subreaper() {
         eprintln!(
             "ctxgate: note: this system has no child subreaper, so an orphan that left the subject's process group and dropped its CTXGATE_SUBJECT variable cannot be found and killed"

@@ -60,6 +60,14 @@ impl SourceArgs {
             }
             None => None,
         };
+        if let Some(c) = config
+            .filter(|c| source.is_none() && c.transport_max_body_bytes > gen.max_aimed_body_bytes)
+        {
+            eprintln!(
+                "ctxgate check: note: the config's ceiling ({} bytes) is above the largest body the generator grows a case to ({} bytes, `maxAimedBodyBytes` in --gen-config): no case is aimed at the ceiling itself; every case is checked against it",
+                c.transport_max_body_bytes, gen.max_aimed_body_bytes
+            );
+        }
         Ok(Sources { gen, source })
     }
 }

@@ -79,6 +79,34 @@ impl SubjectArgs {
         })
     }
 
+    /// `jobs` subjects of `lanes` handles each, started at once (a
+    /// subject that takes a second to say hello costs the run one second,
+    /// not one a job); the first that fails to start is the error, and the
+    /// others are stopped.
+    pub fn open_jobs(
+        &self,
+        jobs: usize,
+        lanes: usize,
+    ) -> Result<Vec<Box<dyn Subject + Send>>, Failure> {
+        if jobs <= 1 {
+            return self.open_lanes(lanes);
+        }
+        let started: Vec<_> = std::thread::scope(|s| {
+            let handles: Vec<_> = (0..jobs)
+                .map(|_| s.spawn(|| self.open_lanes(lanes)))
+                .collect();
+            handles
+                .into_iter()
+                .map(|h| h.join().expect("starting a subject does not panic"))
+                .collect()
+        });
+        let mut out = Vec::with_capacity(jobs * lanes);
+        for one in started {
+            out.extend(one?);
+        }
+        Ok(out)
+    }
+
     fn start(&self) -> Result<Started, Failure> {
         if let Some(name) = &self.defect {
             let d = Defect::parse(name).ok_or_else(|| {

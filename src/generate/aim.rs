@@ -6,7 +6,9 @@
 //! adr-0098 estimate on the trigger ±1 token, or the body on the ceiling
 //! ±1 byte. A pending last iteration stays last. When no history of this
 //! shape reaches the target (a head alone over it), the case is left as
-//! it is — not on the boundary, and counted so by the coverage.
+//! it is — not on the boundary, and counted so by the coverage. A target
+//! past `GenConfig::max_aimed_body_bytes` (64 MiB) is not aimed at: the
+//! generator's memory and time stay bounded whatever the ceiling.
 
 use serde_json::json;
 
@@ -33,10 +35,23 @@ enum Target {
 impl Gen<'_, '_, '_> {
     /// Put a case of the fixed config on its trigger or its ceiling.
     pub(super) fn aim(&mut self, case: &mut Case) {
-        let target = if self.d.chance(50) {
-            Target::Ceiling
-        } else {
-            Target::Trigger
+        // A ceiling above the bound gets no case on it: growing a history to
+        // it would take memory and time in proportion (a 1 GB ceiling took
+        // 2 GB and 1.4 s a case). The draw is made all the same, so that
+        // the cases that follow do not depend on the bound.
+        // The same goes for a trigger whose bytes pass it (a window of
+        // millions of tokens); a case neither fits is left as it is.
+        let bound = self.g.max_aimed_body_bytes;
+        let ceiling_fits = case.config.transport_max_body_bytes <= bound;
+        let trigger_fits = case
+            .config
+            .trigger()
+            .saturating_mul(case.config.bytes_per_token.max(1))
+            <= bound;
+        let target = match (self.d.chance(50), ceiling_fits, trigger_fits) {
+            (true, true, _) | (false, true, false) => Target::Ceiling,
+            (_, _, true) => Target::Trigger,
+            (_, false, false) => return,
         };
         let off = [-1i64, 0, 1][self.d.weighted(&[25, 50, 25])];
         if case.is_well_formed() {

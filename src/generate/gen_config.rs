@@ -94,6 +94,14 @@ pub struct GenConfig {
     /// Percent of cases made ill formed when `allow_ill_formed` is set.
     /// Default 50; range 0–100.
     pub ill_formed_percent: u8,
+    /// Largest body a case is grown to when it is aimed at a fixed
+    /// config's ceiling (`--config`), in bytes: a ceiling above it gets no
+    /// case on it (its trigger's cases are aimed at still), so the
+    /// generator's memory and time do not grow with the ceiling. A
+    /// compactor's ceiling above it is checked by every case under it, not
+    /// at the byte. Default 67,108,864 (64 MiB, twice Anthropic's 32 MB
+    /// request limit); range 1,024–1,073,741,824.
+    pub max_aimed_body_bytes: u64,
     /// Percent of cases whose JSON numbers (tool-call arguments, extra
     /// fields, the envelope) include spellings that stock JSON libraries
     /// re-write or round: `1.50`, `12.0`, `1e5`, `-0`, 2^64, `1e400`,
@@ -129,6 +137,7 @@ impl Default for GenConfig {
             allow_ill_formed: false,
             ill_formed_percent: 50,
             exotic_numbers_percent: 10,
+            max_aimed_body_bytes: 64 << 20,
         }
     }
 }
@@ -143,7 +152,20 @@ impl GenConfig {
                 "gen-config: empty file: expected a JSON object of GenConfig fields",
             ));
         }
-        let g: GenConfig = serde_json::from_slice(bytes)
+        // Not straight into the struct: a derived struct also reads from an
+        // array, by position, and `[1,2]` would be read as two fields.
+        let value: serde_json::Value = serde_json::from_slice(bytes)
+            .map_err(|e| InputError::new(InputErrorKind::Syntax, format!("gen-config: {e}")))?;
+        if !value.is_object() {
+            return Err(InputError::new(
+                InputErrorKind::Config,
+                format!(
+                    "gen-config: {}, expected a JSON object of GenConfig fields (`ctxgate gen --print-gen-config` prints one)",
+                    crate::error::json_type(&value)
+                ),
+            ));
+        }
+        let g: GenConfig = serde_json::from_value(value)
             .map_err(|e| InputError::new(InputErrorKind::Config, format!("gen-config: {e}")))?;
         g.validate()?;
         Ok(g)
@@ -205,6 +227,12 @@ impl GenConfig {
         if self.content_classes.is_empty() {
             return bad("`contentClasses` must name at least one class".into());
         }
+        if !(1024..=1 << 30).contains(&self.max_aimed_body_bytes) {
+            return bad(format!(
+                "`maxAimedBodyBytes` must be from 1024 to 1073741824, found {}",
+                self.max_aimed_body_bytes
+            ));
+        }
         Ok(())
     }
 
@@ -255,6 +283,7 @@ impl<'a> Arbitrary<'a> for GenConfig {
             allow_ill_formed: false,
             ill_formed_percent: percent(u)?,
             exotic_numbers_percent: percent(u)?,
+            max_aimed_body_bytes: u.int_in_range(1024..=1 << 30)?,
         })
     }
 }

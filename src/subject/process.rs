@@ -729,9 +729,18 @@ fn shared_messages_json<'a>(
     out.into_iter().map(|(json, _)| Some(json)).collect()
 }
 
-/// The subject's stdout closed: a crash if the process exits within the
-/// timeout, else a process that lives on without a way to answer.
+/// How long a subject whose stdout closed has to exit, for its fault to
+/// be called a crash (with its exit status) rather than a closed stdout: a
+/// process that is ending ends within it (an interpreter's teardown
+/// included), and one that lives on is reported then, not a whole request
+/// timeout later.
+const EXIT_GRACE: Duration = Duration::from_millis(1000);
+
+/// The subject's stdout closed: a crash if the process exits within
+/// [`EXIT_GRACE`] (or the timeout, if shorter), else a process that lives
+/// on without a way to answer.
 fn closed(r: &mut Running, timeout: Duration) -> Fault {
+    let timeout = timeout.min(EXIT_GRACE);
     let until = Instant::now() + timeout;
     loop {
         match r.child.try_wait() {

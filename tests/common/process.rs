@@ -11,6 +11,9 @@ pub struct Out {
     pub stdout: String,
     pub stderr: String,
     pub seconds: f64,
+    /// The process's peak resident set, in KiB (`getrusage`'s `ru_maxrss`
+    /// of the process itself, from `wait4`).
+    pub max_rss_kib: u64,
 }
 
 impl Out {
@@ -34,6 +37,9 @@ pub fn ctxgate(args: &[&str]) -> Out {
 }
 
 /// Any command, killed after `limit`.
+// Reaped by wait4 below (which Child::wait cannot replace: it gives no
+// rusage); clippy sees only that Child::wait is not called on every path.
+#[allow(clippy::zombie_processes)]
 pub fn run_within(cmd: &mut Command, limit: Duration) -> Out {
     let started = Instant::now();
     let mut child = cmd
@@ -54,10 +60,18 @@ pub fn run_within(cmd: &mut Command, limit: Duration) -> Out {
         let _ = stderr.read_to_end(&mut s);
         String::from_utf8_lossy(&s).into_owned()
     });
-    let status = loop {
-        if let Some(status) = child.try_wait().unwrap() {
-            break status;
+    // wait4, not Child::wait: it also gives the process's own peak memory.
+    let pid = child.id() as libc::pid_t;
+    let (status, rss) = loop {
+        let mut status = 0;
+        // SAFETY: a zeroed rusage is a valid value for wait4 to fill in.
+        let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+        // SAFETY: waiting for our own child, with valid out-pointers.
+        let r = unsafe { libc::wait4(pid, &mut status, libc::WNOHANG, &mut usage) };
+        if r == pid {
+            break (status, usage.ru_maxrss as u64);
         }
+        assert!(r == 0, "wait4: {}", std::io::Error::last_os_error());
         if started.elapsed() > limit {
             let _ = child.kill();
             let _ = child.wait();
@@ -69,11 +83,17 @@ pub fn run_within(cmd: &mut Command, limit: Duration) -> Out {
         }
         std::thread::sleep(Duration::from_millis(10));
     };
+    let code = if libc::WIFEXITED(status) {
+        libc::WEXITSTATUS(status)
+    } else {
+        -1
+    };
     Out {
-        code: status.code().unwrap_or(-1),
+        code,
         stdout: out.join().unwrap(),
         stderr: err.join().unwrap(),
         seconds: started.elapsed().as_secs_f64(),
+        max_rss_kib: rss,
     }
 }
 
