@@ -4,11 +4,14 @@
 What is under test is the SDK's own way to bound the history a session
 hands the model: `SessionSettings(limit=N)` on a session ("Maximum number
 of items to retrieve … returns the latest N items in chronological order"),
-which the Runner applies when it reads the session before each run:
+which the Runner applies when it reads the session before each run, through
+its own input preparation (which, since PR #4324, also prunes tool outputs
+whose call the limit cut away):
 
     session = SQLiteSession(<id>, session_settings=SessionSettings(limit=N))
     await session.add_items(items)        # the history, as the Runner stores it
-    await session.get_items()             # what the next model call is given
+    prepared, _ = await prepare_input_with_session([], session, None)
+                                          # what the next model call is given
 
 N is CTXGATE_OAI_LIMIT (default 20). The SDK has no token budget, so the
 config's trigger and ceiling are not used; the claims are those of a
@@ -25,7 +28,8 @@ session (they come back as they were). The session returns a suffix of the
 items; each returned item is mapped back onto the engine message it came
 from (aligned from the end), rebuilt from the item, the rest kept beside
 (adapters/lib/zoo.py). The round-trip test goes through the SQLite session
-with no limit.
+with no limit (not through the Runner's preparation: what that prunes is
+the behaviour under test).
 """
 
 import asyncio
@@ -42,6 +46,7 @@ from zoo import Refuse, calls_of, dumps, head_len, restore, roundtrip_main, side
 from importlib.metadata import version  # noqa: E402
 from agents import SQLiteSession  # noqa: E402
 from agents.memory import SessionSettings  # noqa: E402
+from agents.run_internal.session_persistence import prepare_input_with_session  # noqa: E402
 
 VERSION = version("openai-agents")
 LIMIT = int(os.environ.get("CTXGATE_OAI_LIMIT", "20"))
@@ -106,24 +111,35 @@ def from_items(items, origin, sides):
     return out
 
 
-async def through(items, limit):
+async def through(items, limit, prepare=True):
     session = SQLiteSession(f"ctxgate-{uuid.uuid4().hex}", session_settings=SessionSettings(limit=limit))
     try:
         await session.add_items(items)
-        return await session.get_items()
+        if not prepare:
+            return await session.get_items()
+        prepared, _ = await prepare_input_with_session([], session, None)
+        return prepared
     finally:
         session.close()
 
 
-def run(messages, limit):
+def run(messages, limit, prepare=True):
     head = head_len(messages)
     rest = messages[head:]
     sides = [side(m) for m in rest]
     items, origin = to_items(rest)
-    got = asyncio.run(through(items, limit))
-    if got != items[len(items) - len(got):]:
-        raise RuntimeError("the session returned items that are not a suffix of what it was given")
-    return messages[:head] + from_items(got, origin[len(items) - len(got):], sides)
+    got = asyncio.run(through(items, limit, prepare))
+    # The Runner keeps a suffix of the items, less the ones it prunes: each item
+    # it gives is matched to the first item it equals not matched yet (in
+    # order when it keeps the order; where it reorders, ctxgate sees that).
+    picked, used = [], set()
+    for item in got:
+        k = next((k for k in range(len(items)) if k not in used and items[k] == item), None)
+        if k is None:
+            raise RuntimeError(f"the Runner gave an item it was not given: {item!r}")
+        used.add(k)
+        picked.append(origin[k])
+    return messages[:head] + from_items(got, picked, sides)
 
 
 def compact(cfg, messages):
@@ -131,7 +147,9 @@ def compact(cfg, messages):
 
 
 def roundtrip(cfg, messages):
-    return run(messages, None)
+    # Through the SQLite session (no limit), not the Runner's preparation,
+    # whose pruning is the library's behaviour under test.
+    return run(messages, None, prepare=False)
 
 
 if __name__ == "__main__":
