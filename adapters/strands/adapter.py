@@ -103,7 +103,12 @@ class FakeModel(Model):
 # --- mapping -----------------------------------------------------------------
 
 def to_strands(messages):
-    """(system prompt messages, Strands messages, origin: id(strands message) → engine indices)."""
+    """(system prompt messages, Strands messages, origin: id(strands message) → engine indices).
+
+    `origin` keys are object ids: it also holds every message it names (under
+    the key "alive"), so that no message the manager deletes is freed and its
+    id reused by one the manager makes (a summary would otherwise be taken for
+    a deleted original and given its extra fields)."""
     head = head_len(messages)
     out, origin = [], {}
     i = head
@@ -140,6 +145,7 @@ def to_strands(messages):
         out.append(msg)
         origin[id(msg)] = idx
         i = j
+    origin["alive"] = list(out)
     return messages[:head], out, origin
 
 
