@@ -12,7 +12,8 @@ invocation and before the next model call:
     contents = _contents._get_contents(None, session.events, "agent")
 
 The summariser is ADK's own LlmEventSummarizer with its model replaced by a
-deterministic fake that answers one sentence cut to `summaryMaxBytes`. The
+deterministic fake that answers one sentence cut to `summaryMaxBytes` (at
+least ".": a model does not answer a summary request with nothing). The
 trigger is the config's; ADK measures it with its own estimate (the request
 contents' characters / 4, JSON of call arguments and responses included;
 with no usage metadata recorded, as here, that is what it reads).
@@ -64,7 +65,9 @@ CLAIMS = [
     "no-premature-compaction", # compaction runs only when the prompt token count "meets or exceeds" token_threshold
     "verbatim-suffix",         # "keeps the last N raw events un-compacted"
     "order-preserved",
-    "single-bounded-summary",  # one compaction event supersedes the previous ("rolling summary")
+    # not claimed: single-bounded-summary (ADK puts no bound on the summary, the model's answer
+    # is what it is; summaries piling up would still show as idempotent / order-preserved
+    # failures), pinned-kept (no pins), progress and the body invariants (no promise).
     "deterministic",
     "idempotent",
 ]
@@ -155,7 +158,8 @@ async def build(cfg, events, compact_too):
     for e in events:
         await service.append_event(session=session, event=e.model_copy(deep=True))
     if compact_too:
-        answer = SUMMARY.encode()[: cfg["summaryMaxBytes"]].decode("utf-8", "ignore")
+        # A model never answers a summary request with nothing: at least ".".
+        answer = SUMMARY.encode()[: cfg["summaryMaxBytes"]].decode("utf-8", "ignore") or "."
         config = EventsCompactionConfig(token_threshold=max(1, trigger(cfg)), event_retention_size=RETAIN,
                                         summarizer=LlmEventSummarizer(llm=FakeLlm(model="fake", answer=answer)))
         await _run_compaction_for_token_threshold_config(
