@@ -191,7 +191,7 @@ fn check_with_suite_counts_a_failing_fixture_in_the_exit_code_and_the_reports() 
         dir,
     ]);
     assert_eq!(code, 0, "{out}");
-    assert!(out.contains("suite: 31 held, 0 failed, 0 skipped"), "{out}");
+    assert!(out.contains("suite: 32 held, 0 failed, 0 skipped"), "{out}");
     let _ = std::fs::remove_dir_all(save);
 }
 
