@@ -2,17 +2,24 @@
 """Google ADK's event compaction as a ctxgate subject (protocol v1).
 
 What is under test is ADK's token-threshold compaction of a session's events
-and the request contents ADK builds from them, as its Runner does after an
-invocation and before the next model call:
+and the request contents ADK builds from them, as its LLM flow does before a
+model call (the CompactionRequestProcessor, then the contents processor):
 
     EventsCompactionConfig(token_threshold=<the trigger>,
                            event_retention_size=CTXGATE_ADK_RETAIN (default 2),
                            summarizer=LlmEventSummarizer(llm=<fake>))
-    await _run_compaction_for_token_threshold_config(config=…, session=…, …)
+    await _run_compaction_for_token_threshold_config(config=…, session=…,
+                                                     agent=…, agent_name="agent")
     contents = _contents._get_contents(None, session.events, "agent")
 
-The summariser is ADK's own LlmEventSummarizer with its model replaced by a
-deterministic fake that answers one sentence cut to `summaryMaxBytes` (at
+CTXGATE_ADK_PATH=post-invocation runs the Runner's post-invocation path
+instead (`_run_compaction_for_token_threshold(app, …)`, which passes
+agent_name=""): see findings/google-adk, whose fallback estimate there
+renders the agent's own events as another agent's context.
+
+The trigger is given to ADK in its own estimate's units (4 characters a
+token): token_threshold = trigger × bytesPerToken / 4. The summariser is
+ADK's own LlmEventSummarizer with its model replaced by a deterministic fake that answers one sentence cut to `summaryMaxBytes` (at
 least ".": a model does not answer a summary request with nothing). The
 trigger is the config's; ADK measures it with its own estimate (the request
 contents' characters / 4, JSON of call arguments and responses included;
@@ -58,6 +65,7 @@ from google.genai import types  # noqa: E402
 
 VERSION = version("google-adk")
 RETAIN = int(os.environ.get("CTXGATE_ADK_RETAIN", "2"))
+PATH = os.environ.get("CTXGATE_ADK_PATH", "pre-request")
 AGENT = "agent"
 SUMMARY = "Summary of the earlier turns: the user asked for a review; the agent read files and ran tools."
 CLAIMS = [
@@ -160,11 +168,15 @@ async def build(cfg, events, compact_too):
     if compact_too:
         # A model never answers a summary request with nothing: at least ".".
         answer = SUMMARY.encode()[: cfg["summaryMaxBytes"]].decode("utf-8", "ignore") or "."
-        config = EventsCompactionConfig(token_threshold=max(1, trigger(cfg)), event_retention_size=RETAIN,
+        # ADK estimates 4 characters a token whatever the model's tokenizer: the
+        # trigger is given to it in those units (as the Strands adapter does).
+        threshold = max(1, trigger(cfg) * cfg["bytesPerToken"] // 4)
+        config = EventsCompactionConfig(token_threshold=threshold, event_retention_size=RETAIN,
                                         summarizer=LlmEventSummarizer(llm=FakeLlm(model="fake", answer=answer)))
         await _run_compaction_for_token_threshold_config(
             config=config, session=session, session_service=service,
-            agent=LlmAgent(name=AGENT, model=FakeLlm(model="fake")))
+            agent=LlmAgent(name=AGENT, model=FakeLlm(model="fake")),
+            agent_name=AGENT if PATH == "pre-request" else "")
     if not compact_too:
         # The round trip: what the session stored, event by event (ADK's request
         # building, which `compact` goes through, is the library's behaviour).
