@@ -175,7 +175,7 @@ async function answer(req) {
   if (req.op === 'hello') {
     return {
       op: 'hello', protocol: 1, name: 'langchain-js trimMessages', version: VERSION, ops: ['compact'],
-      format: 'engine', invariants: CLAIMS,
+      format: 'engine', invariants: CLAIMS, contentParts: false, // text content only (SPEC §6)
     };
   }
   try {

@@ -141,5 +141,7 @@ if __name__ == "__main__":
     if sys.argv[1:] == ["--roundtrip"]:
         roundtrip_main(roundtrip, f"langmem {VERSION}")
     else:
-        serve({"name": "langmem summarize_messages", "version": VERSION, "invariants": CLAIMS},
+        serve({"name": "langmem summarize_messages", "version": VERSION, "invariants": CLAIMS,
+               # text content only (SPEC §6): the mapping refuses content parts
+               "contentParts": False},
               compact=compact, estimate=estimate)

@@ -136,5 +136,7 @@ if __name__ == "__main__":
     if sys.argv[1:] == ["--roundtrip"]:
         roundtrip_main(roundtrip, f"llama-index-core Memory {VERSION}")
     else:
-        serve({"name": "llama-index Memory", "version": VERSION, "invariants": CLAIMS},
+        serve({"name": "llama-index Memory", "version": VERSION, "invariants": CLAIMS,
+               # text content only (SPEC §6): the mapping refuses content parts
+               "contentParts": False},
               compact=compact, estimate=estimate)
