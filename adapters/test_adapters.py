@@ -284,5 +284,48 @@ class NodeMinimal(unittest.TestCase):
         self.assertIsNone(answers[1]["id"])
 
 
+class ZooMapping(unittest.TestCase):
+    """adapters/lib/zoo.py: what a library cannot carry is put back, and only that."""
+
+    def setUp(self):
+        sys.path.insert(0, os.path.join(HERE, "lib"))
+        import zoo
+        self.zoo = zoo
+
+    def test_what_no_library_holds_comes_back(self):
+        z = self.zoo
+        cases = [
+            {"role": "user"},                                         # content absent
+            {"role": "assistant", "content": None, "toolCalls": []},  # null content, empty calls
+            {"role": "assistant", "content": "", "x_trace_id": "t1", "pinned": False,
+             "toolCalls": [{"id": "c1", "name": "read", "arguments": {"p": 1.5}, "approval": {"by": "lead"}}]},
+            {"role": "tool", "toolCallId": "c1", "content": "ok", "annotations": [1]},
+        ]
+        for m in cases:
+            calls = z.calls_of(m)
+            back = z.restore(m["role"], z.text_of(m), calls, m.get("toolCallId"), z.side(m))
+            self.assertEqual(back, m)
+
+    def test_a_change_the_library_made_shows(self):
+        z = self.zoo
+        m = {"role": "tool", "toolCallId": "c1", "content": "x" * 500, "annotations": [1]}
+        back = z.restore("tool", "x" * 200 + "[truncated]", (), "c1", z.side(m))
+        self.assertNotEqual(back, m)
+        self.assertEqual(back["annotations"], [1])  # the side is still put back
+        call = {"role": "assistant", "content": "", "toolCalls": [
+            {"id": "a", "name": "f", "arguments": {}}, {"id": "b", "name": "g", "arguments": {}}]}
+        dropped = z.restore("assistant", "", [("a", "f", {})], None, z.side(call))
+        self.assertEqual([c["id"] for c in dropped["toolCalls"]], ["a"])
+
+    def test_a_message_the_library_made_has_no_side(self):
+        z = self.zoo
+        self.assertEqual(z.restore("system", "Summary", ()), {"role": "system", "content": "Summary"})
+
+    def test_content_parts_are_refused_not_flattened(self):
+        z = self.zoo
+        with self.assertRaises(z.Refuse):
+            z.text_of({"role": "user", "content": [{"type": "text", "text": "hi"}]})
+
+
 if __name__ == "__main__":
     unittest.main(verbosity=2)

@@ -11,7 +11,8 @@ compactor is a finding, never a hang. Nothing here judges anything.
           compact=lambda cfg, messages: [...])
 
 `compact(cfg, messages)` returns the engine messages to answer with, or
-raises `CannotFit(message)`. `estimate(cfg, messages)` returns
+raises `CannotFit(message)` (or `InvalidInput(message)` for a history the
+library cannot represent). `estimate(cfg, messages)` returns
 `{"tokens": n, "perMessage": [...]}` (perMessage optional). `cfg` is the
 request's config over SPEC §2's defaults.
 """
@@ -27,6 +28,11 @@ DEFAULTS = {"contextWindow": 128000, "threshold": 0.7, "transportMaxBodyBytes": 
 
 class CannotFit(Exception):
     """Raised by an adapter's compact to answer `cannot_fit`."""
+
+
+class InvalidInput(Exception):
+    """Raised by an adapter for a history the library has no representation
+    for (answered `invalid_input`: ctxgate counts the case as refused)."""
 
 
 def trigger(cfg):
@@ -58,6 +64,8 @@ def _answer(req, hello, ops):
         return {"id": rid, **ops[op](cfg, messages)}
     except CannotFit as e:
         return {"id": rid, "error": {"kind": "cannot_fit", "message": str(e)}}
+    except InvalidInput as e:
+        return {"id": rid, "error": {"kind": "invalid_input", "message": str(e)}}
     except Exception as e:  # the library under test crashed on this input: a finding
         where = traceback.extract_tb(e.__traceback__)[-1]
         return {"id": rid, "error": {"kind": "library_error",

@@ -22,6 +22,9 @@ table=(
   "langchain-34282-summarization-cut-inside-parallel-results|adapters/langchain-summarization/run.sh 1.1.0|adapters/langchain-summarization/run.sh 1.2.0"
   "deepagents-270-summarization-leaves-orphan-tool-responses|env CTXGATE_LC_KEEP=6 adapters/langchain-summarization/run.sh 1.1.0|env CTXGATE_LC_KEEP=6 adapters/langchain-summarization/run.sh 1.2.0"
   "llamaindex-13715-memory-starts-with-a-tool-result|adapters/llama-index/run.sh 0.11.13|adapters/llama-index/run.sh 0.11.14"
+  "openai-agents-4322-limited-session-replays-an-orphan-tool-output|adapters/openai-agents/run.sh 0.19.4|adapters/openai-agents/run.sh 0.20.0"
+  "llamaindex-21950-memory-leaves-tool-calls-out-of-its-token-count|adapters/llama-index-memory/run.sh 0.14.19|-"
+  "langmem-126-summarization-splits-parallel-tool-results|adapters/langmem/run.sh 0.0.30|-"
 )
 
 # Install every pinned version first: a subject's first hello must not wait on pip.

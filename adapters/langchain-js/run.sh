@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# Run LangChain.js's trimMessages (@langchain/core, pinned in package.json and
+# package-lock.json) as a ctxgate subject:
+#
+#   ctxgate check --subject 'adapters/langchain-js/run.sh'
+#
+# `run.sh --install` only installs (`npm ci`); `run.sh --roundtrip <
+# cases.jsonl` runs the lossless-mapping test on `ctxgate gen` cases. With
+# $CTXGATE_VENV_ROOT set (CI), node_modules lives there, one folder per lock
+# file, and adapters/langchain-js/node_modules is a link to it, so that a
+# fresh clone reuses the install. Everything npm prints goes to stderr:
+# stdout belongs to the protocol.
+set -euo pipefail
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+if [ -n "${CTXGATE_VENV_ROOT:-}" ]; then
+    dir="$CTXGATE_VENV_ROOT/langchain-js-$(sha256sum "$here/package-lock.json" | cut -c1-12)"
+else
+    dir="$here"
+fi
+stamp="$dir/node_modules/.ctxgate-package-lock.json"
+if ! cmp -s "$here/package-lock.json" "$stamp" 2>/dev/null; then
+    {
+        echo "ctxgate langchain-js adapter: npm ci in $dir"
+        mkdir -p "$dir"
+        [ "$dir" = "$here" ] || cp "$here/package.json" "$here/package-lock.json" "$dir/"
+        (cd "$dir" && npm ci --no-audit --no-fund --loglevel=error)
+        cp "$here/package-lock.json" "$stamp"
+    } >&2
+fi
+if [ "$dir" != "$here" ] && [ "$(readlink "$here/node_modules" 2>/dev/null)" != "$dir/node_modules" ]; then
+    rm -rf "$here/node_modules"
+    ln -s "$dir/node_modules" "$here/node_modules"
+fi
+case "${1:-}" in
+    --install) exit 0 ;;
+    --roundtrip) exec node "$here/adapter.mjs" --roundtrip ;;
+esac
+exec node "$here/adapter.mjs"

@@ -1,0 +1,117 @@
+#!/usr/bin/env python3
+"""The zoo in CI: each zoo adapter's recorded verdict, asserted on a short sampled run.
+
+    python3 adapters/zoo_ci.py [--ctxgate target/release/ctxgate] [--only NAME] [--record]
+
+For every subject of adapters/zoo-verdicts.json, in order:
+
+1. install its pinned release (`run.sh --install`; cached under
+   $CTXGATE_VENV_ROOT, as CI sets it);
+2. the round-trip test: `ctxgate gen` cases through the library's types (and
+   its store, where it has one) and back must be the same JSON value
+   (`run.sh --roundtrip`) — a lossy adapter would invent bugs;
+3. `ctxgate check` on the recorded seed and number of cases (with the
+   recorded `--gen-config`, where there is one), and the set of failing
+   invariants and fault kinds compared with the recorded one.
+
+A library upgrade that fixes or breaks something changes the set: the run
+fails and says which invariant is new and which no longer fails, so the
+verdict (and docs/findings.md) is looked at again, and re-recorded with
+--record. Standard library only; the check's JSON reports are kept in
+target/zoo/. Exit 0 when every verdict is as recorded.
+"""
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+VERDICTS = os.path.join(HERE, "zoo-verdicts.json")
+
+
+def sh(cmd, env=None, stdin=None, **kw):
+    return subprocess.run(cmd, shell=True, cwd=ROOT, env={**os.environ, **(env or {})}, input=stdin,
+                          capture_output=True, text=True, **kw)
+
+
+def verdict_of(report):
+    failing = sorted(name for name, v in report["invariants"].items() if v["fail"] > 0)
+    faults = sorted({f["kind"] for f in report["faults"]})
+    return failing, faults
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--ctxgate", default=os.path.join(ROOT, "target", "release", "ctxgate"))
+    ap.add_argument("--only", action="append", help="run only these subjects (repeatable)")
+    ap.add_argument("--record", action="store_true", help="write the measured verdicts into zoo-verdicts.json")
+    args = ap.parse_args()
+    book = json.load(open(VERDICTS))
+    out_dir = os.path.join(ROOT, "target", "zoo")
+    os.makedirs(out_dir, exist_ok=True)
+    changed = []
+    for name, rec in book["subjects"].items():
+        if args.only and name not in args.only:
+            continue
+        env = rec.get("env", {})
+        run_sh = rec["run"]
+        t0 = time.time()
+        r = sh(f"{run_sh} --install", env)
+        if r.returncode != 0:
+            print(r.stderr[-3000:])
+            sys.exit(f"zoo: {name}: install failed ({run_sh} --install)")
+        t_install = time.time() - t0
+
+        t0 = time.time()
+        gen = sh(f"{args.ctxgate} gen --seed {rec['seed']} --cases {book['roundtripCases']}")
+        rt = sh(f"{run_sh} --roundtrip", env, stdin=gen.stdout)
+        t_rt = time.time() - t0
+        if rt.returncode != 0:
+            print(rt.stdout + rt.stderr[-3000:])
+            sys.exit(f"zoo: {name}: the round trip is not lossless: the adapter would invent bugs")
+
+        t0 = time.time()
+        report_file = os.path.join(out_dir, f"{name}.json")
+        subject = " ".join(f"{k}={v}" for k, v in env.items())
+        subject = f"env {subject} {run_sh}" if subject else run_sh
+        gen_config = f"--gen-config {rec['genConfig']} " if rec.get("genConfig") else ""
+        chk = sh(f"{args.ctxgate} check --subject '{subject}' --cases {rec['cases']} --seed {rec['seed']} "
+                 f"{gen_config}--save {out_dir}/fixtures/{name} --report json --out {report_file}")
+        t_check = time.time() - t0
+        if chk.returncode not in (0, 1) or not os.path.exists(report_file):
+            print(chk.stdout[-2000:] + chk.stderr[-2000:])
+            sys.exit(f"zoo: {name}: check did not run (exit {chk.returncode})")
+        failing, faults = verdict_of(json.load(open(report_file)))
+        line = (f"zoo: {name} ({rec['library']} {rec['version']}): {rt.stdout.strip().split(': ', 1)[-1]}; "
+                f"{rec['cases']} cases, seed {rec['seed']}: fails {', '.join(failing) or 'nothing'}"
+                f"{'; faults ' + ', '.join(faults) if faults else ''} "
+                f"[install {t_install:.0f} s, round trip {t_rt:.0f} s, check {t_check:.0f} s]")
+        print(line, flush=True)
+        if args.record:
+            rec["failing"], rec["faults"] = failing, faults
+            continue
+        new = sorted(set(failing) - set(rec["failing"])) + [f"fault {k}" for k in sorted(set(faults) - set(rec["faults"]))]
+        gone = sorted(set(rec["failing"]) - set(failing)) + [f"fault {k}" for k in sorted(set(rec["faults"]) - set(faults))]
+        if new or gone:
+            changed.append(name)
+            print(f"  VERDICT CHANGED for {name}: "
+                  + (f"newly failing: {', '.join(new)} (a new bug, or an adapter change: see the shrunk cases in {out_dir}/fixtures/{name}); " if new else "")
+                  + (f"no longer failing: {', '.join(gone)} (fixed upstream, or no longer reached by these cases)" if gone else "")
+                  + f". Look again at docs/findings.md, then re-record: python3 adapters/zoo_ci.py --record --only {name}")
+    if args.record:
+        with open(VERDICTS, "w") as f:
+            json.dump(book, f, indent=2)
+            f.write("\n")
+        print(f"zoo: verdicts recorded in {os.path.relpath(VERDICTS, ROOT)}")
+        return
+    if changed:
+        sys.exit(f"zoo: {len(changed)} verdict(s) changed: {', '.join(changed)}")
+    print("zoo: every recorded verdict reproduced")
+
+
+if __name__ == "__main__":
+    main()

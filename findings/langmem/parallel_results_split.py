@@ -1,0 +1,34 @@
+"""langmem's summarize_messages cuts between the results of parallel tool calls.
+
+Standalone: only langmem (and the langchain-core it runs on). The cut falls
+where the running token count reaches max_tokens_before_summary; langmem only
+pulls the tool results in when the *last* summarised message is the AIMessage
+with tool_calls. When the count crosses the limit on the first ToolMessage,
+that result is summarised and the next one is kept: a tool result whose call
+has been summarised away (reported as langchain-ai/langmem#126, open).
+
+Exit 1 (and the kept messages) while the bug is there; exit 0 once fixed.
+"""
+from langchain_core.language_models.fake_chat_models import FakeListChatModel
+from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
+from langmem.short_term import summarize_messages
+
+messages = [
+    HumanMessage(content="Read both configuration files.", id="1"),
+    AIMessage(content="", id="2", tool_calls=[
+        {"id": "call_a", "name": "read_file", "args": {"path": "a.toml"}, "type": "tool_call"},
+        {"id": "call_b", "name": "read_file", "args": {"path": "b.toml"}, "type": "tool_call"}]),
+    ToolMessage(content="a" * 2000, tool_call_id="call_a", id="3"),
+    ToolMessage(content="b" * 200, tool_call_id="call_b", id="4"),
+    AIMessage(content="Both files set the limit to 100 KB.", id="5"),
+]
+
+result = summarize_messages(messages, running_summary=None, max_tokens=300, max_summary_tokens=64,
+                            model=FakeListChatModel(responses=["The user asked for two files; the agent read them."]))
+kept = [(type(m).__name__, getattr(m, "tool_call_id", None)) for m in result.messages]
+print("summarize_messages returns:", kept)
+calls = {c["id"] for m in result.messages if isinstance(m, AIMessage) for c in m.tool_calls}
+orphans = [m.tool_call_id for m in result.messages if isinstance(m, ToolMessage) and m.tool_call_id not in calls]
+if orphans:
+    print("tool results without their call:", orphans)
+raise SystemExit(1 if orphans else 0)

@@ -1,0 +1,35 @@
+"""LlamaIndex Memory hands the LLM nothing when its queue holds no user message.
+
+Standalone: only llama-index-core. Over the flush limit, the waterfall
+"keeps removing messages until first remaining message is from user"; with
+no user message in the queue (an agent's ToolLoop whose request was in an
+earlier turn, or a memory set from an agent's own history) it removes them
+all, the newest tool call and result included, and aget() returns an empty
+history. docs/findings.md: verbatim-suffix; the docstring promises "at least
+one complete conversation turn", which assumes a user message — classified
+as a bug in that edge, found with its sibling memory_keeps_a_lone_tool_result.py.
+
+Exit 1 (and the history) while the bug is there; exit 0 once fixed.
+"""
+import asyncio
+
+from llama_index.core.base.llms.types import ChatMessage, TextBlock, ToolCallBlock
+from llama_index.core.memory import Memory
+
+tokenizer = lambda text: [0] * ((len(text.encode()) + 3) // 4)
+
+
+async def main():
+    memory = Memory.from_defaults(session_id="repro", token_limit=50, tokenizer_fn=tokenizer)
+    for n in range(3):
+        await memory.aput(ChatMessage(role="assistant", blocks=[
+            ToolCallBlock(tool_call_id=f"call_{n}", tool_name="read_file", tool_kwargs={"path": f"src/m{n}.py"})]))
+        await memory.aput(ChatMessage(role="tool", blocks=[TextBlock(text="x" * 40)],
+                                      additional_kwargs={"tool_call_id": f"call_{n}"}))
+    got = await memory.aget()
+    print(f"6 messages put (3 read_file iterations with 40-byte results), token_limit 50 (flush past 35): aget() returns {len(got)} messages")
+    return len(got) == 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(1 if asyncio.run(main()) else 0)

@@ -1,0 +1,42 @@
+"""LlamaIndex Memory can hand the LLM a tool result without its call.
+
+Standalone: only llama-index-core. When the queue holds no user message (a
+ToolLoop whose user request was flushed in an earlier turn, or a memory
+seeded with an agent's own history), the waterfall in Memory._manage_queue
+"keeps at least one message regardless of token count" — and that message
+can be the last of a batch of parallel tool results, whose assistant call it
+has just archived. OpenAI and Anthropic reject the history ("messages with
+role 'tool' must be a response to a preceding message with 'tool_calls'").
+
+Exit 1 (and the history) while the bug is there; exit 0 once fixed.
+"""
+import asyncio
+
+from llama_index.core.base.llms.types import ChatMessage, TextBlock, ToolCallBlock
+from llama_index.core.memory import Memory
+
+tokenizer = lambda text: [0] * ((len(text.encode()) + 3) // 4)
+
+history = [
+    ChatMessage(role="assistant", blocks=[TextBlock(text="Reading both files."),
+                                          ToolCallBlock(tool_call_id="call_a", tool_name="read_file", tool_kwargs={"path": "a.py"}),
+                                          ToolCallBlock(tool_call_id="call_b", tool_name="read_file", tool_kwargs={"path": "b.py"})]),
+    ChatMessage(role="tool", blocks=[TextBlock(text="A" * 400)], additional_kwargs={"tool_call_id": "call_a"}),
+    ChatMessage(role="tool", blocks=[TextBlock(text="B" * 400)], additional_kwargs={"tool_call_id": "call_b"}),
+]
+
+
+async def main():
+    memory = Memory.from_defaults(session_id="repro", token_limit=100, tokenizer_fn=tokenizer)
+    for m in history:
+        await memory.aput(m)
+    got = await memory.aget()
+    print("the memory hands the LLM:", [(m.role.value, m.additional_kwargs.get("tool_call_id")) for m in got])
+    orphan = bool(got) and got[0].role.value == "tool"
+    if orphan:
+        print(f"message 0 answers {got[0].additional_kwargs['tool_call_id']!r}, whose call was archived")
+    return orphan
+
+
+if __name__ == "__main__":
+    raise SystemExit(1 if asyncio.run(main()) else 0)
