@@ -103,7 +103,7 @@ pub fn estimate_target(data: &[u8]) {
     for (i, m) in msgs.iter().enumerate() {
         let adr = Adr0098.message_tokens(m, &config);
         let content = ContentOnly.message_tokens(m, &config);
-        assert_eq!(content, tokens(m.content.text(), bpt), "message {i}");
+        assert_eq!(content, tokens(&m.content.text(), bpt), "message {i}");
         let calls = match m.tool_calls.as_deref() {
             Some(c) if !c.is_empty() => {
                 let json = serde_json::to_vec(&engine::tool_calls_to_value(c)).expect("json");

@@ -376,12 +376,12 @@ fn anthropic_maps_onto_the_engine_model() {
     assert_eq!((msgs[5].role, &msgs[5].content), (Tool, &Content::Null));
     assert_eq!(msgs[5].pinned, Some(false));
     assert_eq!(
-        (msgs[6].role, msgs[6].content.text()),
+        (msgs[6].role, &*msgs[6].content.text()),
         (Tool, "only result")
     );
     // Text before a result: the result still comes first in the engine,
     // and the message's fields go with the user part.
-    assert_eq!((msgs[7].role, msgs[7].content.text()), (User, "before"));
+    assert_eq!((msgs[7].role, &*msgs[7].content.text()), (User, "before"));
     assert_eq!(msgs[7].extra["metadata"], json!({"k": 1}));
     assert!(msgs[6].extra.is_empty());
     ctxgate::model::check_well_formed(&msgs).unwrap();

@@ -33,6 +33,7 @@ pub fn set_name(class: ContentClass) -> &'static str {
         ContentClass::Multilingual => "multilingual",
         ContentClass::Emoji => "emoji",
         ContentClass::Escapes => "escape-heavy",
+        ContentClass::Images => "images",
     }
 }
 

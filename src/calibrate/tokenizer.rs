@@ -72,10 +72,17 @@ impl FromStr for Encoding {
     }
 }
 
-/// Real tokens of one message: tokens of its content plus, for an
-/// assistant message with calls, tokens of the JSON of its `toolCalls`.
+/// Real tokens of one message: tokens of its text plus, for an
+/// assistant message with calls, tokens of the JSON of its `toolCalls`,
+/// plus its images at OpenAI's published rule (the BPE encodings are
+/// OpenAI's; an image is priced by its pixels, never its base64: SPEC §3).
 pub fn message_real_tokens(m: &Message, encoding: Encoding) -> u64 {
-    encoding.count(m.content.text()) + tool_calls_json(m).map_or(0, |j| encoding.count(&j))
+    encoding.count(&m.content.text())
+        + tool_calls_json(m).map_or(0, |j| encoding.count(&j))
+        + crate::estimate::images::content_image_tokens(
+            &m.content,
+            crate::model::WireFormat::Openai,
+        )
 }
 
 /// Real tokens of a history: the sum over its messages.

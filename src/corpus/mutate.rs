@@ -311,7 +311,7 @@ fn add_parallel_calls(msgs: &mut Vec<Message>, rng: &mut SplitMix64) {
         added.push(ToolCall::new(id.clone(), name, args));
         let results: Vec<&Message> = msgs[r.start + 1..r.end].iter().collect();
         let content = match results.get(rng.below(results.len().max(1) as u64) as usize) {
-            Some(m) if rng.chance(50) => m.content.text().to_owned(),
+            Some(m) if rng.chance(50) => m.content.text().into_owned(),
             _ => {
                 let n = rng.range(16, 4_096) as usize;
                 let class = *rng.pick(&ContentClass::ALL);

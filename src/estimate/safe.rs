@@ -141,7 +141,7 @@ impl TextProfile {
     /// The parts ADR 0098 counts for a message: its content and the JSON
     /// of its `toolCalls`.
     pub fn of_message(m: &Message) -> TextProfile {
-        let mut p = TextProfile::of(m.content.text());
+        let mut p = TextProfile::of(&m.content.text());
         if let Some(json) = tool_calls_json(m) {
             p.add_text(&json);
         }
@@ -178,7 +178,9 @@ impl Estimator for SafeClasswise {
     fn name(&self) -> &'static str {
         "safe-classwise"
     }
-    fn message_tokens(&self, m: &Message, _config: &Config) -> u64 {
+    fn message_tokens(&self, m: &Message, config: &Config) -> u64 {
+        // Images by their pixels, as every estimator here (SPEC §3).
+        let images = super::images::content_image_tokens(&m.content, config.wire_format);
         // One token more per non-empty text: a short text's BPE split
         // (" 7" is two tokens, a space and a digit) can cost more than its
         // class average; `check --invariants estimate-covers-real-tokens`
@@ -188,6 +190,7 @@ impl Estimator for SafeClasswise {
             .milli_tokens(&TextProfile::of_message(m))
             .div_ceil(1000)
             + parts
+            + images
     }
 }
 

@@ -267,12 +267,12 @@ impl Coverage {
 
         let mut classes = 0u8;
         for m in msgs {
-            classes |= classify(m.content.text());
+            classes |= classify(&m.content.text());
             match &m.content {
                 Content::Null => set(CONTENT, 0),
                 Content::Absent => set(CONTENT, 1),
                 Content::Text(s) if s.is_empty() => set(CONTENT, 2),
-                Content::Text(_) => {}
+                Content::Text(_) | Content::Parts(_) => {}
             }
             if !m.content.is_empty() && m.opens_iteration() {
                 set(CONTENT, 3);

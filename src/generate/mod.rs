@@ -52,6 +52,7 @@ mod aim;
 mod coverage;
 mod gen_config;
 mod history;
+pub mod images;
 mod rng;
 mod shrink;
 mod strategy;

@@ -219,7 +219,7 @@ impl Defect {
                         for msg in out.iter_mut().filter(|x| x.role == Role::Tool) {
                             let text = msg.content.text();
                             if text.len() > 512 {
-                                let cut = truncate_utf8(text, 512);
+                                let cut = truncate_utf8(&text, 512);
                                 msg.content = format!("{cut}…[truncated]").into();
                             }
                         }
@@ -234,7 +234,7 @@ impl Defect {
                         for msg in out.iter_mut().filter(|x| x.role == Role::Tool) {
                             let text = msg.content.text();
                             if text.len() > RESULT_CAP_16K {
-                                msg.content = truncate_utf8(text, RESULT_CAP_16K).to_owned().into();
+                                msg.content = truncate_utf8(&text, RESULT_CAP_16K).to_owned().into();
                             }
                         }
                     })
@@ -402,8 +402,9 @@ impl Estimator for Utf16Estimator {
             }
             _ => 0,
         };
-        units(m.content.text()).div_ceil(config.bytes_per_token)
+        units(&m.content.text()).div_ceil(config.bytes_per_token)
             + calls.div_ceil(config.bytes_per_token)
+            + crate::estimate::images::content_image_tokens(&m.content, config.wire_format)
     }
 }
 
