@@ -26,7 +26,7 @@
 //!   two readings, the minimal output, the estimate floor — used by the
 //!   reference, the oracles, the generator and the CLI alike.
 //! - [`reference`](mod@reference): the reference compactor (SPEC §4).
-//! - [`invariant`]: the thirteen names of SPEC §5, and sets of them.
+//! - [`invariant`]: the fourteen names of SPEC §5, and sets of them.
 //! - [`generate`]: cases (configs and histories), shrinking, coverage; one
 //!   [`generate::GenConfig`] (serde, `--gen-config`), one content-class
 //!   vocabulary and text generator ([`generate::text`]) for generate,
