@@ -112,6 +112,28 @@ pub struct Reference<'a> {
     /// only so that the mutation tests can build the defects seen in the
     /// wild (a ceiling measured without JSON escaping, or in characters).
     pub body: BodyMeasure,
+    /// How images are elided (SPEC §4 step 4): [`Elision::Spec`].
+    /// Swappable, like `body`, only for the mutation tests' defects.
+    pub elision: Elision,
+}
+
+/// How the reference elides images. Only [`Elision::Spec`] is SPEC §4's;
+/// the others are the image defects of the mutation suite
+/// (`subject::defects`), seen in the wild.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Elision {
+    /// Oldest first, outside the head, the last iteration and pinned
+    /// iterations; each image becomes one short text part.
+    #[default]
+    Spec,
+    /// The last iteration's and pinned iterations' images too, once the
+    /// others are gone (a 413 recovery that evicts from the protected
+    /// tail: NousResearch/hermes-agent#47339).
+    AlsoLastAndPinned,
+    /// The image part is dropped, with no text in its place.
+    DropPart,
+    /// The elided message's text changes too (a note added).
+    AndText,
 }
 
 /// Measures the body of a candidate history, in bytes.
@@ -128,6 +150,7 @@ impl Default for Reference<'static> {
             estimator: &Adr0098,
             summariser: &DigestSummariser,
             body: exact_body,
+            elision: Elision::Spec,
         }
     }
 }
@@ -221,9 +244,10 @@ impl Reference<'_> {
             let candidate = parts.assemble(summary.as_ref());
             // Step 4: over the ceiling, elide the images of the recent
             // iterations but the last (and pinned ones), oldest first.
-            let elidable: Vec<usize> = recent[..k - 1]
+            let protected = self.elision == Elision::AlsoLastAndPinned;
+            let elidable: Vec<usize> = recent[..if protected { k } else { k - 1 }]
                 .iter()
-                .filter(|r| !pinned(r))
+                .filter(|r| protected || !pinned(r))
                 .flat_map(|r| r.clone())
                 .filter(|&i| h[i].content.images().any(|i| i.data().is_some()))
                 .map(|i| candidate.len() - (h.len() - i))
@@ -286,7 +310,8 @@ impl Reference<'_> {
         elidable: &[usize],
     ) -> Vec<(usize, Message)> {
         let ceiling = config.transport_max_body_bytes;
-        let exact = std::ptr::fn_addr_eq(self.body, exact_body as BodyMeasure);
+        let exact = std::ptr::fn_addr_eq(self.body, exact_body as BodyMeasure)
+            && matches!(self.elision, Elision::Spec | Elision::AlsoLastAndPinned);
         let mut body = (self.body)(config, candidate);
         let mut out: Vec<(usize, Message)> = Vec::new();
         for &at in elidable {
@@ -294,7 +319,9 @@ impl Reference<'_> {
                 break;
             }
             let mut m = candidate[at].clone();
-            for j in 0..m.content.parts().len() {
+            let mut j = 0;
+            let mut noted = false;
+            while j < m.content.parts().len() {
                 if body <= ceiling {
                     break;
                 }
@@ -302,12 +329,26 @@ impl Reference<'_> {
                     break;
                 };
                 let Some(img) = parts[j].as_image().filter(|i| i.data().is_some()) else {
+                    j += 1;
                     continue;
                 };
                 let text = img.elided();
                 let before = std::mem::replace(&mut parts[j], text);
+                match self.elision {
+                    Elision::DropPart => {
+                        parts.remove(j);
+                    }
+                    Elision::AndText => {
+                        if !noted {
+                            parts.push(Part::text(" [screenshot removed to save space]"));
+                            noted = true;
+                        }
+                        j += 1;
+                    }
+                    Elision::Spec | Elision::AlsoLastAndPinned => j += 1,
+                }
                 body = if exact {
-                    elided_body(config, body, &m, j, &before)
+                    elided_body(config, body, &m, j - 1, &before)
                 } else {
                     let mut trial = candidate.to_vec();
                     for (p, em) in &out {
