@@ -72,7 +72,7 @@ pub struct GenConfig {
     /// held 99).
     pub max_images: usize,
     /// Largest image file, in bytes before base64 (which is 4/3 of it in
-    /// the body). Payloads run from a few KB (icons) up to this; 4% of the
+    /// the body). Payloads run from a few KB (icons) up to this; 1% of the
     /// images sit at it. Default 5,242,880 (Anthropic's per-image limit,
     /// 5 MB); range 1,024–20,971,520 (OpenAI's 20 MB).
     pub max_image_bytes: usize,

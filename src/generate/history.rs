@@ -73,6 +73,9 @@ fn gen_case_in(
         images.for_format(&mut messages, config.wire_format);
     }
     let mut case = Case { config, messages };
+    if let (Some(images), None) = (&mut images, fixed) {
+        images.aim_at_elision(&mut case);
+    }
     if gen.s.ill_formed {
         gen.corrupt(&mut case.messages);
     }

@@ -6,8 +6,9 @@
 //! WebP header with a realistic size (64 px icons to 4K screenshots, a
 //! long page capture, a phone screen), then filler up to a payload drawn
 //! from a few KB to `GenConfig::max_image_bytes` (Anthropic's 5 MB
-//! per-image limit by default), written straight as base64 so that a
-//! megabyte costs about a millisecond. A share are remote URLs.
+//! per-image limit by default; 1% of the images sit at it), written as
+//! base64 slices of a pool, so that a megabyte costs a copy. A share are
+//! remote URLs.
 //!
 //! Where they go, one shape per image case:
 //!
@@ -149,25 +150,43 @@ fn crc32(bytes: &[u8]) -> u32 {
     !c
 }
 
-/// Base64 of a `w` × `h` image of `format` whose file is `bytes` long
-/// (at least its header): the header, then filler written straight as
-/// base64 characters from `rng`.
-pub fn image_base64(rng: &mut SplitMix64, format: ImageFormat, w: u32, h: u32, bytes: usize) -> String {
+/// Random base64 characters, written once: image payloads are slices of
+/// it (at offsets the case's stream picks), so that a megabyte of image
+/// costs a copy, not a megabyte of random draws.
+fn filler_pool() -> &'static str {
     const A: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    static POOL: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    POOL.get_or_init(|| {
+        let mut r = SplitMix64::new(0x0026_1a6e);
+        let mut buf = Vec::with_capacity(POOL_BYTES + 10);
+        while buf.len() < POOL_BYTES {
+            let mut x = r.next_u64();
+            for _ in 0..10 {
+                buf.push(A[(x & 63) as usize]);
+                x >>= 6;
+            }
+        }
+        buf.truncate(POOL_BYTES);
+        String::from_utf8(buf).expect("base64 is ASCII")
+    })
+}
+
+const POOL_BYTES: usize = 1 << 22;
+
+/// Base64 of a `w` × `h` image of `format` whose file is `bytes` long
+/// (at least its header): the header, then filler — base64 characters,
+/// slices of a pool at offsets `rng` picks.
+pub fn image_base64(rng: &mut SplitMix64, format: ImageFormat, w: u32, h: u32, bytes: usize) -> String {
     let head = header(format, w, h);
     let total = bytes.max(head.len()).div_ceil(3) * 4;
     let mut s = String::with_capacity(total);
     base64_encode(&head, &mut s);
-    let mut buf = Vec::with_capacity(total - s.len());
-    while buf.len() + s.len() < total {
-        let mut x = rng.next_u64();
-        for _ in 0..10 {
-            buf.push(A[(x & 63) as usize]);
-            x >>= 6;
-        }
+    let pool = filler_pool();
+    while s.len() < total {
+        let at = rng.below(POOL_BYTES as u64) as usize;
+        let n = (total - s.len()).min(POOL_BYTES - at);
+        s.push_str(&pool[at..at + n]);
     }
-    buf.truncate(total - s.len());
-    s.push_str(std::str::from_utf8(&buf).expect("base64 is ASCII"));
     s
 }
 
@@ -260,12 +279,14 @@ impl<'g> ImageGen<'g> {
             };
         }
         let max = self.g.max_image_bytes.max(64) as u64;
-        let bytes = if self.r.chance(4) {
+        let bytes = if self.r.chance(1) {
             max
         } else {
+            // From a well-compressed file (a sixteenth of the typical
+            // size) to a typical PNG of that screen.
             let typical = size.w as u64 * size.h as u64 * size.milli_bpp as u64 / 1000;
-            let lo = (typical / 8).clamp(2_048, max);
-            let hi = (typical * 2).clamp(lo, max);
+            let lo = (typical / 16).clamp(2_048, max);
+            let hi = typical.clamp(lo, max);
             log_range(&mut self.r, lo, hi)
         };
         let img = inline_image(&mut self.r, format, size.w, size.h, bytes as usize);
@@ -337,6 +358,17 @@ impl<'g> ImageGen<'g> {
         if format != WireFormat::Openai {
             return;
         }
+        // A pending last iteration's results keep no images: a user
+        // message after them would leave its calls unanswered mid-history.
+        if let Some(last) = crate::model::iterations(msgs).last().cloned() {
+            if !crate::model::unanswered_calls(msgs, last.clone()).is_empty() {
+                for m in &mut msgs[last] {
+                    if let Content::Parts(parts) = &mut m.content {
+                        parts.retain(|p| p.as_image().is_none());
+                    }
+                }
+            }
+        }
         let carried = crate::model::openai::carry_tool_images(msgs);
         *msgs = carried;
         for m in msgs.iter_mut() {
@@ -352,6 +384,42 @@ impl<'g> ImageGen<'g> {
                     }
                 }
             }
+        }
+    }
+}
+
+impl ImageGen<'_> {
+    /// Half the image cases with a generated config get a ceiling between
+    /// the minimal output (head, pinned iterations, the last one) and the
+    /// head with the last `keepRecent` iterations: where recent screenshots
+    /// overflow the body and SPEC §4 step 4 elides them (a ToolLoop's
+    /// everyday shape once screenshots pile up).
+    pub(super) fn aim_at_elision(&mut self, case: &mut super::Case) {
+        if !self.r.chance(50) {
+            return;
+        }
+        let msgs = &case.messages;
+        let c = &mut case.config;
+        let head = crate::contract::Head::of(msgs).kept;
+        let iters = crate::model::iterations(&msgs[head..]);
+        let k = c.keep_recent.min(iters.len());
+        if k < 2 {
+            return;
+        }
+        let start = iters[iters.len() - k].start + head;
+        let recent: Vec<&Message> = msgs[..head].iter().chain(&msgs[start..]).collect();
+        if !recent[..recent.len() - iters[iters.len() - 1].len()]
+            .iter()
+            .any(|m| m.has_images())
+        {
+            return;
+        }
+        let hi = crate::body::body_bytes(c, recent.iter().copied());
+        let lo = crate::contract::minimal_body(c, msgs);
+        if hi > lo + 1 {
+            c.transport_max_body_bytes = lo + self.r.range(1, hi - lo - 1);
+            // The window large enough that the ceiling decides.
+            c.context_window = c.context_window.max(c.transport_max_body_bytes);
         }
     }
 }
