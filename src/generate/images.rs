@@ -285,8 +285,8 @@ impl<'g> ImageGen<'g> {
             // From a well-compressed file (a sixteenth of the typical
             // size) to a typical PNG of that screen.
             let typical = size.w as u64 * size.h as u64 * size.milli_bpp as u64 / 1000;
-            let lo = (typical / 16).clamp(2_048, max);
-            let hi = typical.clamp(lo, max);
+            let lo = (typical / 16).max(2_048).min(max);
+            let hi = typical.max(lo).min(max);
             log_range(&mut self.r, lo, hi)
         };
         let img = inline_image(&mut self.r, format, size.w, size.h, bytes as usize);
