@@ -687,7 +687,8 @@ impl State {
         report
             .coverage
             .record_result(result.compacted, result.cannot_fit);
-        if elided_images(&case.messages, result.answer.as_ref()) {
+        let output = result.answer.as_ref().and_then(|a| a.messages());
+        if output.is_some_and(|o| crate::generate::coverage::elided_images(&case.messages, o)) {
             report.coverage.record_elided();
         }
         report.cases += 1;
@@ -714,24 +715,6 @@ impl State {
         }
         (fault_claim, claims)
     }
-}
-
-/// Whether the answer elided an image of the input (SPEC §4 step 4).
-pub(crate) fn elided_images(
-    input: &[crate::model::Message],
-    answer: Option<&crate::subject::CompactAnswer>,
-) -> bool {
-    let Some(o) = answer.and_then(|a| a.messages()) else {
-        return false;
-    };
-    let imaged: Vec<&crate::model::Message> = input.iter().filter(|m| m.has_images()).collect();
-    !imaged.is_empty()
-        && o.iter().any(|m| {
-            !m.content.parts().is_empty()
-                && imaged
-                    .iter()
-                    .any(|x| crate::contract::is_elision_of(m, x))
-        })
 }
 
 fn tally(t: &mut BTreeMap<Invariant, Tally>, result: &CaseResult) {

@@ -40,6 +40,18 @@ pub fn image_tokens(image: &Image, format: WireFormat) -> u64 {
     }
 }
 
+/// The most an image costs under either provider's rule: what
+/// `safe-classwise` charges (an upper bound whatever the provider) and what
+/// `calibrate` counts as an image's real tokens.
+pub fn image_tokens_any_provider(image: &Image) -> u64 {
+    image_tokens(image, WireFormat::Anthropic).max(image_tokens(image, WireFormat::Openai))
+}
+
+/// Σ [`image_tokens_any_provider`] over a content's images.
+pub fn content_image_tokens_any_provider(content: &Content) -> u64 {
+    content.images().map(image_tokens_any_provider).sum()
+}
+
 /// Σ [`image_tokens`] over a content's images.
 pub fn content_image_tokens(content: &Content, format: WireFormat) -> u64 {
     content.images().map(|i| image_tokens(i, format)).sum()

@@ -178,9 +178,10 @@ impl Estimator for SafeClasswise {
     fn name(&self) -> &'static str {
         "safe-classwise"
     }
-    fn message_tokens(&self, m: &Message, config: &Config) -> u64 {
-        // Images by their pixels, as every estimator here (SPEC §3).
-        let images = super::images::content_image_tokens(&m.content, config.wire_format);
+    fn message_tokens(&self, m: &Message, _config: &Config) -> u64 {
+        // Images by their pixels (SPEC §3), at the larger of the two
+        // providers' rules: an upper bound whichever serves the request.
+        let images = super::images::content_image_tokens_any_provider(&m.content);
         // One token more per non-empty text: a short text's BPE split
         // (" 7" is two tokens, a space and a digit) can cost more than its
         // class average; `check --invariants estimate-covers-real-tokens`

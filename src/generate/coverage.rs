@@ -592,6 +592,20 @@ impl Coverage {
         self.counts[IMAGES][ELIDED_BIN] += 1;
     }
 
+    /// What the subject answered to `input`: [`Coverage::record_result`],
+    /// and the elision bin when the output elided an image of the input.
+    pub fn record_answer(
+        &mut self,
+        input: &[crate::model::Message],
+        output: Option<&[crate::model::Message]>,
+        cannot_fit: bool,
+    ) {
+        self.record_result(output.is_some_and(|o| o != input), cannot_fit);
+        if output.is_some_and(|o| elided_images(input, o)) {
+            self.record_elided();
+        }
+    }
+
     /// What the subject did with the last case: compacted it (output ≠
     /// input), or answered `cannot_fit`; neither means unchanged.
     pub fn record_result(&mut self, compacted: bool, cannot_fit: bool) {
@@ -752,6 +766,19 @@ impl Coverage {
         }
         Some(c)
     }
+}
+
+/// Whether `output` elided an image of `input` (SPEC §4 step 4): some
+/// output message is an input message with images elided.
+pub fn elided_images(input: &[crate::model::Message], output: &[crate::model::Message]) -> bool {
+    let imaged: Vec<&crate::model::Message> = input.iter().filter(|m| m.has_images()).collect();
+    !imaged.is_empty()
+        && output.iter().any(|m| {
+            !m.content.parts().is_empty()
+                && imaged
+                    .iter()
+                    .any(|x| crate::contract::is_elision_of(m, x))
+        })
 }
 
 fn kib(bytes: f64) -> String {

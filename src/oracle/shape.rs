@@ -319,6 +319,36 @@ pub fn single_bounded_summary(
         }
         out.push(v);
     }
+    // A new message that is an input message with images but other parts
+    // or text: an elision gone wrong (a part dropped, text changed). Named,
+    // with the images it no longer holds.
+    for &i in &new {
+        let o = &output[i];
+        if let Some(k) = (0..input.len())
+            .find(|&k| input[k].has_images() && same_fields(o, &input[k]) && o.content != input[k].content)
+        {
+            let gone: Vec<String> = input[k]
+                .content
+                .parts()
+                .iter()
+                .enumerate()
+                .filter(|(_, p)| p.as_image().is_some() && !o.content.parts().contains(p))
+                .map(|(j, p)| format!("part {j} ({})", p.as_image().map(|i| i.describe()).unwrap_or_default()))
+                .collect();
+            if !gone.is_empty() {
+                out.push(
+                    Violation::new(
+                        inv,
+                        format!(
+                            "output message {i} is input message {k} without its image(s) {}, but not as an elision: each image part must become one text part of at most 200 bytes, and nothing else change",
+                            gone.join(", ")
+                        ),
+                    )
+                    .message(i),
+                );
+            }
+        }
+    }
     let bound = config.summary_max_bytes as u64;
     for &i in &new {
         let len = content_bytes(&output[i]);
@@ -335,6 +365,15 @@ pub fn single_bounded_summary(
         }
     }
     out
+}
+
+/// Every field equal but `content` (and wire hints).
+fn same_fields(a: &Message, b: &Message) -> bool {
+    a.role == b.role
+        && a.tool_call_id == b.tool_call_id
+        && a.pinned == b.pinned
+        && a.tool_calls == b.tool_calls
+        && crate::model::value::same_members(&a.extra, &b.extra)
 }
 
 /// The bytes of a content, for the summary's bound: its text, and the
