@@ -10,8 +10,8 @@
 use serde_json::{Map, Number, Value};
 
 use crate::config::Config;
-use crate::model::value::shortest_spelling_len;
 use crate::model::parts::{self, ImageSource, Part};
+use crate::model::value::shortest_spelling_len;
 use crate::model::{engine, openai, Content, Message, ToolCall, WireFormat};
 
 /// Extra bytes JSON escaping adds for each byte value (0 for most).
@@ -314,7 +314,10 @@ fn array_size(items: impl Iterator<Item = u64>) -> u64 {
 pub fn part_size(p: &Part) -> u64 {
     match p {
         Part::Text(t) => with_own(
-            &[("type", string_size("text")), ("text", string_size(&t.text))],
+            &[
+                ("type", string_size("text")),
+                ("text", string_size(&t.text)),
+            ],
             &t.extra,
             &parts::TEXT_FIELDS,
         ),

@@ -340,7 +340,10 @@ fn default_cases_are_a_few_tens_of_kb() {
          {imaged} cases with images, mean body {imaged_mean} bytes"
     );
     assert!((20_000..=60_000).contains(&mean), "mean body {mean} bytes");
-    assert!((160..=320).contains(&imaged), "{imaged} of {n} cases with images");
+    assert!(
+        (160..=320).contains(&imaged),
+        "{imaged} of {n} cases with images"
+    );
     assert!(
         (500_000..=12_000_000).contains(&imaged_mean),
         "mean body with images {imaged_mean} bytes"

@@ -12,8 +12,8 @@ use ctxgate::estimate::{Adr0098, ContentOnly, Estimator};
 use ctxgate::generate::images::{inline_image, ImageFormat};
 use ctxgate::generate::{case_from_seed, GenConfig, SplitMix64};
 use ctxgate::model::{
-    openai as oa, read_messages, write_messages, Content, Document, Image, Message, Part,
-    ToolCall, WireFormat,
+    openai as oa, read_messages, write_messages, Content, Document, Image, Message, Part, ToolCall,
+    WireFormat,
 };
 use ctxgate::{compact, CompactError};
 use serde_json::{json, Value};
@@ -51,14 +51,21 @@ fn screenshot(seed: u64, w: u32, h: u32, bytes: usize) -> Image {
 fn image_tokens_match_the_providers_worked_examples() {
     assert_eq!(anthropic(200, 200), 54);
     assert_eq!(anthropic(1000, 1000), 1334);
-    assert_eq!(anthropic(1092, 1092), 1533, "SPEC's 1.15 MP cap; Anthropic's table says ~1590");
+    assert_eq!(
+        anthropic(1092, 1092),
+        1533,
+        "SPEC's 1.15 MP cap; Anthropic's table says ~1590"
+    );
     assert_eq!(openai(1024, 1024), 765);
     assert_eq!(openai(2048, 4096), 1105);
     let mut low = screenshot(1, 4096, 8192, 2_000);
     low.extra.insert("detail".into(), json!("low"));
     assert_eq!(image_tokens(&low, WireFormat::Openai), 85);
     // The same image under the other rule, and unknown sizes at the most.
-    assert_eq!(image_tokens(&low, WireFormat::Anthropic), anthropic(4096, 8192));
+    assert_eq!(
+        image_tokens(&low, WireFormat::Anthropic),
+        anthropic(4096, 8192)
+    );
     let remote = Image::url("https://example.com/a.png");
     assert_eq!(image_tokens(&remote, WireFormat::Engine), MAX_ANTHROPIC);
     assert_eq!(image_tokens(&remote, WireFormat::Openai), MAX_OPENAI);
@@ -133,7 +140,11 @@ fn each_format_round_trips_its_image_parts() {
         assert_eq!(d.to_value(), doc, "{format} writes back what it read");
         let mut text = Vec::new();
         d.write_with(&d.messages, &mut text).unwrap();
-        assert_eq!(serde_json::from_slice::<Value>(&text).unwrap(), doc, "{format}");
+        assert_eq!(
+            serde_json::from_slice::<Value>(&text).unwrap(),
+            doc,
+            "{format}"
+        );
     }
 }
 
@@ -149,11 +160,18 @@ fn conversions_keep_images_and_openai_carries_tool_images_after_the_results() {
         let (system, arr) = write_messages(WireFormat::Anthropic, &h);
         let back = read_messages(WireFormat::Anthropic, system.as_ref(), &arr).unwrap();
         let images = |m: &[Message]| m.iter().map(|m| m.content.images().count()).sum::<usize>();
-        assert_eq!(images(&back), images(&h), "case {i}: anthropic keeps every image");
+        assert_eq!(
+            images(&back),
+            images(&h),
+            "case {i}: anthropic keeps every image"
+        );
         let (_, arr) = write_messages(WireFormat::Openai, &h);
         let back = read_messages(WireFormat::Openai, None, &arr).unwrap();
         let carried = oa::carry_tool_images(&h);
-        assert_eq!(back, carried, "case {i}: openai reads back the carried form");
+        assert_eq!(
+            back, carried,
+            "case {i}: openai reads back the carried form"
+        );
         assert!(!oa::has_tool_images(&back));
         let (_, again) = write_messages(WireFormat::Openai, &back);
         assert_eq!(again, arr, "case {i}: the carried form round-trips");
@@ -210,11 +228,31 @@ fn fast_paths_agree_with_slow_paths_on_images() {
 #[test]
 fn bad_parts_are_named_and_unknown_ones_kept() {
     let bad = [
-        (WireFormat::Engine, json!([{"role": "user", "content": [{"type": "image", "data": "AAAA"}]}]), "content[0]"),
-        (WireFormat::Engine, json!([{"role": "user", "content": "x"}, {"role": "user", "content": [{"type": "text", "text": 1}]}]), "content[0]"),
-        (WireFormat::Openai, json!([{"role": "user", "content": [{"type": "text", "text": "a"}, {"type": "image_url", "image_url": {"url": "data:image/png,raw"}}]}]), "content[1]"),
-        (WireFormat::Openai, json!([{"role": "user", "content": [{"type": "image_url"}]}]), "content[0]"),
-        (WireFormat::Anthropic, json!({"messages": [{"role": "user", "content": [{"type": "image", "source": {"type": "base64", "data": "AAAA"}}]}]}), "content[0]"),
+        (
+            WireFormat::Engine,
+            json!([{"role": "user", "content": [{"type": "image", "data": "AAAA"}]}]),
+            "content[0]",
+        ),
+        (
+            WireFormat::Engine,
+            json!([{"role": "user", "content": "x"}, {"role": "user", "content": [{"type": "text", "text": 1}]}]),
+            "content[0]",
+        ),
+        (
+            WireFormat::Openai,
+            json!([{"role": "user", "content": [{"type": "text", "text": "a"}, {"type": "image_url", "image_url": {"url": "data:image/png,raw"}}]}]),
+            "content[1]",
+        ),
+        (
+            WireFormat::Openai,
+            json!([{"role": "user", "content": [{"type": "image_url"}]}]),
+            "content[0]",
+        ),
+        (
+            WireFormat::Anthropic,
+            json!({"messages": [{"role": "user", "content": [{"type": "image", "source": {"type": "base64", "data": "AAAA"}}]}]}),
+            "content[0]",
+        ),
     ];
     for (format, doc, part) in bad {
         let e = Document::from_value(doc.clone(), Some(format)).unwrap_err();
@@ -230,7 +268,10 @@ fn bad_parts_are_named_and_unknown_ones_kept() {
 fn iteration(id: &str, img: Image) -> Vec<Message> {
     vec![
         Message::assistant_calls("", vec![ToolCall::new(id, "screenshot", json!({}))]),
-        Message::tool(id, Content::Parts(vec![Part::text("shot"), Part::Image(img)])),
+        Message::tool(
+            id,
+            Content::Parts(vec![Part::text("shot"), Part::Image(img)]),
+        ),
     ]
 }
 
@@ -241,7 +282,10 @@ fn iteration(id: &str, img: Image) -> Vec<Message> {
 fn the_reference_elides_old_images_before_dropping_iterations() {
     let mut h = vec![Message::system("You drive a browser.")];
     for k in 0..4 {
-        h.extend(iteration(&format!("c{k}"), screenshot(k, 1280, 800, 60_000)));
+        h.extend(iteration(
+            &format!("c{k}"),
+            screenshot(k, 1280, 800, 60_000),
+        ));
     }
     let c = Config {
         transport_max_body_bytes: 250_000,
@@ -257,7 +301,11 @@ fn the_reference_elides_old_images_before_dropping_iterations() {
         panic!("a text part in place of the image")
     };
     assert_eq!(t.text, "[image elided: image/png, 1280×800, 80000 bytes]");
-    assert_eq!(out[out.len() - 1], h[h.len() - 1], "the last iteration is kept");
+    assert_eq!(
+        out[out.len() - 1],
+        h[h.len() - 1],
+        "the last iteration is kept"
+    );
     // Idempotent: the output compacts to itself.
     assert_eq!(compact(&c, &out).unwrap(), out);
 }

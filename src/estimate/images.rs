@@ -123,7 +123,13 @@ mod tests {
 
     #[test]
     fn the_floors_are_exact_where_floating_point_is_not() {
-        for (w, h) in [(1092, 1092), (1568, 784), (4000, 3000), (1, 1_150_001), (65535, 3)] {
+        for (w, h) in [
+            (1092, 1092),
+            (1568, 784),
+            (4000, 3000),
+            (1, 1_150_001),
+            (65535, 3),
+        ] {
             let exact = floor_scaled_by_root(w, 1_150_000, w * h);
             let n = exact as u128;
             let t = (w as u128) * (w as u128) * 1_150_000;
@@ -141,7 +147,10 @@ mod tests {
                 most.1 = most.1.max(openai(w, h));
             }
         }
-        assert!(most.0 <= MAX_ANTHROPIC && most.0 >= MAX_ANTHROPIC - 2, "{most:?}");
+        assert!(
+            most.0 <= MAX_ANTHROPIC && most.0 >= MAX_ANTHROPIC - 2,
+            "{most:?}"
+        );
         assert_eq!(most.1, MAX_OPENAI);
     }
 }

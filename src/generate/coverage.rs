@@ -206,7 +206,10 @@ const GROUPS: [(&str, &[&str]); 28] = [
             "elided by the subject",
         ],
     ),
-    ("image header", &["png", "jpeg", "gif", "webp", "unknown size"]),
+    (
+        "image header",
+        &["png", "jpeg", "gif", "webp", "unknown size"],
+    ),
 ];
 
 const RESULTS: [&str; 3] = ["unchanged", "compacted", "cannot_fit"];
@@ -775,9 +778,7 @@ pub fn elided_images(input: &[crate::model::Message], output: &[crate::model::Me
     !imaged.is_empty()
         && output.iter().any(|m| {
             !m.content.parts().is_empty()
-                && imaged
-                    .iter()
-                    .any(|x| crate::contract::is_elision_of(m, x))
+                && imaged.iter().any(|x| crate::contract::is_elision_of(m, x))
         })
 }
 

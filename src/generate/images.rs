@@ -52,20 +52,76 @@ struct Size {
 /// Realistic sizes: icons, desktop and laptop screens, a 4K screen, a
 /// phone, a long page capture, a camera photo, a computer-use display.
 const SIZES: [Size; 14] = [
-    Size { w: 64, h: 64, milli_bpp: 900 },
-    Size { w: 128, h: 128, milli_bpp: 700 },
-    Size { w: 1024, h: 768, milli_bpp: 350 },
-    Size { w: 1280, h: 800, milli_bpp: 400 },
-    Size { w: 1366, h: 768, milli_bpp: 400 },
-    Size { w: 1440, h: 900, milli_bpp: 450 },
-    Size { w: 1920, h: 1080, milli_bpp: 500 },
-    Size { w: 2560, h: 1440, milli_bpp: 450 },
-    Size { w: 2880, h: 1800, milli_bpp: 420 },
-    Size { w: 3840, h: 2160, milli_bpp: 400 },
-    Size { w: 1170, h: 2532, milli_bpp: 380 },
-    Size { w: 1280, h: 7200, milli_bpp: 300 },
-    Size { w: 4032, h: 3024, milli_bpp: 250 },
-    Size { w: 1092, h: 1092, milli_bpp: 500 },
+    Size {
+        w: 64,
+        h: 64,
+        milli_bpp: 900,
+    },
+    Size {
+        w: 128,
+        h: 128,
+        milli_bpp: 700,
+    },
+    Size {
+        w: 1024,
+        h: 768,
+        milli_bpp: 350,
+    },
+    Size {
+        w: 1280,
+        h: 800,
+        milli_bpp: 400,
+    },
+    Size {
+        w: 1366,
+        h: 768,
+        milli_bpp: 400,
+    },
+    Size {
+        w: 1440,
+        h: 900,
+        milli_bpp: 450,
+    },
+    Size {
+        w: 1920,
+        h: 1080,
+        milli_bpp: 500,
+    },
+    Size {
+        w: 2560,
+        h: 1440,
+        milli_bpp: 450,
+    },
+    Size {
+        w: 2880,
+        h: 1800,
+        milli_bpp: 420,
+    },
+    Size {
+        w: 3840,
+        h: 2160,
+        milli_bpp: 400,
+    },
+    Size {
+        w: 1170,
+        h: 2532,
+        milli_bpp: 380,
+    },
+    Size {
+        w: 1280,
+        h: 7200,
+        milli_bpp: 300,
+    },
+    Size {
+        w: 4032,
+        h: 3024,
+        milli_bpp: 250,
+    },
+    Size {
+        w: 1092,
+        h: 1092,
+        milli_bpp: 500,
+    },
 ];
 
 /// The header formats, with their media types.
@@ -144,7 +200,11 @@ fn crc32(bytes: &[u8]) -> u32 {
     for &b in bytes {
         c ^= b as u32;
         for _ in 0..8 {
-            c = if c & 1 != 0 { 0xedb8_8320 ^ (c >> 1) } else { c >> 1 };
+            c = if c & 1 != 0 {
+                0xedb8_8320 ^ (c >> 1)
+            } else {
+                c >> 1
+            };
         }
     }
     !c
@@ -176,7 +236,13 @@ const POOL_BYTES: usize = 1 << 22;
 /// Base64 of a `w` × `h` image of `format` whose file is `bytes` long
 /// (at least its header): the header, then filler — base64 characters,
 /// slices of a pool at offsets `rng` picks.
-pub fn image_base64(rng: &mut SplitMix64, format: ImageFormat, w: u32, h: u32, bytes: usize) -> String {
+pub fn image_base64(
+    rng: &mut SplitMix64,
+    format: ImageFormat,
+    w: u32,
+    h: u32,
+    bytes: usize,
+) -> String {
     let head = header(format, w, h);
     let total = bytes.max(head.len()).div_ceil(3) * 4;
     let mut s = String::with_capacity(total);
@@ -191,7 +257,13 @@ pub fn image_base64(rng: &mut SplitMix64, format: ImageFormat, w: u32, h: u32, b
 }
 
 /// An inline image part of `format`, `w` × `h`, `bytes` long.
-pub fn inline_image(rng: &mut SplitMix64, format: ImageFormat, w: u32, h: u32, bytes: usize) -> Image {
+pub fn inline_image(
+    rng: &mut SplitMix64,
+    format: ImageFormat,
+    w: u32,
+    h: u32,
+    bytes: usize,
+) -> Image {
     Image {
         source: ImageSource::Inline(ImageData::new(
             format.media_type(),
@@ -246,12 +318,18 @@ impl<'g> ImageGen<'g> {
     fn size(&mut self) -> (Size, ImageFormat) {
         let size = *self.r.pick(&SIZES);
         let format = if size.w <= 128 {
-            *self.r.pick(&[ImageFormat::Png, ImageFormat::Png, ImageFormat::Gif])
+            *self
+                .r
+                .pick(&[ImageFormat::Png, ImageFormat::Png, ImageFormat::Gif])
         } else if size.w == 4032 {
             ImageFormat::Jpeg
         } else {
-            [ImageFormat::Png, ImageFormat::Jpeg, ImageFormat::Webp, ImageFormat::Png]
-                [self.r.below(4) as usize]
+            [
+                ImageFormat::Png,
+                ImageFormat::Jpeg,
+                ImageFormat::Webp,
+                ImageFormat::Png,
+            ][self.r.below(4) as usize]
         };
         (size, format)
     }

@@ -383,8 +383,7 @@ fn read_tool_result(obj: &Fields, index: usize) -> Result<Message, String> {
                         .iter()
                         .enumerate()
                         .map(|(n, b)| {
-                            block_to_part(b)
-                                .map_err(|p| format!("`tool_result` content[{n}]: {p}"))
+                            block_to_part(b).map_err(|p| format!("`tool_result` content[{n}]: {p}"))
                         })
                         .collect::<Result<Vec<_>, String>>()?;
                     m.content = Content::Parts(parts);

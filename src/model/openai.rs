@@ -140,8 +140,9 @@ fn read_content(v: &Value) -> Result<Content, InputError> {
             .iter()
             .enumerate()
             .map(|(j, p)| {
-                part_from_value(p)
-                    .map_err(|e| InputError::new(InputErrorKind::Part, format!("content[{j}]: {e}")))
+                part_from_value(p).map_err(|e| {
+                    InputError::new(InputErrorKind::Part, format!("content[{j}]: {e}"))
+                })
             })
             .collect::<Result<Vec<_>, _>>()
             .map(Content::Parts),
@@ -332,8 +333,10 @@ pub fn part_size(p: &Part) -> u64 {
             object_size_of(outer.into_iter())
         }
         Part::Text(t) => {
-            let mut o: Vec<(&str, u64)> =
-                vec![("type", string_size("text")), ("text", string_size(&t.text))];
+            let mut o: Vec<(&str, u64)> = vec![
+                ("type", string_size("text")),
+                ("text", string_size(&t.text)),
+            ];
             for (k, v) in &t.extra {
                 if !o.iter().any(|(n, _)| *n == k) {
                     o.push((k.as_str(), value_size(v)));
@@ -429,11 +432,9 @@ fn message_shape(v: &Value) -> Result<Message, Bad> {
             "pinned" => match value {
                 Value::Bool(b) => msg.pinned = Some(*b),
                 other => {
-                    return Err(format!(
-                        "`pinned` must be a boolean, found {}",
-                        json_type(other)
+                    return Err(
+                        format!("`pinned` must be a boolean, found {}", json_type(other)).into(),
                     )
-                    .into())
                 }
             },
             _ => {

@@ -499,7 +499,10 @@ pub fn split_data_url(url: &str) -> Result<Option<(&str, &str)>, String> {
 pub fn read_pixels(data: &str) -> Option<(u32, u32)> {
     let reader = std::io::BufReader::with_capacity(768, Base64Reader::new(data.as_bytes()));
     let size = imagesize::reader_size(reader).ok()?;
-    let (w, h) = (u32::try_from(size.width).ok()?, u32::try_from(size.height).ok()?);
+    let (w, h) = (
+        u32::try_from(size.width).ok()?,
+        u32::try_from(size.height).ok()?,
+    );
     (w > 0 && h > 0).then_some((w, h))
 }
 
@@ -520,7 +523,10 @@ impl<'a> Base64Reader<'a> {
     fn quad(&self, q: usize) -> std::io::Result<([u8; 3], usize)> {
         let bad = || std::io::Error::new(std::io::ErrorKind::InvalidData, "not base64");
         let start = q * 4;
-        let chars = self.text.get(start..(start + 4).min(self.text.len())).unwrap_or(&[]);
+        let chars = self
+            .text
+            .get(start..(start + 4).min(self.text.len()))
+            .unwrap_or(&[]);
         let mut sextets = [0u8; 4];
         let mut n = 0;
         for &c in chars {
@@ -678,7 +684,10 @@ mod tests {
             (json!({"type": "text", "text": 3}), "must be a string"),
             (json!({"type": "image"}), "needs `mediaType`"),
             (json!({"type": "image", "data": "AAAA"}), "no `mediaType`"),
-            (json!({"type": "image", "data": 4, "mediaType": "image/png"}), "base64 string"),
+            (
+                json!({"type": "image", "data": 4, "mediaType": "image/png"}),
+                "base64 string",
+            ),
             (json!({"type": "image", "url": "u", "data": "AAAA"}), "both"),
             (json!("text"), "part object"),
         ] {
@@ -702,7 +711,10 @@ mod tests {
     #[test]
     fn an_elided_image_says_what_it_was_within_200_bytes() {
         let img = Image::inline("image/png", "AAAA");
-        assert_eq!(img.elision_text(), "[image elided: image/png, ?×?, 4 bytes]");
+        assert_eq!(
+            img.elision_text(),
+            "[image elided: image/png, ?×?, 4 bytes]"
+        );
         let long = Image::inline("x".repeat(500), "AAAA");
         assert!(long.elision_text().len() <= ELISION_MAX_BYTES);
         assert!(long.elided().is_elision_of(&Part::Image(long.clone())));

@@ -281,7 +281,10 @@ pub fn estimate_covers_images(
     let format = config.wire_format;
     let floors: Vec<u64> = input.iter().map(|m| image_floor(m, format)).collect();
     let floor: u64 = floors.iter().sum();
-    let count = input.iter().map(|m| m.content.images().count()).sum::<usize>();
+    let count = input
+        .iter()
+        .map(|m| m.content.images().count())
+        .sum::<usize>();
     let mut out = Vec::new();
     if est.tokens < floor {
         let mut v = Violation::new(

@@ -324,16 +324,21 @@ pub fn single_bounded_summary(
     // with the images it no longer holds.
     for &i in &new {
         let o = &output[i];
-        if let Some(k) = (0..input.len())
-            .find(|&k| input[k].has_images() && same_fields(o, &input[k]) && o.content != input[k].content)
-        {
+        if let Some(k) = (0..input.len()).find(|&k| {
+            input[k].has_images() && same_fields(o, &input[k]) && o.content != input[k].content
+        }) {
             let gone: Vec<String> = input[k]
                 .content
                 .parts()
                 .iter()
                 .enumerate()
                 .filter(|(_, p)| p.as_image().is_some() && !o.content.parts().contains(p))
-                .map(|(j, p)| format!("part {j} ({})", p.as_image().map(|i| i.describe()).unwrap_or_default()))
+                .map(|(j, p)| {
+                    format!(
+                        "part {j} ({})",
+                        p.as_image().map(|i| i.describe()).unwrap_or_default()
+                    )
+                })
                 .collect();
             if !gone.is_empty() {
                 out.push(

@@ -289,7 +289,8 @@ impl Defect {
                         for msg in out.iter_mut().filter(|x| x.role == Role::Tool) {
                             let text = msg.content.text();
                             if text.len() > RESULT_CAP_16K {
-                                msg.content = truncate_utf8(&text, RESULT_CAP_16K).to_owned().into();
+                                msg.content =
+                                    truncate_utf8(&text, RESULT_CAP_16K).to_owned().into();
                             }
                         }
                     })
@@ -320,7 +321,9 @@ impl Defect {
             ),
             Defect::ImagesWeightless => InProcess::new(
                 info,
-                |c, m| answer(with(&TextOnly, &DigestSummariser, body_without_images).compact(c, m)),
+                |c, m| {
+                    answer(with(&TextOnly, &DigestSummariser, body_without_images).compact(c, m))
+                },
                 Some(estimator_fn(TextOnly)),
             ),
             Defect::Base64AsText => InProcess::new(
