@@ -239,7 +239,7 @@ fn grow_results(msgs: &mut [Message], rng: &mut SplitMix64) {
         };
         let i = tools[k as usize];
         let n = *rng.pick(&GROWN);
-        let old = msgs[i].content.text().to_owned();
+        let old = msgs[i].content.text().into_owned();
         let grown = if old.is_empty() {
             text(rng, ContentClass::Json, n)
         } else {

@@ -326,7 +326,8 @@ pub fn part_size(p: &Part) -> u64 {
                 ("image_url", object_size_of(inner.into_iter())),
             ];
             for (k, v) in &i.extra {
-                if !(inside && k == "detail") && !outer.iter().any(|(n, _)| *n == k) {
+                let moved = inside && k == "detail";
+                if !moved && !outer.iter().any(|(n, _)| *n == k) {
                     outer.push((k.as_str(), value_size(v)));
                 }
             }
