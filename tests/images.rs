@@ -324,3 +324,32 @@ fn cannot_fit_names_the_last_iterations_images() {
     let text = e.to_string();
     assert!(text.contains("400000 bytes of it are 1 image(s)"), "{text}");
 }
+
+/// A subject that takes text only (`contentParts: false`) is sent no parts
+/// — its compact would panic on one, a fault — and the report counts the
+/// image cases it was not sent, never silently.
+#[test]
+fn a_text_only_subject_is_sent_no_parts_and_the_report_counts_them() {
+    let text_only_compact = |c: &Config, m: &[Message]| {
+        assert!(
+            m.iter().all(|m| m.content.parts().is_empty()),
+            "a text-only subject was sent parts"
+        );
+        ctxgate::subject::answer(compact(c, m))
+    };
+    let mut subject = ctxgate::testing::Compactor::new("text-only", "0", text_only_compact)
+        .text_only()
+        .into_subject();
+    let opts = ctxgate::check::CheckOptions {
+        cases: 300,
+        seed: 26,
+        ..Default::default()
+    };
+    let report = ctxgate::testing::check(&mut subject, &opts);
+    assert!(report.faults.is_empty(), "{:?}", report.faults);
+    assert!(report.images_not_sent > 20, "{}", report.images_not_sent);
+    let text = ctxgate::report::human(&report, &Default::default());
+    assert!(text.contains("contentParts: false"), "{text}");
+    let with_parts = case_from_seed(26, 0, &image_cases());
+    assert!(ctxgate::testing::check_case(&mut subject, &with_parts).is_ok());
+}

@@ -500,7 +500,7 @@ fn block_to_part(b: &Value) -> Result<Part, String> {
     }
 }
 
-/// A part as an anthropic block (what [`block_to_part`] reads back).
+/// A part as an anthropic block (what this format's reader reads back as that part).
 pub fn part_block(p: &Part) -> Value {
     match p {
         Part::Text(t) => {

@@ -247,7 +247,7 @@ fn detail_inside(i: &Image) -> bool {
     !image_url_hint(i).is_some_and(|h| h.contains_key("detail"))
 }
 
-/// One part in this format (what [`part_from_value`] reads back).
+/// One part in this format (what this format's reader reads back as that part).
 pub fn part_to_value(p: &Part) -> Value {
     match p {
         Part::Image(i) => {
