@@ -1,6 +1,7 @@
 //! Estimators and the exact body size against serde_json and memcpy, on
 //! 60-iteration ToolLoop histories (three 32 KiB tool results per
-//! iteration, about 6 MB) of each content class and on the real histories.
+//! iteration, about 6 MB) of each content class, on the real histories, and
+//! on a computer-use loop of 60 screenshots (images, issue 26).
 //!
 //! Throughput is counted in the history's raw text bytes (contents, call
 //! ids, names and arguments): every function of a group reads the same
@@ -32,7 +33,7 @@ fn adr0098_via_serde_json(msgs: &[Message], config: &Config) -> u64 {
                 ),
                 _ => 0,
             };
-            tokens(m.content.text(), config.bytes_per_token) + calls
+            tokens(&m.content.text(), config.bytes_per_token) + calls
         })
         .sum()
 }
@@ -146,6 +147,9 @@ fn estimators(c: &mut Criterion) {
         let hs: Vec<Vec<Message>> = real.into_iter().map(|(_, m)| m).collect();
         group(c, "real-histories", &hs);
     }
+    // Issue 26: 60 screenshots of 100 KB (about 8 MB of base64): the body
+    // is exact and costs O(1) per image, its escaping counted when read.
+    group(c, "images", &[common::screenshot_loop(60, 100_000, 0x2600)]);
 }
 
 // Instruction counts (benches/callgrind.sh): with `CTXGATE_ICOUNT` set, the

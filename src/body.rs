@@ -10,6 +10,7 @@
 use serde_json::{Map, Number, Value};
 
 use crate::config::Config;
+use crate::model::parts::{self, ImageSource, Part};
 use crate::model::value::shortest_spelling_len;
 use crate::model::{engine, openai, Content, Message, ToolCall, WireFormat};
 
@@ -253,6 +254,12 @@ fn commas(n: usize) -> u64 {
     n.saturating_sub(1) as u64
 }
 
+/// Size of an object from its entries' keys and value sizes (for the
+/// wire formats' own size functions).
+pub(crate) fn object_size_of<'a>(entries: impl Iterator<Item = (&'a str, u64)>) -> u64 {
+    object_size(entries)
+}
+
 /// Size of an object from its entries' keys and value sizes.
 fn object_size<'a>(entries: impl Iterator<Item = (&'a str, u64)>) -> u64 {
     let mut n = 0usize;
@@ -282,13 +289,65 @@ pub fn message_size(m: &Message) -> u64 {
     object_size(named.chain(extra))
 }
 
-/// Size of `content`, `None` when it is absent.
+/// Size of `content` in the engine format, `None` when it is absent.
 fn content_size(c: &Content) -> Option<u64> {
     match c {
         Content::Absent => None,
         Content::Null => Some(4),
         Content::Text(s) => Some(string_size(s)),
+        Content::Parts(parts) => Some(array_size(parts.iter().map(part_size))),
     }
+}
+
+/// Size of a JSON array from its items' sizes.
+fn array_size(items: impl Iterator<Item = u64>) -> u64 {
+    let (mut n, mut total) = (0usize, 2u64);
+    for s in items {
+        total += s;
+        n += 1;
+    }
+    total + commas(n)
+}
+
+/// Size of one engine part (`model::parts::part_to_value`). An image's
+/// data is not scanned: its escaping was counted when it was read.
+pub fn part_size(p: &Part) -> u64 {
+    match p {
+        Part::Text(t) => with_own(
+            &[
+                ("type", string_size("text")),
+                ("text", string_size(&t.text)),
+            ],
+            &t.extra,
+            &parts::TEXT_FIELDS,
+        ),
+        Part::Image(i) => {
+            let source = match &i.source {
+                ImageSource::Inline(d) => [
+                    ("mediaType", Some(string_size(d.media_type()))),
+                    ("data", Some(d.data_json_size())),
+                ],
+                ImageSource::Url(u) => [("url", Some(string_size(u))), ("", None)],
+            };
+            let named = std::iter::once(("type", string_size("image")))
+                .chain(source.into_iter().filter_map(|(k, s)| s.map(|s| (k, s))));
+            object_size(named.chain(own_sizes(&i.extra, &parts::IMAGE_FIELDS)))
+        }
+        Part::Other(v) => value_size(v),
+    }
+}
+
+/// `(key, size)` of each `extra` entry the format does not name.
+fn own_sizes<'a>(
+    extra: &'a Map<String, Value>,
+    named: &'a [&'a str],
+) -> impl Iterator<Item = (&'a str, u64)> + 'a {
+    parts::own(extra, named).map(|(k, v)| (k.as_str(), value_size(v)))
+}
+
+/// Size of an object of `named` fields then the `extra` entries not named.
+fn with_own(named: &[(&str, u64)], extra: &Map<String, Value>, names: &[&str]) -> u64 {
+    object_size(named.iter().copied().chain(own_sizes(extra, names)))
 }
 
 /// Size of the engine JSON of a `toolCalls` array: what ADR 0098's estimator counts.
@@ -330,20 +389,38 @@ fn tool_call_size(c: &ToolCall, value: impl Fn(&Value) -> u64) -> u64 {
 /// Size of one message in the openai format: what
 /// `openai::write_messages` writes for it, measured without writing (the
 /// choices are the writer's own: [`openai::arguments_out`],
-/// [`openai::call_type`], [`openai::function_extra`]).
+/// [`openai::call_type`], [`openai::function_extra`]). A tool message's
+/// images are written in a `user` message of their own after its run of
+/// results: that message and its comma count here, with the tool message
+/// they came from, so that the body is still the sum of its messages.
 pub fn openai_message_size(m: &Message) -> u64 {
+    match openai::split_tool_images(m) {
+        Some((tool, user)) => openai_one_size(&tool) + 1 + openai_one_size(&user),
+        None => openai_one_size(m),
+    }
+}
+
+fn openai_one_size(m: &Message) -> u64 {
     let calls = m
         .tool_calls
         .as_deref()
         .map(|calls| 2 + calls.iter().map(openai_call_size).sum::<u64>() + commas(calls.len()));
     let named = [
         ("role", Some(string_size(m.role.as_str()))),
-        ("content", content_size(&m.content)),
+        ("content", openai_content_size(&m.content)),
         ("tool_calls", calls),
         ("tool_call_id", m.tool_call_id.as_deref().map(string_size)),
         ("pinned", m.pinned.map(|p| if p { 4 } else { 5 })),
     ];
     with_extra(&named, &m.extra)
+}
+
+/// Size of `content` in the openai format, `None` when it is absent.
+fn openai_content_size(c: &Content) -> Option<u64> {
+    match c {
+        Content::Parts(parts) => Some(array_size(parts.iter().map(openai::part_size))),
+        other => content_size(other),
+    }
 }
 
 fn openai_call_size(c: &ToolCall) -> u64 {
@@ -598,10 +675,16 @@ mod tests {
     /// call `extra` named like a written field).
     #[test]
     fn openai_sizes_match_the_writer() {
+        // A tool message with images is written as two messages (its
+        // images move to a user message): both, and the comma between.
         let written = |m: &Message| {
-            serde_json::to_vec(&openai::write_messages(std::slice::from_ref(m))[0])
-                .unwrap()
-                .len() as u64
+            let values = openai::write_messages(std::slice::from_ref(m));
+            let n = values.len() as u64;
+            values
+                .iter()
+                .map(|v| serde_json::to_vec(v).unwrap().len() as u64)
+                .sum::<u64>()
+                + n.saturating_sub(1)
         };
         let g = crate::generate::GenConfig::default();
         for i in 0..200 {

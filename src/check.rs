@@ -183,6 +183,10 @@ pub struct CheckReport {
     pub traffic: Option<crate::subject::Traffic>,
     /// The shard this run was, if it was one.
     pub shard: Option<Shard>,
+    /// Cases with images that the subject was not sent, because its hello
+    /// says it takes text only (`contentParts: false`, SPEC §6): generated
+    /// ones went without their images, corpus ones not at all.
+    pub images_not_sent: u64,
 }
 
 impl CheckReport {
@@ -301,6 +305,10 @@ impl CheckReport {
             .bytes
             .checked_add(other.bytes)
             .ok_or_else(|| too_many("bodyBytes"))?;
+        self.images_not_sent = self
+            .images_not_sent
+            .checked_add(other.images_not_sent)
+            .ok_or_else(|| too_many("imagesNotSent"))?;
         self.elapsed = self.elapsed.max(other.elapsed);
         self.stopped_by_time |= other.stopped_by_time;
         self.coverage.merge(&other.coverage);
@@ -576,6 +584,8 @@ impl Dealer {
 /// The state a run's workers share.
 struct Engine {
     opts: CheckOptions,
+    /// The subject takes content parts (its hello's `contentParts`).
+    content_parts: bool,
     checked: InvariantSet,
     dealer: Dealer,
     state: std::sync::Mutex<State>,
@@ -610,6 +620,7 @@ impl Engine {
             stopped_by_time: false,
             traffic: None,
             shard: opts.shard,
+            images_not_sent: 0,
         };
         Engine {
             opts: CheckOptions {
@@ -617,6 +628,7 @@ impl Engine {
                 exact_numbers: Some(exact),
                 ..opts.clone()
             },
+            content_parts: info.content_parts,
             checked,
             dealer: Dealer::new(opts),
             state: std::sync::Mutex::new(State {
@@ -674,7 +686,9 @@ impl Engine {
         };
         subject.stop_at(self.deadline());
         while let Some(index) = self.next_index() {
-            let case = self.case(index);
+            let Some(case) = self.case(index) else {
+                continue;
+            };
             let result = run_case(subject, &case.config, &case.messages, self.checked);
             if result
                 .fault
@@ -707,8 +721,24 @@ impl Engine {
         }
     }
 
-    fn case(&self, index: u64) -> Case {
-        case_at(&self.opts, index)
+    /// Case `index`, as the subject may be sent it: to a subject that
+    /// takes text only (`contentParts: false`), a generated case without
+    /// its images, and no case at all for one from a corpus that holds
+    /// images; each counted in the report, never silently.
+    fn case(&self, index: u64) -> Option<Case> {
+        let case = case_at(&self.opts, index);
+        if self.content_parts || !case.messages.iter().any(|m| !m.content.parts().is_empty()) {
+            return Some(case);
+        }
+        self.lock().report.images_not_sent += 1;
+        if self.opts.source.is_some() {
+            return None;
+        }
+        let opts = CheckOptions {
+            gen: self.opts.gen.without_images(),
+            ..self.opts.clone()
+        };
+        Some(case_at(&opts, index))
     }
 
     /// The report, failures and faults in case order.
@@ -751,6 +781,10 @@ impl State {
         report
             .coverage
             .record_result(result.compacted, result.cannot_fit);
+        let output = result.answer.as_ref().and_then(|a| a.messages());
+        if output.is_some_and(|o| crate::generate::coverage::elided_images(&case.messages, o)) {
+            report.coverage.record_elided();
+        }
         report.cases += 1;
         tally(&mut report.tally, result);
         let mut fault_claim = None;

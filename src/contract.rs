@@ -18,7 +18,12 @@
 //!   — [`minimal_ranges`], [`minimal_output`].
 //! - **The estimate floor** (SPEC §5 `estimate-covers-tool-calls`): tokens
 //!   of the serialised toolCalls, with every number in the shortest
-//!   spelling a mainstream JSON library writes it in ([`tool_calls_floor`]).
+//!   spelling a mainstream JSON library writes it in ([`tool_calls_floor`]);
+//!   and for `estimate-covers-images`, the images' tokens by their pixels
+//!   in the config's wire format ([`image_floor`]).
+//! - **Elision** (SPEC §4 step 4): an output message that is an input
+//!   message with some image parts each replaced by one short text part
+//!   ([`is_elision_of`]); where images may be elided ([`elidable`]).
 //!
 //! What it does not do: compact (`reference`), judge (`oracle`) or measure
 //! bodies (`body`); it only says what the words of the contract mean.
@@ -193,6 +198,63 @@ pub fn tool_calls_floor(m: &Message, bytes_per_token: u64) -> u64 {
         }
         _ => 0,
     }
+}
+
+/// The `estimate-covers-images` floor of one message: Σ SPEC §3 image
+/// tokens over its images, in `format` (0 without images).
+pub fn image_floor(m: &Message, format: crate::model::WireFormat) -> u64 {
+    crate::estimate::images::content_image_tokens(&m.content, format)
+}
+
+/// Whether `out` is `orig` with some image parts (at least one) each
+/// replaced by one text part of at most 200 bytes, and nothing else
+/// changed (SPEC §4 step 4, §5 `single-bounded-summary`).
+pub fn is_elision_of(out: &Message, orig: &Message) -> bool {
+    let (a, b) = (out.content.parts(), orig.content.parts());
+    if a.len() != b.len() || b.is_empty() || !orig.has_images() {
+        return false;
+    }
+    let mut elided = 0;
+    for (p, q) in a.iter().zip(b) {
+        if p == q {
+            continue;
+        }
+        if !p.is_elision_of(q) {
+            return false;
+        }
+        elided += 1;
+    }
+    elided > 0 && same_but_content(out, orig)
+}
+
+/// Every field equal but `content`.
+fn same_but_content(a: &Message, b: &Message) -> bool {
+    a.role == b.role
+        && a.tool_call_id == b.tool_call_id
+        && a.pinned == b.pinned
+        && a.tool_calls == b.tool_calls
+        && crate::model::value::same_members(&a.extra, &b.extra)
+}
+
+/// The input messages whose images a compactor may elide (SPEC §4 step
+/// 4): outside the head, the last iteration and pinned iterations, under a
+/// head of `head` messages. `true` at index `i` when message `i` may be
+/// elided.
+pub fn elidable(msgs: &[Message], head: usize) -> Vec<bool> {
+    let mut out = vec![false; msgs.len()];
+    let iters = iterations(&msgs[head..]);
+    let Some((_, rest)) = iters.split_last() else {
+        return out;
+    };
+    for r in rest {
+        let r = r.start + head..r.end + head;
+        if !msgs[r.clone()].iter().any(Message::is_pinned) {
+            for i in r {
+                out[i] = msgs[i].has_images();
+            }
+        }
+    }
+    out
 }
 
 #[cfg(test)]

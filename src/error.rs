@@ -28,6 +28,10 @@ pub enum InputErrorKind {
     /// JSON, but not a history or a message of one: a wrong type, a missing
     /// field, an unknown role, a field on a role that cannot carry it.
     Shape,
+    /// A content part that is not SPEC §1.4's: a text part without a string
+    /// `text`, an image with neither `data` nor `url`, a data URL that is
+    /// not base64. (A part of an unknown `type` is no error: it is kept.)
+    Part,
     /// Messages that do not make a well-formed history (SPEC §1.2): a tool
     /// result with no call to answer, a call answered twice, …
     IllFormed,
@@ -47,6 +51,7 @@ impl InputErrorKind {
             InputErrorKind::Syntax => "syntax",
             InputErrorKind::TooDeep => "too-deep",
             InputErrorKind::Shape => "shape",
+            InputErrorKind::Part => "part",
             InputErrorKind::IllFormed => "ill-formed",
             InputErrorKind::Config => "config",
             InputErrorKind::Fixture => "fixture",

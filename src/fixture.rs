@@ -347,6 +347,10 @@ pub fn replay(subject: &mut dyn Subject, fixture: &Fixture) -> (Replayed, usize)
     }
     let asked = fixture.invariants;
     let claimed = subject.info().claimed();
+    if !subject.info().content_parts && messages.iter().any(|m| !m.content.parts().is_empty()) {
+        let why = "the fixture's history holds content parts (images), and the subject takes text only (its hello's `contentParts: false`)".to_owned();
+        return (Replayed::Skipped { why }, unportable);
+    }
     if asked.intersect(claimed).is_empty() {
         let why = format!(
             "the subject claims none of the fixture's invariants ({})",

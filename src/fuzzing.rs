@@ -103,7 +103,12 @@ pub fn estimate_target(data: &[u8]) {
     for (i, m) in msgs.iter().enumerate() {
         let adr = Adr0098.message_tokens(m, &config);
         let content = ContentOnly.message_tokens(m, &config);
-        assert_eq!(content, tokens(m.content.text(), bpt), "message {i}");
+        let images = crate::estimate::images::content_image_tokens(&m.content, config.wire_format);
+        assert_eq!(
+            content,
+            tokens(&m.content.text(), bpt) + images,
+            "message {i}: text tokens plus image tokens"
+        );
         let calls = match m.tool_calls.as_deref() {
             Some(c) if !c.is_empty() => {
                 let json = serde_json::to_vec(&engine::tool_calls_to_value(c)).expect("json");
@@ -200,7 +205,7 @@ pub fn parse_target(data: &[u8]) {
     }
 }
 
-/// SPEC §1.3: roles, order, text, ids, names and arguments. Anthropic has
+/// SPEC §1.3: roles, order, text, images, ids, names and arguments. Anthropic has
 /// no system role after the head: there a system message reads back as user.
 fn assert_same_history(a: &[Message], b: &[Message], anthropic: bool, what: &str) {
     assert_eq!(a.len(), b.len(), "{what}: message count");
@@ -212,6 +217,10 @@ fn assert_same_history(a: &[Message], b: &[Message], anthropic: bool, what: &str
         };
         assert_eq!(role, y.role, "{what}: role of message {i}");
         assert_eq!(x.content.text(), y.content.text(), "{what}: text of {i}");
+        assert!(
+            x.content.images().eq(y.content.images()),
+            "{what}: images of {i}"
+        );
         assert_eq!(x.tool_call_id, y.tool_call_id, "{what}: toolCallId of {i}");
         let calls = |m: &Message| -> Vec<(String, String, std::sync::Arc<Value>)> {
             let c = m.calls().iter();
@@ -240,7 +249,9 @@ fn through(format: WireFormat, msgs: &[Message]) -> Vec<Message> {
 /// fixed point (also on histories carrying another format's wire hints).
 pub fn wire_roundtrip_target(data: &[u8]) {
     let Some((case, _)) = case(data) else { return };
-    let msgs = case.messages;
+    // A tool's images travel after the results in openai (SPEC §1.4): the
+    // round trip starts from the history as that format carries it.
+    let msgs = crate::model::openai::carry_tool_images(&case.messages);
     let openai = through(WireFormat::Openai, &msgs);
     assert_same_history(&msgs, &openai, false, "engine → openai");
     let anthropic = through(WireFormat::Anthropic, &openai);

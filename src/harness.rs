@@ -69,12 +69,24 @@ pub fn run_case(
     set: InvariantSet,
 ) -> CaseResult {
     let set = set.intersect(subject.info().claimed());
-    // Judged on the history as the subject is sent it.
+    // Judged on the history as the subject is sent it: without the
+    // spellings engine messages cannot carry, and, to a subject that
+    // speaks `openai`, with its tool results' images in user messages
+    // after them (where that format carries them).
     let as_sent;
-    let input = if !subject.sees_spellings() && crate::model::has_spellings(input) {
+    let forget = !subject.sees_spellings() && crate::model::has_spellings(input);
+    let carry = subject.info().format == crate::model::WireFormat::Openai
+        && crate::model::openai::has_tool_images(input);
+    let input = if forget || carry {
         as_sent = {
-            let mut msgs = input.to_vec();
-            crate::model::forget_spellings(&mut msgs);
+            let mut msgs = if carry {
+                crate::model::openai::carry_tool_images(input)
+            } else {
+                input.to_vec()
+            };
+            if forget {
+                crate::model::forget_spellings(&mut msgs);
+            }
             msgs
         };
         &as_sent[..]

@@ -19,6 +19,7 @@ pub enum Invariant {
     Deterministic,
     Idempotent,
     SessionNeverOverflows,
+    EstimateCoversImages,
     /// Not in SPEC §5: an extension, checked only when asked for
     /// (`--invariants estimate-covers-real-tokens`) and when ctxgate is
     /// built with the `calibrate` feature. The estimate is never below the
@@ -27,7 +28,7 @@ pub enum Invariant {
 }
 
 impl Invariant {
-    pub const ALL: [Invariant; 13] = [
+    pub const ALL: [Invariant; 14] = [
         Invariant::ToolPairing,
         Invariant::EstimateCoversToolCalls,
         Invariant::EstimateMonotone,
@@ -41,6 +42,7 @@ impl Invariant {
         Invariant::Deterministic,
         Invariant::Idempotent,
         Invariant::SessionNeverOverflows,
+        Invariant::EstimateCoversImages,
     ];
 
     /// The stable name.
@@ -59,6 +61,7 @@ impl Invariant {
             Invariant::Deterministic => "deterministic",
             Invariant::Idempotent => "idempotent",
             Invariant::SessionNeverOverflows => "session-never-overflows",
+            Invariant::EstimateCoversImages => "estimate-covers-images",
             Invariant::EstimateCoversRealTokens => "estimate-covers-real-tokens",
         }
     }
@@ -80,6 +83,7 @@ impl Invariant {
             self,
             Invariant::EstimateCoversToolCalls
                 | Invariant::EstimateMonotone
+                | Invariant::EstimateCoversImages
                 | Invariant::EstimateCoversRealTokens
         )
     }
@@ -100,6 +104,7 @@ impl Invariant {
             Invariant::Deterministic => "the same input twice gives the same output",
             Invariant::Idempotent => "compacting the output again returns it unchanged",
             Invariant::SessionNeverOverflows => "in a simulated ToolLoop of up to 60 iterations no request body exceeds the ceiling",
+            Invariant::EstimateCoversImages => "the estimate is never below the images' tokens (SPEC §3, by their pixels), in total and per message",
             Invariant::EstimateCoversRealTokens => "(extension) the estimate is never below the real BPE token count (cl100k_base, o200k_base)",
         }
     }
@@ -116,7 +121,7 @@ impl fmt::Display for Invariant {
 pub struct InvariantSet(u16);
 
 impl InvariantSet {
-    /// The thirteen invariants of SPEC §5.
+    /// The fourteen invariants of SPEC §5.
     pub fn all() -> Self {
         InvariantSet::from_iter(Invariant::ALL)
     }
@@ -208,7 +213,7 @@ mod tests {
         for inv in Invariant::ALL {
             assert_eq!(Invariant::parse(inv.name()), Some(inv));
         }
-        assert_eq!(InvariantSet::all().len(), 13);
+        assert_eq!(InvariantSet::all().len(), 14);
         let s = InvariantSet::parse_list("tool-pairing, progress").unwrap();
         assert_eq!(s.names(), ["tool-pairing", "progress"]);
         assert!(InvariantSet::parse_list("tool-paring")

@@ -17,16 +17,19 @@
 //! ```
 //!
 //! - [`model`]: messages, tool calls, iterations, well-formedness, the
-//!   `engine`, `openai` and `anthropic` wire formats (SPEC §1); JSON values
-//!   as the contract compares and spells them ([`model::value`]).
+//!   `engine`, `openai` and `anthropic` wire formats (SPEC §1); content
+//!   parts and images, their pixels read from their headers
+//!   ([`model::parts`], SPEC §1.4); JSON values as the contract compares
+//!   and spells them ([`model::value`]).
 //! - [`config`]: the compactor configuration and its derived trigger (SPEC §2).
 //! - [`body`]: the exact serialised size of a request body (SPEC §2).
-//! - [`estimate`]: the `content-only` and `adr-0098` estimators (SPEC §3).
+//! - [`estimate`]: the `content-only` and `adr-0098` estimators (SPEC §3),
+//!   an image's tokens by its pixels ([`estimate::images`]).
 //! - [`contract`]: compaction due, the trigger's rounding, the head in its
 //!   two readings, the minimal output, the estimate floor — used by the
 //!   reference, the oracles, the generator and the CLI alike.
 //! - [`reference`](mod@reference): the reference compactor (SPEC §4).
-//! - [`invariant`]: the thirteen names of SPEC §5, and sets of them.
+//! - [`invariant`]: the fourteen names of SPEC §5, and sets of them.
 //! - [`generate`]: cases (configs and histories), shrinking, coverage; one
 //!   [`generate::GenConfig`] (serde, `--gen-config`), one content-class
 //!   vocabulary and text generator ([`generate::text`]) for generate,

@@ -80,6 +80,13 @@ pub fn human(r: &CheckReport, hint: &ReplayHint) -> String {
             ""
         }
     );
+    if !r.subject.content_parts || r.images_not_sent > 0 {
+        let _ = writeln!(
+            out,
+            "contentParts: false — the subject takes text only: {} case(s) with images were not sent (generated ones went without their images)",
+            r.images_not_sent
+        );
+    }
     if let Some(t) = r.traffic.filter(|t| t.requests > 0) {
         let per = |x: u64| x as f64 / r.cases.max(1) as f64;
         let _ = writeln!(
@@ -281,6 +288,7 @@ pub fn to_json(r: &CheckReport, hint: &ReplayHint) -> Value {
             "estimates": r.subject.estimates,
             "claims": r.subject.invariants.map(|s| s.names()),
             "numbers": if r.subject.exact_numbers { "exact" } else { "portable" },
+            "contentParts": r.subject.content_parts,
         },
         "seed": r.seed,
         "shard": r.shard.map(|s| format!("{}/{}", s.k, s.n)),
@@ -289,6 +297,7 @@ pub fn to_json(r: &CheckReport, hint: &ReplayHint) -> Value {
         "casesPerSecond": r.cases as f64 / secs,
         "bodyBytes": r.bytes,
         "stoppedByTime": r.stopped_by_time,
+        "imageCasesNotSent": r.images_not_sent,
         "protocol": r.traffic.map(|t| json!({"requests": t.requests, "bytesSent": t.bytes_sent, "bytesReceived": t.bytes_received})),
         "invariants": invariants,
         "notChecked": r.not_checked(),
@@ -528,6 +537,10 @@ pub fn from_json(v: &Value) -> Result<CheckReport, String> {
         stopped_by_time: field("stoppedByTime")?.as_bool().unwrap_or(false),
         traffic,
         shard,
+        images_not_sent: v
+            .get("imageCasesNotSent")
+            .and_then(Value::as_u64)
+            .unwrap_or(0),
     })
 }
 
@@ -556,6 +569,10 @@ pub(crate) fn subject_from_json(subject: &Value) -> Result<crate::subject::Subje
         .and_then(Value::as_bool)
         .unwrap_or(true);
     info.exact_numbers = text_of(subject.get("numbers")) == "exact";
+    info.content_parts = subject
+        .get("contentParts")
+        .and_then(Value::as_bool)
+        .unwrap_or(true);
     if let Some(list) = subject.get("claims").and_then(Value::as_array) {
         let names: Vec<&str> = list.iter().filter_map(Value::as_str).collect();
         info.invariants = Some(crate::oracle::InvariantSet::parse_list(&names.join(","))?);

@@ -67,6 +67,7 @@ pub struct Compactor {
     compact: CompactFn,
     estimate: Option<EstimateFn>,
     exact_numbers: bool,
+    text_only: bool,
 }
 
 impl Compactor {
@@ -82,6 +83,7 @@ impl Compactor {
             compact: Box::new(compact),
             estimate: None,
             exact_numbers: false,
+            text_only: false,
         }
     }
 
@@ -113,10 +115,21 @@ impl Compactor {
         self
     }
 
+    /// It takes text `content` only (a protocol subject's hello
+    /// `contentParts: false`, SPEC §6): it is sent no content parts or
+    /// images — [`check`] sends image cases without their images and counts
+    /// them, [`check_case`] passes a case that holds parts without running
+    /// it.
+    pub fn text_only(mut self) -> Self {
+        self.text_only = true;
+        self
+    }
+
     /// The [`Subject`] the harness drives.
     pub fn into_subject(self) -> InProcess {
-        InProcess::new(self.info, self.compact, self.estimate)
-            .with_exact_numbers(self.exact_numbers)
+        let mut info = self.info;
+        info.content_parts = !self.text_only;
+        InProcess::new(info, self.compact, self.estimate).with_exact_numbers(self.exact_numbers)
     }
 }
 
@@ -163,6 +176,11 @@ impl std::error::Error for Counterexample {}
 /// nothing could be judged is `Ok` here; [`check`] is the run that fails
 /// when nothing was exercised.
 pub fn check_case(subject: &mut dyn Subject, case: &Case) -> Result<(), Counterexample> {
+    // A subject that takes text only is not sent parts (SPEC §6).
+    if !subject.info().content_parts && case.messages.iter().any(|m| !m.content.parts().is_empty())
+    {
+        return Ok(());
+    }
     let all = InvariantSet::all();
     let result = run_case(subject, &case.config, &case.messages, all);
     if result.ok() {

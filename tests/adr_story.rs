@@ -208,6 +208,7 @@ fn pre_adr_compactor() -> Reference<'static> {
         estimator: &ContentOnly,
         summariser: &DigestSummariser,
         body: exact_body,
+        ..Reference::default()
     }
 }
 
@@ -468,7 +469,8 @@ fn an_iteration_that_cannot_fit_alone_is_cannot_fit_with_the_bytes_needed() {
         err,
         CompactError::CannotFit {
             needed: needed_body,
-            ceiling: 102_400
+            ceiling: 102_400,
+            images: Default::default(),
         }
     );
     assert_eq!(err.kind(), "cannot_fit");
@@ -484,7 +486,10 @@ fn in_a_gate_session_only_the_four_result_iteration_is_cannot_fit() {
     }
     let (at, history, err) = error.expect("iteration 7 cannot fit");
     assert_eq!(at, 7);
-    let CompactError::CannotFit { needed, ceiling } = err else {
+    let CompactError::CannotFit {
+        needed, ceiling, ..
+    } = err
+    else {
         panic!("{err}")
     };
     assert_eq!(ceiling, 102_400);

@@ -350,7 +350,7 @@ fn junit_report_has_one_test_case_per_invariant() {
         .unwrap();
     assert_eq!(out.status.code(), Some(1));
     let xml = std::fs::read_to_string(&junit).unwrap();
-    assert_eq!(xml.matches("<testcase ").count(), 13, "{xml}");
+    assert_eq!(xml.matches("<testcase ").count(), 14, "{xml}");
     assert!(xml.contains(r#"name="single-bounded-summary">"#));
     assert!(xml.contains("<failure message="));
     // The human summary still went to stdout, with the replay command.

@@ -224,6 +224,7 @@ fn judge(h: &History, config: &Config, counts: &mut Counts) {
         Err(CompactError::CannotFit {
             needed,
             ceiling: said,
+            ..
         }) => {
             counts.cannot_fit += 1;
             assert!(due, "{ctx}: cannot_fit without compaction being due");

@@ -359,13 +359,17 @@ fn anthropic_maps_onto_the_engine_model() {
         .map(|m| m.tool_call_id.as_deref().unwrap())
         .collect();
     assert_eq!(ids, ["toolu_1", "toolu_2", "toolu_3", "toolu_4"]);
-    assert_eq!(msgs[4].content, Content::from("line 1\nline 2 é"));
+    // A result whose blocks hold an image reads as parts (SPEC §1.4): its
+    // text is still the text blocks joined, and the image is one part.
+    assert_eq!(msgs[4].content.text(), "line 1\nline 2 é");
+    assert_eq!(msgs[4].content.images().count(), 1);
     assert_eq!(msgs[4].extra["is_error"], json!(false));
     assert_eq!(msgs[5].content, Content::Absent);
     assert_eq!(msgs[5].extra["is_error"], json!(true));
     assert_eq!(msgs[6].content, Content::Null);
     // The rest of the user message, after its results.
-    assert_eq!(msgs[7].content, Content::from("and also: this"));
+    assert_eq!(msgs[7].content.text(), "and also: this");
+    assert_eq!(msgs[7].content.parts().len(), 3, "text, image, text");
     ctxgate::model::check_well_formed(&msgs).unwrap();
 
     let msgs = read(WireFormat::Anthropic, &anthropic_cases()[1]);
@@ -376,12 +380,12 @@ fn anthropic_maps_onto_the_engine_model() {
     assert_eq!((msgs[5].role, &msgs[5].content), (Tool, &Content::Null));
     assert_eq!(msgs[5].pinned, Some(false));
     assert_eq!(
-        (msgs[6].role, msgs[6].content.text()),
+        (msgs[6].role, &*msgs[6].content.text()),
         (Tool, "only result")
     );
     // Text before a result: the result still comes first in the engine,
     // and the message's fields go with the user part.
-    assert_eq!((msgs[7].role, msgs[7].content.text()), (User, "before"));
+    assert_eq!((msgs[7].role, &*msgs[7].content.text()), (User, "before"));
     assert_eq!(msgs[7].extra["metadata"], json!({"k": 1}));
     assert!(msgs[6].extra.is_empty());
     ctxgate::model::check_well_formed(&msgs).unwrap();
@@ -951,7 +955,9 @@ proptest! {
         };
         prop_assert_eq!(sys_back, expected);
         // Across formats: roles, order, text, ids, names, arguments.
-        assert_same_history(&msgs, &through(WireFormat::Openai, &msgs), "anthropic → openai");
+        // openai carries a tool's images in a user message after the results.
+        let carried = openai::carry_tool_images(&msgs);
+        assert_same_history(&carried, &through(WireFormat::Openai, &msgs), "anthropic → openai");
         assert_same_history(&msgs, &through(WireFormat::Engine, &msgs), "anthropic → engine");
         assert_body_size(&msgs, "generated anthropic");
     }

@@ -172,7 +172,9 @@ def answer(req, line):
     if op == "hello":
         return {"op": "hello", "protocol": 1, "name": "langchain-core trim_messages",
                 "version": langchain_core.__version__, "ops": ["compact", "estimate"],
-                "format": "engine", "invariants": CLAIMS}
+                "format": "engine", "invariants": CLAIMS,
+                # Text content only (SPEC §6): `content` goes to LangChain as a string.
+                "contentParts": False}
     cfg = {**DEFAULTS, **(req.get("config") or {})}
     messages = req.get("messages")
     if not isinstance(messages, list) or not all(isinstance(m, dict) for m in messages):

@@ -51,7 +51,10 @@ def _answer(req, hello, ops):
     rid = req.get("id")
     op = req.get("op")
     if op == "hello":
-        return {"op": "hello", "protocol": 1, "format": "engine", **hello}
+        # Text content only: these adapters hand `content` to their library
+        # as a string (SPEC §6 `contentParts`); ctxgate sends them no image
+        # parts and counts the image cases it left out.
+        return {"op": "hello", "protocol": 1, "format": "engine", "contentParts": False, **hello}
     if op not in ops:
         return {"id": rid, "error": {"kind": "invalid_input", "message": f"unknown op {op!r}"}}
     cfg = {**DEFAULTS, **(req.get("config") or {})}

@@ -17,11 +17,19 @@
 //   3. Keep the last keepRecent iterations verbatim; replace the earlier,
 //      unpinned ones by ONE summary message (role system, <= summaryMaxBytes
 //      bytes of UTF-8), placed after the pinned iterations of that span.
-//   4. Still over the ceiling or the trigger: keep fewer recent iterations,
-//      down to one.
+//   4. Over the ceiling: elide the images of the recent iterations but the
+//      last (and pinned ones), oldest first, until it fits: each becomes one
+//      text part "[image elided: M, W×H, N bytes]". Still over the ceiling
+//      or the trigger: keep fewer recent iterations, down to one.
 //   5. One left and still over the ceiling: shorten the summary to the room
 //      that is left (on a character boundary), or drop it.
 //   6. head + pinned + last iteration alone over the ceiling: cannot_fit.
+//
+// Content may be an array of parts (SPEC §1.4): text, images ({type:
+// 'image', mediaType, data} inline, or {type: 'image', url}), and parts of
+// other kinds, kept as they are. An image weighs its pixels in tokens (SPEC
+// §3: wire.imageTokens reads its header) and its base64 in the body: a
+// screenshot is ~1,600 tokens and ~1 MB.
 //
 // Run it by hand:
 //
@@ -34,7 +42,7 @@
 // The body's exact size, in the engine, openai and anthropic formats, is in
 // wire.mjs (next to this file).
 
-import { bodyMeter, dumps, nbytes } from './wire.mjs';
+import { bodyMeter, dumps, elisionText, imagesOf, imageTokens, isImage, nbytes } from './wire.mjs';
 
 const NAME = 'node-minimal', VERSION = '1.0.0';
 const SUMMARY_PREFIX = '[summary]';
@@ -79,14 +87,18 @@ function tokens(nb, bpt) {
   return Math.ceil(nb / bpt);
 }
 
-/** The message's content, or "" when it is null or absent. */
+/** The text: the string, or the text parts joined (images are never text). */
 function textOf(msg) {
+  if (Array.isArray(msg.content)) {
+    return msg.content.filter((p) => isObject(p) && p.type === 'text').map((p) => p.text).join('');
+  }
   return typeof msg.content === 'string' ? msg.content : '';
 }
 
-/** ADR 0098: tokens(content) + tokens(JSON of toolCalls). */
-function messageTokens(msg, bpt) {
+/** ADR 0098: tokens(content) + tokens(JSON of toolCalls); an image by its pixels (SPEC §3). */
+function messageTokens(msg, bpt, format) {
   let n = tokens(nbytes(textOf(msg)), bpt);
+  for (const p of imagesOf(msg)) n += imageTokens(p, format);
   const calls = msg.toolCalls;
   if (msg.role === 'assistant' && Array.isArray(calls) && calls.length) n += tokens(nbytes(dumps(calls)), bpt);
   return n;
@@ -132,9 +144,18 @@ function checkShape(msgs) {
   if (!Array.isArray(msgs)) throw new InvalidInput('`messages` must be an array');
   msgs.forEach((m, i) => {
     if (!isObject(m) || !ROLES.includes(m.role)) throw new InvalidInput(`message ${i}: not a message with a known role`);
-    if (m.content !== undefined && m.content !== null && typeof m.content !== 'string') {
-      throw new InvalidInput(`message ${i}: \`content\` must be a string or null`);
+    if (m.content !== undefined && m.content !== null && typeof m.content !== 'string' && !Array.isArray(m.content)) {
+      throw new InvalidInput(`message ${i}: \`content\` must be a string, null or an array of parts`);
     }
+    (Array.isArray(m.content) ? m.content : []).forEach((p, j) => {
+      if (!isObject(p)) throw new InvalidInput(`message ${i}: content[${j}] must be a part object`);
+      if (p.type === 'text' && typeof p.text !== 'string') {
+        throw new InvalidInput(`message ${i}: content[${j}]: a text part needs a string \`text\``);
+      }
+      if (p.type === 'image' && !(typeof p.url === 'string' || (typeof p.data === 'string' && typeof p.mediaType === 'string'))) {
+        throw new InvalidInput(`message ${i}: content[${j}]: an image needs \`mediaType\` and \`data\`, or \`url\``);
+      }
+    });
     if (Object.hasOwn(m, 'toolCalls')) {
       if (m.role !== 'assistant' || !Array.isArray(m.toolCalls)) {
         throw new InvalidInput(`message ${i}: \`toolCalls\` must be an array on an assistant message`);
@@ -193,7 +214,8 @@ function byCodePoint(a, b) {
 
 /** Deterministic digest. A lone system message that fits is kept as it is: that makes compaction idempotent when an earlier summary is replaced. */
 function summarise(replaced, maxBytes) {
-  if (replaced.length === 1 && replaced[0].role === 'system' && nbytes(textOf(replaced[0])) <= maxBytes) return textOf(replaced[0]);
+  if (replaced.length === 1 && replaced[0].role === 'system' && imagesOf(replaced[0]).length === 0
+      && nbytes(textOf(replaced[0])) <= maxBytes) return textOf(replaced[0]);
   const roles = new Map(), tools = new Map(); // Maps, not objects: a tool may be called "constructor"
   let calls = 0;
   for (const m of replaced) {
@@ -220,7 +242,7 @@ function compact(cfg, h) {
   const bpt = cfg.bytesPerToken, ceiling = cfg.transportMaxBodyBytes, trig = triggerOf(cfg);
   const body = bodyMeter(cfg);
   const fits = (msgs) => body(msgs) <= ceiling;
-  const underTrigger = (msgs) => msgs.reduce((s, m) => s + messageTokens(m, bpt), 0) <= trig;
+  const underTrigger = (msgs) => msgs.reduce((s, m) => s + messageTokens(m, bpt, cfg.wireFormat), 0) <= trig;
 
   // Step 1: nothing to do.
   if (underTrigger(h) && fits(h)) return h;
@@ -251,7 +273,14 @@ function compact(cfg, h) {
     }
     const assemble = (s) => [...h.slice(0, head), ...keptPinned, ...(s !== null ? [s] : []), ...h.slice(recent[0][0])];
 
-    const candidate = assemble(summary);
+    let candidate = assemble(summary);
+    if (!fits(candidate)) {
+      // Step 4: elide the images of the recent iterations but the last (never
+      // pinned ones), oldest first, until it fits.
+      const elidable = recent.slice(0, -1).filter((s) => !pinned(s))
+        .flatMap(([b, e]) => Array.from({ length: e - b }, (_, j) => b + j));
+      candidate = elide(candidate, elidable.map((i) => candidate.length - (h.length - i)), fits);
+    }
     if (fits(candidate) && (k === 1 || underTrigger(candidate))) return candidate;
     if (k > 1) continue;
 
@@ -279,9 +308,31 @@ function compact(cfg, h) {
   return h; // not reached: keepRecent >= 1 and there is at least one iteration
 }
 
+/**
+ * Each inline image at `positions` (oldest first) becomes one text part,
+ * until the candidate fits (SPEC §4 step 4). Remote images stay: a URL is a
+ * few bytes, which a placeholder would hardly shorten.
+ */
+function elide(candidate, positions, fits) {
+  const out = [...candidate];
+  for (const at of positions) {
+    let parts = out[at].content;
+    if (!Array.isArray(parts)) continue;
+    for (let j = 0; j < parts.length; j += 1) {
+      if (fits(out)) return out;
+      const p = parts[j];
+      if (isImage(p) && Object.hasOwn(p, 'data')) {
+        parts = [...parts.slice(0, j), { type: 'text', text: elisionText(p) }, ...parts.slice(j + 1)];
+        out[at] = { ...out[at], content: parts };
+      }
+    }
+  }
+  return out;
+}
+
 /** ADR 0098's estimate, in total and per message. */
 function estimate(cfg, h) {
-  const per = h.map((m) => messageTokens(m, cfg.bytesPerToken));
+  const per = h.map((m) => messageTokens(m, cfg.bytesPerToken, cfg.wireFormat));
   return { tokens: per.reduce((a, b) => a + b, 0), perMessage: per };
 }
 

@@ -18,6 +18,7 @@
 
 const ENGINE_FIELDS = new Set(['role', 'content', 'toolCalls', 'toolCallId', 'pinned']);
 const CALL_FIELDS = new Set(['id', 'name', 'arguments']);
+const IMAGE_FIELDS = new Set(['type', 'mediaType', 'data', 'url']);
 
 /** UTF-8 bytes of a string. */
 export function nbytes(text) {
@@ -66,7 +67,164 @@ function isJsonText(s) {
   }
 }
 
+// --- content parts and images (SPEC §1.4) ------------------------------------------
+//
+// Engine parts: {type: 'text', text}, {type: 'image', mediaType, data} (inline
+// base64) or {type: 'image', url} (remote); any other part as it is.
+
+export function isImage(part) {
+  return part !== null && typeof part === 'object' && part.type === 'image';
+}
+
+export function imagesOf(msg) {
+  return Array.isArray(msg.content) ? msg.content.filter(isImage) : [];
+}
+
+const PIXELS = new Map();
+
+/**
+ * [width, height] from an inline image's header (PNG, JPEG, GIF, WebP), or
+ * null: a remote URL, an unknown or broken header. Read as ctxgate reads it
+ * (the `imagesize` crate's rules), cached by the data string.
+ */
+export function imagePixels(part) {
+  const data = part.data;
+  if (typeof data !== 'string') return null;
+  if (!PIXELS.has(data)) PIXELS.set(data, readPixels(data));
+  return PIXELS.get(data);
+}
+
+const B64 = /^[A-Za-z0-9+/]*$/;
+
+function b64(data, bytes) {
+  let chars = bytes === undefined ? data : data.slice(0, Math.ceil(bytes / 3) * 4);
+  chars = chars.split('=')[0];
+  if (!B64.test(chars)) return Buffer.alloc(0);
+  return Buffer.from(chars, 'base64');
+}
+
+function readPixels(data) {
+  const head = b64(data, 64);
+  let w = 0, h = 0;
+  const eq = (at, text) => head.length >= at + text.length && head.subarray(at, at + text.length).equals(Buffer.from(text, 'latin1'));
+  if (eq(0, '\x89PNG\r\n\x1a\n') && head.length >= 24) {
+    w = head.readUInt32BE(16); h = head.readUInt32BE(20);
+  } else if ((eq(0, 'GIF87a') || eq(0, 'GIF89a')) && head.length >= 10) {
+    w = head.readUInt16LE(6); h = head.readUInt16LE(8);
+  } else if (eq(0, 'RIFF') && eq(8, 'WEBP') && head.length >= 30) {
+    const tag = String.fromCharCode(head[15]);
+    if (tag === 'X') {
+      w = 1 + head.readUIntLE(24, 3); h = 1 + head.readUIntLE(27, 3);
+    } else if (tag === 'L') {
+      const dims = head.readUInt32LE(21);
+      w = (dims & 0x3fff) + 1; h = ((dims >>> 14) & 0x3fff) + 1;
+    } else if (tag === ' ') {
+      w = head.readUInt16LE(26); h = head.readUInt16LE(28);
+    }
+  } else if (head.length >= 3 && head[0] === 0xff && head[1] === 0xd8 && head[2] === 0xff) {
+    [w, h] = jpegSize(b64(data));
+  }
+  return w && h ? [w, h] : null;
+}
+
+const SOF = new Set([0xc0, 0xc1, 0xc2, 0xc3, 0xc5, 0xc6, 0xc7, 0xc9, 0xca, 0xcb, 0xcd, 0xce, 0xcf]);
+
+/** The first SOFn marker's size outside nested images (imagesize's walk). */
+function jpegSize(buf) {
+  let pos = 2, depth = 0;
+  while (pos + 4 <= buf.length) {
+    if (buf[pos] !== 0xff) return [0, 0];
+    const page = buf[pos + 1];
+    if (SOF.has(page) && depth === 0) {
+      if (pos + 9 > buf.length) return [0, 0];
+      return [buf.readUInt16BE(pos + 7), buf.readUInt16BE(pos + 5)];
+    }
+    if (page === 0xd8) depth += 1;
+    else if (page === 0xd9) {
+      depth -= 1;
+      if (depth < 0) return [0, 0];
+    }
+    pos += 2 + buf.readUInt16BE(pos + 2);
+  }
+  return [0, 0];
+}
+
+/** floor(x · √(num / den)), exactly (BigInt square root). */
+function floorScaledByRoot(x, num, den) {
+  const t = (BigInt(x) * BigInt(x) * BigInt(num)) / BigInt(den);
+  let n = BigInt(Math.floor(Math.sqrt(Number(t))));
+  while (n * n > t) n -= 1n;
+  while ((n + 1n) * (n + 1n) <= t) n += 1n;
+  return Number(n);
+}
+
+function anthropicTokens(w, h) {
+  const long = Math.max(w, h), area = w * h;
+  const byLong = long > 1568, byArea = area > 1_150_000;
+  const longSmaller = 1568n * 1568n * BigInt(area) <= 1_150_000n * BigInt(long) * BigInt(long);
+  if (byLong && (!byArea || longSmaller)) {
+    [w, h] = [Math.floor(w * 1568 / long), Math.floor(h * 1568 / long)];
+  } else if (byArea) {
+    [w, h] = [floorScaledByRoot(w, 1_150_000, area), floorScaledByRoot(h, 1_150_000, area)];
+  }
+  return Math.ceil(w * h / 750);
+}
+
+function openaiTokens(w, h) {
+  const long = Math.max(w, h);
+  if (long > 2048) [w, h] = [Math.floor(w * 2048 / long), Math.floor(h * 2048 / long)];
+  const short = Math.min(w, h);
+  if (short > 768) [w, h] = [Math.floor(w * 768 / short), Math.floor(h * 768 / short)];
+  return 85 + 170 * Math.ceil(w / 512) * Math.ceil(h / 512);
+}
+
+/** SPEC §3: an image's tokens by its pixels, never its base64. */
+export function imageTokens(part, format) {
+  if (format === 'openai' && part.detail === 'low') return 85;
+  const dims = imagePixels(part);
+  if (format === 'openai') return dims === null ? 85 + 170 * 8 : openaiTokens(...dims);
+  return dims === null ? 1534 : anthropicTokens(...dims);
+}
+
+/** [image elided: M, W×H, N bytes], at most 200 bytes (SPEC §4 step 4). */
+export function elisionText(part) {
+  const dims = imagePixels(part);
+  const pixels = dims ? `${dims[0]}×${dims[1]}` : '?×?';
+  const media = String(part.mediaType ?? 'remote').slice(0, 64);
+  const text = `[image elided: ${media}, ${pixels}, ${(part.data ?? '').length} bytes]`;
+  let cut = text;
+  while (nbytes(cut) > 200) cut = cut.slice(0, -1);
+  return cut;
+}
+
+function imageExtra(part) {
+  return extra(part, IMAGE_FIELDS);
+}
+
 // --- openai (Chat Completions) --------------------------------------------------
+
+function openaiPart(p) {
+  if (!isImage(p)) return p;
+  const url = Object.hasOwn(p, 'url') ? p.url : `data:${p.mediaType};base64,${p.data}`;
+  const inner = { url };
+  if (Object.hasOwn(p, 'detail')) inner.detail = p.detail;
+  return add({ type: 'image_url', image_url: inner }, imageExtra(p).filter(([k]) => k !== 'detail'));
+}
+
+/**
+ * The openai messages one engine message is written as: itself, and for a
+ * tool message with images, a user message carrying them (Chat Completions
+ * tool messages hold text only; ctxgate writes it after the run of results,
+ * which moves no byte: the body is the same sum).
+ */
+export function openaiMessages(m) {
+  if (m.role !== 'tool' || imagesOf(m).length === 0) return [openaiMessage(m)];
+  const rest = m.content.filter((p) => !isImage(p));
+  const tool = { ...m, content: rest.length ? rest : '' };
+  const user = { role: 'user', content: imagesOf(m) };
+  if (m.pinned === true) user.pinned = true;
+  return [openaiMessage(tool), openaiMessage(user)];
+}
 
 function openaiArguments(args) {
   // A string that is not itself JSON text was kept as a string: written raw.
@@ -78,6 +236,7 @@ function openaiArguments(args) {
 export function openaiMessage(m) {
   const obj = { role: m.role };
   contentInto(obj, m);
+  if (Array.isArray(obj.content)) obj.content = obj.content.map(openaiPart);
   if (Object.hasOwn(m, 'toolCalls')) {
     obj.tool_calls = m.toolCalls.map((c) =>
       add({ id: c.id, type: 'function', function: { name: c.name, arguments: openaiArguments(c.arguments) } },
@@ -92,6 +251,19 @@ export function openaiMessage(m) {
 
 function textBlock(text) {
   return { type: 'text', text };
+}
+
+function anthropicBlock(p) {
+  if (!isImage(p)) return p;
+  const source = Object.hasOwn(p, 'url')
+    ? { type: 'url', url: p.url }
+    : { type: 'base64', media_type: p.mediaType, data: p.data };
+  return add({ type: 'image', source }, imageExtra(p));
+}
+
+/** Engine content as anthropic content: parts become blocks. */
+function blocks(content) {
+  return Array.isArray(content) ? content.map(anthropicBlock) : content;
 }
 
 // Python's `True in (a, b)` compares with ==, so 1 counts as True too.
@@ -134,6 +306,7 @@ export function anthropicMessages(msgs) {
     if (role === 'tool') {
       const block = { type: 'tool_result', tool_use_id: m.toolCallId };
       contentInto(block, m);
+      if (Object.hasOwn(block, 'content')) block.content = blocks(block.content);
       add(block, extra(m, ENGINE_FIELDS));
       if (prevTool && draft !== null && draft.role === 'user' && draft.blocks) {
         draft.content.push(block);
@@ -144,19 +317,19 @@ export function anthropicMessages(msgs) {
         draft.extra = []; // a tool message's own fields went into its block
       }
     } else if (role === 'user') {
-      draft = start('user', Object.hasOwn(m, 'content') ? m.content : ABSENT, m);
+      draft = start('user', Object.hasOwn(m, 'content') ? blocks(m.content) : ABSENT, m);
     } else if (role === 'assistant') {
       if (Array.isArray(m.toolCalls) && m.toolCalls.length) {
-        const blocks = m.content ? [textBlock(m.content)] : [];
+        const list = Array.isArray(m.content) ? blocks(m.content) : (m.content ? [textBlock(m.content)] : []);
         for (const c of m.toolCalls) {
-          blocks.push(add({ type: 'tool_use', id: c.id, name: c.name, input: c.arguments }, extra(c, CALL_FIELDS)));
+          list.push(add({ type: 'tool_use', id: c.id, name: c.name, input: c.arguments }, extra(c, CALL_FIELDS)));
         }
-        draft = start('assistant', blocks, m);
+        draft = start('assistant', list, m);
       } else {
-        draft = start('assistant', Object.hasOwn(m, 'content') ? m.content : ABSENT, m);
+        draft = start('assistant', Object.hasOwn(m, 'content') ? blocks(m.content) : ABSENT, m);
       }
     } else { // a system message after the head: a user message with one text block
-      draft = start('user', [textBlock(m.content || '')], m);
+      draft = start('user', Array.isArray(m.content) ? blocks(m.content) : [textBlock(m.content || '')], m);
     }
     prevTool = role === 'tool';
   }
@@ -179,12 +352,15 @@ export function bodyMeter(config) {
   // `{` + own fields + `,` (or just `{` and the closing `}`) + `"messages":`.
   const fixed = (Object.keys(own).length ? nbytes(dumps(own)) + 1 : 2) + nbytes('"messages":');
   const sizes = new Map();
-  const write = format === 'openai' ? openaiMessage : (m) => m;
+  const write = format === 'openai' ? openaiMessages : (m) => [m];
 
   const size = (m) => {
     let n = sizes.get(m);
     if (n === undefined) {
-      n = nbytes(dumps(write(m)));
+      // A tool message's images go in a user message of their own (openai):
+      // both count, and the comma between them.
+      const written = write(m);
+      n = written.reduce((t, w) => t + nbytes(dumps(w)), 0) + written.length - 1;
       sizes.set(m, n);
     }
     return n;

@@ -12,8 +12,10 @@ JSON object a line) and implements ADR 0098 as ctxgate's SPEC §4 hardens it:
   3. Keep the last keepRecent iterations verbatim; replace the earlier,
      unpinned ones by ONE summary message (role system, <= summaryMaxBytes
      bytes of UTF-8), placed after the pinned iterations of that span.
-  4. Still over the ceiling or the trigger: keep fewer recent iterations,
-     down to one.
+  4. Over the ceiling: elide the images of the recent iterations but the
+     last (and pinned ones), oldest first, until it fits: each becomes one
+     text part "[image elided: M, W×H, N bytes]". Still over the ceiling or
+     the trigger: keep fewer recent iterations, down to one.
   5. One left and still over the ceiling: shorten the summary to the room
      that is left (on a character boundary), or drop it.
   6. head + pinned + last iteration alone over the ceiling: cannot_fit.
@@ -26,6 +28,12 @@ or under ctxgate:
 
     ctxgate check --subject 'python3 adapters/python-minimal/compactor.py'
 
+Content may be an array of parts (SPEC §1.4): text, images
+({"type": "image", "mediaType", "data"} inline, or {"type": "image", "url"}),
+and parts of other kinds, kept as they are. An image weighs its pixels in
+tokens (SPEC §3: wire.image_tokens reads its header) and its base64 in the
+body: a screenshot is ~1,600 tokens and ~1 MB.
+
 JSON is Python's own `json` module: numbers come back as Python writes them
 (653.50 as 653.5), which is fine, since ctxgate compares JSON values and only
 sends numbers that every mainstream JSON library writes back unchanged.
@@ -35,7 +43,9 @@ import json
 import math
 import sys
 
-from wire import Body, dumps, loads, nbytes  # exact body size in the three wire formats
+from wire import (  # exact body size in the three wire formats; images
+    Body, dumps, elision_text, image_tokens, images_of, is_image, loads, nbytes,
+)
 
 NAME, VERSION = "python-minimal", "1.0.0"
 SUMMARY_PREFIX = "[summary]"
@@ -68,13 +78,18 @@ def tokens(nb, bpt):
 
 
 def text_of(msg):
+    """The text: the string, or the text parts joined (images are never text)."""
     content = msg.get("content")
+    if isinstance(content, list):
+        return "".join(p["text"] for p in content if isinstance(p, dict) and p.get("type") == "text")
     return content if isinstance(content, str) else ""
 
 
-def message_tokens(msg, bpt):
-    """ADR 0098: tokens(content) + tokens(JSON of toolCalls)."""
+def message_tokens(msg, bpt, fmt):
+    """ADR 0098: tokens(content) + tokens(JSON of toolCalls); an image by its
+    pixels, in the wire format's rule (SPEC §3)."""
     n = tokens(nbytes(text_of(msg)), bpt)
+    n += sum(image_tokens(p, fmt) for p in images_of(msg))
     calls = msg.get("toolCalls")
     if msg.get("role") == "assistant" and calls:
         n += tokens(nbytes(dumps(calls)), bpt)
@@ -119,8 +134,17 @@ def check_shape(msgs):
     for i, m in enumerate(msgs):
         if not isinstance(m, dict) or m.get("role") not in ("system", "user", "assistant", "tool"):
             raise InvalidInput(f"message {i}: not a message with a known role")
-        if m.get("content") is not None and not isinstance(m["content"], str):
-            raise InvalidInput(f"message {i}: `content` must be a string or null")
+        content = m.get("content")
+        if content is not None and not isinstance(content, (str, list)):
+            raise InvalidInput(f"message {i}: `content` must be a string, null or an array of parts")
+        for j, p in enumerate(content if isinstance(content, list) else []):
+            if not isinstance(p, dict):
+                raise InvalidInput(f"message {i}: content[{j}] must be a part object")
+            if p.get("type") == "text" and not isinstance(p.get("text"), str):
+                raise InvalidInput(f"message {i}: content[{j}]: a text part needs a string `text`")
+            if p.get("type") == "image" and not (
+                    isinstance(p.get("url"), str) or (isinstance(p.get("data"), str) and isinstance(p.get("mediaType"), str))):
+                raise InvalidInput(f"message {i}: content[{j}]: an image needs `mediaType` and `data`, or `url`")
         if "toolCalls" in m:
             calls = m["toolCalls"]
             if m["role"] != "assistant" or not isinstance(calls, list):
@@ -172,7 +196,8 @@ def is_summary(msg):
 def summarise(replaced, max_bytes):
     """Deterministic digest. A lone system message that fits is kept as it is:
     that makes compaction idempotent when an earlier summary is replaced."""
-    if len(replaced) == 1 and replaced[0].get("role") == "system" and nbytes(text_of(replaced[0])) <= max_bytes:
+    if (len(replaced) == 1 and replaced[0].get("role") == "system" and not images_of(replaced[0])
+            and nbytes(text_of(replaced[0])) <= max_bytes):
         return text_of(replaced[0])
     roles, tools = {}, {}
     for m in replaced:
@@ -201,8 +226,10 @@ def compact(cfg, h):
     def fits(msgs):
         return body(msgs) <= ceiling
 
+    fmt = cfg["wireFormat"]
+
     def under_trigger(msgs):
-        return sum(message_tokens(m, bpt) for m in msgs) <= trig
+        return sum(message_tokens(m, bpt, fmt) for m in msgs) <= trig
 
     # Step 1: nothing to do.
     if under_trigger(h) and fits(h):
@@ -236,6 +263,11 @@ def compact(cfg, h):
             return h[:head] + kept_pinned + ([s] if s is not None else []) + h[recent[0][0]:]
 
         candidate = assemble(summary)
+        if not fits(candidate):
+            # Step 4: elide the images of the recent iterations but the last
+            # (never pinned ones), oldest first, until it fits.
+            elidable = [i for s in recent[:-1] if not pinned(s) for i in range(s[0], s[1])]
+            candidate = elide(candidate, [len(candidate) - (len(h) - i) for i in elidable], fits)
         if fits(candidate) and (k == 1 or under_trigger(candidate)):
             return candidate
         if k > 1:
@@ -265,8 +297,26 @@ def compact(cfg, h):
         return assemble(shorter) if is_summary(shorter) else minimal
 
 
+def elide(candidate, positions, fits):
+    """Each inline image at `positions` (oldest first) becomes one text part,
+    until the candidate fits (SPEC §4 step 4). Remote images stay: a URL is
+    a few bytes, which a placeholder would hardly shorten."""
+    out = list(candidate)
+    for at in positions:
+        parts = out[at].get("content")
+        if not isinstance(parts, list):
+            continue
+        for j, p in enumerate(parts):
+            if fits(out):
+                return out
+            if is_image(p) and "data" in p:
+                parts = parts[:j] + [{"type": "text", "text": elision_text(p)}] + parts[j + 1:]
+                out[at] = {**out[at], "content": parts}
+    return out
+
+
 def estimate(cfg, h):
-    per = [message_tokens(m, cfg["bytesPerToken"]) for m in h]
+    per = [message_tokens(m, cfg["bytesPerToken"], cfg["wireFormat"]) for m in h]
     return {"tokens": sum(per), "perMessage": per}
 
 

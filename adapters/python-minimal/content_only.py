@@ -16,14 +16,16 @@ called, so replacing those two functions is the whole variant.
 """
 
 import compactor
-from compactor import nbytes, text_of, tokens
+from compactor import image_tokens, images_of, nbytes, text_of, tokens
 
 NAME, VERSION = "python-minimal-content-only", "0.9.0"
 
 
 def estimate(cfg, h):
-    """Before ADR 0098: tokens(content) per message; toolCalls are free."""
-    per = [tokens(nbytes(text_of(m)), cfg["bytesPerToken"]) for m in h]
+    """Before ADR 0098: tokens(content) per message; toolCalls are free.
+    (Images weigh their pixels, as SPEC §3's content-only counts them.)"""
+    per = [tokens(nbytes(text_of(m)), cfg["bytesPerToken"])
+           + sum(image_tokens(p, cfg["wireFormat"]) for p in images_of(m)) for m in h]
     return {"tokens": sum(per), "perMessage": per}
 
 

@@ -11,10 +11,13 @@ unescaped, escapes only for `"`, `\\` and control characters. That is
 `json.dumps(..., ensure_ascii=False, separators=(",", ":"))`.
 """
 
+import base64
 import json
+import struct
 
 ENGINE_FIELDS = ("role", "content", "toolCalls", "toolCallId", "pinned")
 CALL_FIELDS = ("id", "name", "arguments")
+IMAGE_FIELDS = ("type", "mediaType", "data", "url")
 
 
 def loads(text):
@@ -62,7 +65,153 @@ def _is_json_text(s):
         return False
 
 
+# --- content parts and images (SPEC §1.4) ------------------------------------------
+#
+# Engine parts: {"type": "text", "text"}, {"type": "image", "mediaType", "data"}
+# (inline base64) or {"type": "image", "url"} (remote); any other part as it is.
+
+
+def is_image(part):
+    return isinstance(part, dict) and part.get("type") == "image"
+
+
+def images_of(msg):
+    content = msg.get("content")
+    return [p for p in content if is_image(p)] if isinstance(content, list) else []
+
+
+def _image_extra(part):
+    return [(k, v) for k, v in part.items() if k not in IMAGE_FIELDS]
+
+
+_PIXELS = {}
+
+
+def image_pixels(part):
+    """(width, height) from an inline image's header (PNG, JPEG, GIF, WebP),
+    or None: a remote URL, an unknown or broken header. Read as ctxgate reads
+    it (the `imagesize` crate's rules), cached by the data string."""
+    data = part.get("data")
+    if not isinstance(data, str):
+        return None
+    if data not in _PIXELS:
+        _PIXELS[data] = _read_pixels(data)
+    return _PIXELS[data]
+
+
+def _b64(data, nbytes_wanted=None):
+    chars = data if nbytes_wanted is None else data[: (nbytes_wanted + 2) // 3 * 4]
+    chars = chars.split("=")[0]
+    try:
+        return base64.b64decode(chars + "=" * (-len(chars) % 4), altchars=None, validate=True)
+    except ValueError:
+        return b""
+
+
+def _read_pixels(data):
+    head = _b64(data, 64)
+    w = h = None
+    if head[:8] == b"\x89PNG\r\n\x1a\n" and len(head) >= 24:
+        w, h = struct.unpack(">II", head[16:24])
+    elif head[:6] in (b"GIF87a", b"GIF89a") and len(head) >= 10:
+        w, h = struct.unpack("<HH", head[6:10])
+    elif head[:4] == b"RIFF" and head[8:12] == b"WEBP" and len(head) >= 30:
+        tag = head[15:16]
+        if tag == b"X":
+            w = 1 + int.from_bytes(head[24:27], "little")
+            h = 1 + int.from_bytes(head[27:30], "little")
+        elif tag == b"L":
+            dims = int.from_bytes(head[21:25], "little")
+            w, h = (dims & 0x3FFF) + 1, ((dims >> 14) & 0x3FFF) + 1
+        elif tag == b" ":
+            w, h = struct.unpack("<HH", head[26:30])
+    elif head[:3] == b"\xff\xd8\xff":
+        w, h = _jpeg_size(_b64(data))
+    if not w or not h:
+        return None
+    return (w, h)
+
+
+def _jpeg_size(buf):
+    """The first SOFn marker's size outside nested images (imagesize's walk)."""
+    pos, depth = 2, 0
+    while pos + 4 <= len(buf):
+        if buf[pos] != 0xFF:
+            return None, None
+        page = buf[pos + 1]
+        if page in (0xC0, 0xC1, 0xC2, 0xC3, 0xC5, 0xC6, 0xC7, 0xC9, 0xCA, 0xCB, 0xCD, 0xCE, 0xCF) and depth == 0:
+            if pos + 9 > len(buf):
+                return None, None
+            h, w = struct.unpack(">HH", buf[pos + 5:pos + 9])
+            return w, h
+        if page == 0xD8:
+            depth += 1
+        elif page == 0xD9:
+            depth -= 1
+            if depth < 0:
+                return None, None
+        pos += 2 + struct.unpack(">H", buf[pos + 2:pos + 4])[0]
+    return None, None
+
+
+def image_tokens(part, fmt):
+    """SPEC §3: by the image's pixels, never its base64."""
+    if fmt == "openai" and part.get("detail") == "low":
+        return 85
+    dims = image_pixels(part)
+    if fmt == "openai":
+        return 85 + 170 * 8 if dims is None else _openai_tokens(*dims)
+    return 1534 if dims is None else _anthropic_tokens(*dims)
+
+
+def _isqrt_scaled(x, num, den):
+    """floor(x * sqrt(num / den)), exactly."""
+    import math
+    return math.isqrt(x * x * num // den)
+
+
+def _anthropic_tokens(w, h):
+    long, area = max(w, h), w * h
+    by_long, by_area = long > 1568, area > 1_150_000
+    long_smaller = 1568 * 1568 * area <= 1_150_000 * long * long
+    if by_long and (not by_area or long_smaller):
+        w, h = w * 1568 // long, h * 1568 // long
+    elif by_area:
+        w, h = _isqrt_scaled(w, 1_150_000, area), _isqrt_scaled(h, 1_150_000, area)
+    return -(-(w * h) // 750)
+
+
+def _openai_tokens(w, h):
+    long = max(w, h)
+    if long > 2048:
+        w, h = w * 2048 // long, h * 2048 // long
+    short = min(w, h)
+    if short > 768:
+        w, h = w * 768 // short, h * 768 // short
+    return 85 + 170 * (-(-w // 512)) * (-(-h // 512))
+
+
+def elision_text(part):
+    """[image elided: M, W×H, N bytes], at most 200 bytes (SPEC §4 step 4)."""
+    dims = image_pixels(part)
+    pixels = f"{dims[0]}×{dims[1]}" if dims else "?×?"
+    media = part.get("mediaType", "remote")[:64]
+    text = f"[image elided: {media}, {pixels}, {len(part.get('data', ''))} bytes]"
+    return text.encode("utf-8")[:200].decode("utf-8", errors="ignore")
+
+
 # --- openai (Chat Completions) --------------------------------------------------
+
+
+def _openai_part(p):
+    if not is_image(p):
+        return p
+    url = p["url"] if "url" in p else f"data:{p['mediaType']};base64,{p['data']}"
+    inner = {"url": url}
+    if "detail" in p:
+        inner["detail"] = p["detail"]
+    return _add({"type": "image_url", "image_url": inner},
+                [(k, v) for k, v in _image_extra(p) if k != "detail"])
 
 
 def _openai_arguments(args):
@@ -72,9 +221,26 @@ def _openai_arguments(args):
     return dumps(args)
 
 
+def openai_messages(m):
+    """The openai messages one engine message is written as: itself, and for a
+    tool message with images, a user message carrying them (Chat Completions
+    tool messages hold text only; ctxgate writes it after the run of results,
+    which moves no byte: the body is the same sum)."""
+    if m.get("role") != "tool" or not images_of(m):
+        return [openai_message(m)]
+    rest = [p for p in m["content"] if not is_image(p)]
+    tool = {**m, "content": rest if rest else ""}
+    user = {"role": "user", "content": images_of(m)}
+    if m.get("pinned") is True:
+        user["pinned"] = True
+    return [openai_message(tool), openai_message(user)]
+
+
 def openai_message(m):
     obj = {"role": m["role"]}
     _content_into(obj, m)
+    if isinstance(obj.get("content"), list):
+        obj["content"] = [_openai_part(p) for p in obj["content"]]
     if "toolCalls" in m:
         obj["tool_calls"] = [
             _add({"id": c["id"], "type": "function",
@@ -94,6 +260,23 @@ def openai_message(m):
 
 def _text_block(text):
     return {"type": "text", "text": text}
+
+
+def _anthropic_block(p):
+    if not is_image(p):
+        return p
+    if "url" in p:
+        source = {"type": "url", "url": p["url"]}
+    else:
+        source = {"type": "base64", "media_type": p["mediaType"], "data": p["data"]}
+    return _add({"type": "image", "source": source}, _image_extra(p))
+
+
+def _blocks(content):
+    """Engine content as anthropic content: parts become blocks."""
+    if isinstance(content, list):
+        return [_anthropic_block(p) for p in content]
+    return content
 
 
 def anthropic_messages(msgs):
@@ -133,6 +316,8 @@ def anthropic_messages(msgs):
         if role == "tool":
             block = {"type": "tool_result", "tool_use_id": m["toolCallId"]}
             _content_into(block, m)
+            if "content" in block:
+                block["content"] = _blocks(block["content"])
             _add(block, _extra(m, ENGINE_FIELDS))
             if prev_tool and draft is not None and draft["role"] == "user" and draft["blocks"]:
                 draft["content"].append(block)
@@ -142,18 +327,24 @@ def anthropic_messages(msgs):
                 draft = start("user", [block], m)
                 draft["extra"] = []  # a tool message's own fields went into its block
         elif role == "user":
-            draft = start("user", m["content"] if "content" in m else _ABSENT, m)
+            draft = start("user", _blocks(m["content"]) if "content" in m else _ABSENT, m)
         elif role == "assistant":
             if m.get("toolCalls"):
-                blocks = [_text_block(m["content"])] if m.get("content") else []
+                content = m.get("content")
+                if isinstance(content, list):
+                    blocks = _blocks(content)
+                else:
+                    blocks = [_text_block(content)] if content else []
                 for c in m["toolCalls"]:
                     blocks.append(_add({"type": "tool_use", "id": c["id"], "name": c["name"],
                                         "input": c["arguments"]}, _extra(c, CALL_FIELDS)))
                 draft = start("assistant", blocks, m)
             else:
-                draft = start("assistant", m["content"] if "content" in m else _ABSENT, m)
+                draft = start("assistant", _blocks(m["content"]) if "content" in m else _ABSENT, m)
         else:  # a system message after the head: a user message with one text block
-            draft = start("user", [_text_block(m.get("content") or "")], m)
+            content = m.get("content")
+            blocks = _blocks(content) if isinstance(content, list) else [_text_block(content or "")]
+            draft = start("user", blocks, m)
         prev_tool = role == "tool"
     flush()
     return system, out
@@ -178,13 +369,17 @@ class Body:
         own = {k: v for k, v in self.envelope.items() if k != "messages"}
         self.fixed = (nbytes(dumps(own)) + 1 if own else 2) + nbytes('"messages":')
         self.sizes = {}
-        self.write = openai_message if self.format == "openai" else (lambda m: m)
+        self.write = openai_messages if self.format == "openai" else (lambda m: [m])
 
     def size(self, m):
         key = id(m)
         if key not in self.sizes:
+            # A tool message's images go in a user message of their own
+            # (openai): both count, and the comma between them.
+            written = self.write(m)
+            size = sum(nbytes(dumps(w)) for w in written) + len(written) - 1
             # Keep m alive with its size, so that its id() is never reused.
-            self.sizes[key] = (nbytes(dumps(self.write(m))), m)
+            self.sizes[key] = (size, m)
         return self.sizes[key][0]
 
     def __call__(self, msgs):

@@ -236,6 +236,8 @@ function answer(line) {
     return JSON.stringify({
       op: 'hello', protocol: 1, name: 'ai pruneMessages', version: AI_VERSION,
       ops: ['compact'], format: 'engine', invariants: CLAIMS,
+      // Text content only (SPEC §6): `content` goes to the AI SDK as a string.
+      contentParts: false,
     });
   }
   const fail = (kind, message) => `{"id":${id},"error":${JSON.stringify({ kind, message })}}`;

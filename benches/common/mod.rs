@@ -54,6 +54,40 @@ pub fn toolloop(
     msgs
 }
 
+/// A computer-use ToolLoop (issue 26): a system prompt and a request, then
+/// `iterations` iterations of one `screenshot` call whose result is a line
+/// of text and a `w` × `h` PNG screenshot of `image_bytes` bytes (base64 in
+/// the body): images are the bulk of the body.
+pub fn screenshot_loop(iterations: usize, image_bytes: usize, seed: u64) -> Vec<Message> {
+    use ctxgate::generate::images::{inline_image, ImageFormat};
+    use ctxgate::model::{Content, Part};
+    let mut rng = SplitMix64::new(seed);
+    let mut msgs = vec![
+        Message::system("You drive a browser. Use the tools."),
+        Message::user(text(&mut rng, ContentClass::Prose, 200)),
+    ];
+    for i in 0..iterations {
+        let id = format!("call_{i}");
+        msgs.push(Message::assistant_calls(
+            text(&mut rng, ContentClass::Prose, 80),
+            vec![ToolCall::new(
+                id.clone(),
+                "computer",
+                json!({"action": "screenshot"}),
+            )],
+        ));
+        let img = inline_image(&mut rng, ImageFormat::Png, 1920, 1080, image_bytes);
+        msgs.push(Message::tool(
+            id,
+            Content::Parts(vec![
+                Part::text(text(&mut rng, ContentClass::Prose, 120)),
+                Part::Image(img),
+            ]),
+        ));
+    }
+    msgs
+}
+
 /// One iteration: the assistant's three calls and their results.
 pub fn iteration(
     rng: &mut SplitMix64,
@@ -80,12 +114,18 @@ pub fn iteration(
     out
 }
 
-/// The raw text bytes of a history (contents and call arguments as JSON):
+/// The raw text bytes of a history (contents, images' base64 and call
+/// arguments as JSON):
 /// what the memcpy baseline copies and the throughput is counted in.
 pub fn raw_bytes(msgs: &[Message]) -> Vec<u8> {
     let mut out = Vec::new();
     for m in msgs {
         out.extend_from_slice(m.content.text().as_bytes());
+        for img in m.content.images() {
+            if let Some(d) = img.data() {
+                out.extend_from_slice(d.data().as_bytes());
+            }
+        }
         for c in m.calls() {
             out.extend_from_slice(c.id.as_bytes());
             out.extend_from_slice(c.name.as_bytes());

@@ -123,6 +123,11 @@ impl Engine {
         if !exact {
             gen.exotic_numbers_percent = 0;
         }
+        // Both sides get the same cases: without images when either takes
+        // text only (its hello's `contentParts: false`).
+        if !(subject.content_parts && baseline.content_parts) {
+            gen = gen.without_images();
+        }
         let invariants = checked
             .iter()
             .map(|i| {

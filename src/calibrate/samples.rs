@@ -33,6 +33,7 @@ pub fn set_name(class: ContentClass) -> &'static str {
         ContentClass::Multilingual => "multilingual",
         ContentClass::Emoji => "emoji",
         ContentClass::Escapes => "escape-heavy",
+        ContentClass::Images => "images",
     }
 }
 
@@ -101,7 +102,7 @@ mod tests {
         let text = |c| {
             samples(c, 3, 30)
                 .iter()
-                .map(|m| m.content.text().to_owned())
+                .map(|m| m.content.text().into_owned())
                 .collect::<String>()
         };
         assert!(

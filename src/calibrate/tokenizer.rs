@@ -72,10 +72,15 @@ impl FromStr for Encoding {
     }
 }
 
-/// Real tokens of one message: tokens of its content plus, for an
-/// assistant message with calls, tokens of the JSON of its `toolCalls`.
+/// Real tokens of one message: tokens of its text plus, for an
+/// assistant message with calls, tokens of the JSON of its `toolCalls`,
+/// plus its images by their pixels, never their base64 (SPEC §3), at the
+/// larger of the two providers' published rules: an image's real cost
+/// depends on who serves the request, and a bound must hold for both.
 pub fn message_real_tokens(m: &Message, encoding: Encoding) -> u64 {
-    encoding.count(m.content.text()) + tool_calls_json(m).map_or(0, |j| encoding.count(&j))
+    encoding.count(&m.content.text())
+        + tool_calls_json(m).map_or(0, |j| encoding.count(&j))
+        + crate::estimate::images::content_image_tokens_any_provider(&m.content)
 }
 
 /// Real tokens of a history: the sum over its messages.

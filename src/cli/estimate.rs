@@ -201,7 +201,7 @@ fn preview(m: &Message) -> String {
     if m.role == Role::Tool {
         let _ = write!(text, "← {}: ", m.tool_call_id.as_deref().unwrap_or(""));
     }
-    text.push_str(m.content.text());
+    text.push_str(&m.content.text());
     for call in m.calls() {
         if !text.is_empty() {
             text.push(' ');

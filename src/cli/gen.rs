@@ -77,8 +77,9 @@ pub fn run(args: Args) -> Result<(), Failure> {
             let case = case_at(i);
             coverage.record_case(&case);
             let result = ctxgate::reference::compact(&case.config, &case.messages);
-            coverage.record_result(
-                result.as_ref().is_ok_and(|o| *o != case.messages),
+            coverage.record_answer(
+                &case.messages,
+                result.as_deref().ok(),
                 matches!(result, Err(ctxgate::CompactError::CannotFit { .. })),
             );
         }

@@ -171,7 +171,7 @@ pub fn build(corpus: &[History], options: &InputOptions) -> Vec<Set> {
 /// A lone tool result becomes a user message with the same content.
 fn as_history_message(m: Message) -> Message {
     if m.role == Role::Tool {
-        Message::user(m.content.text())
+        Message::user(m.content.text().into_owned())
     } else {
         m
     }

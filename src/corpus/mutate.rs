@@ -239,7 +239,7 @@ fn grow_results(msgs: &mut [Message], rng: &mut SplitMix64) {
         };
         let i = tools[k as usize];
         let n = *rng.pick(&GROWN);
-        let old = msgs[i].content.text().to_owned();
+        let old = msgs[i].content.text().into_owned();
         let grown = if old.is_empty() {
             text(rng, ContentClass::Json, n)
         } else {
@@ -311,7 +311,7 @@ fn add_parallel_calls(msgs: &mut Vec<Message>, rng: &mut SplitMix64) {
         added.push(ToolCall::new(id.clone(), name, args));
         let results: Vec<&Message> = msgs[r.start + 1..r.end].iter().collect();
         let content = match results.get(rng.below(results.len().max(1) as u64) as usize) {
-            Some(m) if rng.chance(50) => m.content.text().to_owned(),
+            Some(m) if rng.chance(50) => m.content.text().into_owned(),
             _ => {
                 let n = rng.range(16, 4_096) as usize;
                 let class = *rng.pick(&ContentClass::ALL);

@@ -12,8 +12,9 @@
 
 use crate::body;
 use crate::config::Config;
-use crate::model::Message;
+use crate::model::{Content, Message};
 
+pub mod images;
 mod incremental;
 mod safe;
 #[cfg(feature = "calibrate")]
@@ -29,6 +30,14 @@ pub fn tokens_for_bytes(bytes: u64, bytes_per_token: u64) -> u64 {
 /// Tokens of a text: `ceil(bytes(text) / bytesPerToken)`.
 pub fn tokens(text: &str, bytes_per_token: u64) -> u64 {
     tokens_for_bytes(text.len() as u64, bytes_per_token)
+}
+
+/// Tokens of a content (SPEC §3): tokens of its text (text parts joined),
+/// plus [`images::image_tokens`] of each image in the config's wire
+/// format — by its pixels, never by its base64.
+pub fn content_tokens(c: &Content, config: &Config) -> u64 {
+    tokens_for_bytes(c.text_len() as u64, config.bytes_per_token)
+        + images::content_image_tokens(c, config.wire_format)
 }
 
 /// Tokens of the engine JSON of a message's `toolCalls` (0 without calls).
@@ -67,7 +76,8 @@ pub trait Estimator: Send + Sync {
 
 /// The estimator before ADR 0098: Σ tokens(content). Tool-call arguments
 /// weigh nothing, which is how the 413 in the ADR shipped. Kept as the
-/// baseline for benchmarks and mutation tests.
+/// baseline for benchmarks and mutation tests. Images count by their
+/// pixels (SPEC §3), as in every estimator here.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct ContentOnly;
 
@@ -76,12 +86,13 @@ impl Estimator for ContentOnly {
         "content-only"
     }
     fn message_tokens(&self, m: &Message, config: &Config) -> u64 {
-        tokens(m.content.text(), config.bytes_per_token)
+        content_tokens(&m.content, config)
     }
 }
 
 /// ADR 0098's estimator: tokens(content) plus tokens(JSON of `toolCalls`)
-/// for assistant messages with calls. The reference's estimator.
+/// for assistant messages with calls. The reference's estimator. An
+/// image's tokens are SPEC §3's, by its pixels.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Adr0098;
 
@@ -90,8 +101,7 @@ impl Estimator for Adr0098 {
         "adr-0098"
     }
     fn message_tokens(&self, m: &Message, config: &Config) -> u64 {
-        tokens(m.content.text(), config.bytes_per_token)
-            + tool_call_tokens(m, config.bytes_per_token)
+        content_tokens(&m.content, config) + tool_call_tokens(m, config.bytes_per_token)
     }
 }
 

@@ -141,7 +141,7 @@ impl TextProfile {
     /// The parts ADR 0098 counts for a message: its content and the JSON
     /// of its `toolCalls`.
     pub fn of_message(m: &Message) -> TextProfile {
-        let mut p = TextProfile::of(m.content.text());
+        let mut p = TextProfile::of(&m.content.text());
         if let Some(json) = tool_calls_json(m) {
             p.add_text(&json);
         }
@@ -179,6 +179,9 @@ impl Estimator for SafeClasswise {
         "safe-classwise"
     }
     fn message_tokens(&self, m: &Message, _config: &Config) -> u64 {
+        // Images by their pixels (SPEC §3), at the larger of the two
+        // providers' rules: an upper bound whichever serves the request.
+        let images = super::images::content_image_tokens_any_provider(&m.content);
         // One token more per non-empty text: a short text's BPE split
         // (" 7" is two tokens, a space and a digit) can cost more than its
         // class average; `check --invariants estimate-covers-real-tokens`
@@ -188,6 +191,7 @@ impl Estimator for SafeClasswise {
             .milli_tokens(&TextProfile::of_message(m))
             .div_ceil(1000)
             + parts
+            + images
     }
 }
 

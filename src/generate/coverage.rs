@@ -45,9 +45,14 @@ const PRESSURE: usize = 22;
 const AT_TRIGGER: usize = 23;
 const AT_CEILING: usize = 24;
 const BUG_CLASS: usize = 25;
+const IMAGES: usize = 26;
+const IMAGE_HEADER: usize = 27;
+
+/// The `images` group's bin the subject's answers reach (not the case).
+const ELIDED_BIN: usize = 11;
 
 /// The bins, group by group, in display order.
-const GROUPS: [(&str, &[&str]); 26] = [
+const GROUPS: [(&str, &[&str]); 28] = [
     (
         "iterations",
         &["0", "1", "2–5", "6–15", "16–30", "31–60", "> 60"],
@@ -181,6 +186,30 @@ const GROUPS: [(&str, &[&str]); 26] = [
             "non-ASCII arguments",
         ],
     ),
+    // SPEC §1.4: where images sit, how big, and the shapes the reports
+    // of issue 26 name (a run of screenshots, the body at the ceiling with
+    // images as its bulk, a last iteration whose own images are over it).
+    (
+        "images",
+        &[
+            "in user messages",
+            "in tool results",
+            "after results (openai user message)",
+            "remote URL",
+            "detail: low",
+            "computer-use run (≥ 3 turns)",
+            "icon (≤ 128 px)",
+            "4K or larger",
+            "≥ 1 MiB payload",
+            "body at ceiling ±1, images ≥ ½ of it",
+            "last iteration's images over the ceiling",
+            "elided by the subject",
+        ],
+    ),
+    (
+        "image header",
+        &["png", "jpeg", "gif", "webp", "unknown size"],
+    ),
 ];
 
 const RESULTS: [&str; 3] = ["unchanged", "compacted", "cannot_fit"];
@@ -265,14 +294,15 @@ impl Coverage {
         set(BODY, bucket(body, &[1 << 10, 16 << 10, 128 << 10, 1 << 20]));
         set(HEAD, head.min(3));
 
+        self.record_images(case, &mut set, &its, body);
         let mut classes = 0u8;
         for m in msgs {
-            classes |= classify(m.content.text());
+            classes |= classify(&m.content.text());
             match &m.content {
                 Content::Null => set(CONTENT, 0),
                 Content::Absent => set(CONTENT, 1),
                 Content::Text(s) if s.is_empty() => set(CONTENT, 2),
-                Content::Text(_) => {}
+                Content::Text(_) | Content::Parts(_) => {}
             }
             if !m.content.is_empty() && m.opens_iteration() {
                 set(CONTENT, 3);
@@ -479,6 +509,106 @@ impl Coverage {
         }
     }
 
+    /// The `images` and `image header` bins of a case.
+    fn record_images(
+        &mut self,
+        case: &Case,
+        set: &mut impl FnMut(usize, usize),
+        its: &[std::ops::Range<usize>],
+        body: u64,
+    ) {
+        let msgs = &case.messages;
+        let c = &case.config;
+        let mut image_bytes = 0u64;
+        let mut turns_with_images = 0usize;
+        for r in its {
+            if msgs[r.clone()].iter().any(|m| m.has_images()) {
+                turns_with_images += 1;
+            }
+        }
+        for (i, m) in msgs.iter().enumerate() {
+            if !m.has_images() {
+                continue;
+            }
+            match m.role {
+                Role::Tool => set(IMAGES, 1),
+                Role::User if i > 0 && msgs[i - 1].role == Role::Tool => set(IMAGES, 2),
+                Role::User => set(IMAGES, 0),
+                _ => {}
+            }
+            for img in m.content.images() {
+                image_bytes += img.payload_bytes();
+                if img.detail() == Some("low") {
+                    set(IMAGES, 4);
+                }
+                match &img.source {
+                    crate::model::ImageSource::Url(_) => set(IMAGES, 3),
+                    crate::model::ImageSource::Inline(d) => {
+                        if d.data().len() as u64 >= (1 << 20) * 4 / 3 {
+                            set(IMAGES, 8);
+                        }
+                    }
+                }
+                match img.pixels() {
+                    Some((w, h)) => {
+                        if w.max(h) <= 128 {
+                            set(IMAGES, 6);
+                        }
+                        if w.max(h) >= 3840 {
+                            set(IMAGES, 7);
+                        }
+                        let header = match img.data().map(|d| &d.data()[..d.data().len().min(4)]) {
+                            Some("iVBO") => 0,
+                            Some(s) if s.starts_with("/9j") => 1,
+                            Some("R0lG") => 2,
+                            Some("UklG") => 3,
+                            _ => 4,
+                        };
+                        set(IMAGE_HEADER, header);
+                    }
+                    None => set(IMAGE_HEADER, 4),
+                }
+            }
+        }
+        if turns_with_images >= 3 {
+            set(IMAGES, 5);
+        }
+        let ceiling = c.transport_max_body_bytes;
+        if image_bytes > 0 && body.abs_diff(ceiling) <= 1 && image_bytes * 2 >= body {
+            set(IMAGES, 9);
+        }
+        if let Some(last) = its.last() {
+            let own: u64 = msgs[last.clone()]
+                .iter()
+                .flat_map(|m| m.content.images())
+                .map(|i| i.payload_bytes())
+                .sum();
+            if own > 0 && own > ceiling {
+                set(IMAGES, 10);
+            }
+        }
+    }
+
+    /// The subject elided images in its answer to the last case recorded
+    /// (the `images` group's "elided by the subject" bin).
+    pub fn record_elided(&mut self) {
+        self.counts[IMAGES][ELIDED_BIN] += 1;
+    }
+
+    /// What the subject answered to `input`: [`Coverage::record_result`],
+    /// and the elision bin when the output elided an image of the input.
+    pub fn record_answer(
+        &mut self,
+        input: &[crate::model::Message],
+        output: Option<&[crate::model::Message]>,
+        cannot_fit: bool,
+    ) {
+        self.record_result(output.is_some_and(|o| o != input), cannot_fit);
+        if output.is_some_and(|o| elided_images(input, o)) {
+            self.record_elided();
+        }
+    }
+
     /// What the subject did with the last case: compacted it (output ≠
     /// input), or answered `cannot_fit`; neither means unchanged.
     pub fn record_result(&mut self, compacted: bool, cannot_fit: bool) {
@@ -550,6 +680,10 @@ impl Coverage {
         for (g, (name, bins)) in GROUPS.iter().enumerate() {
             for (b, label) in bins.iter().enumerate() {
                 if g == FORMAT && b == 2 && !anthropic_ready() {
+                    continue;
+                }
+                // What the subject did, only once a subject was run.
+                if g == IMAGES && b == ELIDED_BIN && self.results_total() == 0 {
                     continue;
                 }
                 if self.counts[g][b] == 0 {
@@ -638,6 +772,17 @@ impl Coverage {
         }
         Some(c)
     }
+}
+
+/// Whether `output` elided an image of `input` (SPEC §4 step 4): some
+/// output message is an input message with images elided.
+pub fn elided_images(input: &[crate::model::Message], output: &[crate::model::Message]) -> bool {
+    let imaged: Vec<&crate::model::Message> = input.iter().filter(|m| m.has_images()).collect();
+    !imaged.is_empty()
+        && output.iter().any(|m| {
+            !m.content.parts().is_empty()
+                && imaged.iter().any(|x| crate::contract::is_elision_of(m, x))
+        })
 }
 
 fn kib(bytes: f64) -> String {

@@ -55,10 +55,34 @@ pub struct GenConfig {
     /// Largest `summaryMaxBytes`. Default 8,192; range 0–65,536.
     pub max_summary_bytes: usize,
     /// The content classes texts are drawn from; each case uses a random
-    /// non-empty subset. Default: all seven; range: any non-empty subset.
-    /// In JSON, by name: `prose`, `code`, `json`, `cjk`, `multilingual`,
-    /// `emoji`, `escapes`.
+    /// non-empty subset of the text classes. `images` (not a text class)
+    /// turns image cases on: `images_percent` of the cases carry
+    /// screenshots (`generate::images`). Default: all eight; range: any
+    /// non-empty subset. In JSON, by name: `prose`, `code`, `json`, `cjk`,
+    /// `multilingual`, `emoji`, `escapes`, `images`.
     pub content_classes: Vec<ContentClass>,
+    /// Percent of cases with images (when `contentClasses` has `images`):
+    /// screenshots pasted in user messages, in tool results, or one per
+    /// turn as a computer-use loop sends them. Kept moderate so that every
+    /// invariant gets ample cases without images too (and the default
+    /// run its speed). Default 12; range 0–100.
+    pub images_percent: u8,
+    /// Most images in one case (a computer-use run of screenshots stops
+    /// there). Default 24; range 1–120 (earendil-works/pi#5369's session
+    /// held 99).
+    pub max_images: usize,
+    /// Largest image file, in bytes before base64 (which is 4/3 of it in
+    /// the body). Payloads run from a few KB (icons) up to this; 1% of the
+    /// images sit at it. Default 5,242,880 (Anthropic's per-image limit,
+    /// 5 MB); range 1,024–20,971,520 (OpenAI's 20 MB).
+    pub max_image_bytes: usize,
+    /// Percent of image cases shaped as a computer-use loop: one
+    /// screenshot of the same screen in every tool iteration's first
+    /// result. Default 35; range 0–100.
+    pub screenshot_run_percent: u8,
+    /// Percent of images given as a remote URL instead of inline base64
+    /// (a few bytes of body, pixels unknown). Default 10; range 0–100.
+    pub remote_image_percent: u8,
     /// Percent of cases with pinned messages (any role, head included,
     /// and some `pinned: false`). Default 20; range 0–100.
     pub pinned_percent: u8,
@@ -124,7 +148,12 @@ impl Default for GenConfig {
             max_envelope_bytes: 40_000,
             max_head: 3,
             max_summary_bytes: 8_192,
-            content_classes: ContentClass::ALL.to_vec(),
+            content_classes: ContentClass::EVERY.to_vec(),
+            images_percent: 12,
+            max_images: 24,
+            max_image_bytes: 5_242_880,
+            screenshot_run_percent: 35,
+            remote_image_percent: 10,
             pinned_percent: 20,
             pending_percent: 15,
             reused_ids_percent: 25,
@@ -184,7 +213,9 @@ impl GenConfig {
                 format!("gen-config: {p}"),
             ))
         };
-        let ranges: [(&str, usize, usize, usize); 9] = [
+        let ranges: [(&str, usize, usize, usize); 11] = [
+            ("maxImages", self.max_images, 1, 120),
+            ("maxImageBytes", self.max_image_bytes, 1_024, 20_971_520),
             ("maxIterations", self.max_iterations, 0, 200),
             ("maxParallelCalls", self.max_parallel_calls, 0, 16),
             ("maxToolResultBytes", self.max_tool_result_bytes, 0, 262_144),
@@ -212,6 +243,9 @@ impl GenConfig {
             ("anthropicPercent", self.anthropic_percent),
             ("illFormedPercent", self.ill_formed_percent),
             ("exoticNumbersPercent", self.exotic_numbers_percent),
+            ("imagesPercent", self.images_percent),
+            ("screenshotRunPercent", self.screenshot_run_percent),
+            ("remoteImagePercent", self.remote_image_percent),
         ];
         for (name, v) in percents {
             if v > 100 {
@@ -234,6 +268,20 @@ impl GenConfig {
             ));
         }
         Ok(())
+    }
+
+    /// Whether cases may carry images: `images` among the content classes
+    /// and a non-zero share.
+    pub fn images_on(&self) -> bool {
+        self.images_percent > 0 && self.content_classes.contains(&ContentClass::Images)
+    }
+
+    /// These settings without images (for a subject that takes text only).
+    pub fn without_images(&self) -> GenConfig {
+        GenConfig {
+            images_percent: 0,
+            ..self.clone()
+        }
     }
 
     /// A config that makes only well-formed histories of at most
@@ -260,7 +308,7 @@ impl<'a> Arbitrary<'a> for GenConfig {
         }
         let (real, tiny) = (percent(u)?, percent(u)?);
         let (openai, anthropic) = (percent(u)?, percent(u)?);
-        Ok(GenConfig {
+        let g = GenConfig {
             max_iterations: u.int_in_range(0..=200)?,
             max_parallel_calls: u.int_in_range(0..=16)?,
             max_tool_result_bytes: u.int_in_range(0..=262_144)?,
@@ -284,6 +332,20 @@ impl<'a> Arbitrary<'a> for GenConfig {
             ill_formed_percent: percent(u)?,
             exotic_numbers_percent: percent(u)?,
             max_aimed_body_bytes: u.int_in_range(1024..=1 << 30)?,
-        })
+            ..GenConfig::default()
+        };
+        // Images last, so that the draws above are what they were before
+        // images existed; their payloads small, so that a fuzzer's case
+        // stays fast.
+        let mut g = g;
+        if u.arbitrary::<bool>().unwrap_or(false) {
+            g.content_classes.push(ContentClass::Images);
+        }
+        g.images_percent = percent(u)?;
+        g.max_images = u.int_in_range(1..=120)?;
+        g.max_image_bytes = u.int_in_range(1_024..=262_144)?;
+        g.screenshot_run_percent = percent(u)?;
+        g.remote_image_percent = percent(u)?;
+        Ok(g)
     }
 }

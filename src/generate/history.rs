@@ -60,12 +60,22 @@ fn gen_case_in(
         counter: 0,
         s: shape,
     };
-    let messages = gen.history();
+    let mut messages = gen.history();
+    let mut images = super::images::ImageGen::for_case(seed, g);
+    if let Some(images) = &mut images {
+        images.add(&mut messages);
+    }
     let config = match fixed {
         Some(c) => c.clone(),
         None => gen.config(&messages),
     };
+    if let Some(images) = &mut images {
+        images.for_format(&mut messages, config.wire_format);
+    }
     let mut case = Case { config, messages };
+    if let (Some(images), None) = (&mut images, fixed) {
+        images.aim_at_elision(&mut case);
+    }
     if gen.s.ill_formed {
         gen.corrupt(&mut case.messages);
     }
@@ -178,14 +188,21 @@ impl Shape {
             _ => g.max_text_bytes,
         }
         .min(g.max_text_bytes);
-        let mut classes: Vec<ContentClass> = g
+        // Text classes only: `images` is drawn on a stream of its own
+        // (`generate::images`), so the draws here are what they were.
+        let text_classes: Vec<ContentClass> = g
             .content_classes
+            .iter()
+            .copied()
+            .filter(|c| c.is_text())
+            .collect();
+        let mut classes: Vec<ContentClass> = text_classes
             .iter()
             .copied()
             .filter(|_| d.chance(60))
             .collect();
-        if classes.is_empty() && !g.content_classes.is_empty() {
-            classes.push(*d.pick(&g.content_classes));
+        if classes.is_empty() && !text_classes.is_empty() {
+            classes.push(*d.pick(&text_classes));
         }
         if classes.is_empty() {
             classes.push(ContentClass::Prose);

@@ -4,9 +4,10 @@
 //! quarters, …, then one at a time), remove one parallel call together with
 //! its result, drop pins, drop extra fields, shrink the envelope, shrink a
 //! call's arguments, shorten a text (to nothing, to half, then trimmed by
-//! ever smaller steps), or simplify the config (engine format, fewer recent
-//! iterations, bytesPerToken toward 4, a plainer threshold, smaller and
-//! rounder numbers).
+//! ever smaller steps), remove one content part, shorten an image's payload
+//! (its header kept, so its pixels — and its tokens — stay), or simplify
+//! the config (engine format, fewer recent iterations, bytesPerToken toward
+//! 4, a plainer threshold, smaller and rounder numbers).
 //!
 //! Every edit that changes the history is tried twice: first *anchored*,
 //! with the ceiling and the trigger moved by as much as the body and the
@@ -139,9 +140,25 @@ pub(crate) enum Edit {
         msg: usize,
         keep: usize,
     },
+    /// Remove part `part` of a message's content parts.
+    RemovePart {
+        msg: usize,
+        part: usize,
+    },
+    /// Keep the first `keep` characters of an inline image's base64 (a
+    /// multiple of four, past its header).
+    ImagePayload {
+        msg: usize,
+        part: usize,
+        keep: usize,
+    },
     /// The `nth` simpler config.
     Config(usize),
 }
+
+/// The fewest base64 characters an image is shortened to: a whole PNG,
+/// GIF, WebP or plain JPEG header, so that its pixels still read.
+const IMAGE_KEEP: usize = 64;
 
 fn edits(case: &Case) -> Vec<(Edit, bool)> {
     let msgs = &case.messages;
@@ -177,7 +194,29 @@ fn edits(case: &Case) -> Vec<(Edit, bool)> {
         out.extend((0..k).map(Edit::Envelope));
     }
     for (i, m) in msgs.iter().enumerate() {
-        let len = m.content.text().len();
+        let parts = m.content.parts();
+        out.extend((0..parts.len()).map(|part| Edit::RemovePart { msg: i, part }));
+        for (j, p) in parts.iter().enumerate() {
+            let Some(d) = p.as_image().and_then(|img| img.data()) else {
+                continue;
+            };
+            let len = d.data().len();
+            for keep in [IMAGE_KEEP, len / 2 / 4 * 4] {
+                if keep >= IMAGE_KEEP && keep < len {
+                    out.push(Edit::ImagePayload {
+                        msg: i,
+                        part: j,
+                        keep,
+                    });
+                }
+            }
+        }
+    }
+    for (i, m) in msgs.iter().enumerate() {
+        if !matches!(m.content, Content::Text(_)) {
+            continue;
+        }
+        let len = m.content.text_len();
         if len == 0 {
             continue;
         }
@@ -301,6 +340,31 @@ pub(crate) fn apply(case: &Case, edit: &Edit, anchored: bool, well_formed: bool)
             Content::Text(s) if *keep < s.len() && s.is_char_boundary(*keep) => s.truncate(*keep),
             _ => return None,
         },
+        Edit::RemovePart { msg, part } => match &mut msgs.get_mut(*msg)?.content {
+            Content::Parts(p) if *part < p.len() => {
+                p.remove(*part);
+            }
+            _ => return None,
+        },
+        Edit::ImagePayload { msg, part, keep } => {
+            let Content::Parts(p) = &mut msgs.get_mut(*msg)?.content else {
+                return None;
+            };
+            let crate::model::Part::Image(img) = p.get_mut(*part)? else {
+                return None;
+            };
+            let crate::model::ImageSource::Inline(d) = &img.source else {
+                return None;
+            };
+            let data = d.data().get(..*keep)?;
+            if data.len() >= d.data().len() {
+                return None;
+            }
+            img.source = crate::model::ImageSource::Inline(crate::model::ImageData::new(
+                d.media_type(),
+                data,
+            ));
+        }
         Edit::Config(nth) => c.config = config_candidates(case).into_iter().nth(*nth)?,
     }
     if anchored && !reanchor(case, &mut c) {

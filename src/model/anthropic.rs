@@ -19,7 +19,19 @@
 //! | `pinned` on a message | `pinned` of every engine message read from it |
 //!
 //! Text blocks are concatenated with no separator, so `content` has exactly
-//! the bytes the model sees as text. An array with no text block gives
+//! the bytes the model sees as text — unless the blocks hold an image.
+//!
+//! # Images (SPEC §1.4)
+//!
+//! A user message's (or a `tool_result`'s) array content that holds an
+//! `image` block — `{"type": "image", "source": {"type": "base64",
+//! "media_type", "data"}}` or `{"source": {"type": "url", "url"}}` — is
+//! read as engine *parts*, one per block: text blocks as text parts (their
+//! other fields, `cache_control` among them, in the part's `extra`), image
+//! blocks as images (the source's other fields in the image's hint), any
+//! other block as a part kept verbatim. An image block with another source
+//! type (`file`) is kept verbatim too: its pixels cannot be read. Array
+//! content without an image is read as before, its text joined. An array with no text block gives
 //! `content: null`. Tool results come first in the engine even where a user
 //! message puts text before them: the engine needs them right after their
 //! calls (SPEC §1.2).
@@ -56,8 +68,23 @@
 use serde_json::{Map, Value};
 
 use super::engine::{non_empty_id, CALL_FIELDS, MESSAGE_FIELDS};
+use super::parts::{Image, ImageData, ImageSource, Part, TextPart};
 use super::{head_len, Content, Message, Role, ToolCall};
-use crate::error::{json_type, InputError};
+use crate::error::{json_type, InputError, InputErrorKind};
+
+/// Marks, inside this module's error texts, a problem with a content part
+/// (an image block without a source…): such an error is
+/// [`InputErrorKind::Part`], the rest [`InputErrorKind::Shape`]. Removed
+/// before a person sees the text.
+const PART_ERROR: &str = "\u{1}part\u{1}";
+
+/// A message's reading error, with its kind.
+fn read_error(i: usize, p: String) -> InputError {
+    match p.find(PART_ERROR) {
+        Some(_) => InputError::at(InputErrorKind::Part, i, p.replacen(PART_ERROR, "", 1)),
+        None => InputError::shape_at(i, p),
+    }
+}
 
 /// The key of this format's hints inside a `wire` value.
 const NS: &str = "anthropic";
@@ -74,7 +101,7 @@ pub fn read_messages(system: Option<&Value>, raw: &[Value]) -> Result<Vec<Messag
     let empty_system = system.filter(|_| out.is_empty()).cloned();
     let first = out.len();
     for (i, v) in raw.iter().enumerate() {
-        read_message(v, i, &mut out).map_err(|p| InputError::shape_at(i, p))?;
+        read_message(v, i, &mut out).map_err(|p| read_error(i, p))?;
     }
     // `system: null` or `[]` reads as no message; the first message remembers it.
     if let (Some(v), Some(m)) = (empty_system, out.get_mut(first)) {
@@ -212,7 +239,7 @@ fn read_message(v: &Value, i: usize, out: &mut Vec<Message>) -> Result<(), Strin
     let pinned = msg.pinned;
     let mut parts = Vec::new();
     let mut text = None;
-    let (mut rest, mut at) = (Vec::new(), Vec::new());
+    let (mut rest, mut at, mut raw) = (Vec::new(), Vec::new(), Vec::new());
     for (j, b) in blocks.iter().enumerate() {
         let ctx = |p: String| format!("content[{j}]: {p}");
         let obj = block_object(b).map_err(ctx)?;
@@ -226,18 +253,28 @@ fn read_message(v: &Value, i: usize, out: &mut Vec<Message>) -> Result<(), Strin
             Some("text") => {
                 rest.push(text_template(obj, &mut text).map_err(ctx)?);
                 at.push(Value::from(j));
+                raw.push((j, b));
             }
             _ => {
                 rest.push(b.clone());
                 at.push(Value::from(j));
+                raw.push((j, b));
             }
         }
     }
     let user_part = !rest.is_empty() || parts.is_empty();
     if user_part {
-        msg.content = text.map_or(Content::Null, Content::Text);
         let mut uh = Fields::new();
-        uh.insert("blocks".into(), Value::Array(rest));
+        if raw.iter().any(|(_, b)| is_image_block(b)) {
+            let blocks = raw
+                .iter()
+                .map(|&(j, b)| block_to_part(b).map_err(|p| format!("content[{j}]: {p}")))
+                .collect::<Result<Vec<_>, _>>()?;
+            msg.content = Content::Parts(blocks);
+        } else {
+            msg.content = text.map_or(Content::Null, Content::Text);
+            uh.insert("blocks".into(), Value::Array(rest));
+        }
         uh.insert("at".into(), Value::Array(at));
         msg.wire = wrap(uh);
         parts.push(msg);
@@ -341,6 +378,16 @@ fn read_tool_result(obj: &Fields, index: usize) -> Result<Message, String> {
             "content" => match v {
                 Value::Null => m.content = Content::Null,
                 Value::String(s) => m.content = Content::Text(s.clone()),
+                Value::Array(blocks) if blocks.iter().any(is_image_block) => {
+                    let parts = blocks
+                        .iter()
+                        .enumerate()
+                        .map(|(n, b)| {
+                            block_to_part(b).map_err(|p| format!("`tool_result` content[{n}]: {p}"))
+                        })
+                        .collect::<Result<Vec<_>, String>>()?;
+                    m.content = Content::Parts(parts);
+                }
                 Value::Array(blocks) => {
                     let mut text = None;
                     let templates = blocks
@@ -373,6 +420,172 @@ fn read_tool_result(obj: &Fields, index: usize) -> Result<Message, String> {
     put(&mut h, "blockExtra", reserved);
     m.wire = wrap(h);
     Ok(m)
+}
+
+/// An `image` block (whatever its source: a bad one is an error, an
+/// unknown one a block kept verbatim).
+fn is_image_block(b: &Value) -> bool {
+    b.get("type").and_then(Value::as_str) == Some("image")
+}
+
+/// The key, inside an image's `wire` value, of the source's other fields.
+const SOURCE: &str = "source";
+
+/// One block of an array content that holds images, as an engine part.
+fn block_to_part(b: &Value) -> Result<Part, String> {
+    let obj = block_object(b)?;
+    let rest = |skip: &[&str]| -> Fields {
+        obj.iter()
+            .filter(|(k, _)| !skip.contains(&k.as_str()))
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect()
+    };
+    match block_type(obj) {
+        Some("text") => Ok(Part::Text(TextPart {
+            text: read_text(obj.get("text").ok_or("text block has no `text`")?)?.to_owned(),
+            extra: rest(&["type", "text"]),
+        })),
+        Some("image") => {
+            let bad = |p: &str| format!("{PART_ERROR}an image block's {p}");
+            let source = match obj.get("source") {
+                Some(Value::Object(s)) => s,
+                Some(other) => {
+                    return Err(bad(&format!(
+                        "`source` must be an object, found {}",
+                        json_type(other)
+                    )))
+                }
+                None => return Err(bad("`source` is missing")),
+            };
+            let str_field = |k: &str| match source.get(k) {
+                Some(Value::String(s)) => Ok(s.clone()),
+                Some(other) => Err(bad(&format!(
+                    "`source.{k}` must be a string, found {}",
+                    json_type(other)
+                ))),
+                None => Err(bad(&format!("`source` has no `{k}`"))),
+            };
+            let (image_source, named): (ImageSource, &[&str]) =
+                match source.get("type").and_then(Value::as_str) {
+                    Some("base64") => (
+                        ImageSource::Inline(ImageData::new(
+                            str_field("media_type")?,
+                            str_field("data")?,
+                        )),
+                        &["type", "media_type", "data"],
+                    ),
+                    Some("url") => (ImageSource::Url(str_field("url")?), &["type", "url"]),
+                    // `file` (the Files API) and others: kept as they are.
+                    _ => return Ok(Part::Other(b.clone())),
+                };
+            let others: Fields = source
+                .iter()
+                .filter(|(k, _)| !named.contains(&k.as_str()))
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .collect();
+            let wire = (!others.is_empty()).then(|| {
+                let mut h = Fields::new();
+                h.insert(SOURCE.into(), Value::Object(others));
+                let mut w = Fields::new();
+                w.insert(NS.into(), Value::Object(h));
+                Box::new(Value::Object(w))
+            });
+            Ok(Part::Image(Image {
+                source: image_source,
+                extra: rest(&["type", "source"]),
+                wire,
+            }))
+        }
+        _ => Ok(Part::Other(b.clone())),
+    }
+}
+
+/// A part as an anthropic block (what this format's reader reads back as that part).
+pub fn part_block(p: &Part) -> Value {
+    match p {
+        Part::Text(t) => {
+            let mut b = text_block(&t.text);
+            add_fields(&mut b, t.extra.iter());
+            Value::Object(b)
+        }
+        Part::Image(i) => {
+            let mut source = Fields::new();
+            match &i.source {
+                ImageSource::Inline(d) => {
+                    source.insert("type".into(), "base64".into());
+                    source.insert("media_type".into(), Value::String(d.media_type().into()));
+                    source.insert("data".into(), Value::String(d.data().into()));
+                }
+                ImageSource::Url(u) => {
+                    source.insert("type".into(), "url".into());
+                    source.insert("url".into(), Value::String(u.clone()));
+                }
+            }
+            add_fields(&mut source, source_hint(i).into_iter().flatten());
+            let mut b = Fields::new();
+            b.insert("type".into(), "image".into());
+            b.insert("source".into(), Value::Object(source));
+            add_fields(&mut b, i.extra.iter());
+            Value::Object(b)
+        }
+        Part::Other(v) => v.clone(),
+    }
+}
+
+/// The source's other fields, as read from this format.
+fn source_hint(i: &Image) -> Option<&Fields> {
+    i.wire.as_deref()?.get(NS)?.get(SOURCE)?.as_object()
+}
+
+/// Serialised size of [`part_block`]`(p)`, without copying an image's data.
+pub fn part_block_size(p: &Part) -> u64 {
+    use crate::body::{object_size_of, string_size, value_size};
+    match p {
+        Part::Image(i) => {
+            let mut source: Vec<(&str, u64)> = match &i.source {
+                ImageSource::Inline(d) => vec![
+                    ("type", string_size("base64")),
+                    ("media_type", string_size(d.media_type())),
+                    ("data", d.data_json_size()),
+                ],
+                ImageSource::Url(u) => vec![("type", string_size("url")), ("url", string_size(u))],
+            };
+            for (k, v) in source_hint(i).into_iter().flatten() {
+                if !source.iter().any(|(n, _)| *n == k) {
+                    source.push((k.as_str(), value_size(v)));
+                }
+            }
+            let mut b: Vec<(&str, u64)> = vec![
+                ("type", string_size("image")),
+                ("source", object_size_of(source.into_iter())),
+            ];
+            for (k, v) in &i.extra {
+                if !b.iter().any(|(n, _)| *n == k) {
+                    b.push((k.as_str(), value_size(v)));
+                }
+            }
+            object_size_of(b.into_iter())
+        }
+        other => value_size(&part_block(other)),
+    }
+}
+
+/// Blocks of parts, keyed by the positions the message read had (`at`),
+/// or in order after everything that has one.
+fn part_blocks(parts: &[Part], at: Option<&Vec<Value>>) -> Vec<(usize, Value)> {
+    parts
+        .iter()
+        .enumerate()
+        .map(|(n, p)| {
+            let key = at
+                .filter(|a| a.len() == parts.len())
+                .and_then(|a| a.get(n))
+                .and_then(Value::as_u64)
+                .and_then(|k| usize::try_from(k).ok())
+                .unwrap_or(usize::MAX);
+            (key, part_block(p))
+        })
+        .collect()
 }
 
 fn block_object(b: &Value) -> Result<&Fields, String> {
@@ -470,13 +683,26 @@ fn write_system(head: &[Message], first: Option<&Message>) -> Option<Value> {
         && h.is_none_or(|h| !h.contains_key("systemShape") && !h.contains_key("blockExtra"))
         && only.pinned.is_none()
         && own_fields(&only.extra, &MESSAGE_FIELDS).next().is_none();
-    if plain {
-        return Some(Value::String(only.content.text().to_owned()));
+    if plain && !matches!(only.content, Content::Parts(_)) {
+        return Some(Value::String(only.content.text().into_owned()));
     }
     let blocks = head
         .iter()
         .map(|m| {
-            let mut b = text_block(m.content.text());
+            // A system message of parts (text only, in practice: the
+            // format's system prompt holds text blocks) writes its first
+            // part's block with the message's fields, then the others.
+            let mut b = match &m.content {
+                Content::Parts(parts) if !parts.is_empty() => match part_block(&parts[0]) {
+                    Value::Object(o) => o,
+                    other => {
+                        let mut o = Fields::new();
+                        o.insert("block".into(), other);
+                        o
+                    }
+                },
+                _ => text_block(&m.content.text()),
+            };
             if let Some(p) = m.pinned {
                 b.insert("pinned".into(), Value::Bool(p));
             }
@@ -555,6 +781,18 @@ impl Writer {
             }
             Role::User => {
                 let extra = own_extra(&MESSAGE_FIELDS);
+                if let Content::Parts(parts) = &m.content {
+                    let at = h.and_then(|h| h.get("at")).and_then(Value::as_array);
+                    let blocks = part_blocks(parts, at);
+                    if continues_group && can_join {
+                        self.join(blocks, m.pinned, extra);
+                    } else {
+                        self.start("user", DraftContent::Blocks(blocks), m.pinned, extra);
+                    }
+                    self.prev_tool = false;
+                    self.prev_group = group;
+                    return;
+                }
                 match h.and_then(|h| h.get("blocks")).and_then(Value::as_array) {
                     Some(templates) => {
                         let at = h.and_then(|h| h.get("at")).and_then(Value::as_array);
@@ -583,6 +821,11 @@ impl Writer {
             Role::Assistant => {
                 let extra = own_extra(&MESSAGE_FIELDS);
                 let content = match h.and_then(|h| h.get("blocks")).and_then(Value::as_array) {
+                    _ if matches!(m.content, Content::Parts(_)) => {
+                        let mut blocks = part_blocks(m.content.parts(), None);
+                        blocks.extend(m.calls().iter().map(|c| (usize::MAX, tool_use_block(c))));
+                        DraftContent::Blocks(blocks)
+                    }
                     Some(templates) => DraftContent::Blocks(render(
                         templates.iter().enumerate().collect(),
                         &m.content,
@@ -590,7 +833,7 @@ impl Writer {
                     )),
                     None if !m.calls().is_empty() => {
                         let text = (!m.content.is_empty())
-                            .then(|| Value::Object(text_block(m.content.text())));
+                            .then(|| Value::Object(text_block(&m.content.text())));
                         let calls = m.calls().iter().map(tool_use_block);
                         DraftContent::Blocks(text.into_iter().chain(calls).enumerate().collect())
                     }
@@ -599,15 +842,14 @@ impl Writer {
                 self.start("assistant", content, m.pinned, extra);
             }
             Role::System => {
-                // A system message after the head: a user message with one text block.
-                let block = Value::Object(text_block(m.content.text()));
+                // A system message after the head: a user message with one
+                // text block (or its parts' blocks).
+                let blocks = match &m.content {
+                    Content::Parts(parts) => part_blocks(parts, None),
+                    _ => vec![(0, Value::Object(text_block(&m.content.text())))],
+                };
                 let extra = own_extra(&MESSAGE_FIELDS);
-                self.start(
-                    "user",
-                    DraftContent::Blocks(vec![(0, block)]),
-                    m.pinned,
-                    extra,
-                );
+                self.start("user", DraftContent::Blocks(blocks), m.pinned, extra);
             }
         }
         self.prev_tool = m.role == Role::Tool;
@@ -675,6 +917,7 @@ fn scalar(c: &Content) -> DraftContent {
         Content::Absent => DraftContent::Absent,
         Content::Null => DraftContent::Scalar(Value::Null),
         Content::Text(s) => DraftContent::Scalar(Value::String(s.clone())),
+        Content::Parts(parts) => DraftContent::Blocks(part_blocks(parts, None)),
     }
 }
 
@@ -688,7 +931,8 @@ fn render(
     content: &Content,
     calls: &[ToolCall],
 ) -> Vec<(usize, Value)> {
-    let text = content.text();
+    let joined = content.text();
+    let text: &str = &joined;
     let lens: Vec<usize> = templates.iter().filter_map(|(_, t)| text_len(t)).collect();
     let pieces = split_text(text, &lens);
     let mut calls = calls.iter();
@@ -777,6 +1021,10 @@ fn tool_result_block(m: &Message, h: Option<&Fields>) -> Value {
         Value::String(m.tool_call_id.clone().unwrap_or_default()),
     );
     match h.and_then(|h| h.get("blocks")).and_then(Value::as_array) {
+        _ if matches!(m.content, Content::Parts(_)) => {
+            let blocks = m.content.parts().iter().map(part_block).collect();
+            b.insert("content".into(), Value::Array(blocks));
+        }
         Some(templates) => {
             let blocks = render(templates.iter().enumerate().collect(), &m.content, &[]);
             let arr = blocks.into_iter().map(|(_, b)| b).collect();
@@ -790,6 +1038,7 @@ fn tool_result_block(m: &Message, h: Option<&Fields>) -> Value {
             Content::Text(s) => {
                 b.insert("content".into(), Value::String(s.clone()));
             }
+            Content::Parts(_) => unreachable!("parts are written above"),
         },
     }
     add_fields(&mut b, own_fields(&m.extra, &MESSAGE_FIELDS));

@@ -129,8 +129,8 @@ impl Document {
     ) -> std::io::Result<()> {
         let one: fn(&Message) -> Value = match self.format {
             WireFormat::Engine => engine::message_to_value,
-            WireFormat::Openai => openai::message_to_value,
-            WireFormat::Anthropic => {
+            WireFormat::Openai if !openai::has_tool_images(messages) => openai::message_to_value,
+            WireFormat::Openai | WireFormat::Anthropic => {
                 return serde_json::to_writer(out, &self.to_value_with(messages))
                     .map_err(Into::into)
             }
@@ -190,7 +190,7 @@ pub fn read_messages_owned(
         }
         WireFormat::Openai => {
             for (i, v) in raw.into_iter().enumerate() {
-                out.push(openai::message_from_value(&v).map_err(|p| InputError::shape_at(i, p))?);
+                out.push(openai::message_from_value(&v).map_err(|e| e.at_message(i))?);
             }
         }
         WireFormat::Anthropic => return anthropic::read_messages(system, &raw),

@@ -10,7 +10,7 @@ use std::sync::Arc;
 use serde_json::{Map, Value};
 
 use super::{Content, Message, Role, ToolCall};
-use crate::error::{json_type, InputError};
+use crate::error::{json_type, InputError, InputErrorKind};
 
 /// Read one message from its engine JSON form.
 pub fn message_from_value(v: &Value, index: usize) -> Result<Message, InputError> {
@@ -23,7 +23,7 @@ pub fn message_from_value(v: &Value, index: usize) -> Result<Message, InputError
     for (key, value) in obj {
         match key.as_str() {
             "role" => {}
-            "content" => msg.content = read_content(value).map_err(err)?,
+            "content" => msg.content = read_content(value).map_err(|e| e.at_message(index))?,
             "toolCalls" => {
                 if role != Role::Assistant {
                     return Err(err(format!(
@@ -84,15 +84,18 @@ pub(crate) fn read_role(obj: &Map<String, Value>) -> Result<Role, String> {
     }
 }
 
-/// `content`: a string or null.
-pub(crate) fn read_content(v: &Value) -> Result<Content, String> {
+/// `content`: a string, null, or an array of engine parts (SPEC §1.4).
+pub(crate) fn read_content(v: &Value) -> Result<Content, InputError> {
     match v {
         Value::Null => Ok(Content::Null),
         Value::String(s) => Ok(Content::Text(s.clone())),
-        other => Err(format!(
-            "`content` must be a string or null, found {}",
+        Value::Array(parts) => super::parts::parts_from_values(parts.clone())
+            .map(Content::Parts)
+            .map_err(|p| InputError::new(InputErrorKind::Part, p)),
+        other => Err(InputError::shape(format!(
+            "`content` must be a string, null or an array of parts, found {}",
             json_type(other)
-        )),
+        ))),
     }
 }
 
@@ -216,6 +219,14 @@ pub struct MessagesJson<'a>(pub &'a [Message]);
 
 struct CallsJson<'a>(&'a [ToolCall]);
 
+struct PartsJson<'a>(&'a [super::Part]);
+
+impl serde::Serialize for PartsJson<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_seq(self.0.iter().map(super::parts::PartJson))
+    }
+}
+
 struct CallJson<'a>(&'a ToolCall);
 
 impl serde::Serialize for MessagesJson<'_> {
@@ -234,6 +245,7 @@ impl serde::Serialize for MessageJson<'_> {
             Content::Absent => {}
             Content::Null => map.serialize_entry("content", &())?,
             Content::Text(t) => map.serialize_entry("content", t)?,
+            Content::Parts(p) => map.serialize_entry("content", &PartsJson(p))?,
         }
         if let Some(calls) = &m.tool_calls {
             map.serialize_entry("toolCalls", &CallsJson(calls))?;

@@ -125,7 +125,7 @@ impl<'de> DeserializeSeed<'de> for ContentSeed {
         impl<'de> Visitor<'de> for V {
             type Value = Content;
             fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-                f.write_str("a string or null")
+                f.write_str("a string, null or an array of parts")
             }
             fn visit_str<E: serde::de::Error>(self, s: &str) -> Result<Content, E> {
                 Ok(Content::Text(s.to_owned()))
@@ -135,6 +135,18 @@ impl<'de> DeserializeSeed<'de> for ContentSeed {
             }
             fn visit_unit<E: serde::de::Error>(self) -> Result<Content, E> {
                 Ok(Content::Null)
+            }
+            /// Parts: read as values (an image's data is moved, not
+            /// copied), then as the slow path reads them; a bad part fails
+            /// the fast path, and the slow path says what is wrong.
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Content, A::Error> {
+                let mut raw = Vec::with_capacity(seq.size_hint().unwrap_or(2));
+                while let Some(v) = seq.next_element::<Value>()? {
+                    raw.push(v);
+                }
+                super::parts::parts_from_values(raw)
+                    .map(Content::Parts)
+                    .map_err(A::Error::custom)
             }
         }
         d.deserialize_any(V)

@@ -6,6 +6,7 @@
 
 use serde_json::Value;
 
+use super::parts::{ImageSource, Part, IMAGE_FIELDS, TEXT_FIELDS};
 use super::{Content, Message, ToolCall};
 
 /// The engine JSON array of `msgs`, appended to `out`.
@@ -37,6 +38,10 @@ pub fn write_message(out: &mut Vec<u8>, m: &Message) {
             out.extend_from_slice(b",\"content\":");
             write_str(out, t);
         }
+        Content::Parts(parts) => {
+            out.extend_from_slice(b",\"content\":");
+            write_array(out, parts, write_part);
+        }
     }
     if let Some(calls) = &m.tool_calls {
         out.extend_from_slice(b",\"toolCalls\":");
@@ -57,6 +62,44 @@ pub fn write_message(out: &mut Vec<u8>, m: &Message) {
     out.push(b'}');
 }
 
+/// One engine part, as `model::parts::part_to_value` has it. An image's
+/// base64 is copied as it is when it needs no escaping (it never does).
+fn write_part(out: &mut Vec<u8>, p: &Part) {
+    match p {
+        Part::Text(t) => {
+            out.extend_from_slice(b"{\"type\":\"text\",\"text\":");
+            write_str(out, &t.text);
+            write_extra(out, &t.extra, &TEXT_FIELDS);
+            out.push(b'}');
+        }
+        Part::Image(i) => {
+            out.extend_from_slice(b"{\"type\":\"image\"");
+            match &i.source {
+                ImageSource::Inline(d) => {
+                    out.extend_from_slice(b",\"mediaType\":");
+                    write_str(out, d.media_type());
+                    out.extend_from_slice(b",\"data\":");
+                    if d.data_escapes() == 0 {
+                        out.reserve(d.data().len() + 2);
+                        out.push(b'"');
+                        out.extend_from_slice(d.data().as_bytes());
+                        out.push(b'"');
+                    } else {
+                        write_str(out, d.data());
+                    }
+                }
+                ImageSource::Url(u) => {
+                    out.extend_from_slice(b",\"url\":");
+                    write_str(out, u);
+                }
+            }
+            write_extra(out, &i.extra, &IMAGE_FIELDS);
+            out.push(b'}');
+        }
+        Part::Other(v) => write_value(out, v),
+    }
+}
+
 fn write_call(out: &mut Vec<u8>, c: &ToolCall) {
     out.extend_from_slice(b"{\"id\":");
     write_str(out, &c.id);
@@ -75,7 +118,7 @@ fn write_call(out: &mut Vec<u8>, c: &ToolCall) {
 /// `{"b":2,"a":1}`, are equal but not written alike.
 pub fn written_alike(a: &Message, b: &Message) -> bool {
     a.role == b.role
-        && a.content == b.content
+        && content_alike(&a.content, &b.content)
         && a.tool_call_id == b.tool_call_id
         && a.pinned == b.pinned
         && match (&a.tool_calls, &b.tool_calls) {
@@ -86,6 +129,33 @@ pub fn written_alike(a: &Message, b: &Message) -> bool {
             _ => false,
         }
         && members_alike(&a.extra, &b.extra)
+}
+
+fn content_alike(a: &Content, b: &Content) -> bool {
+    match (a, b) {
+        (Content::Parts(x), Content::Parts(y)) => {
+            x.len() == y.len() && x.iter().zip(y).all(|(p, q)| part_alike(p, q))
+        }
+        _ => a == b,
+    }
+}
+
+fn part_alike(a: &Part, b: &Part) -> bool {
+    match (a, b) {
+        (Part::Text(x), Part::Text(y)) => x.text == y.text && members_alike(&x.extra, &y.extra),
+        (Part::Image(x), Part::Image(y)) => {
+            let source = match (&x.source, &y.source) {
+                (ImageSource::Inline(p), ImageSource::Inline(q)) => {
+                    std::sync::Arc::ptr_eq(p, q) || p == q
+                }
+                (ImageSource::Url(p), ImageSource::Url(q)) => p == q,
+                _ => false,
+            };
+            source && members_alike(&x.extra, &y.extra)
+        }
+        (Part::Other(x), Part::Other(y)) => value_alike(x, y),
+        _ => false,
+    }
 }
 
 fn call_written_alike(a: &ToolCall, b: &ToolCall) -> bool {

@@ -6,10 +6,12 @@
 //! the body size). `content` keeps the difference between `null`, absent and
 //! text so that a history read and written again is the same JSON value.
 
+use std::borrow::Cow;
 use std::sync::Arc;
 
 use serde_json::{Map, Value};
 
+use super::parts::{Image, Part};
 use super::value::{same_members, same_value};
 
 /// Who speaks. SPEC §1.1: `system` | `user` | `assistant` | `tool`.
@@ -54,36 +56,106 @@ impl std::fmt::Display for Role {
     }
 }
 
-/// `content`: text, `null`, or absent. `null` and absent both mean empty
-/// (SPEC §1.1) but are kept apart so that writing gives back what was read.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Default)]
+/// `content`: text, `null`, absent, or an array of parts (SPEC §1.4).
+/// `null` and absent both mean empty (SPEC §1.1) but are kept apart so
+/// that writing gives back what was read.
+#[derive(Debug, Clone, PartialEq, Default)]
 pub enum Content {
     #[default]
     Absent,
     Null,
     Text(String),
+    /// Text, images and other parts (`model::parts`).
+    Parts(Vec<Part>),
 }
 
 impl Content {
-    /// The text, empty for `null` and absent.
-    pub fn text(&self) -> &str {
+    /// The text: the string, empty for `null` and absent, and for parts
+    /// their text parts joined with nothing between them (SPEC §1.4:
+    /// images are never text).
+    pub fn text(&self) -> Cow<'_, str> {
         match self {
-            Content::Text(s) => s,
-            Content::Absent | Content::Null => "",
+            Content::Text(s) => Cow::Borrowed(s),
+            Content::Absent | Content::Null => Cow::Borrowed(""),
+            Content::Parts(parts) => {
+                let mut texts = parts.iter().filter_map(|p| match p {
+                    Part::Text(t) => Some(t.text.as_str()),
+                    _ => None,
+                });
+                match (texts.next(), texts.next()) {
+                    (None, _) => Cow::Borrowed(""),
+                    (Some(one), None) => Cow::Borrowed(one),
+                    (Some(a), Some(b)) => {
+                        let mut s = String::from(a);
+                        s.push_str(b);
+                        texts.for_each(|t| s.push_str(t));
+                        Cow::Owned(s)
+                    }
+                }
+            }
         }
     }
 
-    pub fn is_empty(&self) -> bool {
-        self.text().is_empty()
+    /// The byte length of [`Content::text`], without joining.
+    pub fn text_len(&self) -> usize {
+        match self {
+            Content::Text(s) => s.len(),
+            Content::Absent | Content::Null => 0,
+            Content::Parts(parts) => parts
+                .iter()
+                .map(|p| match p {
+                    Part::Text(t) => t.text.len(),
+                    _ => 0,
+                })
+                .sum(),
+        }
     }
 
-    /// The JSON value written for `content`: `None` when it is absent.
+    /// No text and no part other than empty text.
+    pub fn is_empty(&self) -> bool {
+        match self {
+            Content::Parts(parts) => parts
+                .iter()
+                .all(|p| matches!(p, Part::Text(t) if t.text.is_empty())),
+            _ => self.text_len() == 0,
+        }
+    }
+
+    /// The parts (none unless the content is an array).
+    pub fn parts(&self) -> &[Part] {
+        match self {
+            Content::Parts(p) => p,
+            _ => &[],
+        }
+    }
+
+    /// The image parts, in order.
+    pub fn images(&self) -> impl Iterator<Item = &Image> {
+        self.parts().iter().filter_map(Part::as_image)
+    }
+
+    /// Whether any part is an image.
+    pub fn has_images(&self) -> bool {
+        self.images().next().is_some()
+    }
+
+    /// The JSON value written for `content` (engine parts): `None` when it
+    /// is absent.
     pub fn to_value(&self) -> Option<Value> {
         match self {
             Content::Absent => None,
             Content::Null => Some(Value::Null),
             Content::Text(s) => Some(Value::String(s.clone())),
+            Content::Parts(p) => Some(Value::Array(
+                p.iter().map(super::parts::part_to_value).collect(),
+            )),
         }
+    }
+}
+
+impl From<Vec<Part>> for Content {
+    fn from(parts: Vec<Part>) -> Self {
+        Content::Parts(parts)
     }
 }
 
@@ -201,6 +273,11 @@ impl Message {
 
     pub fn is_pinned(&self) -> bool {
         self.pinned == Some(true)
+    }
+
+    /// Whether the content holds an image.
+    pub fn has_images(&self) -> bool {
+        self.content.has_images()
     }
 
     /// True for an assistant message with a non-empty `toolCalls`: the

@@ -15,6 +15,7 @@ mod format;
 mod iteration;
 mod message;
 pub mod openai;
+pub mod parts;
 pub mod value;
 
 pub use document::{
@@ -24,6 +25,7 @@ pub use document::{
 pub use format::WireFormat;
 pub use iteration::{check_well_formed, head_len, iterations, unanswered_calls};
 pub use message::{Content, Message, Role, ToolCall};
+pub use parts::{Image, ImageData, ImageSource, Part, TextPart};
 
 /// The history as the engine format carries it: without the spellings a
 /// wire-format reader kept (`Message::wire`, `ToolCall::wire`: an `openai`
@@ -38,11 +40,21 @@ pub fn forget_spellings(msgs: &mut [Message]) {
         for c in m.tool_calls.iter_mut().flatten() {
             c.wire = None;
         }
+        if let Content::Parts(parts) = &mut m.content {
+            for p in parts {
+                if let Part::Image(i) = p {
+                    i.wire = None;
+                }
+            }
+        }
     }
 }
 
 /// Whether any message of `msgs` keeps a spelling ([`forget_spellings`]).
 pub fn has_spellings(msgs: &[Message]) -> bool {
-    msgs.iter()
-        .any(|m| m.wire.is_some() || m.tool_calls.iter().flatten().any(|c| c.wire.is_some()))
+    msgs.iter().any(|m| {
+        m.wire.is_some()
+            || m.tool_calls.iter().flatten().any(|c| c.wire.is_some())
+            || m.content.images().any(|i| i.wire.is_some())
+    })
 }

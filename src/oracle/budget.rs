@@ -1,12 +1,16 @@
 //! The size invariants: `body-under-ceiling`, `no-premature-compaction`,
-//! `progress`, `estimate-covers-tool-calls`, `estimate-monotone`. The ADR's
-//! two ends — the estimator that counted only `content`, the window that
-//! ignored the transport — are caught here.
+//! `progress`, `estimate-covers-tool-calls`, `estimate-covers-images`,
+//! `estimate-monotone`. The ADR's two ends — the estimator that counted
+//! only `content`, the window that ignored the transport — are caught
+//! here, and their sharpest case: images, ~1,600 tokens and ~1 MB of body.
 
 use super::{Facts, Invariant, Verdict, Violation};
 use crate::body::body_bytes;
 use crate::config::Config;
-use crate::contract::{cannot_fit_justified, judge_estimate, minimal_body, tool_calls_floor};
+use crate::contract::{
+    cannot_fit_justified, image_floor, judge_estimate, minimal_body, tool_calls_floor,
+};
+use crate::estimate::images::image_tokens;
 use crate::model::{check_well_formed, iterations, Message};
 use crate::subject::{CompactAnswer, EstimateAnswer};
 
@@ -262,6 +266,98 @@ pub fn estimate_covers_tool_calls(
         }
     }
     out
+}
+
+/// The estimate is never below Σ imageTokens over the input's images
+/// (SPEC §3, by their pixels, in the config's wire format), in total and,
+/// where the subject reports per-message figures, per message. Each
+/// violation names the images: message, part, media type, pixels, bytes.
+pub fn estimate_covers_images(
+    config: &Config,
+    input: &[Message],
+    est: &EstimateAnswer,
+) -> Vec<Violation> {
+    let inv = Invariant::EstimateCoversImages;
+    let format = config.wire_format;
+    let floors: Vec<u64> = input.iter().map(|m| image_floor(m, format)).collect();
+    let floor: u64 = floors.iter().sum();
+    let count = input
+        .iter()
+        .map(|m| m.content.images().count())
+        .sum::<usize>();
+    let mut out = Vec::new();
+    if est.tokens < floor {
+        let mut v = Violation::new(
+            inv,
+            format!(
+                "the estimate is {} tokens, below the {floor} tokens of the history's {count} image(s) alone ({format} rule, by their pixels): {}",
+                est.tokens,
+                describe_images(input, None, format)
+            ),
+        )
+        .number("estimate", est.tokens)
+        .number("image tokens", floor);
+        for (i, m) in input.iter().enumerate() {
+            if m.has_images() {
+                v = v.message(i);
+            }
+        }
+        out.push(v);
+    }
+    if let Some(per) = &est.per_message {
+        if per.len() == input.len() {
+            for (i, (&t, &need)) in per.iter().zip(&floors).enumerate() {
+                if t < need {
+                    out.push(
+                        Violation::new(
+                            inv,
+                            format!(
+                                "message {i} is estimated at {t} tokens, below the {need} tokens of its images: {}",
+                                describe_images(input, Some(i), format)
+                            ),
+                        )
+                        .message(i)
+                        .number("estimate", t)
+                        .number("image tokens", need),
+                    );
+                }
+            }
+        }
+        // A perMessage of the wrong length is estimate-covers-tool-calls'
+        // finding; said once, there.
+    }
+    out
+}
+
+/// "message 3 part 1 (image/png, 1920×1080, 1398104 bytes: 1534 tokens)"
+/// for each image of `input` (or of message `only`), the first eight.
+pub(crate) fn describe_images(
+    input: &[Message],
+    only: Option<usize>,
+    format: crate::model::WireFormat,
+) -> String {
+    let mut all = Vec::new();
+    for (i, m) in input.iter().enumerate() {
+        if only.is_some_and(|o| o != i) {
+            continue;
+        }
+        for (j, p) in m.content.parts().iter().enumerate() {
+            if let Some(img) = p.as_image() {
+                all.push(format!(
+                    "message {i} part {j} ({}: {} tokens)",
+                    img.describe(),
+                    image_tokens(img, format)
+                ));
+            }
+        }
+    }
+    let more = all.len().saturating_sub(8);
+    all.truncate(8);
+    let mut s = all.join(", ");
+    if more > 0 {
+        s.push_str(&format!(", and {more} more"));
+    }
+    s
 }
 
 /// Appending a message never lowers the estimate.

@@ -38,8 +38,8 @@ use std::fmt;
 
 pub use crate::invariant::{Invariant, InvariantSet};
 pub use budget::{
-    body_under_ceiling, estimate_covers_tool_calls, estimate_monotone, minimal_form,
-    no_premature_compaction, progress,
+    body_under_ceiling, estimate_covers_images, estimate_covers_tool_calls, estimate_monotone,
+    minimal_form, no_premature_compaction, progress,
 };
 pub use pairing::tool_pairing;
 pub use repeat::{deterministic, idempotent};
@@ -317,7 +317,10 @@ pub fn check_one(inv: Invariant, facts: &Facts<'_>, obs: &Observation) -> Verdic
             Some(turns) => Verdict::from_violations(session_never_overflows(facts.config, turns)),
             None => Verdict::NotApplicable("the input is not well formed, so no ToolLoop was simulated"),
         },
-        EstimateCoversToolCalls | EstimateMonotone | EstimateCoversRealTokens => {
+        EstimateCoversToolCalls
+        | EstimateMonotone
+        | EstimateCoversImages
+        | EstimateCoversRealTokens => {
             unreachable!("judged by check_estimate")
         }
     }
@@ -344,6 +347,11 @@ fn check_estimate(inv: Invariant, facts: &Facts<'_>, obs: &Observation) -> Verdi
     match inv {
         Invariant::EstimateCoversToolCalls => {
             Verdict::from_violations(estimate_covers_tool_calls(facts.config, facts.input, e))
+        }
+        // Without images the floor is 0 and the invariant holds, as
+        // estimate-covers-tool-calls does on a history without calls.
+        Invariant::EstimateCoversImages => {
+            Verdict::from_violations(estimate_covers_images(facts.config, facts.input, e))
         }
         Invariant::EstimateMonotone => match &obs.estimate_appended {
             Some((EstimateReply::Tokens(after), _)) => {

@@ -8,11 +8,41 @@
 //! alignment: "the output without its summary is a subsequence of the
 //! input" holds if *some* choice of at most one output message as the
 //! summary makes it hold.
+//!
+//! **Elision** (SPEC §4 step 4): an output message that is an input
+//! message with some image parts each replaced by one text part of at most
+//! 200 bytes stands for that input message in `order-preserved`; it is
+//! not new in `single-bounded-summary` when the input message may be
+//! elided (outside the head, the last iteration and pinned iterations) —
+//! and a violation of its own, naming the image, when it may not.
+//! `verbatim-suffix` and `pinned-kept` want the images kept: an elided
+//! image there is named in the violation.
 
 use super::{Invariant, Violation};
 use crate::config::Config;
-use crate::contract::Head;
-use crate::model::{iterations, Message};
+use crate::contract::{elidable, is_elision_of, Head};
+use crate::model::{iterations, Message, Part};
+
+/// An output message stands for input message `x`: it is `x`, or `x`
+/// with some images elided.
+fn stands_for(out: &Message, x: &Message) -> bool {
+    out == x || is_elision_of(out, x)
+}
+
+/// The image parts of `orig` that `out` replaced, described: "part 1
+/// (image/png, 1920×1080, 1398104 bytes)".
+fn elided_parts(out: &Message, orig: &Message) -> String {
+    let list: Vec<String> = out
+        .content
+        .parts()
+        .iter()
+        .zip(orig.content.parts())
+        .enumerate()
+        .filter(|(_, (p, q))| p != q)
+        .filter_map(|(j, (_, q))| q.as_image().map(|i| format!("part {j} ({})", i.describe())))
+        .collect();
+    list.join(", ")
+}
 
 /// `None` where greedy matching failed.
 const FAILED: usize = usize::MAX;
@@ -30,7 +60,7 @@ fn prefix_ends(input: &[Message], output: &[Message]) -> Vec<usize> {
             ends.push(FAILED);
             continue;
         }
-        j = match input[j..].iter().position(|x| x == m) {
+        j = match input[j..].iter().position(|x| stands_for(m, x)) {
             Some(p) => j + p + 1,
             None => FAILED,
         };
@@ -52,7 +82,7 @@ fn suffix_starts(input: &[Message], output: &[Message]) -> Vec<usize> {
         }
         starts[i] = input[..limit]
             .iter()
-            .rposition(|x| *x == output[i])
+            .rposition(|x| stands_for(&output[i], x))
             .unwrap_or(FAILED);
     }
     starts
@@ -98,10 +128,11 @@ fn summary_like(m: &Message) -> bool {
     m.role != crate::model::Role::Tool && m.calls().is_empty()
 }
 
-/// Output messages equal to no input message at all: new messages.
+/// Output messages that stand for no input message at all (neither equal
+/// to one nor an elision of one): new messages.
 fn new_messages(input: &[Message], output: &[Message]) -> Vec<usize> {
     (0..output.len())
-        .filter(|&i| !input.contains(&output[i]))
+        .filter(|&i| !input.iter().any(|x| stands_for(&output[i], x)))
         .collect()
 }
 
@@ -121,10 +152,28 @@ pub fn verbatim_suffix(input: &[Message], output: &[Message]) -> Vec<Violation> 
     if common >= need {
         return vec![];
     }
+    // The first message of the last iteration (from its end) that differs:
+    // when it is that message with images elided, name them.
+    let elided = input
+        .iter()
+        .rev()
+        .zip(output.iter().rev())
+        .enumerate()
+        .skip(common)
+        .take(1)
+        .find(|(_, (a, b))| is_elision_of(b, a))
+        .map(|(k, (a, b))| {
+            format!(
+                "; input message {} of the last iteration had its images elided: {}",
+                input.len() - 1 - k,
+                elided_parts(b, a)
+            )
+        })
+        .unwrap_or_default();
     let mut v = Violation::new(
         Invariant::VerbatimSuffix,
         format!(
-            "the output's last {common} message(s) match the input's, but its last iteration (input messages {}..{}) has {need}",
+            "the output's last {common} message(s) match the input's, but its last iteration (input messages {}..{}) has {need}{elided}",
             last.start, last.end
         ),
     )
@@ -157,7 +206,10 @@ pub fn order_preserved(input: &[Message], output: &[Message]) -> Vec<Violation> 
         Alignment::None { at } => at,
     };
     let i = index[at];
-    let pos = input.iter().position(|x| *x == output[i]).unwrap_or(0);
+    let pos = input
+        .iter()
+        .position(|x| stands_for(&output[i], x))
+        .unwrap_or(0);
     let before = at
         .checked_sub(1)
         .map(|b| {
@@ -190,36 +242,73 @@ pub fn pinned_kept(input: &[Message], output: &[Message]) -> Vec<Violation> {
         }
         match output[j..].iter().position(|x| x == m) {
             Some(p) => j += p + 1,
-            None => out.push(
-                Violation::new(
-                    Invariant::PinnedKept,
-                    format!(
-                        "input message {i} ({}) is not in the output verbatim{}",
-                        if i < head { "head" } else { "pinned" },
-                        if output.contains(m) {
-                            " and in order"
-                        } else {
-                            ""
-                        }
-                    ),
+            None => {
+                let elided = output
+                    .iter()
+                    .find(|o| is_elision_of(o, m))
+                    .map(|o| format!(": its images were elided, {}", elided_parts(o, m)))
+                    .unwrap_or_default();
+                out.push(
+                    Violation::new(
+                        Invariant::PinnedKept,
+                        format!(
+                            "input message {i} ({}) is not in the output verbatim{}{elided}",
+                            if i < head { "head" } else { "pinned" },
+                            if output.contains(m) {
+                                " and in order"
+                            } else {
+                                ""
+                            }
+                        ),
+                    )
+                    .message(i),
                 )
-                .message(i),
-            ),
+            }
         }
     }
     out
 }
 
-/// At most one message of the output is not from the input, and its
-/// content is at most `summaryMaxBytes`.
+/// At most one message of the output is neither from the input nor an
+/// elision of an input message that may be elided, and its content is at
+/// most `summaryMaxBytes` (its text, and the JSON of any part that is not
+/// text: a summary that re-embeds images is not bounded). An elision of a
+/// message of the head, the last iteration or a pinned iteration is a
+/// violation of its own, naming the images.
 pub fn single_bounded_summary(
     config: &Config,
     input: &[Message],
     output: &[Message],
 ) -> Vec<Violation> {
     let inv = Invariant::SingleBoundedSummary;
-    let new = new_messages(input, output);
+    let may = elidable(input, Head::of(input).kept);
     let mut out = Vec::new();
+    let mut new = Vec::new();
+    for (i, o) in output.iter().enumerate() {
+        if input.contains(o) {
+            continue;
+        }
+        let origins: Vec<usize> = (0..input.len())
+            .filter(|&k| is_elision_of(o, &input[k]))
+            .collect();
+        match origins.iter().find(|&&k| may[k]) {
+            Some(_) => continue,
+            None if !origins.is_empty() => {
+                let k = origins[0];
+                out.push(
+                    Violation::new(
+                        inv,
+                        format!(
+                            "output message {i} is input message {k} with images elided ({}), but message {k} is in the head, the last iteration or a pinned iteration, whose images are never elided",
+                            elided_parts(o, &input[k])
+                        ),
+                    )
+                    .message(i),
+                );
+            }
+            None => new.push(i),
+        }
+    }
     if new.len() > 1 {
         let mut v = Violation::new(
             inv,
@@ -230,9 +319,44 @@ pub fn single_bounded_summary(
         }
         out.push(v);
     }
+    // A new message that is an input message with images but other parts
+    // or text: an elision gone wrong (a part dropped, text changed). Named,
+    // with the images it no longer holds.
+    for &i in &new {
+        let o = &output[i];
+        if let Some(k) = (0..input.len()).find(|&k| {
+            input[k].has_images() && same_fields(o, &input[k]) && o.content != input[k].content
+        }) {
+            let gone: Vec<String> = input[k]
+                .content
+                .parts()
+                .iter()
+                .enumerate()
+                .filter(|(_, p)| p.as_image().is_some() && !o.content.parts().contains(p))
+                .map(|(j, p)| {
+                    format!(
+                        "part {j} ({})",
+                        p.as_image().map(|i| i.describe()).unwrap_or_default()
+                    )
+                })
+                .collect();
+            if !gone.is_empty() {
+                out.push(
+                    Violation::new(
+                        inv,
+                        format!(
+                            "output message {i} is input message {k} without its image(s) {}, but not as an elision: each image part must become one text part of at most 200 bytes, and nothing else change",
+                            gone.join(", ")
+                        ),
+                    )
+                    .message(i),
+                );
+            }
+        }
+    }
     let bound = config.summary_max_bytes as u64;
     for &i in &new {
-        let len = output[i].content.text().len() as u64;
+        let len = content_bytes(&output[i]);
         if len > bound {
             out.push(
                 Violation::new(
@@ -246,6 +370,28 @@ pub fn single_bounded_summary(
         }
     }
     out
+}
+
+/// Every field equal but `content` (and wire hints).
+fn same_fields(a: &Message, b: &Message) -> bool {
+    a.role == b.role
+        && a.tool_call_id == b.tool_call_id
+        && a.pinned == b.pinned
+        && a.tool_calls == b.tool_calls
+        && crate::model::value::same_members(&a.extra, &b.extra)
+}
+
+/// The bytes of a content, for the summary's bound: its text, and the
+/// engine JSON of each part that is not text (an image re-embedded in a
+/// summary weighs its base64).
+fn content_bytes(m: &Message) -> u64 {
+    m.content.text_len() as u64
+        + m.content
+            .parts()
+            .iter()
+            .filter(|p| !matches!(p, Part::Text(_)))
+            .map(crate::body::part_size)
+            .sum::<u64>()
 }
 
 #[cfg(test)]

@@ -7,11 +7,18 @@
 //! 3. The last `keepRecent` iterations stay verbatim; the earlier unpinned
 //!    ones become one summary message (`role: system`), placed after the
 //!    pinned iterations of the replaced span.
-//! 4. Still over the ceiling or the trigger: keep fewer recent iterations,
-//!    down to one.
+//! 4. Over the ceiling: elide images outside the head, the last iteration
+//!    and pinned iterations, oldest first, until it fits — each image part
+//!    becomes one text part `[image elided: M, W×H, N bytes]`. Still over
+//!    the ceiling or the trigger: keep fewer recent iterations, down to one.
 //! 5. One left and still over the ceiling: shorten the summary to the room
 //!    that is left, or drop it.
-//! 6. Head + pinned + last iteration alone over the ceiling: `cannot_fit`.
+//! 6. Head + pinned + last iteration alone over the ceiling: `cannot_fit`,
+//!    saying how much of it is the last iteration's own images (never
+//!    elided).
+//!
+//! Only inline images are elided: a remote image is a URL of a few dozen
+//! bytes, which a placeholder would hardly shorten (docs/contract-notes.md).
 //!
 //! The cut is always at an iteration boundary, so an assistant message and
 //! the tool results that answer it travel together (ADR 0098's
@@ -30,17 +37,55 @@ use crate::config::Config;
 use crate::contract::{self, is_summary, Head};
 use crate::error::InputError;
 use crate::estimate::{Adr0098, Estimator};
-use crate::model::{check_well_formed, iterations, Message};
+use crate::model::{check_well_formed, iterations, Content, Message, Part};
 
 /// Why the reference did not return a history (SPEC §6 error kinds).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum CompactError {
-    /// Even head + pinned + the last iteration, with no summary, is over the ceiling.
-    #[error("cannot_fit: the smallest history the contract allows (head, pinned messages and the last iteration, no summary) is {needed} bytes, over the {ceiling}-byte ceiling")]
-    CannotFit { needed: u64, ceiling: u64 },
+    /// Even head + pinned + the last iteration, with no summary, is over
+    /// the ceiling. `images` says how much of it is images the contract
+    /// never elides (those of the last iteration and pinned ones).
+    #[error("cannot_fit: the smallest history the contract allows (head, pinned messages and the last iteration, no summary) is {needed} bytes, over the {ceiling}-byte ceiling{images}")]
+    CannotFit {
+        needed: u64,
+        ceiling: u64,
+        images: KeptImages,
+    },
     /// The input is not a well-formed history, or the config is invalid.
     #[error("invalid_input: {0}")]
     InvalidInput(InputError),
+}
+
+/// The images of a minimal output, which the contract never elides: how
+/// many, and their payload bytes. Displays as nothing when there are none.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct KeptImages {
+    pub count: u64,
+    pub bytes: u64,
+}
+
+impl KeptImages {
+    fn of<'m>(msgs: impl IntoIterator<Item = &'m Message>) -> KeptImages {
+        let mut k = KeptImages::default();
+        for i in msgs.into_iter().flat_map(|m| m.content.images()) {
+            k.count += 1;
+            k.bytes += i.payload_bytes();
+        }
+        k
+    }
+}
+
+impl std::fmt::Display for KeptImages {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if self.count > 0 {
+            write!(
+                f,
+                "; {} bytes of it are {} image(s) of the head, the last iteration or pinned ones, which are never elided",
+                self.bytes, self.count
+            )?;
+        }
+        Ok(())
+    }
 }
 
 impl CompactError {
@@ -67,6 +112,28 @@ pub struct Reference<'a> {
     /// only so that the mutation tests can build the defects seen in the
     /// wild (a ceiling measured without JSON escaping, or in characters).
     pub body: BodyMeasure,
+    /// How images are elided (SPEC §4 step 4): [`Elision::Spec`].
+    /// Swappable, like `body`, only for the mutation tests' defects.
+    pub elision: Elision,
+}
+
+/// How the reference elides images. Only [`Elision::Spec`] is SPEC §4's;
+/// the others are the image defects of the mutation suite
+/// (`subject::defects`), seen in the wild.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Elision {
+    /// Oldest first, outside the head, the last iteration and pinned
+    /// iterations; each image becomes one short text part.
+    #[default]
+    Spec,
+    /// The last iteration's and pinned iterations' images too, once the
+    /// others are gone (a 413 recovery that evicts from the protected
+    /// tail: NousResearch/hermes-agent#47339).
+    AlsoLastAndPinned,
+    /// The image part is dropped, with no text in its place.
+    DropPart,
+    /// The elided message's text changes too (a note added).
+    AndText,
 }
 
 /// Measures the body of a candidate history, in bytes.
@@ -83,6 +150,7 @@ impl Default for Reference<'static> {
             estimator: &Adr0098,
             summariser: &DigestSummariser,
             body: exact_body,
+            elision: Elision::Spec,
         }
     }
 }
@@ -131,7 +199,11 @@ impl Reference<'_> {
             return if needed <= ceiling {
                 Ok(Cow::Borrowed(h))
             } else {
-                Err(CompactError::CannotFit { needed, ceiling })
+                Err(CompactError::CannotFit {
+                    needed,
+                    ceiling,
+                    images: KeptImages::of(h),
+                })
             };
         }
 
@@ -170,6 +242,27 @@ impl Reference<'_> {
                 recent: recent_msgs,
             };
             let candidate = parts.assemble(summary.as_ref());
+            // Step 4: over the ceiling, elide the images of the recent
+            // iterations but the last (and pinned ones), oldest first.
+            let protected = self.elision == Elision::AlsoLastAndPinned;
+            let elidable: Vec<usize> = recent[..if protected { k } else { k - 1 }]
+                .iter()
+                .filter(|r| protected || !pinned(r))
+                .flat_map(|r| r.clone())
+                .filter(|&i| h[i].content.images().any(|i| i.data().is_some()))
+                .map(|i| candidate.len() - (h.len() - i))
+                .collect();
+            let elided;
+            let candidate = if elidable.is_empty() || fits(&candidate) {
+                candidate
+            } else {
+                elided = self.elide(config, &candidate, &elidable);
+                let mut c = candidate;
+                for (at, m) in &elided {
+                    c[*at] = m;
+                }
+                c
+            };
             if fits(&candidate) && (k == 1 || under_trigger(&candidate)) {
                 return Ok(Cow::Owned(owned(&candidate)));
             }
@@ -185,7 +278,11 @@ impl Reference<'_> {
             );
             let needed = (self.body)(config, &minimal);
             if needed > ceiling {
-                return Err(CompactError::CannotFit { needed, ceiling });
+                return Err(CompactError::CannotFit {
+                    needed,
+                    ceiling,
+                    images: KeptImages::of(minimal.iter().copied()),
+                });
             }
             return Ok(Cow::Owned(match summary {
                 Some(summary) => shorten_summary(config, self, &summary, &parts),
@@ -193,6 +290,112 @@ impl Reference<'_> {
             }));
         }
         unreachable!("the loop returns at k = 1")
+    }
+}
+
+impl Reference<'_> {
+    /// Step 4: elide the inline images of the candidate's messages at
+    /// `elidable` (positions in `candidate`, in order), oldest first, until
+    /// the body fits or none is left. The elided messages, by position.
+    ///
+    /// With the exact body measure, the body is measured once and each
+    /// elision's change worked out from the one message (or, in the
+    /// anthropic format, the one block) it touches — a session of a
+    /// hundred screenshots is not re-measured a hundred times; a test
+    /// checks the result against a measure from scratch.
+    fn elide(
+        &self,
+        config: &Config,
+        candidate: &[&Message],
+        elidable: &[usize],
+    ) -> Vec<(usize, Message)> {
+        let ceiling = config.transport_max_body_bytes;
+        let exact = std::ptr::fn_addr_eq(self.body, exact_body as BodyMeasure)
+            && matches!(self.elision, Elision::Spec | Elision::AlsoLastAndPinned);
+        let mut body = (self.body)(config, candidate);
+        let mut out: Vec<(usize, Message)> = Vec::new();
+        for &at in elidable {
+            if body <= ceiling {
+                break;
+            }
+            let mut m = candidate[at].clone();
+            let mut j = 0;
+            let mut noted = false;
+            while j < m.content.parts().len() {
+                if body <= ceiling {
+                    break;
+                }
+                let Content::Parts(parts) = &mut m.content else {
+                    break;
+                };
+                let Some(img) = parts[j].as_image().filter(|i| i.data().is_some()) else {
+                    j += 1;
+                    continue;
+                };
+                let text = img.elided();
+                let before = std::mem::replace(&mut parts[j], text);
+                match self.elision {
+                    Elision::DropPart => {
+                        parts.remove(j);
+                    }
+                    Elision::AndText => {
+                        if !noted {
+                            parts.push(Part::text(" [screenshot removed to save space]"));
+                            noted = true;
+                        }
+                        j += 1;
+                    }
+                    Elision::Spec | Elision::AlsoLastAndPinned => j += 1,
+                }
+                body = if exact {
+                    elided_body(config, body, &m, j - 1, &before)
+                } else {
+                    let mut trial = candidate.to_vec();
+                    for (p, em) in &out {
+                        trial[*p] = em;
+                    }
+                    trial[at] = &m;
+                    (self.body)(config, &trial)
+                };
+            }
+            out.push((at, m));
+        }
+        debug_assert!(
+            !exact || {
+                let mut check = candidate.to_vec();
+                for (p, em) in &out {
+                    check[*p] = em;
+                }
+                body == (self.body)(config, &check)
+            },
+            "the elided body, worked out part by part, is the body measured afresh"
+        );
+        out
+    }
+}
+
+/// The exact body after part `j` of `m` (now elided) replaced `before`:
+/// the body `body` was with `before` in place.
+fn elided_body(config: &Config, body: u64, m: &Message, j: usize, before: &Part) -> u64 {
+    use crate::model::WireFormat;
+    let after = &m.content.parts()[j];
+    match config.wire_format {
+        WireFormat::Anthropic => {
+            let (was, now) = (
+                crate::model::anthropic::part_block_size(before),
+                crate::model::anthropic::part_block_size(after),
+            );
+            body + now - was
+        }
+        format => {
+            let now = crate::body::message_size_in(format, m);
+            let mut old = m.clone();
+            if let Content::Parts(p) = &mut old.content {
+                p[j] = before.clone();
+            }
+            let was = crate::body::message_size_in(format, &old);
+            body + now - was
+        }
     }
 }
 

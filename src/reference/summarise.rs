@@ -29,8 +29,11 @@ pub struct DigestSummariser;
 impl Summariser for DigestSummariser {
     fn summarise(&self, replaced: &[&Message], max_bytes: usize) -> String {
         if let [only] = replaced {
-            if only.role == Role::System && only.content.text().len() <= max_bytes {
-                return only.content.text().to_owned();
+            if only.role == Role::System
+                && !only.has_images()
+                && only.content.text_len() <= max_bytes
+            {
+                return only.content.text().into_owned();
             }
         }
         DigestSummariser::digest(replaced, max_bytes)
@@ -69,7 +72,7 @@ impl DigestSummariser {
             .find(|m| m.role == Role::User && !m.content.is_empty())
         {
             text.push_str(" Last user message: ");
-            text.push_str(user.content.text());
+            text.push_str(&user.content.text());
         }
         truncate_utf8(&text, max_bytes).to_owned()
     }

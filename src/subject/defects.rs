@@ -14,7 +14,9 @@ use crate::contract::{compaction_due, Head};
 use crate::estimate::{tool_call_tokens, Adr0098, ContentOnly, Estimator};
 use crate::invariant::Invariant;
 use crate::model::{check_well_formed, head_len, iterations, Message, Role};
-use crate::reference::{exact_body, truncate_utf8, DigestSummariser, Reference, Summariser};
+use crate::reference::{
+    exact_body, truncate_utf8, DigestSummariser, Elision, Reference, Summariser,
+};
 
 /// A bug class, each with the invariant that must catch it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -59,10 +61,30 @@ pub enum Defect {
     /// Does not recognise its own summaries on the next turn, so they join
     /// the head and pile up until the ToolLoop gives up with cannot_fit.
     SummariesPileUp,
+    /// Images weigh nothing: the estimate counts their text only, and the
+    /// body is measured without their payload (openai/codex#41338: "~230
+    /// tokens but 4.2 MB on the wire").
+    ImagesWeightless,
+    /// An image's base64 is counted as text, bytes ÷ 4: a pasted
+    /// screenshot reads as hundreds of thousands of tokens and a fresh chat
+    /// is compacted before its first request (justrach/codegraff#259).
+    Base64AsText,
+    /// Elides images of the last iteration (and pinned ones) too, once the
+    /// others are gone: the 413 recovery that evicts from the protected
+    /// tail (NousResearch/hermes-agent#47339).
+    ElidesLastIteration,
+    /// Elides an image by dropping its part, with no text in its place.
+    ElisionDropsPart,
+    /// An elided message's text changes too: a note is added.
+    ElisionChangesText,
+    /// Resizes nothing and re-embeds every replaced image in the summary
+    /// (anomalyco/opencode#14562: the compaction request carries every
+    /// base64 image).
+    SummaryReembedsImages,
 }
 
 impl Defect {
-    pub const ALL: [Defect; 16] = [
+    pub const ALL: [Defect; 22] = [
         Defect::ContentOnlyEstimator,
         Defect::WindowIgnoresCeiling,
         Defect::CutByMessageCount,
@@ -79,6 +101,23 @@ impl Defect {
         Defect::SortsResultsById,
         Defect::ResummarisesSummary,
         Defect::SummariesPileUp,
+        Defect::ImagesWeightless,
+        Defect::Base64AsText,
+        Defect::ElidesLastIteration,
+        Defect::ElisionDropsPart,
+        Defect::ElisionChangesText,
+        Defect::SummaryReembedsImages,
+    ];
+
+    /// The defects of images (issue 26), each caught by the invariant
+    /// that names it.
+    pub const IMAGES: [Defect; 6] = [
+        Defect::ImagesWeightless,
+        Defect::Base64AsText,
+        Defect::ElidesLastIteration,
+        Defect::ElisionDropsPart,
+        Defect::ElisionChangesText,
+        Defect::SummaryReembedsImages,
     ];
 
     pub fn name(self) -> &'static str {
@@ -99,6 +138,12 @@ impl Defect {
             Defect::SortsResultsById => "sorts-results-by-id",
             Defect::ResummarisesSummary => "resummarises-summary",
             Defect::SummariesPileUp => "summaries-pile-up",
+            Defect::ImagesWeightless => "images-weightless",
+            Defect::Base64AsText => "base64-as-text",
+            Defect::ElidesLastIteration => "elides-last-iteration",
+            Defect::ElisionDropsPart => "elision-drops-part",
+            Defect::ElisionChangesText => "elision-changes-text",
+            Defect::SummaryReembedsImages => "summary-reembeds-images",
         }
     }
 
@@ -131,6 +176,16 @@ impl Defect {
             Defect::SortsResultsById => &[OrderPreserved, VerbatimSuffix],
             Defect::ResummarisesSummary => &[Idempotent],
             Defect::SummariesPileUp => &[SessionNeverOverflows],
+            Defect::ImagesWeightless => &[
+                EstimateCoversImages,
+                BodyUnderCeiling,
+                SessionNeverOverflows,
+            ],
+            Defect::Base64AsText => &[NoPrematureCompaction],
+            Defect::ElidesLastIteration => &[VerbatimSuffix],
+            Defect::ElisionDropsPart => &[SingleBoundedSummary],
+            Defect::ElisionChangesText => &[SingleBoundedSummary],
+            Defect::SummaryReembedsImages => &[SingleBoundedSummary, BodyUnderCeiling],
         }
     }
 
@@ -219,7 +274,7 @@ impl Defect {
                         for msg in out.iter_mut().filter(|x| x.role == Role::Tool) {
                             let text = msg.content.text();
                             if text.len() > 512 {
-                                let cut = truncate_utf8(text, 512);
+                                let cut = truncate_utf8(&text, 512);
                                 msg.content = format!("{cut}…[truncated]").into();
                             }
                         }
@@ -234,7 +289,8 @@ impl Defect {
                         for msg in out.iter_mut().filter(|x| x.role == Role::Tool) {
                             let text = msg.content.text();
                             if text.len() > RESULT_CAP_16K {
-                                msg.content = truncate_utf8(text, RESULT_CAP_16K).to_owned().into();
+                                msg.content =
+                                    truncate_utf8(&text, RESULT_CAP_16K).to_owned().into();
                             }
                         }
                     })
@@ -263,6 +319,34 @@ impl Defect {
                 |c, m| answer(with(&Adr0098, &Notes, exact_body).compact(c, m)),
                 adr(),
             ),
+            Defect::ImagesWeightless => InProcess::new(
+                info,
+                |c, m| {
+                    answer(with(&TextOnly, &DigestSummariser, body_without_images).compact(c, m))
+                },
+                Some(estimator_fn(TextOnly)),
+            ),
+            Defect::Base64AsText => InProcess::new(
+                info,
+                |c, m| answer(with(&Base64Text, &DigestSummariser, exact_body).compact(c, m)),
+                Some(estimator_fn(Base64Text)),
+            ),
+            Defect::ElidesLastIteration => InProcess::new(
+                info,
+                |c, m| answer(eliding(Elision::AlsoLastAndPinned).compact(c, m)),
+                adr(),
+            ),
+            Defect::ElisionDropsPart => InProcess::new(
+                info,
+                |c, m| answer(eliding(Elision::DropPart).compact(c, m)),
+                adr(),
+            ),
+            Defect::ElisionChangesText => InProcess::new(
+                info,
+                |c, m| answer(eliding(Elision::AndText).compact(c, m)),
+                adr(),
+            ),
+            Defect::SummaryReembedsImages => InProcess::new(info, summary_reembeds_images, adr()),
         }
     }
 }
@@ -327,6 +411,85 @@ fn no_fallback_below_keep_recent(config: &Config, msgs: &[Message]) -> CompactAn
     CompactAnswer::Messages(out)
 }
 
+/// The reference with another way of eliding images.
+fn eliding(elision: Elision) -> Reference<'static> {
+    Reference {
+        elision,
+        ..Reference::default()
+    }
+}
+
+/// The reference's answer, with every image the output no longer holds
+/// put back into the summary message (text first, then the images).
+fn summary_reembeds_images(config: &Config, msgs: &[Message]) -> CompactAnswer {
+    reference_then(config, msgs, |out| {
+        let kept: Vec<&crate::model::Image> = out.iter().flat_map(|m| m.content.images()).collect();
+        let gone: Vec<crate::model::Part> = msgs
+            .iter()
+            .flat_map(|m| m.content.images())
+            .filter(|i| !kept.contains(i))
+            .map(|i| crate::model::Part::Image(i.clone()))
+            .collect();
+        if gone.is_empty() {
+            return;
+        }
+        if let Some(s) = out.iter_mut().find(|m| crate::contract::is_summary(m)) {
+            let mut parts = vec![crate::model::Part::text(s.content.text().into_owned())];
+            parts.extend(gone);
+            s.content = crate::model::Content::Parts(parts);
+        }
+    })
+}
+
+/// The body measured with every image's payload left out (its part kept,
+/// its `data` empty): what a compactor that counts only text sees.
+fn body_without_images(config: &Config, msgs: &[&Message]) -> u64 {
+    let blind: Vec<Message> = msgs
+        .iter()
+        .map(|m| {
+            let mut m = (*m).clone();
+            if let crate::model::Content::Parts(parts) = &mut m.content {
+                for p in parts.iter_mut() {
+                    if p.as_image().is_some() {
+                        *p = crate::model::Part::text("");
+                    }
+                }
+            }
+            m
+        })
+        .collect();
+    body_bytes(config, &blind)
+}
+
+/// adr-0098 without images: text and toolCalls only.
+struct TextOnly;
+
+impl Estimator for TextOnly {
+    fn name(&self) -> &'static str {
+        "text-only"
+    }
+    fn message_tokens(&self, m: &Message, config: &Config) -> u64 {
+        crate::estimate::tokens_for_bytes(m.content.text_len() as u64, config.bytes_per_token)
+            + tool_call_tokens(m, config.bytes_per_token)
+    }
+}
+
+/// adr-0098 with each image's base64 counted as text, bytes ÷ bytesPerToken.
+struct Base64Text;
+
+impl Estimator for Base64Text {
+    fn name(&self) -> &'static str {
+        "base64-as-text"
+    }
+    fn message_tokens(&self, m: &Message, config: &Config) -> u64 {
+        let base64: u64 = m.content.images().map(|i| i.payload_bytes()).sum();
+        crate::estimate::tokens_for_bytes(
+            m.content.text_len() as u64 + base64,
+            config.bytes_per_token,
+        ) + tool_call_tokens(m, config.bytes_per_token)
+    }
+}
+
 fn with<'a>(
     estimator: &'a dyn Estimator,
     summariser: &'a dyn Summariser,
@@ -336,6 +499,7 @@ fn with<'a>(
         estimator,
         summariser,
         body,
+        ..Reference::default()
     }
 }
 
@@ -402,8 +566,9 @@ impl Estimator for Utf16Estimator {
             }
             _ => 0,
         };
-        units(m.content.text()).div_ceil(config.bytes_per_token)
+        units(&m.content.text()).div_ceil(config.bytes_per_token)
             + calls.div_ceil(config.bytes_per_token)
+            + crate::estimate::images::content_image_tokens(&m.content, config.wire_format)
     }
 }
 

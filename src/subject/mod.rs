@@ -43,6 +43,11 @@ pub struct SubjectInfo {
     /// is also sent numbers that stock JSON libraries re-spell or round
     /// (`model::value`); every other subject only portable ones.
     pub exact_numbers: bool,
+    /// It takes content parts and images (SPEC §1.4, §6): hello
+    /// `contentParts`, default `true`. A subject that says `false` takes
+    /// text content only: it is sent no parts, and the report says how
+    /// many image cases it was not sent.
+    pub content_parts: bool,
 }
 
 impl SubjectInfo {
@@ -54,6 +59,7 @@ impl SubjectInfo {
             format: WireFormat::Engine,
             invariants: None,
             exact_numbers: false,
+            content_parts: true,
         }
     }
 

@@ -86,6 +86,9 @@ pub fn hello_answer(info: &SubjectInfo) -> Value {
     if info.exact_numbers {
         v["numbers"] = json!("exact");
     }
+    if !info.content_parts {
+        v["contentParts"] = json!(false);
+    }
     v
 }
 
@@ -141,6 +144,16 @@ pub fn parse_hello(v: &Value) -> Result<SubjectInfo, Fault> {
             .join(",");
         info.invariants = Some(InvariantSet::parse_list(&names).map_err(bad)?);
     }
+    info.content_parts = match obj.get("contentParts") {
+        None => true,
+        Some(Value::Bool(b)) => *b,
+        Some(other) => {
+            return Err(bad(format!(
+                "`contentParts` must be a boolean, found {}",
+                json_type(other)
+            )))
+        }
+    };
     info.exact_numbers = match obj.get("numbers") {
         None => false,
         Some(Value::String(s)) if s == "portable" => false,

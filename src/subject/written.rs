@@ -206,8 +206,10 @@ fn text_key(json: &[u8]) -> u64 {
 fn key(m: &Message) -> u64 {
     let mut h = KeyHasher::default();
     h.write_u64(m.role as u64);
-    let text = m.content.text().as_bytes();
+    let text = m.content.text();
+    let text = text.as_bytes();
     h.write_u64(text.len() as u64);
+    h.write_u64(m.content.parts().len() as u64);
     h.write(&text[..text.len().min(16)]);
     h.write(&text[text.len().saturating_sub(16)..]);
     if let Some(id) = &m.tool_call_id {

@@ -62,6 +62,11 @@ pub enum ContentClass {
     /// Terminal output with ANSI codes, Windows paths, JSON in strings,
     /// control characters.
     Escapes,
+    /// Images (SPEC §1.4): screenshots and pictures as content parts, in
+    /// user messages and tool results (`generate::images`). Not a text
+    /// class: it is not in [`ContentClass::ALL`], and a text asked of it
+    /// is prose.
+    Images,
 }
 
 impl ContentClass {
@@ -75,6 +80,23 @@ impl ContentClass {
         ContentClass::Escapes,
     ];
 
+    /// Every class: the seven text classes, then `images`.
+    pub const EVERY: [ContentClass; 8] = [
+        ContentClass::Prose,
+        ContentClass::Code,
+        ContentClass::Json,
+        ContentClass::Cjk,
+        ContentClass::Multilingual,
+        ContentClass::Emoji,
+        ContentClass::Escapes,
+        ContentClass::Images,
+    ];
+
+    /// A class of text (every class but `images`).
+    pub fn is_text(self) -> bool {
+        self != ContentClass::Images
+    }
+
     /// The stable name, in reports, `gen --stats` and GenConfig's JSON.
     pub fn name(self) -> &'static str {
         match self {
@@ -85,11 +107,12 @@ impl ContentClass {
             ContentClass::Multilingual => "multilingual",
             ContentClass::Emoji => "emoji",
             ContentClass::Escapes => "escapes",
+            ContentClass::Images => "images",
         }
     }
 
     pub fn parse(name: &str) -> Option<ContentClass> {
-        ContentClass::ALL.into_iter().find(|c| c.name() == name)
+        ContentClass::EVERY.into_iter().find(|c| c.name() == name)
     }
 }
 
@@ -409,6 +432,12 @@ const CODE_LINES: &[&str] = &[
 /// is ten times faster than writing word by word, and the mean case holds
 /// tens of KB of text.
 pub fn text(rng: &mut SplitMix64, class: ContentClass, n: usize) -> String {
+    // Images carry no text of their own: a text asked of them is prose.
+    let class = if class.is_text() {
+        class
+    } else {
+        ContentClass::Prose
+    };
     let corpus = corpus();
     if class == ContentClass::Json {
         return json_text(rng, corpus, n);
@@ -537,6 +566,7 @@ fn edges(class: ContentClass, rng: &mut SplitMix64, s: &mut String, n: usize) {
         ContentClass::Multilingual => pieces(rng, s, n, OTHER_SCRIPTS, &[" ", " ", ", ", ". "]),
         ContentClass::Emoji => pieces(rng, s, n, EMOJI, &[" ", "", " ", "  "]),
         ContentClass::Escapes => pieces(rng, s, n, ESCAPES, &[" ", "", "\n"]),
+        ContentClass::Images => prose(rng, s, n),
     }
 }
 

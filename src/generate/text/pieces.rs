@@ -20,7 +20,7 @@ use crate::model::ToolCall;
 /// in phrases, runs, uniform code points).
 pub fn piece(class: ContentClass, mode: usize, rng: &mut Rng) -> String {
     match class {
-        ContentClass::Prose => english_paragraph(rng),
+        ContentClass::Prose | ContentClass::Images => english_paragraph(rng),
         ContentClass::Code => code_block(rng),
         ContentClass::Json => serde_json::to_string(&json_object(rng, 0)).expect("serialises"),
         ContentClass::Cjk => cjk_sentence(mode % 4, rng),
@@ -33,7 +33,7 @@ pub fn piece(class: ContentClass, mode: usize, rng: &mut Rng) -> String {
 /// What [`fill`] puts between two pieces of `class`.
 pub fn separator(class: ContentClass) -> &'static str {
     match class {
-        ContentClass::Prose | ContentClass::Code => "\n\n",
+        ContentClass::Prose | ContentClass::Code | ContentClass::Images => "\n\n",
         ContentClass::Cjk => "",
         ContentClass::Multilingual | ContentClass::Emoji => " ",
         ContentClass::Json | ContentClass::Escapes => "\n",

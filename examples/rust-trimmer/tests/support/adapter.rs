@@ -24,7 +24,12 @@ impl Message for M {
         }
     }
     fn content(&self) -> &str {
-        self.0.content.text()
+        // Text only: the subject says so (`text_only`), and ctxgate sends
+        // it no content parts.
+        match &self.0.content {
+            ctxgate::model::Content::Text(s) => s,
+            _ => "",
+        }
     }
     fn call_ids(&self) -> Vec<&str> {
         match (&self.0.role, &self.0.tool_calls) {
@@ -75,9 +80,11 @@ pub fn compact(config: &Config, msgs: &[CtxMessage]) -> CompactAnswer {
     }
 }
 
-/// The trimmer as a subject: compact and estimate, every invariant claimed.
+/// The trimmer as a subject: compact and estimate, every invariant
+/// claimed; text content only (it has no images to count).
 pub fn subject() -> ctxgate::subject::InProcess {
     Compactor::new("rust-trimmer", env!("CARGO_PKG_VERSION"), compact)
+        .text_only()
         .with_estimate(|config, msgs| {
             let (per, total) = estimate(&wrap(msgs), config.bytes_per_token);
             EstimateAnswer {
