@@ -340,8 +340,9 @@ fn default_cases_are_a_few_tens_of_kb() {
          {imaged} cases with images, mean body {imaged_mean} bytes"
     );
     assert!((20_000..=60_000).contains(&mean), "mean body {mean} bytes");
+    // imagesPercent 8: 160 expected of 2,000.
     assert!(
-        (160..=320).contains(&imaged),
+        (100..=220).contains(&imaged),
         "{imaged} of {n} cases with images"
     );
     assert!(

@@ -832,7 +832,7 @@ impl fmt::Display for Coverage {
         writeln!(f)?;
         writeln!(
             f,
-            "{:<28} {:<28} {:>7} {:>7}",
+            "{:<28} {:<40} {:>7} {:>7}",
             "knob / class", "range", "cases", "share"
         )?;
         for (g, (name, bins)) in GROUPS.iter().enumerate() {
@@ -842,7 +842,7 @@ impl fmt::Display for Coverage {
                 let mark = if n == 0 { "  ← never reached" } else { "" };
                 writeln!(
                     f,
-                    "{group:<28} {label:<28} {n:>7} {:>7}{mark}",
+                    "{group:<28} {label:<40} {n:>7} {:>7}{mark}",
                     pct(self.share(n))
                 )?;
             }

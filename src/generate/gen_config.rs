@@ -64,12 +64,16 @@ pub struct GenConfig {
     /// Percent of cases with images (when `contentClasses` has `images`):
     /// screenshots pasted in user messages, in tool results, or one per
     /// turn as a computer-use loop sends them. Kept moderate so that every
-    /// invariant gets ample cases without images too (and the default
-    /// run its speed). Default 12; range 0–100.
+    /// invariant gets ample cases without images too, and the default run
+    /// its speed: an image case's body is megabytes, and a subject behind
+    /// the protocol parses each ToolLoop turn of it (at 12% and 24 images
+    /// a case, python-minimal ran 6× slower than without images; at 8% and
+    /// 8, 2.8×). Default 8; range 0–100.
     pub images_percent: u8,
     /// Most images in one case (a computer-use run of screenshots stops
-    /// there). Default 24; range 1–120 (earendil-works/pi#5369's session
-    /// held 99).
+    /// there). Default 8, enough to put a run of screenshots over every
+    /// ceiling the generator draws; range 1–120 (earendil-works/pi#5369's
+    /// session held 99: raise it to test such sessions).
     pub max_images: usize,
     /// Largest image file, in bytes before base64 (which is 4/3 of it in
     /// the body). Payloads run from a few KB (icons) up to this; 1% of the
@@ -149,8 +153,8 @@ impl Default for GenConfig {
             max_head: 3,
             max_summary_bytes: 8_192,
             content_classes: ContentClass::EVERY.to_vec(),
-            images_percent: 12,
-            max_images: 24,
+            images_percent: 8,
+            max_images: 8,
             max_image_bytes: 5_242_880,
             screenshot_run_percent: 35,
             remote_image_percent: 10,
