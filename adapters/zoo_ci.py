@@ -67,7 +67,12 @@ def main():
         t_install = time.time() - t0
 
         t0 = time.time()
-        gen = sh(f"{args.ctxgate} gen --seed {rec['seed']} --cases {book['roundtripCases']}")
+        # Text content only: the zoo adapters say contentParts: false, so
+        # the harness sends them no parts (images are not theirs to map).
+        gen = sh(
+            f"{args.ctxgate} gen --seed {rec['seed']} --cases {book['roundtripCases']} "
+            "--gen-config adapters/text-only-gen-config.json"
+        )
         rt = sh(f"{run_sh} --roundtrip", env, stdin=gen.stdout)
         t_rt = time.time() - t0
         if rt.returncode != 0:
