@@ -85,6 +85,7 @@ pub mod model;
 pub mod oracle;
 pub mod reference;
 pub mod report;
+pub mod run;
 pub mod subject;
 pub mod suite;
 pub mod testing;

@@ -151,6 +151,10 @@ pub fn from_json(v: &Value) -> Result<BaselineReport, String> {
                 .max(0.0),
         ),
         stopped_by_time: field("stoppedByTime")?.as_bool().unwrap_or(false),
+        images_not_sent: v
+            .get("imageCasesNotSent")
+            .and_then(Value::as_u64)
+            .unwrap_or(0),
         checked: invariants.keys().copied().collect(),
         invariants,
         regressions,

@@ -29,7 +29,7 @@
 //! `--lanes` for each side), or render reports ([`report`]).
 
 pub mod behaviour;
-mod engine;
+mod judge;
 pub mod merge;
 pub mod report;
 pub mod suite;
@@ -41,7 +41,7 @@ use crate::oracle::{Invariant, InvariantSet, Verdict, Violation};
 use crate::subject::{Fault, SubjectInfo};
 
 pub use behaviour::Behaviour;
-pub use engine::{run, run_parallel};
+pub use judge::{run, run_parallel};
 
 /// What fails the gate (exit 1): `--fail-on`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -132,6 +132,9 @@ pub struct BaselineReport {
     pub uncompared_failures: u64,
     pub elapsed: std::time::Duration,
     pub stopped_by_time: bool,
+    /// Cases with images that were sent without them (or, from a corpus,
+    /// not at all), because a side takes text only (`contentParts: false`).
+    pub images_not_sent: u64,
     /// The invariants checked on the subject; the baseline's are those of
     /// them it claims.
     pub checked: InvariantSet,

@@ -1,0 +1,463 @@
+//! The one runner of `check` and `check --baseline`: cases are dealt to
+//! workers — one per subject process (`--jobs`, `--lanes`) — and each
+//! worker loops: deal an index → make the case → run it on its sides →
+//! judge and count → claim the finds that are the first of their kind →
+//! shrink them → keep them if they still are. Once every worker is done,
+//! the kept finds are saved as fixtures and the report is built.
+//!
+//! What differs between `check` and the gate is a [`Judge`]: what a case
+//! is run on (one subject, or a subject and its baseline), what is counted,
+//! what a find is and how it is shrunk. The loop, the dealing, the time
+//! budget, the first-of-kind rule and the shrink budgets exist once, here.
+//!
+//! The same seed gives the same report whatever the number of workers
+//! (without `--time`): every case is judged on its own, and the find kept
+//! for each kind is that of the lowest case index.
+//!
+//! What it does not do: start subjects (the CLI and `testing` do), or
+//! render reports (`report`).
+
+pub(crate) mod shrink;
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use crate::config::Config;
+use crate::generate::{case_for_config, case_from_seed, Case, GenConfig};
+use crate::oracle::InvariantSet;
+use crate::subject::{Subject, SubjectInfo};
+
+pub use shrink::save;
+
+/// What to run.
+#[derive(Debug, Clone)]
+pub struct CheckOptions {
+    pub cases: u64,
+    pub time: Option<Duration>,
+    pub seed: u64,
+    pub invariants: InvariantSet,
+    /// Where failing cases are saved as fixtures.
+    pub save: Option<PathBuf>,
+    pub gen: GenConfig,
+    /// At most this many subject runs while shrinking one failure.
+    pub shrink_runs: usize,
+    /// Send numbers that stock JSON libraries re-spell or round (`1.50`,
+    /// 2^64, `1e400`: `gen.exotic_numbers_percent` of the cases)? `None`:
+    /// when the subjects' hellos say `"numbers": "exact"`.
+    pub exact_numbers: Option<bool>,
+    /// One shard of the seed's cases (`--shard K/N`), or all of them.
+    pub shard: Option<Shard>,
+    /// Every case runs under this config (`--config`), and shrinking
+    /// keeps it: the user's production values, or a live endpoint's
+    /// ceiling (`--transport`). The generator aims at its trigger and
+    /// ceiling ([`case_at`]).
+    pub config: Option<Config>,
+    /// Where the cases come from when not from the generator (`--corpus`).
+    pub source: Option<std::sync::Arc<dyn CaseSource>>,
+}
+
+impl Default for CheckOptions {
+    fn default() -> Self {
+        CheckOptions {
+            cases: 1000,
+            time: None,
+            seed: 0,
+            invariants: InvariantSet::all(),
+            save: None,
+            gen: GenConfig::default(),
+            shrink_runs: 2000,
+            exact_numbers: None,
+            shard: None,
+            config: None,
+            source: None,
+        }
+    }
+}
+
+impl CheckOptions {
+    /// How many cases this run has: all of `cases`, or its shard's share.
+    pub fn run_cases(&self) -> u64 {
+        match self.shard {
+            Some(s) => (self.cases + s.n - s.k) / s.n,
+            None => self.cases,
+        }
+    }
+}
+
+/// Cases from somewhere other than the generator (real histories as
+/// seeds, `corpus`): case `index` of the run seeded `seed`, the same every
+/// time, and where it came from, for the fixture's `see`.
+pub trait CaseSource: std::fmt::Debug + Send + Sync {
+    /// `exact_numbers`: the subject keeps numbers as spelled (its hello's
+    /// `"numbers": "exact"`); else the case's numbers are to be sent in
+    /// their portable spelling, as `replay` sends a fixture's.
+    fn case(&self, seed: u64, index: u64, exact_numbers: bool) -> Case;
+    /// Where case `index` came from ("the corpus file swe-agent/001.json,
+    /// grown results"), named in its fixture's `see`.
+    fn provenance(&self, seed: u64, index: u64) -> String;
+}
+
+/// Case `index` of the run `opts` describes: from its source (`--corpus`),
+/// else generated — under the fixed config, aimed at its boundaries, when
+/// there is one (`--config`). What `check` and `check --baseline` run
+/// (`opts.exact_numbers` settled by then: `None` is portable numbers).
+pub fn case_at(opts: &CheckOptions, index: u64) -> Case {
+    let (seed, gen) = (opts.seed, &opts.gen);
+    match (&opts.source, &opts.config) {
+        (Some(source), _) => source.case(seed, index, opts.exact_numbers.unwrap_or(false)),
+        (None, Some(config)) => case_for_config(seed, index, gen, config),
+        (None, None) => case_from_seed(seed, index, gen),
+    }
+}
+
+/// Which of a seed's cases a run takes: all of `0..cases`, or shard `k`
+/// of `n` (1-based): the indices `i` with `i % n == k - 1`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Shard {
+    pub k: u64,
+    pub n: u64,
+}
+
+impl Shard {
+    /// `K/N` with 1 ≤ K ≤ N.
+    pub fn parse(s: &str) -> Result<Shard, String> {
+        let bad = || format!("--shard takes K/N with 1 ≤ K ≤ N, found {s:?}");
+        let (k, n) = s.split_once('/').ok_or_else(bad)?;
+        let (k, n): (u64, u64) = (
+            k.trim().parse().map_err(|_| bad())?,
+            n.trim().parse().map_err(|_| bad())?,
+        );
+        if n == 0 || k == 0 || k > n {
+            return Err(bad());
+        }
+        Ok(Shard { k, n })
+    }
+
+    /// The `j`-th case index of this shard.
+    fn index(self, j: u64) -> u64 {
+        j.saturating_mul(self.n).saturating_add(self.k - 1)
+    }
+}
+
+impl std::fmt::Display for Shard {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}/{}", self.k, self.n)
+    }
+}
+
+/// Progress, for a bar or a line.
+#[derive(Debug, Clone, Copy)]
+pub struct Progress {
+    pub done: u64,
+    pub total: u64,
+    pub failures: usize,
+    pub faults: usize,
+}
+
+/// The first case index of each kind of find (an invariant, a fault
+/// kind): the worker that finds an earlier one than any so far claims it
+/// and shrinks it; what it shrank is kept only if no worker found an even
+/// earlier one meanwhile.
+#[derive(Debug, Clone)]
+pub(crate) struct FirstOf<K: Ord>(BTreeMap<K, u64>);
+
+impl<K: Ord> Default for FirstOf<K> {
+    fn default() -> Self {
+        FirstOf(BTreeMap::new())
+    }
+}
+
+impl<K: Ord> FirstOf<K> {
+    /// Case `index` found `kind`: true when it is the earliest so far (the
+    /// caller is to shrink it).
+    pub(crate) fn claim(&mut self, kind: K, index: u64) -> bool {
+        let first = self.0.entry(kind).or_insert(u64::MAX);
+        let earliest = index < *first;
+        if earliest {
+            *first = index;
+        }
+        earliest
+    }
+
+    /// Case `index` is still the earliest of `kind`.
+    pub(crate) fn is_first(&self, kind: &K, index: u64) -> bool {
+        self.0.get(kind) == Some(&index)
+    }
+
+    /// How many kinds were found.
+    pub(crate) fn len(&self) -> usize {
+        self.0.len()
+    }
+}
+
+/// What a run's judge does with each case: run it on a worker's sides,
+/// count it, say what to shrink, shrink it, keep what shrinking gave.
+/// `check` judges one subject; the gate a subject and its baseline.
+pub(crate) trait Judge: Sync {
+    /// What running one case on every side gave.
+    type Result;
+    /// A find to shrink: an invariant, a fault kind.
+    type Claim;
+    /// What shrinking a claim gave: a failure, a regression, a fault.
+    type Kept;
+    /// The counts and records of the run, under the runner's lock.
+    type State: Send;
+
+    /// Nothing is checked (no invariant claimed and asked for): no case
+    /// is dealt.
+    fn checks_nothing(&self) -> bool;
+    /// Run `case` on the worker's sides (`[subject]` or `[subject,
+    /// baseline]`).
+    fn run(&self, sides: &mut [&mut dyn Subject], case: &Case) -> Self::Result;
+    /// The run's time ended inside the case: it is not judged.
+    fn stopped(&self, result: &Self::Result) -> bool;
+    /// Count the case; the finds this worker is to shrink (those that are,
+    /// so far, the first of their kind).
+    fn record(
+        &self,
+        state: &mut Self::State,
+        index: u64,
+        case: &Case,
+        result: &Self::Result,
+    ) -> Vec<Self::Claim>;
+    /// Shrink one claim to the smallest case that shows it still.
+    fn shrink(
+        &self,
+        sides: &mut [&mut dyn Subject],
+        run: &RunContext<'_>,
+        index: u64,
+        case: &Case,
+        result: &Self::Result,
+        claim: &Self::Claim,
+    ) -> Self::Kept;
+    /// Keep what shrinking gave, unless a worker found an earlier case of
+    /// the claim's kind meanwhile.
+    fn keep(&self, state: &mut Self::State, index: u64, claim: Self::Claim, kept: Self::Kept);
+    /// Cases counted, and kinds of failure and fault found so far.
+    fn progress(&self, state: &Self::State) -> (u64, usize, usize);
+}
+
+/// What a judge's shrinking needs to know of the run.
+pub(crate) struct RunContext<'o> {
+    pub opts: &'o CheckOptions,
+    /// The end of `--time`, which bounds shrinking too.
+    pub deadline: Option<Instant>,
+}
+
+/// A run's shared state: its settled options, the dealer of case indices,
+/// and what the case counts under a judge's lock.
+pub(crate) struct Runner<J: Judge> {
+    pub judge: J,
+    /// Options with the numbers and images every side takes settled.
+    pub opts: CheckOptions,
+    /// Every side takes content parts (its hello's `contentParts`).
+    content_parts: bool,
+    start: Instant,
+    next: AtomicU64,
+    state: Mutex<J::State>,
+    /// The time ended the run before its cases.
+    stopped_by_time: std::sync::atomic::AtomicBool,
+    /// Cases with images a side that takes text only was not sent them.
+    images_not_sent: AtomicU64,
+}
+
+impl<J: Judge> Runner<J> {
+    /// A run of `judge` on sides described by `infos`: numbers are exact
+    /// only when every side says so (or `opts` does), and images go only
+    /// to sides that take content parts.
+    pub(crate) fn new(
+        judge: J,
+        state: J::State,
+        infos: &[&SubjectInfo],
+        opts: &CheckOptions,
+    ) -> Self {
+        let exact = opts
+            .exact_numbers
+            .unwrap_or(infos.iter().all(|i| i.exact_numbers));
+        let mut gen = opts.gen.clone();
+        if !exact {
+            gen.exotic_numbers_percent = 0;
+        }
+        Runner {
+            judge,
+            opts: CheckOptions {
+                gen,
+                exact_numbers: Some(exact),
+                ..opts.clone()
+            },
+            content_parts: infos.iter().all(|i| i.content_parts),
+            start: Instant::now(),
+            next: AtomicU64::new(0),
+            state: Mutex::new(state),
+            stopped_by_time: Default::default(),
+            images_not_sent: AtomicU64::new(0),
+        }
+    }
+
+    pub(crate) fn lock(&self) -> std::sync::MutexGuard<'_, J::State> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn deadline(&self) -> Option<Instant> {
+        self.opts.time.map(|t| self.start + t)
+    }
+
+    /// The next case index of the run (of its shard), until its cases or
+    /// its time run out.
+    fn deal(&self) -> Option<u64> {
+        if self.judge.checks_nothing() {
+            return None;
+        }
+        if shrink::out_of_time(self.deadline()) {
+            self.stopped_by_time.store(true, Ordering::Relaxed);
+            return None;
+        }
+        let j = self.next.fetch_add(1, Ordering::Relaxed);
+        let index = match self.opts.shard {
+            Some(shard) => shard.index(j),
+            None => j,
+        };
+        (index < self.opts.cases).then_some(index)
+    }
+
+    /// Case `index`, as the sides may be sent it: to a side that takes
+    /// text only (`contentParts: false`), a generated case without its
+    /// images, and no case at all for one from a corpus that holds images;
+    /// each counted in the report, never silently.
+    fn case(&self, index: u64) -> Option<Case> {
+        let case = case_at(&self.opts, index);
+        if self.content_parts || !case.messages.iter().any(|m| !m.content.parts().is_empty()) {
+            return Some(case);
+        }
+        self.images_not_sent.fetch_add(1, Ordering::Relaxed);
+        if self.opts.source.is_some() {
+            return None;
+        }
+        let opts = CheckOptions {
+            gen: self.opts.gen.without_images(),
+            ..self.opts.clone()
+        };
+        Some(case_at(&opts, index))
+    }
+
+    pub(crate) fn progress(&self) -> Progress {
+        let (done, failures, faults) = self.judge.progress(&self.lock());
+        Progress {
+            done,
+            total: self.opts.run_cases(),
+            failures,
+            faults,
+        }
+    }
+
+    /// One worker: cases until none is left.
+    pub(crate) fn work(
+        &self,
+        sides: &mut [&mut dyn Subject],
+        mut on_progress: Option<&mut dyn FnMut(Progress)>,
+    ) {
+        let run = RunContext {
+            opts: &self.opts,
+            deadline: self.deadline(),
+        };
+        for side in sides.iter_mut() {
+            side.stop_at(run.deadline);
+        }
+        while let Some(index) = self.deal() {
+            let Some(case) = self.case(index) else {
+                continue;
+            };
+            let result = self.judge.run(sides, &case);
+            if self.judge.stopped(&result) {
+                self.stopped_by_time.store(true, Ordering::Relaxed);
+                break; // not judged: the run is over
+            }
+            let claims = self.judge.record(&mut self.lock(), index, &case, &result);
+            for claim in claims {
+                let kept = self
+                    .judge
+                    .shrink(sides, &run, index, &case, &result, &claim);
+                self.judge.keep(&mut self.lock(), index, claim, kept);
+            }
+            if let Some(p) = on_progress.as_mut() {
+                p(self.progress());
+            }
+        }
+    }
+
+    /// Run one worker on each of `workers`, each on a thread of its own.
+    pub(crate) fn work_in_parallel<'w>(
+        &self,
+        workers: Vec<Vec<&'w mut (dyn Subject + Send + 'static)>>,
+        on_progress: &mut dyn FnMut(Progress),
+    ) {
+        on_threads(
+            workers.into_iter(),
+            |w| {
+                let mut sides: Vec<&mut dyn Subject> =
+                    w.into_iter().map(|s| s as &mut dyn Subject).collect();
+                self.work(&mut sides, None)
+            },
+            &mut || on_progress(self.progress()),
+        );
+    }
+
+    /// The run is over: what its judge counted and kept.
+    pub(crate) fn finish(self) -> Done<J> {
+        Done {
+            elapsed: self.start.elapsed(),
+            stopped_by_time: self.stopped_by_time.into_inner(),
+            images_not_sent: self.images_not_sent.into_inner(),
+            state: self.state.into_inner().unwrap_or_else(|e| e.into_inner()),
+            judge: self.judge,
+            opts: self.opts,
+        }
+    }
+}
+
+/// A run, done: what its judge counted and kept, and its settled options.
+pub(crate) struct Done<J: Judge> {
+    pub judge: J,
+    pub opts: CheckOptions,
+    pub state: J::State,
+    pub elapsed: Duration,
+    pub stopped_by_time: bool,
+    pub images_not_sent: u64,
+}
+
+/// Run `work` on each of `items`, each on a thread of its own, calling
+/// `tick` every 100 ms and once more at the end — which is when the last
+/// thread is done, not the next tick after it (a run of a few hundred
+/// cases would otherwise take up to a tenth of a second more).
+pub(crate) fn on_threads<I: Send>(
+    items: impl Iterator<Item = I>,
+    work: impl Fn(I) + Sync,
+    tick: &mut dyn FnMut(),
+) {
+    use std::sync::mpsc::RecvTimeoutError;
+    std::thread::scope(|scope| {
+        let (done, finished) = std::sync::mpsc::channel();
+        let mut left = 0;
+        for item in items {
+            let (work, done) = (&work, done.clone());
+            scope.spawn(move || {
+                work(item);
+                let _ = done.send(());
+            });
+            left += 1;
+        }
+        drop(done);
+        while left > 0 {
+            match finished.recv_timeout(Duration::from_millis(100)) {
+                Ok(()) => left -= 1,
+                Err(RecvTimeoutError::Timeout) => tick(),
+                // A thread panicked: the scope joins it and passes the panic on.
+                Err(RecvTimeoutError::Disconnected) => break,
+            }
+        }
+        tick();
+    });
+}
