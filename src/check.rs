@@ -8,7 +8,6 @@
 //! reproducible from it.
 
 use std::collections::BTreeMap;
-use std::path::PathBuf;
 use std::time::Duration;
 
 use crate::body::body_bytes;
@@ -20,7 +19,7 @@ use crate::run::shrink::{shrink_failing, shrink_fault};
 use crate::run::{FirstOf, Judge, RunContext, Runner};
 use crate::subject::{Fault, FaultKind, Subject, SubjectInfo};
 
-pub use crate::run::{case_at, save, CaseSource, CheckOptions, Progress, Shard};
+pub use crate::run::{case_at, save, CaseSource, CheckOptions, Progress, Saved, Shard};
 
 /// How often an invariant held.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -73,26 +72,6 @@ impl Tally {
             .map(|(why, n)| format!("{why} ({n})"))
             .collect::<Vec<_>>()
             .join(", ")
-    }
-}
-
-/// Where a failure's fixture went.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Saved {
-    /// No save folder was given.
-    NotAsked,
-    /// Saved here.
-    At(PathBuf),
-    /// Saving failed: the error, said loudly in every report.
-    Failed(String),
-}
-
-impl Saved {
-    pub fn path(&self) -> Option<&std::path::Path> {
-        match self {
-            Saved::At(p) => Some(p),
-            _ => None,
-        }
     }
 }
 

@@ -151,8 +151,8 @@ impl SuiteReport {
                 }
                 Replayed::Failed(violations) => {
                     let _ = writeln!(out, "FAIL  {shown}\n  see: {}", c.see);
-                    for v in violations {
-                        let _ = writeln!(out, "  {v}");
+                    for line in crate::report::violation_lines(violations) {
+                        let _ = writeln!(out, "  {line}");
                     }
                 }
                 Replayed::Fault(fault) => {
@@ -287,7 +287,7 @@ impl SuiteReport {
             match &c.outcome {
                 Replayed::Held { .. } => {}
                 Replayed::Failed(vs) => {
-                    let body: Vec<String> = vs.iter().map(|v| v.to_string()).collect();
+                    let body = crate::report::violation_lines(vs);
                     let _ = write!(
                         cases,
                         "\n      <failure message=\"{}\" type=\"{}\">see: {}\n{}</failure>\n    ",
@@ -342,6 +342,8 @@ impl SuiteReport {
                     Replayed::Failed(vs) => vs
                         .iter()
                         .map(|v| v.invariant.name())
+                        .collect::<std::collections::BTreeSet<_>>()
+                        .into_iter()
                         .collect::<Vec<_>>()
                         .join(", "),
                     Replayed::Fault(f) => format!("fault ({})", f.kind.name()),

@@ -309,7 +309,7 @@ pub fn human(r: &BaselineReport, hints: &Hints) -> String {
                 f.fault.kind.name(),
                 f.count,
                 f.case_index,
-                crate::subject::protocol::one_line(&f.fault.detail)
+                crate::model::one_line(&f.fault.detail)
             );
         }
     }
@@ -536,6 +536,7 @@ pub fn to_json(r: &BaselineReport, hints: &Hints) -> Value {
         "subject": subject_json(&r.subject),
         "baseline": subject_json(&r.baseline),
         "seed": r.seed,
+        "replayWith": {"subject": hints.subject.to_json(), "baseline": hints.baseline.to_json()},
         "shard": r.shard.map(|s| format!("{}/{}", s.k, s.n)),
         "cases": r.cases,
         "compared": r.compared(),

@@ -5,10 +5,10 @@
 //!
 //! The flow: [`samples`] writes deterministic texts per content class,
 //! [`corpus`] reads the real histories from a folder at run time, and
-//! [`calibrate`] counts real tokens ([`tokenizer`], tiktoken-rs) and each
+//! [`calibrate`] counts real tokens (`estimate::tokenizer`, tiktoken-rs) and each
 //! estimator's estimate on every sample, into a [`Report`]: a table
 //! (`Display`), JSON ([`Report::to_json`]) and an SVG picture ([`plot`]).
-//! [`covers`] holds the invariant `estimate-covers-real-tokens`.
+//! The invariant `estimate-covers-real-tokens` is `oracle::real_tokens`.
 //!
 //! Estimates and real counts cover the same parts — each message's content
 //! plus the JSON of its `toolCalls` — so they compare like for like.
@@ -18,24 +18,22 @@
 //! needs no feature.
 
 pub mod corpus;
-pub mod covers;
 pub mod plot;
 pub mod report;
 pub mod samples;
-pub mod tokenizer;
 
 use std::path::PathBuf;
 use std::time::Instant;
 
-pub use corpus::{find_default_corpus, load_corpus, Corpus, History, DEFAULT_CORPUS};
-pub use covers::{
+pub use crate::estimate::{history_real_tokens, message_real_tokens, Encoding, Tiktoken};
+pub use crate::oracle::real_tokens::{
     estimate_covers_real_tokens, estimator_covers_real_tokens, Shortfall,
     ESTIMATE_COVERS_REAL_TOKENS,
 };
+pub use corpus::{find_default_corpus, load_corpus, Corpus, History, DEFAULT_CORPUS};
 pub use plot::{draw, svg, write_svg, Group, Panel, Picture};
 pub use report::{Coverage, EstimatorStats, Report, Row, REAL_HISTORIES};
 pub use samples::ContentClass;
-pub use tokenizer::{history_real_tokens, message_real_tokens, Encoding, Tiktoken};
 
 use crate::body;
 use crate::config::Config;

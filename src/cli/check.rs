@@ -7,20 +7,17 @@ use std::path::PathBuf;
 
 use clap::{Args as ClapArgs, ValueEnum};
 
-use super::common::Failure;
+use super::common::{Failure, ReportFile};
 use super::subject::SubjectArgs;
+use ctxgate::baseline::report::Hints;
+use ctxgate::baseline::suite::SuiteGate;
+use ctxgate::baseline::FailOn;
 use ctxgate::check::{CheckOptions, Progress};
+use ctxgate::fixture::Fixture;
 use ctxgate::oracle::InvariantSet;
-use ctxgate::report::{self, ReplayHint};
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum ReportKind {
-    Human,
-    Json,
-    Junit,
-    /// For $GITHUB_STEP_SUMMARY or a pull-request comment
-    Markdown,
-}
+use ctxgate::report::render::{self, ReportKind};
+use ctxgate::report::ReplayHint;
+use ctxgate::subject::Subject;
 
 /// Which JSON numbers the subject is sent (`model::value`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -254,7 +251,7 @@ pub fn run_check(args: Args) -> Result<(), Failure> {
     };
     (opts.gen, opts.source) = (sources.gen, sources.source);
     if let Some(cmd) = &args.baseline {
-        return super::baseline::run(
+        return run_gate(
             &args,
             cmd,
             subjects,
@@ -292,37 +289,13 @@ pub fn run_check(args: Args) -> Result<(), Failure> {
     let mut progress = progress_printer(args.cases);
     let report = ctxgate::check::run_parallel(&mut subjects, &opts, &mut progress);
     drop(progress);
-    let hint = ReplayHint {
-        subject: args.subject.shown(),
-    };
-    let suite_human = suite.as_ref().map(|s| s.human()).unwrap_or_default();
-    let human = format!("{suite_human}{}", report::human(&report, &hint));
-    let render_as = |kind| match &suite {
-        Some(s) => with_suite(render(&report, &hint, kind), &report, &hint, s, kind),
-        None => render(&report, &hint, kind),
-    };
+    let hint = args.subject.replay_hint();
+    let render_as = |kind| render::check(&report, suite.as_ref(), &hint, kind);
     let (transport_text, transport_failure) = match &live {
         Some(live) => live.finish(),
         None => (String::new(), None),
     };
-    let rendered = render_as(args.report);
-    let mut write_error = write_also(also, render_as);
-    match (&args.out, out_file) {
-        (Some(path), Some(file)) => {
-            if let Err(e) = file.write(&rendered) {
-                write_error = Some(format!("{}: cannot write the report: {e}", path.display()));
-            }
-            print!("{human}{transport_text}");
-        }
-        _ if args.report == ReportKind::Human => print!("{rendered}{transport_text}"),
-        _ => {
-            print!("{rendered}");
-            eprint!("{transport_text}");
-        }
-    }
-    if let Some(e) = &write_error {
-        eprintln!("ctxgate: ERROR: {e}");
-    }
+    let write_error = write_reports(&args, out_file, also, render_as, &transport_text);
     let suite_problem = suite.as_ref().and_then(|s| s.problem());
     if report.ok() && suite_problem.is_none() {
         // Nothing failed: a report that could not be written, or an
@@ -357,8 +330,135 @@ pub fn run_check(args: Args) -> Result<(), Failure> {
     )))
 }
 
+/// `check --baseline CMD`: start the baseline like the subject (`--jobs` ×
+/// `--lanes` handles, the same timeout and line cap), run the comparison
+/// (`ctxgate::baseline`), print the report, and exit as the gate says
+/// (`--fail-on`).
+fn run_gate(
+    args: &Args,
+    cmd: &str,
+    mut subjects: Vec<Box<dyn Subject + Send>>,
+    opts: &CheckOptions,
+    (jobs, suite): (usize, Option<SuiteFixtures<'_>>),
+    out_file: Option<ReportFile>,
+    also: AlsoReports,
+) -> Result<(), Failure> {
+    let side = SubjectArgs {
+        subject: Some(cmd.to_owned()),
+        timeout: args.subject.timeout,
+        max_line_bytes: args.subject.max_line_bytes,
+        defect: None,
+        estimator: None,
+        command: Vec::new(),
+    };
+    let mut baselines = side.open_jobs(jobs, args.lanes).map_err(|f| Failure {
+        message: format!(
+            "--baseline: {}",
+            f.message.replacen("subject", "baseline", 1)
+        ),
+        ..f
+    })?;
+    // An in-process subject is one handle per job; the baseline has
+    // lanes: one more in-process subject per lane, so each lane has a worker.
+    while subjects.len() < baselines.len() && !args.subject.is_external() {
+        subjects.push(args.subject.open()?);
+    }
+    let workers = subjects.len().min(baselines.len());
+    subjects.truncate(workers);
+    baselines.truncate(workers);
+    let fail_on = match args.fail_on {
+        None | Some(FailOnArg::Regressions) => FailOn::Regressions,
+        Some(FailOnArg::AnyFailure) => FailOn::AnyFailure,
+        Some(FailOnArg::Never) => FailOn::Never,
+    };
+    eprintln!(
+        "ctxgate check: subject {} {} against baseline {} {}, seed {}, up to {} cases{}",
+        subjects[0].info().name,
+        subjects[0].info().version,
+        baselines[0].info().name,
+        baselines[0].info().version,
+        opts.seed,
+        opts.cases,
+        opts.time
+            .map(|t| format!(" or {:.0} s", t.as_secs_f64()))
+            .unwrap_or_default()
+    );
+    // The suite first, on both sides, fixture by fixture.
+    let suite = suite.map(|(dir, fixtures)| {
+        eprintln!(
+            "ctxgate check: the suite {} first, on both sides ({} fixture(s))",
+            dir.display(),
+            fixtures.len()
+        );
+        let subject = ctxgate::suite::run(subjects[0].as_mut(), dir, fixtures.clone());
+        let baseline = ctxgate::suite::run(baselines[0].as_mut(), dir, fixtures);
+        SuiteGate::new(subject, baseline).expect("both sides ran the same fixtures")
+    });
+    let mut progress = progress_printer(opts.cases);
+    let r = ctxgate::baseline::run_parallel(
+        &mut subjects,
+        &mut baselines,
+        opts,
+        fail_on,
+        &mut progress,
+    );
+    drop(progress);
+    let hints = Hints {
+        subject: args.subject.replay_hint(),
+        baseline: ReplayHint::subject(cmd),
+    };
+    let render_as = |kind| render::gate(&r, suite.as_ref(), &hints, kind);
+    let write_error = write_reports(args, out_file, also, render_as, "");
+    let why = render::gate_failures(&r, suite.as_ref());
+    if why.is_empty() {
+        return match write_error {
+            Some(e) => Err(Failure::bad_input(e)),
+            None => Ok(()),
+        };
+    }
+    Err(Failure::failed(format!(
+        "{} (seed {})",
+        why.join("; "),
+        r.seed
+    )))
+}
+
+/// The suite a gate replays: its folder and its fixtures, parsed.
+type SuiteFixtures<'a> = (&'a std::path::PathBuf, Vec<(std::path::PathBuf, Fixture)>);
+
+/// The report in `--report`'s form to `--out` (a human summary, then
+/// `extra`, to stdout) or to stdout, and each `--also-report`; the first
+/// write error, said on stderr.
+fn write_reports(
+    args: &Args,
+    out_file: Option<ReportFile>,
+    also: AlsoReports,
+    render_as: impl Fn(ReportKind) -> String,
+    extra: &str,
+) -> Option<String> {
+    let rendered = render_as(args.report);
+    let mut write_error = write_also(also, &render_as);
+    match (&args.out, out_file) {
+        (Some(path), Some(file)) => {
+            if let Err(e) = file.write(&rendered) {
+                write_error = Some(format!("{}: cannot write the report: {e}", path.display()));
+            }
+            print!("{}{extra}", render_as(ReportKind::Human));
+        }
+        _ if args.report == ReportKind::Human => print!("{rendered}{extra}"),
+        _ => {
+            print!("{rendered}");
+            eprint!("{extra}");
+        }
+    }
+    if let Some(e) = &write_error {
+        eprintln!("ctxgate: ERROR: {e}");
+    }
+    write_error
+}
+
 /// The `--also-report` files, created before any work is done.
-pub(super) type AlsoReports = Vec<(ReportKind, super::common::ReportFile)>;
+type AlsoReports = Vec<(ReportKind, super::common::ReportFile)>;
 
 fn open_also(list: &[String]) -> Result<AlsoReports, Failure> {
     list.iter()
@@ -380,10 +480,7 @@ fn open_also(list: &[String]) -> Result<AlsoReports, Failure> {
 }
 
 /// Write each `--also-report` form; the first error, if any.
-pub(super) fn write_also(
-    also: AlsoReports,
-    render: impl Fn(ReportKind) -> String,
-) -> Option<String> {
+fn write_also(also: AlsoReports, render: impl Fn(ReportKind) -> String) -> Option<String> {
     let mut error = None;
     for (kind, file) in also {
         let path = file.path().display().to_string();
@@ -392,118 +489,6 @@ pub(super) fn write_also(
         }
     }
     error
-}
-
-/// A report in the form asked for, with the suite's outcome in it: the
-/// human and Markdown forms open with the suite's section, the JSON report
-/// gains a `suite` member, JUnit a `<testsuite>` of its own (one
-/// `<testcase>` per fixture) beside the check's.
-pub(super) fn with_suite(
-    rendered: String,
-    report: &ctxgate::check::CheckReport,
-    hint: &ReplayHint,
-    suite: &ctxgate::suite::SuiteReport,
-    kind: ReportKind,
-) -> String {
-    let parts = SuiteParts {
-        human: suite.human(),
-        markdown: suite.markdown(),
-        json: suite.to_json(),
-        junit: suite.junit_testsuite(),
-        problems: suite.problem().into_iter().collect(),
-    };
-    with_suite_parts(rendered, || report::to_json(report, hint), kind, &parts)
-}
-
-/// A suite's outcome in each report form, and why it fails the run.
-pub(super) struct SuiteParts {
-    pub human: String,
-    pub markdown: String,
-    pub json: serde_json::Value,
-    pub junit: String,
-    pub problems: Vec<String>,
-}
-
-/// `rendered`, a run's report in `kind` (`json`: the same as a value), with
-/// its suite's parts in it (a plain check's or a gate's).
-pub(super) fn with_suite_parts(
-    rendered: String,
-    json: impl FnOnce() -> serde_json::Value,
-    kind: ReportKind,
-    suite: &SuiteParts,
-) -> String {
-    match kind {
-        ReportKind::Human => format!(
-            "{}{}",
-            suite.human,
-            with_suite_verdict(rendered, kind, &suite.problems)
-        ),
-        ReportKind::Markdown => format!(
-            "{}{}",
-            suite.markdown,
-            with_suite_verdict(rendered, kind, &suite.problems)
-        ),
-        ReportKind::Json => {
-            let mut v = json();
-            if let serde_json::Value::Object(o) = &mut v {
-                o.insert("suite".into(), suite.json.clone());
-                if !suite.problems.is_empty() {
-                    o.insert("ok".into(), false.into());
-                }
-            }
-            format!(
-                "{}\n",
-                serde_json::to_string_pretty(&v).expect("serialises")
-            )
-        }
-        ReportKind::Junit => match rendered.rfind("</testsuites>") {
-            Some(at) => format!("{}{}{}", &rendered[..at], suite.junit, &rendered[at..]),
-            None => rendered,
-        },
-    }
-}
-
-/// A report whose suite failed says so where its verdict is: the human
-/// form's last line and the Markdown form's head line, which otherwise
-/// speak of the generated cases alone (a run whose suite failed must not
-/// end on "OK").
-fn with_suite_verdict(rendered: String, kind: ReportKind, problems: &[String]) -> String {
-    if problems.is_empty() {
-        return rendered;
-    }
-    let why = problems.join("; ");
-    match kind {
-        ReportKind::Human => {
-            let body = rendered.trim_end_matches('\n');
-            let (before, last) = body.rsplit_once('\n').unwrap_or(("", body));
-            format!("{before}\nFAILED: {why}; the generated cases: {last}\n")
-        }
-        ReportKind::Markdown => {
-            let (head, rest) = rendered.split_once('\n').unwrap_or((&rendered, ""));
-            let head = match head.rsplit_once(" — ") {
-                Some((title, mark)) if mark.starts_with('❌') => {
-                    format!("{title} — {mark}; {why}")
-                }
-                Some((title, mark)) => format!("{title} — ❌ {why} (the generated cases: {mark})"),
-                None => format!("{head} — ❌ {why}"),
-            };
-            format!("{head}\n{rest}")
-        }
-        ReportKind::Json | ReportKind::Junit => rendered,
-    }
-}
-
-/// A report in the form asked for.
-pub fn render(report: &ctxgate::check::CheckReport, hint: &ReplayHint, kind: ReportKind) -> String {
-    match kind {
-        ReportKind::Human => report::human(report, hint),
-        ReportKind::Json => format!(
-            "{}\n",
-            serde_json::to_string_pretty(&report::to_json(report, hint)).expect("serialises")
-        ),
-        ReportKind::Junit => report::junit(report, hint),
-        ReportKind::Markdown => report::markdown(report, hint),
-    }
 }
 
 fn random_seed() -> u64 {

@@ -12,7 +12,6 @@
 //! reference's `cannot_fit`; 2 bad usage or bad input (clap's own usage
 //! errors exit 2 too).
 
-mod baseline;
 mod calibrate;
 mod check;
 mod check_sources;

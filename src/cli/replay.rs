@@ -60,8 +60,8 @@ pub fn run(args: Args) -> Result<(), Failure> {
             Replayed::Failed(violations) => {
                 failed += 1;
                 println!("FAIL  {shown}");
-                for v in violations {
-                    println!("  {v}");
+                for line in ctxgate::report::violation_lines(violations) {
+                    println!("  {line}");
                 }
             }
             Replayed::Fault(fault) => {

@@ -7,8 +7,8 @@ use std::path::PathBuf;
 
 use clap::{Args as ClapArgs, Subcommand};
 
-use super::check::ReportKind;
 use super::common::Failure;
+use ctxgate::report::render::{self, ReportKind};
 use ctxgate::report::{self, ReplayHint};
 use serde_json::Value;
 
@@ -44,11 +44,13 @@ pub struct MergeArgs {
     #[arg(long, value_name = "FILE")]
     pub out: Option<PathBuf>,
 
-    /// The subject command, for the replay lines of the human report
+    /// The subject command for the replay lines [default: as the shards
+    /// recorded it]
     #[arg(long, value_name = "CMD")]
     pub subject: Option<String>,
 
-    /// The baseline command, for a baseline gate's replay lines
+    /// The baseline command for a baseline gate's replay lines [default: as
+    /// the shards recorded it]
     #[arg(long, value_name = "CMD")]
     pub baseline: Option<String>,
 }
@@ -165,6 +167,7 @@ fn merge_checks(args: &MergeArgs, reports: Vec<(String, bool, Value)>) -> Result
     // Reports that do not merge say so first; then, whether they are all
     // of the run's shards.
     let shards = whole_set_of_shards(&reports);
+    let hint = replay_hint(&args.subject, &reports, |v| v.get("replayWith"));
     let suite = suite_of_shards(&reports, ctxgate::suite::SuiteReport::from_json);
     let merged = fold(
         reports,
@@ -178,16 +181,8 @@ fn merge_checks(args: &MergeArgs, reports: Vec<(String, bool, Value)>) -> Result
     )?;
     shards?;
     let suite = suite?;
-    let hint = ReplayHint {
-        subject: args.subject.clone(),
-    };
-    let render = |kind| {
-        let rendered = super::check::render(&merged, &hint, kind);
-        match &suite {
-            Some(s) => super::check::with_suite(rendered, &merged, &hint, s, kind),
-            None => rendered,
-        }
-    };
+    let hint = hint?;
+    let render = |kind| render::check(&merged, suite.as_ref(), &hint, kind);
     write(args, &render(ReportKind::Human), &render(args.report))?;
     let suite_problem = suite.as_ref().and_then(|s| s.problem());
     if merged.ok() && suite_problem.is_none() {
@@ -238,6 +233,15 @@ fn merge_gates(args: &MergeArgs, reports: Vec<(String, bool, Value)>) -> Result<
     // Reports that do not merge say so first; then, whether they are all
     // of the run's shards.
     let shards = whole_set_of_shards(&reports);
+    let hints = replay_hint(&args.subject, &reports, |v| {
+        v.pointer("/replayWith/subject")
+    })
+    .and_then(|subject| {
+        let baseline = replay_hint(&args.baseline, &reports, |v| {
+            v.pointer("/replayWith/baseline")
+        })?;
+        Ok(ctxgate::baseline::report::Hints { subject, baseline })
+    });
     let suite = suite_of_shards(&reports, ctxgate::baseline::suite::SuiteGate::from_json);
     let merged = fold(
         reports,
@@ -251,17 +255,10 @@ fn merge_gates(args: &MergeArgs, reports: Vec<(String, bool, Value)>) -> Result<
     )?;
     shards?;
     let suite = suite?;
-    let hints = ctxgate::baseline::report::Hints {
-        subject: ReplayHint {
-            subject: args.subject.clone(),
-        },
-        baseline: ReplayHint {
-            subject: args.baseline.clone(),
-        },
-    };
-    let render = |kind| super::baseline::render(&merged, suite.as_ref(), &hints, kind);
+    let hints = hints?;
+    let render = |kind| render::gate(&merged, suite.as_ref(), &hints, kind);
     write(args, &render(ReportKind::Human), &render(args.report))?;
-    let why = super::baseline::gate_failures(&merged, suite.as_ref());
+    let why = render::gate_failures(&merged, suite.as_ref());
     match why.is_empty() {
         true => Ok(()),
         false => Err(Failure::failed(format!(
@@ -271,6 +268,40 @@ fn merge_gates(args: &MergeArgs, reports: Vec<(String, bool, Value)>) -> Result<
             merged.seed
         ))),
     }
+}
+
+/// How the merged report's replay lines choose the subject: `--subject`
+/// (or `--baseline`) if given, else as every shard recorded it — shards
+/// that disagree are of different runs.
+fn replay_hint(
+    given: &Option<String>,
+    reports: &[(String, bool, Value)],
+    recorded: impl Fn(&Value) -> Option<&Value>,
+) -> Result<ReplayHint, Failure> {
+    if let Some(cmd) = given {
+        return Ok(ReplayHint::subject(cmd));
+    }
+    let mut found: Option<(&str, ReplayHint)> = None;
+    for (name, _, value) in reports {
+        let Some(hint) = ReplayHint::from_json(recorded(value)) else {
+            return Err(Failure::bad_input(format!(
+                "{name}: no `replayWith` (a report of an older ctxgate): give --subject \
+                 (and --baseline) so that the replay lines name the subject"
+            )));
+        };
+        match &found {
+            Some((first, h)) if *h != hint => {
+                return Err(Failure::bad_input(format!(
+                    "{name}: replays with {:?}, {first} with {:?}: shards of one run have \
+                     one subject",
+                    hint.flags, h.flags
+                )))
+            }
+            Some(_) => {}
+            None => found = Some((name, hint)),
+        }
+    }
+    Ok(found.map(|(_, h)| h).unwrap_or_default())
 }
 
 /// Each report read, and merged into the first; errors name the file.

@@ -49,7 +49,18 @@ impl SubjectArgs {
         self.subject.is_some() || !self.command.is_empty()
     }
 
-    /// The command as the user gave it, for replay hints (`None`: the reference).
+    /// The flags that choose this subject again, for replay lines.
+    pub fn replay_hint(&self) -> ctxgate::report::ReplayHint {
+        let flags = match (self.shown(), &self.defect, &self.estimator) {
+            (Some(cmd), _, _) => vec!["--subject".to_owned(), cmd],
+            (None, Some(d), _) => vec!["--defect".to_owned(), d.clone()],
+            (None, None, Some(e)) => vec!["--estimator".to_owned(), e.clone()],
+            (None, None, None) => Vec::new(),
+        };
+        ctxgate::report::ReplayHint { flags }
+    }
+
+    /// The command as the user gave it (`None`: the reference).
     pub fn shown(&self) -> Option<String> {
         if !self.command.is_empty() {
             return Some(shell_words::join(&self.command));

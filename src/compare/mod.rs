@@ -388,7 +388,7 @@ impl fmt::Display for CompareError {
                 PassFailure::Refused(message) => write!(
                     f,
                     "{estimator} answered invalid_input to a well-formed history ({set}, {history}): {}",
-                    crate::subject::protocol::one_line(message)
+                    crate::model::one_line(message)
                 ),
             },
         }

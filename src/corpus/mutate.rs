@@ -256,7 +256,7 @@ fn repeat_to(s: &str, n: usize) -> String {
         out.push_str(s);
         out.push('\n');
     }
-    let cut = crate::reference::truncate_utf8(&out, n).len();
+    let cut = crate::model::truncate_utf8(&out, n).len();
     out.truncate(cut);
     while out.len() < n {
         out.push(' ');

@@ -8,7 +8,7 @@
 //! Beyond SPEC §3's two: `safe-classwise` ([`SafeClasswise`]), priced per
 //! byte class to be an upper bound of real tokens, and, with the
 //! `calibrate` feature, the real tokenizers `tiktoken-cl100k` and
-//! `tiktoken-o200k` (`calibrate::Tiktoken`). `docs/calibration.md` has the numbers.
+//! `tiktoken-o200k` ([`Tiktoken`]). `docs/calibration.md` has the numbers.
 
 use crate::body;
 use crate::config::Config;
@@ -18,9 +18,11 @@ pub mod images;
 mod incremental;
 mod safe;
 #[cfg(feature = "calibrate")]
-pub use crate::calibrate::Tiktoken;
+pub mod tokenizer;
 pub use incremental::{Incremental, MessageCost};
 pub use safe::{tool_calls_json, ClassCosts, SafeClasswise, TextProfile, SAFE_COSTS};
+#[cfg(feature = "calibrate")]
+pub use tokenizer::{history_real_tokens, message_real_tokens, Encoding, Tiktoken};
 
 /// `ceil(bytes / bytes_per_token)`; 0 for 0 bytes.
 pub fn tokens_for_bytes(bytes: u64, bytes_per_token: u64) -> u64 {
@@ -127,9 +129,9 @@ pub fn by_name(name: &str) -> Option<Box<dyn Estimator>> {
         "content-only" => Some(Box::new(ContentOnly)),
         "safe-classwise" => Some(Box::new(SafeClasswise::default())),
         #[cfg(feature = "calibrate")]
-        "tiktoken-cl100k" => Some(Box::new(Tiktoken(crate::calibrate::Encoding::Cl100kBase))),
+        "tiktoken-cl100k" => Some(Box::new(Tiktoken(Encoding::Cl100kBase))),
         #[cfg(feature = "calibrate")]
-        "tiktoken-o200k" => Some(Box::new(Tiktoken(crate::calibrate::Encoding::O200kBase))),
+        "tiktoken-o200k" => Some(Box::new(Tiktoken(Encoding::O200kBase))),
         _ => None,
     }
 }

@@ -98,7 +98,7 @@ impl Gen<'_, '_, '_> {
                 m if m > 0 => s.extend(std::iter::repeat_n('x', m as usize)),
                 m => {
                     let keep = (s.len() as i64 + m).max(base as i64) as usize;
-                    let cut = crate::reference::truncate_utf8(s, keep).len();
+                    let cut = crate::model::truncate_utf8(s, keep).len();
                     s.truncate(cut);
                 }
             }

@@ -425,7 +425,7 @@ fn value_candidate_count(v: &Value, depth: usize) -> usize {
             1 + half + fewer + members(&mut a.iter())
         }
         Value::String(s) if !s.is_empty() => {
-            1 + (!crate::reference::truncate_utf8(s, s.len() / 2).is_empty()) as usize
+            1 + (!crate::model::truncate_utf8(s, s.len() / 2).is_empty()) as usize
         }
         // Shorter digits only, so that every edit makes the case smaller.
         Value::Number(n) if n.to_string().len() > 1 => 1,
@@ -500,7 +500,7 @@ fn value_candidate(v: &Value, depth: usize, mut k: usize) -> Option<Value> {
         Value::String(s) if !s.is_empty() => match k {
             0 => Some(Value::String(String::new())),
             1 => {
-                let half = crate::reference::truncate_utf8(s, s.len() / 2);
+                let half = crate::model::truncate_utf8(s, s.len() / 2);
                 (!half.is_empty()).then(|| Value::String(half.to_owned()))
             }
             _ => None,

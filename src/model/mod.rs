@@ -16,6 +16,7 @@ mod iteration;
 mod message;
 pub mod openai;
 pub mod parts;
+pub mod text;
 pub mod value;
 
 pub use document::{
@@ -26,6 +27,7 @@ pub use format::WireFormat;
 pub use iteration::{check_well_formed, head_len, iterations, unanswered_calls};
 pub use message::{Content, Message, Role, ToolCall};
 pub use parts::{Image, ImageData, ImageSource, Part, TextPart};
+pub use text::{one_line, truncate_utf8};
 
 /// The history as the engine format carries it: without the spellings a
 /// wire-format reader kept (`Message::wire`, `ToolCall::wire`: an `openai`

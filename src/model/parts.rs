@@ -221,7 +221,7 @@ impl Image {
             Some((w, h)) => format!("{w}×{h}"),
             None => "?×?".into(),
         };
-        let media = super::super::reference::truncate_utf8(self.media_type(), 64);
+        let media = super::truncate_utf8(self.media_type(), 64);
         format!("{media}, {pixels}, {} bytes", self.payload_bytes())
     }
 
@@ -230,7 +230,7 @@ impl Image {
     /// [`ELISION_MAX_BYTES`].
     pub fn elision_text(&self) -> String {
         let text = format!("[image elided: {}]", self.describe());
-        super::super::reference::truncate_utf8(&text, ELISION_MAX_BYTES).to_owned()
+        super::truncate_utf8(&text, ELISION_MAX_BYTES).to_owned()
     }
 
     /// The text part that replaces this image when it is elided.
@@ -487,7 +487,7 @@ pub fn split_data_url(url: &str) -> Result<Option<(&str, &str)>, String> {
         Some(at) => Ok(Some((&rest[..at], &rest[at + 8..]))),
         None => Err(format!(
             "a data URL must read `data:<media type>;base64,<data>`, found {:?}",
-            super::super::reference::truncate_utf8(url, 48)
+            super::truncate_utf8(url, 48)
         )),
     }
 }

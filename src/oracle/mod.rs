@@ -29,6 +29,8 @@
 
 mod budget;
 mod pairing;
+#[cfg(feature = "calibrate")]
+pub mod real_tokens;
 mod repeat;
 mod session;
 mod shape;
@@ -375,7 +377,8 @@ fn check_estimate(inv: Invariant, facts: &Facts<'_>, obs: &Observation) -> Verdi
 /// not every short message (see docs/calibration.md).
 #[cfg(feature = "calibrate")]
 fn real_tokens(input: &[Message], e: &crate::subject::EstimateAnswer) -> Verdict {
-    use crate::calibrate::{estimate_covers_real_tokens, Encoding};
+    use crate::estimate::Encoding;
+    use real_tokens::estimate_covers_real_tokens;
     let shortfalls = estimate_covers_real_tokens(input, e.tokens, None, &Encoding::ALL);
     Verdict::from_violations(
         shortfalls

@@ -30,14 +30,14 @@ use std::borrow::Cow;
 use std::ops::Range;
 
 pub use crate::contract::SUMMARY_PREFIX;
-pub use summarise::{truncate_utf8, DigestSummariser, Summariser};
+pub use summarise::{DigestSummariser, Summariser};
 
 use crate::body::body_bytes;
 use crate::config::Config;
 use crate::contract::{self, is_summary, Head};
 use crate::error::InputError;
 use crate::estimate::{Adr0098, Estimator};
-use crate::model::{check_well_formed, iterations, Content, Message, Part};
+use crate::model::{check_well_formed, iterations, truncate_utf8, Content, Message, Part};
 
 /// Why the reference did not return a history (SPEC §6 error kinds).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

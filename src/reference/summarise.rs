@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 
 use crate::contract::SUMMARY_PREFIX;
-use crate::model::{Message, Role};
+use crate::model::{truncate_utf8, Message, Role};
 
 /// Turns the replaced messages into the text of one summary message.
 ///
@@ -78,29 +78,9 @@ impl DigestSummariser {
     }
 }
 
-/// The longest prefix of `s` of at most `max` bytes that ends on a char boundary.
-pub fn truncate_utf8(s: &str, max: usize) -> &str {
-    if s.len() <= max {
-        return s;
-    }
-    let mut end = max;
-    while !s.is_char_boundary(end) {
-        end -= 1;
-    }
-    &s[..end]
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn truncation_respects_char_boundaries() {
-        assert_eq!(truncate_utf8("a世b", 2), "a");
-        assert_eq!(truncate_utf8("a世b", 4), "a世");
-        assert_eq!(truncate_utf8("🦀", 3), "");
-        assert_eq!(truncate_utf8("abc", 10), "abc");
-    }
 
     #[test]
     fn digest_is_bounded_and_deterministic() {

@@ -30,7 +30,7 @@ use crate::generate::{case_for_config, case_from_seed, Case, GenConfig};
 use crate::oracle::InvariantSet;
 use crate::subject::{Subject, SubjectInfo};
 
-pub use shrink::save;
+pub use shrink::{save, Saved};
 
 /// What to run.
 #[derive(Debug, Clone)]

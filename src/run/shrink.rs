@@ -8,7 +8,6 @@ use std::time::Instant;
 
 use super::{CheckOptions, RunContext};
 use crate::body::body_bytes;
-use crate::check::Saved;
 use crate::config::Config;
 use crate::contract::cannot_fit_justified;
 use crate::fixture::Fixture;
@@ -121,6 +120,26 @@ pub(crate) fn out_of_time(deadline: Option<Instant>) -> bool {
 
 /// Save `fixture` where the run saves them (`--save`), saying loudly when
 /// it cannot.
+/// Where a failure's fixture went.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Saved {
+    /// No save folder was given.
+    NotAsked,
+    /// Saved here.
+    At(std::path::PathBuf),
+    /// Saving failed: the error, said loudly in every report.
+    Failed(String),
+}
+
+impl Saved {
+    pub fn path(&self) -> Option<&std::path::Path> {
+        match self {
+            Saved::At(p) => Some(p),
+            _ => None,
+        }
+    }
+}
+
 pub fn save(opts: &CheckOptions, fixture: &Fixture) -> Saved {
     let Some(dir) = opts.save.as_ref() else {
         return Saved::NotAsked;

@@ -13,10 +13,8 @@ use crate::config::Config;
 use crate::contract::{compaction_due, Head};
 use crate::estimate::{tool_call_tokens, Adr0098, ContentOnly, Estimator};
 use crate::invariant::Invariant;
-use crate::model::{check_well_formed, head_len, iterations, Message, Role};
-use crate::reference::{
-    exact_body, truncate_utf8, DigestSummariser, Elision, Reference, Summariser,
-};
+use crate::model::{check_well_formed, head_len, iterations, truncate_utf8, Message, Role};
+use crate::reference::{exact_body, DigestSummariser, Elision, Reference, Summariser};
 
 /// A bug class, each with the invariant that must catch it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

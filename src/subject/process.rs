@@ -222,7 +222,7 @@ impl ProcessSubject {
         match &self.running {
             Some(r) => {
                 let t = r.stderr.lock().unwrap_or_else(|e| e.into_inner());
-                let mut s = super::protocol::lines(&String::from_utf8_lossy(&t.bytes));
+                let mut s = crate::model::text::lines(&String::from_utf8_lossy(&t.bytes));
                 if t.total > t.bytes.len() as u64 {
                     s = format!(
                         "[… {} earlier bytes of stderr not kept]\n{s}",
@@ -596,7 +596,7 @@ impl Answer {
                 FaultKind::WrongId,
                 format!(
                     "answered id {} to request {id}",
-                    super::protocol::one_line(
+                    crate::model::one_line(
                         &line.fields.get("id").unwrap_or(&Value::Null).to_string()
                     )
                 ),

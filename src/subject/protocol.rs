@@ -24,42 +24,9 @@ use crate::invariant::InvariantSet;
 use crate::model::engine_de::Lookup;
 use crate::model::{read_messages, read_messages_owned, write_messages, Message, WireFormat};
 
+pub use crate::model::text::{lines, one_line};
+
 pub const PROTOCOL_VERSION: u64 = 1;
-
-/// Subject-provided text made safe for a terminal and for one line of a
-/// report: control characters (newlines included), DEL, C1 controls and
-/// bidirectional overrides become `\u{…}` escapes, so that a subject can
-/// neither drive the terminal nor forge report lines.
-pub fn one_line(s: &str) -> String {
-    escape_controls(s, false)
-}
-
-/// [`one_line`] for multi-line text (stderr): newlines and tabs are kept.
-pub fn lines(s: &str) -> String {
-    escape_controls(s, true)
-}
-
-fn escape_controls(s: &str, keep_lines: bool) -> String {
-    let unsafe_char = |c: char| {
-        let u = c as u32;
-        (u < 0x20 && !(keep_lines && (c == '\n' || c == '\t')))
-            || (0x7f..=0x9f).contains(&u)
-            || (0x202a..=0x202e).contains(&u)
-            || (0x2066..=0x2069).contains(&u)
-    };
-    if !s.chars().any(unsafe_char) {
-        return s.to_owned();
-    }
-    s.chars()
-        .map(|c| {
-            if unsafe_char(c) {
-                format!("\\u{{{:x}}}", c as u32)
-            } else {
-                c.to_string()
-            }
-        })
-        .collect()
-}
 
 /// The hello request.
 pub fn hello_request() -> Value {

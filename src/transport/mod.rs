@@ -42,8 +42,8 @@ pub use wired::{Disagreement, TransportLog, TransportSummary, Wired};
 use std::fmt;
 
 use crate::config::Config;
+use crate::model::one_line;
 use crate::model::Message;
-use crate::subject::protocol::one_line;
 
 /// What an endpoint did with one request body.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -167,7 +167,7 @@ pub(crate) fn excerpt(text: &str, max: usize) -> String {
         }
     }
     if out.len() > max {
-        let cut = crate::reference::truncate_utf8(&out, max).len();
+        let cut = crate::model::truncate_utf8(&out, max).len();
         out.truncate(cut);
         out.push('…');
     }

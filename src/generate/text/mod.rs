@@ -27,7 +27,7 @@ pub mod pieces;
 use serde_json::{Map, Number, Value};
 
 use super::rng::SplitMix64;
-use crate::reference::truncate_utf8;
+use crate::model::truncate_utf8;
 
 /// A content class: the one vocabulary of generate, calibrate and benches.
 /// The order is calibrate's (its sample streams are seeded by it).

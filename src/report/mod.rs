@@ -2,6 +2,8 @@
 //! failure with its minimal history and the command that replays it), JSON,
 //! and JUnit XML (one test case per invariant) for CI systems.
 
+pub mod render;
+
 use std::fmt::Write as _;
 
 use serde_json::{json, Value};
@@ -12,20 +14,45 @@ use std::collections::BTreeMap;
 use crate::check::{CheckReport, Saved, Tally};
 use crate::model::{engine, Message};
 
-/// How to print the command that replays a fixture.
-#[derive(Debug, Clone, Default)]
+/// How to print the command that replays a fixture: the flags that chose
+/// the subject (`--subject CMD`, `--defect NAME`, `--estimator NAME`; none:
+/// the reference). The JSON reports record them (`replayWith`), so that
+/// `report merge` prints the lines the shards would have.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct ReplayHint {
-    /// The subject as given on the command line (`None`: the reference).
-    pub subject: Option<String>,
+    pub flags: Vec<String>,
 }
 
 impl ReplayHint {
+    /// Replay against the external subject `cmd`.
+    pub fn subject(cmd: impl Into<String>) -> ReplayHint {
+        ReplayHint {
+            flags: vec!["--subject".into(), cmd.into()],
+        }
+    }
+
     pub fn command(&self, path: &str) -> String {
         let mut cmd = format!("ctxgate replay {}", shell_words::quote(path));
-        if let Some(s) = &self.subject {
-            cmd.push_str(&format!(" --subject {}", shell_words::quote(s)));
+        for flag in &self.flags {
+            cmd.push(' ');
+            cmd.push_str(&shell_words::quote(flag));
         }
         cmd
+    }
+
+    /// What [`ReplayHint::to_json`] wrote, if it is there.
+    pub fn from_json(v: Option<&Value>) -> Option<ReplayHint> {
+        let flags = v?.as_array()?;
+        Some(ReplayHint {
+            flags: flags
+                .iter()
+                .map(|f| f.as_str().map(str::to_owned))
+                .collect::<Option<_>>()?,
+        })
+    }
+
+    pub fn to_json(&self) -> Value {
+        json!(self.flags)
     }
 }
 
@@ -194,12 +221,38 @@ pub fn human(r: &CheckReport, hint: &ReplayHint) -> String {
     out
 }
 
+/// A fixture's violations, one line each, capped at [`EDGE`] lines and a
+/// count of the rest (a shape repeated over a long case is one finding).
+pub fn violation_lines(vs: &[crate::oracle::Violation]) -> Vec<String> {
+    let mut lines: Vec<String> = vs.iter().take(EDGE).map(|v| v.to_string()).collect();
+    if vs.len() > EDGE {
+        lines.push(format!("… {} more violation(s)", vs.len() - EDGE));
+    }
+    lines
+}
+
+/// How many messages a report shows at each end of a long case.
+pub const EDGE: usize = 4;
+
+/// A case's messages, one line each, capped: a long case shows its first
+/// and last [`EDGE`] messages and how many it leaves out (the whole case
+/// is in its fixture).
 pub(crate) fn write_history(out: &mut String, msgs: &[Message]) {
     const SHOW: usize = 160;
     for (i, m) in msgs.iter().enumerate() {
+        if msgs.len() > 2 * EDGE + 1 && (EDGE..msgs.len() - EDGE).contains(&i) {
+            if i == EDGE {
+                let more = msgs.len() - 2 * EDGE;
+                let _ = writeln!(
+                    out,
+                    "    … {more} more message(s): the whole case is in its fixture"
+                );
+            }
+            continue;
+        }
         let mut line = engine::message_to_value(m).to_string();
         if line.len() > SHOW {
-            let cut = crate::reference::truncate_utf8(&line, SHOW).len();
+            let cut = crate::model::truncate_utf8(&line, SHOW).len();
             line = format!("{}… ({} bytes)", &line[..cut], line.len());
         }
         let _ = writeln!(out, "    [{i}] {line}");
@@ -291,6 +344,7 @@ pub fn to_json(r: &CheckReport, hint: &ReplayHint) -> Value {
             "contentParts": r.subject.content_parts,
         },
         "seed": r.seed,
+        "replayWith": hint.to_json(),
         "shard": r.shard.map(|s| format!("{}/{}", s.k, s.n)),
         "cases": r.cases,
         "seconds": r.elapsed.as_secs_f64(),
@@ -389,7 +443,7 @@ pub fn markdown(r: &CheckReport, hint: &ReplayHint) -> String {
 
 /// Text safe inside a Markdown table cell or line.
 pub(crate) fn md(s: &str) -> String {
-    crate::subject::protocol::one_line(s)
+    crate::model::one_line(s)
         .replace('|', "\\|")
         .replace('<', "&lt;")
 }
@@ -660,4 +714,54 @@ pub(crate) fn fault_record_from_json(f: &Value) -> Result<crate::check::FaultRec
         saved: saved_from_json(f),
         count: count_of(&f["count"], "count")?,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::oracle::{Invariant, Violation};
+
+    /// A long case prints its ends and a count, never every message (a
+    /// timeout's unshrunk case once printed 1,020 lines of a report).
+    #[test]
+    fn a_long_case_prints_its_ends_and_a_count() {
+        let msgs: Vec<Message> = (0..200).map(|i| Message::user(format!("m{i}"))).collect();
+        let mut out = String::new();
+        write_history(&mut out, &msgs);
+        assert_eq!(out.lines().count(), 2 * EDGE + 1, "{out}");
+        assert!(out.contains("[0] ") && out.contains("[199] "), "{out}");
+        assert!(out.contains(&format!("… {} more message(s)", 200 - 2 * EDGE)));
+        let mut short = String::new();
+        write_history(&mut short, &msgs[..2 * EDGE + 1]);
+        assert_eq!(short.lines().count(), 2 * EDGE + 1);
+        assert!(!short.contains("more message"));
+    }
+
+    #[test]
+    fn many_violations_of_one_fixture_print_a_few_and_a_count() {
+        let vs: Vec<Violation> = (0..25)
+            .map(|i| Violation::new(Invariant::ToolPairing, format!("orphan {i}")))
+            .collect();
+        let lines = violation_lines(&vs);
+        assert_eq!(lines.len(), EDGE + 1);
+        assert_eq!(lines[EDGE], format!("… {} more violation(s)", 25 - EDGE));
+        assert_eq!(violation_lines(&vs[..2]).len(), 2);
+    }
+
+    #[test]
+    fn replay_lines_name_the_subject_as_chosen() {
+        let defect = ReplayHint {
+            flags: vec!["--defect".into(), "drops-system-prompt".into()],
+        };
+        assert_eq!(
+            defect.command("f.json"),
+            "ctxgate replay f.json --defect drops-system-prompt"
+        );
+        let back = ReplayHint::from_json(Some(&defect.to_json())).unwrap();
+        assert_eq!(back, defect);
+        assert_eq!(
+            ReplayHint::subject("python3 my compactor.py").command("f.json"),
+            "ctxgate replay f.json --subject 'python3 my compactor.py'"
+        );
+    }
 }

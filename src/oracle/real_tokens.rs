@@ -10,9 +10,8 @@
 
 use std::fmt;
 
-use super::{message_real_tokens, Encoding};
 use crate::config::Config;
-use crate::estimate::Estimator;
+use crate::estimate::{message_real_tokens, Encoding, Estimator};
 use crate::model::Message;
 
 /// The invariant's stable name.

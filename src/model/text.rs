@@ -1,0 +1,63 @@
+//! Text helpers every room uses: cutting at a byte budget on a char
+//! boundary, and making foreign text safe for one line of a terminal or
+//! report.
+
+/// The longest prefix of `s` of at most `max` bytes that ends on a char boundary.
+pub fn truncate_utf8(s: &str, max: usize) -> &str {
+    if s.len() <= max {
+        return s;
+    }
+    let mut end = max;
+    while !s.is_char_boundary(end) {
+        end -= 1;
+    }
+    &s[..end]
+}
+
+/// Subject-provided text made safe for a terminal and for one line of a
+/// report: control characters (newlines included), DEL, C1 controls and
+/// bidirectional overrides become `\u{…}` escapes, so that a subject can
+/// neither drive the terminal nor forge report lines.
+pub fn one_line(s: &str) -> String {
+    escape_controls(s, false)
+}
+
+/// [`one_line`] for multi-line text (stderr): newlines and tabs are kept.
+pub fn lines(s: &str) -> String {
+    escape_controls(s, true)
+}
+
+fn escape_controls(s: &str, keep_lines: bool) -> String {
+    let unsafe_char = |c: char| {
+        let u = c as u32;
+        (u < 0x20 && !(keep_lines && (c == '\n' || c == '\t')))
+            || (0x7f..=0x9f).contains(&u)
+            || (0x202a..=0x202e).contains(&u)
+            || (0x2066..=0x2069).contains(&u)
+    };
+    if !s.chars().any(unsafe_char) {
+        return s.to_owned();
+    }
+    s.chars()
+        .map(|c| {
+            if unsafe_char(c) {
+                format!("\\u{{{:x}}}", c as u32)
+            } else {
+                c.to_string()
+            }
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn truncation_respects_char_boundaries() {
+        assert_eq!(truncate_utf8("a世b", 2), "a");
+        assert_eq!(truncate_utf8("a世b", 4), "a世");
+        assert_eq!(truncate_utf8("🦀", 3), "");
+        assert_eq!(truncate_utf8("abc", 10), "abc");
+    }
+}

@@ -1,0 +1,171 @@
+//! A report in the form asked for — human, Markdown, JUnit or JSON — with
+//! the suite's outcome in it when the run replayed one (`--with-suite`):
+//! the human and Markdown forms open with the suite's section, the JSON
+//! report gains a `suite` member, JUnit a `<testsuite>` of its own (one
+//! `<testcase>` per fixture) beside the run's. One home for the four forms
+//! of a check and of a baseline gate, used by `check` and `report merge`.
+
+use serde_json::Value;
+
+use super::ReplayHint;
+use crate::baseline::report::Hints;
+use crate::baseline::suite::SuiteGate;
+use crate::baseline::BaselineReport;
+use crate::check::CheckReport;
+use crate::suite::SuiteReport;
+
+/// A report's form.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ReportKind {
+    Human,
+    Json,
+    Junit,
+    /// For $GITHUB_STEP_SUMMARY or a pull-request comment
+    Markdown,
+}
+
+/// A check's report in `kind`, with its suite's outcome if it has one.
+pub fn check(
+    report: &CheckReport,
+    suite: Option<&SuiteReport>,
+    hint: &ReplayHint,
+    kind: ReportKind,
+) -> String {
+    let json = || super::to_json(report, hint);
+    let rendered = match kind {
+        ReportKind::Human => super::human(report, hint),
+        ReportKind::Json => pretty(&json()),
+        ReportKind::Junit => super::junit(report, hint),
+        ReportKind::Markdown => super::markdown(report, hint),
+    };
+    match suite {
+        None => rendered,
+        Some(s) => {
+            let parts = SuiteParts {
+                human: s.human(),
+                markdown: s.markdown(),
+                json: s.to_json(),
+                junit: s.junit_testsuite(),
+                problems: s.problem().into_iter().collect(),
+            };
+            with_suite(rendered, json, kind, &parts)
+        }
+    }
+}
+
+/// A baseline gate's report in `kind`, with its suite's comparison if it
+/// has one.
+pub fn gate(
+    r: &BaselineReport,
+    suite: Option<&SuiteGate>,
+    hints: &Hints,
+    kind: ReportKind,
+) -> String {
+    use crate::baseline::report as gate;
+    let json = || gate::to_json(r, hints);
+    let rendered = match kind {
+        ReportKind::Human => gate::human(r, hints),
+        ReportKind::Json => pretty(&json()),
+        ReportKind::Junit => gate::junit(r, hints),
+        ReportKind::Markdown => gate::markdown(r, hints),
+    };
+    match suite {
+        None => rendered,
+        Some(s) => {
+            let parts = SuiteParts {
+                human: s.human(),
+                markdown: s.markdown(),
+                json: s.to_json(),
+                junit: s.junit_testsuite(r.fail_on),
+                problems: s.problems(r.fail_on),
+            };
+            with_suite(rendered, json, kind, &parts)
+        }
+    }
+}
+
+/// Why a gate fails: the suite's reasons, then the generated cases'.
+pub fn gate_failures(r: &BaselineReport, suite: Option<&SuiteGate>) -> Vec<String> {
+    let mut why: Vec<String> = suite.map(|s| s.problems(r.fail_on)).unwrap_or_default();
+    why.extend(r.gate_failures());
+    why
+}
+
+fn pretty(v: &Value) -> String {
+    format!("{}\n", serde_json::to_string_pretty(v).expect("serialises"))
+}
+
+/// A suite's outcome in each report form, and why it fails the run.
+struct SuiteParts {
+    human: String,
+    markdown: String,
+    json: Value,
+    junit: String,
+    problems: Vec<String>,
+}
+
+/// `rendered`, a run's report in `kind` (`json`: the same as a value), with
+/// its suite's parts in it.
+fn with_suite(
+    rendered: String,
+    json: impl FnOnce() -> Value,
+    kind: ReportKind,
+    suite: &SuiteParts,
+) -> String {
+    match kind {
+        ReportKind::Human => format!(
+            "{}{}",
+            suite.human,
+            with_suite_verdict(rendered, kind, &suite.problems)
+        ),
+        ReportKind::Markdown => format!(
+            "{}{}",
+            suite.markdown,
+            with_suite_verdict(rendered, kind, &suite.problems)
+        ),
+        ReportKind::Json => {
+            let mut v = json();
+            if let Value::Object(o) = &mut v {
+                o.insert("suite".into(), suite.json.clone());
+                if !suite.problems.is_empty() {
+                    o.insert("ok".into(), false.into());
+                }
+            }
+            pretty(&v)
+        }
+        ReportKind::Junit => match rendered.rfind("</testsuites>") {
+            Some(at) => format!("{}{}{}", &rendered[..at], suite.junit, &rendered[at..]),
+            None => rendered,
+        },
+    }
+}
+
+/// A report whose suite failed says so where its verdict is: the human
+/// form's last line and the Markdown form's head line, which otherwise
+/// speak of the generated cases alone (a run whose suite failed must not
+/// end on "OK").
+fn with_suite_verdict(rendered: String, kind: ReportKind, problems: &[String]) -> String {
+    if problems.is_empty() {
+        return rendered;
+    }
+    let why = problems.join("; ");
+    match kind {
+        ReportKind::Human => {
+            let body = rendered.trim_end_matches('\n');
+            let (before, last) = body.rsplit_once('\n').unwrap_or(("", body));
+            format!("{before}\nFAILED: {why}; the generated cases: {last}\n")
+        }
+        ReportKind::Markdown => {
+            let (head, rest) = rendered.split_once('\n').unwrap_or((&rendered, ""));
+            let head = match head.rsplit_once(" — ") {
+                Some((title, mark)) if mark.starts_with('❌') => {
+                    format!("{title} — {mark}; {why}")
+                }
+                Some((title, mark)) => format!("{title} — ❌ {why} (the generated cases: {mark})"),
+                None => format!("{head} — ❌ {why}"),
+            };
+            format!("{head}\n{rest}")
+        }
+        ReportKind::Json | ReportKind::Junit => rendered,
+    }
+}
