@@ -83,6 +83,7 @@ if [ -n "${CTXGATE_WIRE_FORMATS:-}" ]; then
       engine) engine=1 ;;
       openai) openai=1 ;;
       anthropic) anthropic=1 ;;
+      '') ;; # `openai,,anthropic`, a trailing comma
       *) printf 'ctxgate gate: CTXGATE_WIRE_FORMATS (the wire-formats input): %q is not a wire format (engine, openai, anthropic)\n' "$f" >&2
          exit 2 ;;
     esac
