@@ -15,7 +15,10 @@
 #    invariants, a timeout and a case count — it must pass and check only
 #    those invariants; the reference alone with `wire-formats: openai` must
 #    never reach an engine or anthropic body (the coverage table says so);
-#    and a wire-formats value that names no format is bad usage (exit 2).
+#    and a wire-formats value that names no format is bad usage (exit 2);
+# 4. release.yml and the Action agree: the archive and SHA256SUMS its steps
+#    write (run here on this binary) are what scripts/ctxgate-fetch.sh, at
+#    ref v0 (a moving tag), plans, downloads, verifies and installs.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ctxgate=${1:-./target/release/ctxgate}
@@ -73,4 +76,34 @@ set -e
 if [ "$rc" -ne 2 ] || ! grep -q 'names no wire format' "$out-bad.txt"; then
   cat "$out-bad.txt"; echo "a wire-formats naming nothing was not bad usage (exit $rc)"; exit 1
 fi
+
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+python3 - "$tmp" <<'PY'
+import sys, yaml
+w = yaml.safe_load(open(".github/workflows/release.yml"))
+def step(job, name):
+    return next(s["run"] for s in w["jobs"][job]["steps"] if s.get("name", "").startswith(name))
+open(f"{sys.argv[1]}/archive.sh", "w").write(step("binaries", "Archive"))
+open(f"{sys.argv[1]}/sums.sh", "w").write(step("release", "SHA256SUMS"))
+PY
+version=$(sed -n 's/^version = "\(.*\)"$/\1/p' Cargo.toml | head -1)
+target=x86_64-unknown-linux-gnu
+mkdir -p "$tmp/repo/target/$target/release" "$tmp/releases/v$version"
+cp "$ctxgate" "$tmp/repo/target/$target/release/ctxgate"
+cp README.md LICENSE-MIT LICENSE-APACHE "$tmp/repo/"
+(cd "$tmp/repo" && TARGET=$target TAG="v$version" RUNNER_OS=Linux bash -eo pipefail "$tmp/archive.sh")
+(cd "$tmp/repo" && bash -eo pipefail "$tmp/sums.sh" > /dev/null)
+mv "$tmp/repo/dist/"* "$tmp/releases/v$version/"
+: > "$tmp/plan"
+CTXGATE_ACTION_REF=v${version%%.*} RUNNER_OS=Linux RUNNER_ARCH=X64 GITHUB_OUTPUT="$tmp/plan" \
+  scripts/ctxgate-fetch.sh plan
+tag=$(sed -n 's/^tag=//p' "$tmp/plan")
+asset=$(sed -n 's/^asset=//p' "$tmp/plan")
+: > "$tmp/download"
+CTXGATE_TAG=$tag CTXGATE_ASSET=$asset CTXGATE_ROOT="$tmp/root" CTXGATE_RELEASES_URL="file://$tmp/releases" \
+  RUNNER_OS=Linux GITHUB_OUTPUT="$tmp/download" scripts/ctxgate-fetch.sh download
+grep -qx 'got=true' "$tmp/download" && cmp -s "$ctxgate" "$tmp/root/bin/ctxgate" \
+  || { echo "the Action did not install the binary release.yml archived"; exit 1; }
+echo "release.yml's archive of v$version is what the Action at v${version%%.*} installs"
 echo "release-ci: ok"
