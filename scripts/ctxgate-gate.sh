@@ -20,10 +20,23 @@
 #   CTXGATE_CONFIG    a SPEC §2 config file every case uses       (--config)
 #   CTXGATE_CORPUS    a folder of real histories used as seeds    (--corpus)
 #   CTXGATE_SUITE     a folder of fixtures replayed first, on both sides with
-#                     a baseline (--with-suite; e.g. suites/known-bugs)
+#                     a baseline (--with-suite); `known-bugs`, exactly, is
+#                     the suite shipped with this script (../suites/known-bugs;
+#                     write ./known-bugs for a folder of yours of that name)
 #   CTXGATE_TIME      seconds for the run, shrinking included     [120]
 #   CTXGATE_CASES     at most this many cases                     [1000000]
 #   CTXGATE_JOBS      subjects run at once     [the machine's cores]
+#   CTXGATE_INVARIANTS  comma-separated invariants to check (--invariants)
+#                     [all the subject claims]
+#   CTXGATE_GEN_CONFIG  a GenConfig JSON file: the generator's settings
+#                     (--gen-config)
+#   CTXGATE_TIMEOUT   seconds the subject may take on one request (--timeout) [10]
+#   CTXGATE_WIRE_FORMATS  comma-separated wire formats the request bodies are
+#                     measured in: engine, openai, anthropic [all three, as the
+#                     generator deals them]. Generated configs: a share each;
+#                     with CTXGATE_CONFIG: one format (--wire-format).
+#                     Not with CTXGATE_GEN_CONFIG: set `openaiPercent` and
+#                     `anthropicPercent` in that file instead
 #   CTXGATE_SEED      the seed   [GITHUB_RUN_ID, else ctxgate's random one]
 #   CTXGATE_FAIL_ON   with a baseline: regressions|any-failure|never [regressions]
 #   CTXGATE_OUT       where the results go                        [ctxgate-out]
@@ -54,7 +67,55 @@ if [ -n "${CTXGATE_BASELINE:-}" ]; then
 fi
 [ -n "${CTXGATE_CONFIG:-}" ] && args+=(--config "$CTXGATE_CONFIG")
 [ -n "${CTXGATE_CORPUS:-}" ] && args+=(--corpus "$CTXGATE_CORPUS")
-[ -n "${CTXGATE_SUITE:-}" ] && args+=(--with-suite "$CTXGATE_SUITE")
+[ -n "${CTXGATE_INVARIANTS:-}" ] && args+=(--invariants "$CTXGATE_INVARIANTS")
+[ -n "${CTXGATE_TIMEOUT:-}" ] && args+=(--timeout "$CTXGATE_TIMEOUT")
+[ -n "${CTXGATE_GEN_CONFIG:-}" ] && args+=(--gen-config "$CTXGATE_GEN_CONFIG")
+suite=${CTXGATE_SUITE:-}
+[ "$suite" = known-bugs ] && suite="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)/suites/known-bugs"
+[ -n "$suite" ] && args+=(--with-suite "$suite")
+if [ -n "${CTXGATE_WIRE_FORMATS:-}" ]; then
+  # Checked here, before anything runs: a share of each format named.
+  engine=0 openai=0 anthropic=0
+  # One line: `read` stops at a newline, and nothing may be left unread.
+  IFS=', ' read -r -a listed <<< "${CTXGATE_WIRE_FORMATS//$'\n'/,}"
+  for f in ${listed[@]+"${listed[@]}"}; do
+    case "$f" in
+      engine) engine=1 ;;
+      openai) openai=1 ;;
+      anthropic) anthropic=1 ;;
+      '') ;; # `openai,,anthropic`, a trailing comma
+      *) printf 'ctxgate gate: CTXGATE_WIRE_FORMATS (the wire-formats input): %q is not a wire format (engine, openai, anthropic)\n' "$f" >&2
+         exit 2 ;;
+    esac
+  done
+  named=$((engine + openai + anthropic))
+  if [ "$named" -eq 0 ]; then
+    echo "ctxgate gate: CTXGATE_WIRE_FORMATS names no wire format (engine, openai, anthropic)" >&2
+    exit 2
+  fi
+  if [ -n "${CTXGATE_GEN_CONFIG:-}" ]; then
+    echo "ctxgate gate: CTXGATE_WIRE_FORMATS and CTXGATE_GEN_CONFIG both given: set openaiPercent and anthropicPercent in the gen-config file instead" >&2
+    exit 2
+  fi
+  if [ -n "${CTXGATE_CONFIG:-}" ]; then
+    if [ "$named" -ne 1 ]; then
+      echo "ctxgate gate: CTXGATE_CONFIG fixes one config, so CTXGATE_WIRE_FORMATS may name one format, not $named" >&2
+      exit 2
+    fi
+    case 1 in
+      "$openai") args+=(--wire-format openai) ;;
+      "$anthropic") args+=(--wire-format anthropic) ;;
+      *) args+=(--wire-format engine) ;;
+    esac
+  else
+    # The generator deals each case's format by these percentages, the
+    # rest engine (GenConfig's openaiPercent and anthropicPercent).
+    share=$((100 / named))
+    printf '{"openaiPercent": %d, "anthropicPercent": %d}\n' \
+      $((openai * share)) $((anthropic * share)) > "$out/wire-formats.gen-config.json"
+    args+=(--gen-config "$out/wire-formats.gen-config.json")
+  fi
+fi
 
 printf 'ctxgate gate:'; printf ' %q' "$ctxgate" "${args[@]}"; printf '\n'
 set +e

@@ -6,9 +6,19 @@
 //! printed a workflow command of its own. The emulator is shown to catch
 //! the injection it exists for: a copy of action.yml with one expression
 //! inside a `run:` fails it.
+//!
+//! Issue 29: how the action gets its binary (`scripts/ctxgate-fetch.sh`: a
+//! release's, only when its sha256 matches SHA256SUMS; a cache key that is a
+//! hash of the action's code), and `scripts/check-release-files.py`: the
+//! release workflow and action.yml parse and every input is documented.
+
+mod common;
 
 use std::path::Path;
 use std::process::Command;
+use std::time::Duration;
+
+use common::process::{run_within, Out, TempDir};
 
 fn emulate(action: &Path) -> (i32, String) {
     let root = env!("CARGO_MANIFEST_DIR");
@@ -65,4 +75,254 @@ fn the_emulator_catches_an_expression_pasted_into_a_script() {
         text.contains("an input ran as shell code: created inputs.artifact-name"),
         "{text}"
     );
+}
+
+fn root() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// `scripts/ctxgate-fetch.sh CMD` with these settings (and a clean
+/// GITHUB_OUTPUT): its result and what it wrote to GITHUB_OUTPUT.
+fn fetch(cmd: &str, action_path: &Path, env: &[(&str, &str)], dir: &TempDir) -> (Out, String) {
+    let output = dir.path().join(format!("github-output-{cmd}"));
+    let _ = std::fs::remove_file(&output);
+    let mut c = Command::new("bash");
+    c.arg(action_path.join("scripts/ctxgate-fetch.sh"))
+        .arg(cmd)
+        .env("GITHUB_ACTION_PATH", action_path)
+        .env("GITHUB_OUTPUT", &output)
+        .env("RUNNER_OS", "Linux")
+        .env("RUNNER_ARCH", "X64")
+        .env_remove("CTXGATE_ACTION_REF")
+        .env_remove("CTXGATE_RELEASES_URL");
+    for (k, v) in env {
+        c.env(k, v);
+    }
+    let out = run_within(&mut c, Duration::from_secs(60));
+    let written = std::fs::read_to_string(&output).unwrap_or_default();
+    (out, written)
+}
+
+fn sh(dir: &Path, script: &str) {
+    let ok = Command::new("sh")
+        .arg("-c")
+        .arg(script)
+        .current_dir(dir)
+        .status()
+        .unwrap()
+        .success();
+    assert!(ok, "{script}");
+}
+
+#[test]
+fn the_release_binary_is_installed_only_when_its_sha256_matches_the_releases() {
+    let dir = TempDir::new("action-download");
+    let release = dir.path().join("releases/v9.8.7");
+    let name = "ctxgate-v9.8.7-x86_64-unknown-linux-gnu";
+    std::fs::create_dir_all(release.join(name)).unwrap();
+    std::fs::write(
+        release.join(name).join("ctxgate"),
+        "#!/bin/sh\necho 'ctxgate 9.8.7 (the release)'\n",
+    )
+    .unwrap();
+    sh(
+        &release,
+        &format!("chmod +x {name}/ctxgate && tar -czf {name}.tar.gz {name} && rm -r {name} && sha256sum {name}.tar.gz > SHA256SUMS"),
+    );
+    let url = format!("file://{}", dir.join("releases"));
+    let asset = format!("{name}.tar.gz");
+    let run = |tag: &str, into: &str| {
+        let root_dir = dir.join(into);
+        let env = [
+            ("CTXGATE_RELEASES_URL", url.as_str()),
+            ("CTXGATE_TAG", tag),
+            ("CTXGATE_ASSET", asset.as_str()),
+            ("CTXGATE_ROOT", root_dir.as_str()),
+        ];
+        let (out, written) = fetch("download", root(), &env, &dir);
+        let installed = Path::new(&root_dir).join("bin/ctxgate").exists();
+        (out, written, installed)
+    };
+
+    let (out, written, installed) = run("v9.8.7", "good");
+    assert_eq!(out.code, 0, "{}", out.all());
+    assert!(
+        written.contains("got=true") && installed,
+        "{written}\n{}",
+        out.all()
+    );
+    assert!(
+        out.stdout.contains("ctxgate 9.8.7 (the release)"),
+        "{}",
+        out.all()
+    );
+
+    // A release that cannot be reached: build from source instead.
+    let (out, written, installed) = run("v9.8.8", "missing");
+    assert_eq!(out.code, 0, "{}", out.all());
+    assert!(written.contains("got=false") && !installed, "{written}");
+    assert!(out.stdout.contains("building from source"), "{}", out.all());
+
+    // A checksum that does not match: fail, install nothing.
+    let sums = release.join("SHA256SUMS");
+    std::fs::write(&sums, format!("{}  {asset}\n", "0".repeat(64))).unwrap();
+    let (out, written, installed) = run("v9.8.7", "tampered");
+    assert_eq!(out.code, 1, "{}", out.all());
+    assert!(!installed && !written.contains("got=true"), "{written}");
+    assert!(
+        out.stdout.contains("::error title=ctxgate::") && out.stdout.contains("not running it"),
+        "{}",
+        out.all()
+    );
+
+    // An asset SHA256SUMS does not list: fail too.
+    std::fs::write(&sums, format!("{}  other.tar.gz\n", "0".repeat(64))).unwrap();
+    let (out, _, installed) = run("v9.8.7", "unlisted");
+    assert_eq!(out.code, 1, "{}", out.all());
+    assert!(
+        !installed && out.stdout.contains("is not listed"),
+        "{}",
+        out.all()
+    );
+
+    // A tag or an asset name that `plan` could not have written is not
+    // used in a URL: build from source.
+    let (out, written, _) = run("v9.8.7/../../x", "odd");
+    assert_eq!(out.code, 0, "{}", out.all());
+    assert!(written.contains("got=false"), "{written}");
+}
+
+#[test]
+fn the_cache_key_hashes_the_actions_code_and_a_version_tag_picks_its_release() {
+    let dir = TempDir::new("action-plan");
+    let action = dir.path().join("action");
+    std::fs::create_dir_all(action.join("scripts")).unwrap();
+    std::fs::create_dir_all(action.join("src")).unwrap();
+    std::fs::copy(
+        root().join("scripts/ctxgate-fetch.sh"),
+        action.join("scripts/ctxgate-fetch.sh"),
+    )
+    .unwrap();
+    std::fs::write(action.join("action.yml"), "name: x\n").unwrap();
+    std::fs::write(
+        action.join("Cargo.toml"),
+        "[package]\nname = \"ctxgate\"\nversion = \"9.8.7\"\n",
+    )
+    .unwrap();
+    std::fs::write(action.join("src/lib.rs"), "// one\n").unwrap();
+    let plan = |env: &[(&str, &str)]| {
+        let (out, written) = fetch("plan", &action, env, &dir);
+        assert_eq!(out.code, 0, "{}", out.all());
+        let field = |k: &str| {
+            written
+                .lines()
+                .find_map(|l| l.strip_prefix(&format!("{k}=")))
+                .unwrap_or_else(|| panic!("no {k}= in {written}"))
+                .to_string()
+        };
+        (field("key"), field("tag"), field("asset"))
+    };
+
+    let (key, tag, asset) = plan(&[("CTXGATE_ACTION_REF", "v9")]);
+    assert_eq!(tag, "v9.8.7", "a moving major tag: the version in the code");
+    assert_eq!(asset, "ctxgate-v9.8.7-x86_64-unknown-linux-gnu.tar.gz");
+    assert!(
+        key.starts_with("ctxgate-Linux-X64-") && key.len() > 60,
+        "{key}"
+    );
+    assert_eq!(plan(&[("CTXGATE_ACTION_REF", "v9.8")]).1, "v9.8.7");
+    assert_eq!(plan(&[("CTXGATE_ACTION_REF", "v9.8.6")]).1, "v9.8.6");
+
+    // A branch, another line's tag, an empty ref (actions/runner#2473) or a
+    // runner with no release binary: build from source. The key is the
+    // code's, whatever the ref is called.
+    let (main_key, main_tag, _) = plan(&[("CTXGATE_ACTION_REF", "main")]);
+    assert_eq!((main_key.as_str(), main_tag.as_str()), (key.as_str(), ""));
+    assert_eq!(plan(&[("CTXGATE_ACTION_REF", "v8")]).1, "");
+    assert_eq!(plan(&[]).1, "");
+    assert_eq!(
+        plan(&[("CTXGATE_ACTION_REF", "v9"), ("RUNNER_OS", "FreeBSD")]).1,
+        ""
+    );
+
+    // Changed code is a new key.
+    std::fs::write(action.join("src/lib.rs"), "// two\n").unwrap();
+    assert_ne!(plan(&[("CTXGATE_ACTION_REF", "v9")]).0, key);
+}
+
+fn check_release_files(at: &Path) -> Out {
+    let script = root().join("scripts/check-release-files.py");
+    let out = run_within(
+        Command::new("python3").arg(script).arg(at),
+        Duration::from_secs(60),
+    );
+    assert!(
+        !out.all().contains("No module named 'yaml'"),
+        "scripts/check-release-files.py needs PyYAML: pip install pyyaml"
+    );
+    out
+}
+
+#[test]
+fn the_release_workflow_and_the_action_parse_and_every_input_is_documented() {
+    let out = check_release_files(root());
+    assert_eq!(out.code, 0, "{}", out.all());
+    for input in [
+        "cases",
+        "invariants",
+        "gen-config",
+        "timeout",
+        "wire-formats",
+    ] {
+        assert!(out.stdout.contains(input), "{}", out.all());
+    }
+}
+
+#[test]
+fn the_release_check_catches_an_undocumented_input_a_publish_and_a_placeholder() {
+    let dir = TempDir::new("release-files");
+    let files = [
+        "action.yml",
+        "docs/ci.md",
+        "Cargo.toml",
+        "README.md",
+        ".github/workflows/release.yml",
+        "scripts/ctxgate-fetch.sh",
+    ];
+    for f in files {
+        let to = dir.path().join(f);
+        std::fs::create_dir_all(to.parent().unwrap()).unwrap();
+        std::fs::copy(root().join(f), &to).unwrap();
+    }
+    let edit = |f: &str, from: &str, to: &str| {
+        let path = dir.path().join(f);
+        let text = std::fs::read_to_string(&path).unwrap();
+        assert!(text.contains(from), "{f} has no {from:?}");
+        std::fs::write(&path, text.replacen(from, to, 1)).unwrap();
+    };
+    edit(
+        "action.yml",
+        "\ninputs:\n",
+        "\ninputs:\n  shiny:\n    description: 'New.'\n    default: ''\n",
+    );
+    edit(
+        ".github/workflows/release.yml",
+        "          sha256sum -- * > SHA256SUMS\n",
+        "          sha256sum -- * > SHA256SUMS\n          cargo publish\n",
+    );
+    edit(
+        "README.md",
+        "cargo test\n",
+        "cargo test\n# uses: OWNER/ctxgate@v1\n",
+    );
+    let out = check_release_files(dir.path());
+    assert_eq!(out.code, 1, "{}", out.all());
+    for finding in [
+        "input 'shiny' of action.yml has no row in the inputs table",
+        "input 'shiny' reaches no step's env:",
+        "publishes to a registry: cargo publish",
+        "a placeholder OWNER/ is left",
+    ] {
+        assert!(out.stdout.contains(finding), "{finding}\n{}", out.all());
+    }
 }
