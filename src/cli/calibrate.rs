@@ -32,7 +32,8 @@ pub struct Args {
 
     /// The folder of real histories (*.json, searched recursively)
     /// [default: ../shared/data/real-histories, from the current directory
-    /// or the crate's].
+    /// or $CARGO_MANIFEST_DIR; when there is none, the real-histories set
+    /// is skipped, with a line that says so].
     #[arg(long, value_name = "DIR")]
     pub corpus: Option<PathBuf>,
 
@@ -66,6 +67,9 @@ pub fn run(args: Args) -> Result<(), Failure> {
     let failure = |e: CalibrateError| Failure::bad_input(e.to_string());
     let report = calibrate::calibrate(&options).map_err(failure)?;
     super::common::show_notes(&report.corpus_notes);
+    if let Some(skipped) = &report.corpus_skipped {
+        eprintln!("ctxgate: {skipped}");
+    }
     if let Some(path) = &args.plot {
         calibrate::write_svg(&report, path).map_err(failure)?;
     }

@@ -49,7 +49,8 @@ pub struct Flags {
 
     /// The folder of real histories (*.json, searched recursively)
     /// [default: ../shared/data/real-histories, from the current directory
-    /// or the crate's]
+    /// or $CARGO_MANIFEST_DIR; when there is none, the real-histories set
+    /// is skipped, with a line that says so]
     #[arg(long, value_name = "DIR")]
     pub corpus: Option<PathBuf>,
 
@@ -198,6 +199,12 @@ pub fn run(args: Args) -> Result<(), Failure> {
         }
     })?;
     super::common::show_notes(&comparison.corpus_notes);
+    for skipped in [&comparison.corpus_skipped, &comparison.images_skipped]
+        .into_iter()
+        .flatten()
+    {
+        eprintln!("ctxgate: {skipped}");
+    }
     if let Some(path) = &flags.plot {
         comparison
             .write_svg(path)
