@@ -13,7 +13,9 @@ use super::common::Failure;
 /// multilingual, emoji, escape-heavy: generated, seeded) and over the real
 /// histories: mean and worst estimate ÷ real, the share of samples where
 /// the estimate is below the real count, and the bytesPerToken under which
-/// adr-0098 covers 99% and 100% of them.
+/// adr-0098 covers 99% and 100% of them. Then the images set: per image
+/// (icons to 4K screenshots), its base64 bytes, SPEC §3's tokens per
+/// provider, and each estimator's tokens.
 #[derive(Debug, clap::Args)]
 #[command(after_help = "\
 Real tokens count what adr-0098 counts: each message's content plus the

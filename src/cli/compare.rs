@@ -17,8 +17,8 @@ use super::common::Failure;
 /// Each estimator is a protocol subject with the `estimate` op (any
 /// language: `--subject CMD`) or a built-in (`--builtin NAME`: adr-0098,
 /// content-only, safe-classwise, tiktoken-cl100k, tiktoken-o200k). All get
-/// the same inputs: calibrate's generated content classes, the real
-/// histories of --corpus, and generated ToolLoop histories. Per estimator
+/// the same inputs: calibrate's generated content classes and images, the
+/// real histories of --corpus, and generated ToolLoop histories. Per estimator
 /// and set: mean and worst estimate ÷ real tokens (cl100k_base and
 /// o200k_base), the share of histories below real, histories below the ADR
 /// floor (the serialised toolCalls, judged as `check` does), estimate-monotone
