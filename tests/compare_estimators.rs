@@ -233,6 +233,7 @@ fn json_svg_and_markdown_outputs() {
             "multilingual",
             "emoji",
             "escape-heavy",
+            "images",
             "real-histories",
             "toolloop"
         ]
@@ -287,7 +288,10 @@ fn json_svg_and_markdown_outputs() {
         assert!(picture.contains(name), "no {name:?} in the plot");
     }
     // A box per estimator, per set, per encoding.
-    assert_eq!(picture.matches(r#"fill-opacity="0.35""#).count(), 3 * 9 * 2);
+    assert_eq!(
+        picture.matches(r#"fill-opacity="0.35""#).count(),
+        3 * 10 * 2
+    );
 
     let out = ctxgate(&with_small(&[
         "--builtin",

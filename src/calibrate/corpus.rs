@@ -2,7 +2,9 @@
 //! files (`*.json`, any SPEC §8 history shape and wire format), searched
 //! recursively and read in path order. The data is never copied into the
 //! repository: by default it is `../shared/data/real-histories`, relative
-//! to the current directory or to the crate's manifest directory.
+//! to the current directory or to `$CARGO_MANIFEST_DIR` (set by `cargo
+//! run`). Outside a workspace that has it, a run without `--corpus` goes on
+//! without real histories and says so ([`resolve_corpus`]).
 
 use std::path::{Path, PathBuf};
 
@@ -22,7 +24,8 @@ pub struct History {
     pub messages: Vec<Message>,
 }
 
-/// The folders the default corpus is looked for in, in order.
+/// The folders the default corpus is looked for in, in order. Only run-time
+/// places: where the binary was built says nothing about where it runs.
 pub fn default_corpus_candidates() -> Vec<PathBuf> {
     let mut out = Vec::new();
     if let Ok(cwd) = std::env::current_dir() {
@@ -31,7 +34,6 @@ pub fn default_corpus_candidates() -> Vec<PathBuf> {
     if let Some(dir) = std::env::var_os("CARGO_MANIFEST_DIR") {
         out.push(PathBuf::from(dir).join(DEFAULT_CORPUS));
     }
-    out.push(Path::new(env!("CARGO_MANIFEST_DIR")).join(DEFAULT_CORPUS));
     out.dedup();
     out
 }
@@ -44,6 +46,50 @@ pub fn find_default_corpus() -> Result<PathBuf, CalibrateError> {
         .find(|p| p.is_dir())
         .cloned()
         .ok_or(CalibrateError::CorpusNotFound { tried })
+}
+
+/// The real histories a run uses: those of the folder given; else those of
+/// the first default folder that exists; else none, with the line that
+/// says why (`skipped`), so that `calibrate` and `compare-estimators` run
+/// anywhere. A folder that was given must exist and hold histories.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Resolved {
+    /// The folder read, as given or found; `None` when skipped.
+    pub dir: Option<PathBuf>,
+    pub corpus: Corpus,
+    /// Why there are no real histories, when there are none.
+    pub skipped: Option<String>,
+}
+
+/// Read the corpus `given`, or the default one when there is one (see [`Resolved`]).
+pub fn resolve_corpus(given: Option<&Path>, cap: u64) -> Result<Resolved, CalibrateError> {
+    let dir = match given {
+        Some(dir) => dir.to_owned(),
+        None => match find_default_corpus() {
+            Ok(dir) => dir,
+            Err(CalibrateError::CorpusNotFound { tried }) => {
+                let tried: Vec<String> = tried.iter().map(|p| p.display().to_string()).collect();
+                return Ok(Resolved {
+                    dir: None,
+                    corpus: Corpus {
+                        histories: Vec::new(),
+                        notes: Vec::new(),
+                    },
+                    skipped: Some(format!(
+                        "the real-histories set is skipped: no corpus found (looked in {}); pass --corpus DIR to include one",
+                        tried.join(", ")
+                    )),
+                });
+            }
+            Err(e) => return Err(e),
+        },
+    };
+    let corpus = load_corpus(&dir, cap)?;
+    Ok(Resolved {
+        dir: Some(dir.canonicalize().unwrap_or(dir)),
+        corpus,
+        skipped: None,
+    })
 }
 
 /// The histories of a corpus folder, and what its walk followed or skipped

@@ -18,6 +18,7 @@
 //! needs no feature.
 
 pub mod corpus;
+pub mod images;
 pub mod plot;
 pub mod report;
 pub mod samples;
@@ -30,9 +31,12 @@ pub use crate::oracle::real_tokens::{
     estimate_covers_real_tokens, estimator_covers_real_tokens, Shortfall,
     ESTIMATE_COVERS_REAL_TOKENS,
 };
-pub use corpus::{find_default_corpus, load_corpus, Corpus, History, DEFAULT_CORPUS};
+pub use corpus::{
+    find_default_corpus, load_corpus, resolve_corpus, Corpus, History, Resolved, DEFAULT_CORPUS,
+};
+pub use images::{image_samples, ImageFigures, IMAGES};
 pub use plot::{draw, svg, write_svg, Group, Panel, Picture};
-pub use report::{Coverage, EstimatorStats, Report, Row, REAL_HISTORIES};
+pub use report::{Coverage, EstimatorStats, ImageRow, Report, Row, REAL_HISTORIES};
 pub use samples::ContentClass;
 
 use crate::body;
@@ -51,7 +55,8 @@ const MAX_INTEGER_BYTES_PER_TOKEN: u64 = 16;
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Options {
     /// The real-history folder; `None` looks in the default places
-    /// ([`find_default_corpus`]).
+    /// ([`find_default_corpus`]) and skips the real histories when there
+    /// are none ([`resolve_corpus`]).
     pub corpus: Option<PathBuf>,
     pub seed: u64,
     pub samples_per_class: usize,
@@ -76,21 +81,18 @@ impl Default for Options {
 /// Read the corpus, generate the samples, count, and report.
 pub fn calibrate(options: &Options) -> Result<Report, CalibrateError> {
     let start = Instant::now();
-    let dir = match &options.corpus {
-        Some(dir) => dir.clone(),
-        None => find_default_corpus()?,
-    };
-    let corpus = load_corpus(&dir, options.max_input_bytes)?;
-    let mut report = calibrate_on(&corpus.histories, options);
-    let shown = dir.canonicalize().unwrap_or(dir);
-    report.corpus = Some(shown.display().to_string());
-    report.corpus_notes = corpus.notes;
+    let resolved = resolve_corpus(options.corpus.as_deref(), options.max_input_bytes)?;
+    let mut report = calibrate_on(&resolved.corpus.histories, options);
+    report.corpus = resolved.dir.map(|d| d.display().to_string());
+    report.corpus_skipped = resolved.skipped;
+    report.corpus_notes = resolved.corpus.notes;
     report.elapsed = start.elapsed();
     Ok(report)
 }
 
 /// The calibration itself, on histories already read (`options.corpus` is
-/// not used). Deterministic but for `elapsed`.
+/// not used; no histories, no `real-histories` row). Deterministic but for
+/// `elapsed`.
 pub fn calibrate_on(histories: &[History], options: &Options) -> Report {
     let start = Instant::now();
     let generated: Vec<(String, Vec<Vec<Message>>)> = ContentClass::ALL
@@ -106,7 +108,7 @@ pub fn calibrate_on(histories: &[History], options: &Options) -> Report {
     let real: Vec<Vec<Message>> = histories.iter().map(|h| h.messages.clone()).collect();
     let sets: Vec<(String, Vec<Vec<Message>>)> = generated
         .into_iter()
-        .chain(std::iter::once((REAL_HISTORIES.to_owned(), real)))
+        .chain((!real.is_empty()).then(|| (REAL_HISTORIES.to_owned(), real)))
         .collect();
 
     let config = Config {
@@ -142,14 +144,17 @@ pub fn calibrate_on(histories: &[History], options: &Options) -> Report {
             rows.push(measured[s].row(encoding, name, &real_counts[e][s]));
         }
     }
+    let images = image_rows(&image_samples(options.samples_per_class), &config);
     Report {
         corpus: None,
+        corpus_skipped: None,
         corpus_notes: Vec::new(),
         histories: histories.len(),
         seed: options.seed,
         samples_per_class: options.samples_per_class,
         bytes_per_token: config.bytes_per_token,
         rows,
+        images,
         elapsed: start.elapsed(),
     }
 }
@@ -161,6 +166,26 @@ fn estimators() -> [Box<dyn Estimator>; 3] {
         Box::new(Adr0098),
         Box::new(SafeClasswise::default()),
     ]
+}
+
+/// The `images` set's rows: each image alone in a history, every estimator on it.
+fn image_rows(samples: &[Message], config: &Config) -> Vec<ImageRow> {
+    samples
+        .iter()
+        .flat_map(|m| {
+            let history = std::slice::from_ref(m);
+            let estimates: Vec<(&'static str, u64)> = estimators()
+                .iter()
+                .map(|e| (e.name(), e.tokens(&mut history.iter(), config)))
+                .collect();
+            images::figures(history)
+                .into_iter()
+                .map(move |figures| ImageRow {
+                    figures,
+                    estimates: estimates.clone(),
+                })
+        })
+        .collect()
 }
 
 /// What does not depend on the encoding: bytes and estimates per sample.

@@ -6,7 +6,7 @@
 use std::fmt;
 use std::time::Duration;
 
-use serde_json::{json, Value};
+use serde_json::{json, Map, Value};
 
 use super::Encoding;
 use crate::estimate::SAFE_COSTS;
@@ -19,6 +19,8 @@ pub const REAL_HISTORIES: &str = "real-histories";
 pub struct Report {
     /// The corpus folder, as given or found.
     pub corpus: Option<String>,
+    /// Why there is no `real-histories` row, when no corpus was given or found.
+    pub corpus_skipped: Option<String>,
     /// What reading it followed or skipped (symlinks, loops, FIFOs).
     pub corpus_notes: Vec<crate::input::Note>,
     /// How many real histories were read.
@@ -29,6 +31,8 @@ pub struct Report {
     pub bytes_per_token: u64,
     /// Per encoding, the content classes in order, then `real-histories`.
     pub rows: Vec<Row>,
+    /// The `images` set, one row per image ([`super::images`]).
+    pub images: Vec<ImageRow>,
     /// Wall time of the run (reading, generating, tokenising).
     pub elapsed: Duration,
 }
@@ -64,6 +68,26 @@ pub struct Coverage {
     pub integer_p99: u64,
     /// Largest integer `bytesPerToken` that covers every sample.
     pub integer_p100: u64,
+}
+
+/// One image of the `images` set: what SPEC §3 and the body say of it,
+/// and each estimator's tokens for the history that holds only it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ImageRow {
+    pub figures: super::images::ImageFigures,
+    /// `(estimator, tokens)`, in column order.
+    pub estimates: Vec<(&'static str, u64)>,
+}
+
+impl ImageRow {
+    /// What the row's first column says: media type and pixels.
+    pub fn label(&self) -> String {
+        let kind = self.figures.media_type.trim_start_matches("image/");
+        match self.figures.pixels {
+            Some((w, h)) => format!("{kind} {w}×{h}"),
+            None => format!("{kind} (size unknown)"),
+        }
+    }
 }
 
 /// One estimator on one row.
@@ -187,6 +211,7 @@ impl Report {
         let c = SAFE_COSTS;
         json!({
             "corpus": self.corpus,
+            "corpusSkipped": self.corpus_skipped,
             "histories": self.histories,
             "seed": self.seed,
             "samplesPerClass": self.samples_per_class,
@@ -199,6 +224,20 @@ impl Report {
                 "control": c.control,
             },
             "rows": rows,
+            "images": self.images.iter().map(|r| {
+                let f = &r.figures;
+                let estimates: Map<String, Value> =
+                    r.estimates.iter().map(|(n, t)| ((*n).to_owned(), json!(t))).collect();
+                json!({
+                    "mediaType": f.media_type,
+                    "width": f.pixels.map(|p| p.0),
+                    "height": f.pixels.map(|p| p.1),
+                    "payloadBytes": f.payload_bytes,
+                    "bodyBytes": f.body_bytes,
+                    "specTokens": {"anthropic": f.anthropic_tokens, "openai": f.openai_tokens},
+                    "estimates": estimates,
+                })
+            }).collect::<Vec<Value>>(),
         })
     }
 }
@@ -220,13 +259,16 @@ impl fmt::Display for Report {
         writeln!(
             f,
             "corpus: {} ({} histories); generated: {} samples per class, seed {}; bytesPerToken {}; {:.1} s",
-            self.corpus.as_deref().unwrap_or("-"),
+            self.corpus.as_deref().unwrap_or("none"),
             self.histories,
             self.samples_per_class,
             self.seed,
             self.bytes_per_token,
             self.elapsed.as_secs_f64()
         )?;
+        if let Some(skipped) = &self.corpus_skipped {
+            writeln!(f, "{skipped}")?;
+        }
         let names = self.estimator_names();
         for encoding in Encoding::ALL {
             let rows: Vec<&Row> = self
@@ -278,6 +320,64 @@ impl fmt::Display for Report {
         write!(
             f,
             "bpt 99%/100%: the bytesPerToken under which adr-0098 covers 99%/100% of the set (in brackets: the largest integer that does)."
+        )?;
+        self.images_table(f)
+    }
+}
+
+impl Report {
+    /// The `images` set: per image, SPEC §3's tokens, its bytes in the
+    /// body, and each estimator's tokens (nothing when the set is empty).
+    fn images_table(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let Some(first) = self.images.first() else {
+            return Ok(());
+        };
+        writeln!(f)?;
+        writeln!(f)?;
+        writeln!(
+            f,
+            "images: tokens per image (SPEC §3, by pixels) and the bytes it adds to the body"
+        )?;
+        write!(
+            f,
+            "{:<18}{:>11}{:>11}{:>11}",
+            "image", "base64 B", "anthropic", "openai"
+        )?;
+        for (name, _) in &first.estimates {
+            write!(f, "{:>16}", name)?;
+        }
+        writeln!(f)?;
+        for r in &self.images {
+            let x = &r.figures;
+            write!(
+                f,
+                "{:<18}{:>11}{:>11}{:>11}",
+                r.label(),
+                x.payload_bytes,
+                x.anthropic_tokens,
+                x.openai_tokens
+            )?;
+            for (_, t) in &r.estimates {
+                write!(f, "{t:>16}")?;
+            }
+            writeln!(f)?;
+        }
+        let sum = |g: &dyn Fn(&ImageRow) -> u64| self.images.iter().map(g).sum::<u64>();
+        write!(
+            f,
+            "{:<18}{:>11}{:>11}{:>11}",
+            "total",
+            sum(&|r| r.figures.payload_bytes),
+            sum(&|r| r.figures.anthropic_tokens),
+            sum(&|r| r.figures.openai_tokens)
+        )?;
+        for k in 0..first.estimates.len() {
+            write!(f, "{:>16}", sum(&|r| r.estimates[k].1))?;
+        }
+        writeln!(f)?;
+        write!(
+            f,
+            "anthropic/openai: SPEC §3's rule per provider (the estimators count the engine format, i.e. anthropic's); an estimate far above them reads base64 as text, one at 0 weighs images at nothing."
         )
     }
 }

@@ -17,8 +17,8 @@ use super::common::Failure;
 /// Each estimator is a protocol subject with the `estimate` op (any
 /// language: `--subject CMD`) or a built-in (`--builtin NAME`: adr-0098,
 /// content-only, safe-classwise, tiktoken-cl100k, tiktoken-o200k). All get
-/// the same inputs: calibrate's generated content classes, the real
-/// histories of --corpus, and generated ToolLoop histories. Per estimator
+/// the same inputs: calibrate's generated content classes and images, the
+/// real histories of --corpus, and generated ToolLoop histories. Per estimator
 /// and set: mean and worst estimate ÷ real tokens (cl100k_base and
 /// o200k_base), the share of histories below real, histories below the ADR
 /// floor (the serialised toolCalls, judged as `check` does), estimate-monotone
@@ -49,7 +49,8 @@ pub struct Flags {
 
     /// The folder of real histories (*.json, searched recursively)
     /// [default: ../shared/data/real-histories, from the current directory
-    /// or the crate's]
+    /// or $CARGO_MANIFEST_DIR; when there is none, the real-histories set
+    /// is skipped, with a line that says so]
     #[arg(long, value_name = "DIR")]
     pub corpus: Option<PathBuf>,
 
@@ -198,6 +199,12 @@ pub fn run(args: Args) -> Result<(), Failure> {
         }
     })?;
     super::common::show_notes(&comparison.corpus_notes);
+    for skipped in [&comparison.corpus_skipped, &comparison.images_skipped]
+        .into_iter()
+        .flatten()
+    {
+        eprintln!("ctxgate: {skipped}");
+    }
     if let Some(path) = &flags.plot {
         comparison
             .write_svg(path)

@@ -271,7 +271,9 @@ mod tests {
                     version: "1".into(),
                 })
                 .collect(),
-            corpus: "corpus".into(),
+            corpus: Some("corpus".into()),
+            corpus_skipped: None,
+            images_skipped: None,
             corpus_notes: Vec::new(),
             inputs,
             bytes_per_token: 4,
@@ -287,6 +289,7 @@ mod tests {
                 real_tokens: vec![0, 0],
                 serve: None,
                 estimators,
+                images: Vec::new(),
             }],
             elapsed: Duration::ZERO,
         }

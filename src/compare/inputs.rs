@@ -12,7 +12,9 @@
 
 use crate::body;
 use crate::calibrate::samples::{self, ContentClass};
-use crate::calibrate::{message_real_tokens, Encoding, History, REAL_HISTORIES};
+use crate::calibrate::{
+    image_samples, message_real_tokens, Encoding, History, IMAGES, REAL_HISTORIES,
+};
 use crate::generate::{case_from_seed, GenConfig};
 use crate::harness::appended_message;
 use crate::model::{Message, Role};
@@ -25,6 +27,8 @@ pub const TOOLLOOP: &str = "toolloop";
 pub enum SetKind {
     /// calibrate's samples of one content class, one message a history.
     Class,
+    /// calibrate's `images` set: one image alone in each history.
+    Images,
     /// The real histories of the corpus.
     Real,
     /// Histories from `generate`, shaped like a ToolLoop's.
@@ -35,6 +39,7 @@ impl SetKind {
     pub fn name(self) -> &'static str {
         match self {
             SetKind::Class => "generated-class",
+            SetKind::Images => "generated-images",
             SetKind::Real => "real",
             SetKind::ToolLoop => "generated-toolloop",
         }
@@ -84,8 +89,9 @@ pub struct InputOptions {
     pub toolloop_histories: usize,
 }
 
-/// Build every set: the classes in calibrate's order, the real histories,
-/// then the ToolLoop histories (a set left empty by its option is left out).
+/// Build every set: the classes in calibrate's order, the images, the real histories,
+/// then the ToolLoop histories (a set left empty by its option, or an
+/// empty corpus, is left out).
 pub fn build(corpus: &[History], options: &InputOptions) -> Vec<Set> {
     // (name, kind, histories, labels) of each set, before counting.
     type Raw = (String, SetKind, Vec<Vec<Message>>, Vec<String>);
@@ -102,13 +108,30 @@ pub fn build(corpus: &[History], options: &InputOptions) -> Vec<Set> {
                 labels,
             ));
         }
+        let images = image_samples(options.samples_per_class);
+        let labels = images
+            .iter()
+            .map(|m| {
+                let img = m.content.images().next().expect("one image a sample");
+                let (w, h) = img.pixels().unwrap_or_default();
+                format!("{} {w}×{h}", img.media_type())
+            })
+            .collect();
+        raw.push((
+            IMAGES.to_owned(),
+            SetKind::Images,
+            images.into_iter().map(|m| vec![m]).collect(),
+            labels,
+        ));
     }
-    raw.push((
-        REAL_HISTORIES.to_owned(),
-        SetKind::Real,
-        corpus.iter().map(|h| h.messages.clone()).collect(),
-        corpus.iter().map(|h| h.name.clone()).collect(),
-    ));
+    if !corpus.is_empty() {
+        raw.push((
+            REAL_HISTORIES.to_owned(),
+            SetKind::Real,
+            corpus.iter().map(|h| h.messages.clone()).collect(),
+            corpus.iter().map(|h| h.name.clone()).collect(),
+        ));
+    }
     if options.toolloop_histories > 0 {
         let (histories, labels) = toolloop(options.toolloop_seed, options.toolloop_histories);
         raw.push((TOOLLOOP.to_owned(), SetKind::ToolLoop, histories, labels));
@@ -216,7 +239,13 @@ mod tests {
             messages: vec![Message::user("hello world")],
         }];
         let sets = build(&corpus, &options);
-        assert_eq!(sets.len(), ContentClass::ALL.len() + 2);
+        assert_eq!(sets.len(), ContentClass::ALL.len() + 3);
+        let images = sets.iter().find(|s| s.kind == SetKind::Images).unwrap();
+        assert_eq!(images.histories.len(), 3);
+        assert_eq!(images.labels[0], "image/gif 64×64");
+        // Real tokens of an image are SPEC §3's, by pixels: 64 × 64 is
+        // ⌈4096 / 750⌉ = 6 (anthropic), 85 + 170 (openai, one tile).
+        assert_eq!(images.real_tokens(0, 0), 255);
         for set in &sets {
             for (i, h) in set.histories.iter().enumerate() {
                 assert!(check_well_formed(h).is_ok(), "{} {i}", set.name);

@@ -40,7 +40,7 @@ pub use inputs::{InputOptions, Set, SetKind};
 pub use report::{Comparison, EstimatorInfo, SetResult, Speed};
 pub use stats::{Example, PerMessage, SetStats};
 
-use crate::calibrate::{find_default_corpus, load_corpus, CalibrateError};
+use crate::calibrate::{resolve_corpus, CalibrateError};
 use crate::config::Config;
 use crate::estimate;
 use crate::subject::{FaultKind, InProcess, ProcessOptions, ProcessSubject, Subject};
@@ -82,7 +82,8 @@ impl EstimatorSpec {
 #[derive(Debug, Clone)]
 pub struct Options {
     pub estimators: Vec<EstimatorSpec>,
-    /// The real-history folder; `None` looks in calibrate's default places.
+    /// The real-history folder; `None` looks in calibrate's default places
+    /// and skips the real histories when there are none.
     pub corpus: Option<PathBuf>,
     /// The cap on one corpus file, in bytes (`--max-input-bytes`).
     pub max_input_bytes: u64,
@@ -142,14 +143,23 @@ pub fn compare(options: &Options) -> Result<Comparison, CompareError> {
             _ => {}
         }
     }
-    let dir = match &options.corpus {
-        Some(dir) => dir.clone(),
-        None => find_default_corpus().map_err(CompareError::Corpus)?,
-    };
-    let corpus = load_corpus(&dir, options.max_input_bytes).map_err(CompareError::Corpus)?;
+    let resolved = resolve_corpus(options.corpus.as_deref(), options.max_input_bytes)
+        .map_err(CompareError::Corpus)?;
+    let corpus = resolved.corpus;
 
-    let (mut lanes, infos) = start_lanes(options)?;
-    let sets = inputs::build(&corpus.histories, &options.inputs);
+    let (mut lanes, infos, text_only) = start_lanes(options)?;
+    let mut sets = inputs::build(&corpus.histories, &options.inputs);
+    // A subject that takes text only is sent no parts (SPEC §6): without
+    // it, the images set would not be the same inputs for every estimator.
+    let images_skipped = (!text_only.is_empty()
+        && sets.iter().any(|s| s.kind == SetKind::Images))
+    .then(|| {
+        sets.retain(|s| s.kind != SetKind::Images);
+        format!(
+            "the images set is skipped: {} take(s) text only (its hello says \"contentParts\": false)",
+            text_only.join(", ")
+        )
+    });
     let config = Config {
         bytes_per_token: options.bytes_per_token.max(1),
         ..Config::default()
@@ -211,13 +221,22 @@ pub fn compare(options: &Options) -> Result<Comparison, CompareError> {
                     .collect(),
                 serve: time(LaneKind::Serve, None, s),
                 estimators,
+                images: if set.kind == SetKind::Images {
+                    set.histories
+                        .iter()
+                        .flat_map(|h| crate::calibrate::images::figures(h))
+                        .collect()
+                } else {
+                    Vec::new()
+                },
             }
         })
         .collect();
-    let shown = dir.canonicalize().unwrap_or(dir);
     Ok(Comparison {
         estimators: infos,
-        corpus: shown.display().to_string(),
+        corpus: resolved.dir.map(|d| d.display().to_string()),
+        corpus_skipped: resolved.skipped,
+        images_skipped,
         corpus_notes: corpus.notes,
         inputs: options.inputs.clone(),
         bytes_per_token: config.bytes_per_token,
@@ -228,8 +247,12 @@ pub fn compare(options: &Options) -> Result<Comparison, CompareError> {
     })
 }
 
+/// The lanes, what each estimator says of itself, and the subjects
+/// (labelled) that take text only.
+type Started = (Vec<Lane>, Vec<EstimatorInfo>, Vec<String>);
+
 /// Start every lane; what each estimator says of itself.
-fn start_lanes(options: &Options) -> Result<(Vec<Lane>, Vec<EstimatorInfo>), CompareError> {
+fn start_lanes(options: &Options) -> Result<Started, CompareError> {
     let start = |argv: &[String], shown: String| {
         ProcessSubject::start(argv.to_vec(), options.process).map_err(|fault| CompareError::Start {
             command: shown,
@@ -238,6 +261,7 @@ fn start_lanes(options: &Options) -> Result<(Vec<Lane>, Vec<EstimatorInfo>), Com
     };
     let mut lanes = Vec::new();
     let mut infos = Vec::new();
+    let mut text_only = Vec::new();
     for (k, spec) in options.estimators.iter().enumerate() {
         match spec {
             EstimatorSpec::Subject(argv) => {
@@ -249,6 +273,9 @@ fn start_lanes(options: &Options) -> Result<(Vec<Lane>, Vec<EstimatorInfo>), Com
                         name: info.name.clone(),
                         version: info.version.clone(),
                     });
+                }
+                if !info.content_parts {
+                    text_only.push(format!("{} ({})", LABELS[k], info.name));
                 }
                 infos.push(EstimatorInfo {
                     label: LABELS[k],
@@ -295,7 +322,7 @@ fn start_lanes(options: &Options) -> Result<(Vec<Lane>, Vec<EstimatorInfo>), Com
             subject: Box::new(start(serve, shell_words::join(serve))?) as Box<dyn Subject>,
         });
     }
-    Ok((lanes, infos))
+    Ok((lanes, infos, text_only))
 }
 
 /// Why a comparison could not be made.

@@ -77,14 +77,21 @@ pub struct SetResult {
     pub serve: Option<Duration>,
     /// Per estimator, in label order.
     pub estimators: Vec<(SetStats, Speed)>,
+    /// For the `images` set: SPEC §3 and the body on each of its images
+    /// (one a history); empty for the other sets.
+    pub images: Vec<crate::calibrate::ImageFigures>,
 }
 
 /// A whole comparison.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Comparison {
     pub estimators: Vec<EstimatorInfo>,
-    /// The corpus folder, as read.
-    pub corpus: String,
+    /// The corpus folder, as read; `None` when no corpus was given or found.
+    pub corpus: Option<String>,
+    /// Why there is no real-histories set, when there is none.
+    pub corpus_skipped: Option<String>,
+    /// Why there is no images set, when a subject takes text only.
+    pub images_skipped: Option<String>,
     /// What reading it followed or skipped (symlinks, loops, FIFOs).
     pub corpus_notes: Vec<crate::input::Note>,
     pub inputs: InputOptions,
@@ -183,6 +190,8 @@ impl Comparison {
         let (requests, bytes) = self.totals();
         json!({
             "corpus": self.corpus,
+            "corpusSkipped": self.corpus_skipped,
+            "imagesSkipped": self.images_skipped,
             "inputs": {
                 "seed": self.inputs.seed,
                 "samplesPerClass": self.inputs.samples_per_class,
@@ -299,6 +308,7 @@ fn set_json(s: &SetResult) -> Value {
             };
             json!({
                 "label": super::LABELS[k],
+                "tokens": st.tokens,
                 "ratio": ratios,
                 "belowFloor": {
                     "histories": st.below_floor,
@@ -330,6 +340,50 @@ fn set_json(s: &SetResult) -> Value {
         "realTokens": real,
         "serve": s.serve.map(|d| timing_json(d, (s.requests, s.bytes))),
         "estimators": estimators,
+        "images": (!s.images.is_empty()).then(|| images_json(s)),
+    })
+}
+
+/// The `images` set's figures: SPEC §3 and the body per image, and each
+/// estimator's tokens per image (its estimate of the set over its images).
+fn images_json(s: &SetResult) -> Value {
+    let n = s.images.len() as u64;
+    let sum = |g: fn(&crate::calibrate::ImageFigures) -> u64| s.images.iter().map(g).sum::<u64>();
+    let each: Vec<Value> = s
+        .images
+        .iter()
+        .map(|f| {
+            json!({
+                "mediaType": f.media_type,
+                "width": f.pixels.map(|p| p.0),
+                "height": f.pixels.map(|p| p.1),
+                "payloadBytes": f.payload_bytes,
+                "bodyBytes": f.body_bytes,
+                "specTokens": {"anthropic": f.anthropic_tokens, "openai": f.openai_tokens},
+            })
+        })
+        .collect();
+    let per_image: Map<String, Value> = s
+        .estimators
+        .iter()
+        .enumerate()
+        .map(|(k, (st, _))| {
+            (
+                super::LABELS[k].to_owned(),
+                round4(st.tokens as f64 / n as f64),
+            )
+        })
+        .collect();
+    json!({
+        "count": n,
+        "payloadBytes": sum(|f| f.payload_bytes),
+        "bodyBytes": sum(|f| f.body_bytes),
+        "specTokens": {
+            "anthropic": sum(|f| f.anthropic_tokens),
+            "openai": sum(|f| f.openai_tokens),
+        },
+        "tokensPerImage": per_image,
+        "each": each,
     })
 }
 

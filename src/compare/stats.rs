@@ -24,6 +24,10 @@ pub struct Example {
 /// One estimator on one set.
 #[derive(Debug, Clone, PartialEq)]
 pub struct SetStats {
+    /// The estimate over every history of the set, in tokens.
+    pub tokens: u64,
+    /// Each history's estimate, in the set's order.
+    pub estimates: Vec<u64>,
     /// Per encoding ([`Encoding::ALL`] order): estimate ÷ real over the
     /// histories with at least one real token.
     pub ratios: Vec<EstimatorStats>,
@@ -69,6 +73,8 @@ impl SetStats {
             })
             .collect();
         let mut stats = SetStats {
+            tokens: answers.iter().map(|(a, _)| a.tokens).sum(),
+            estimates: answers.iter().map(|(a, _)| a.tokens).collect(),
             ratios,
             below_floor: 0,
             below_floor_messages: 0,

@@ -336,14 +336,21 @@ impl Comparison {
         )?;
         writeln!(
             f,
-            "inputs: {} samples per content class (seed {}), {} real histories ({}), {} generated ToolLoop histories (seed {})",
+            "inputs: {} samples per content class (seed {}), {} images, {} real histories ({}), {} generated ToolLoop histories (seed {})",
             self.inputs.samples_per_class,
             self.inputs.seed,
+            self.sets.iter().map(|s| s.images.len()).sum::<usize>(),
             self.real_histories(),
-            self.corpus,
+            self.corpus.as_deref().unwrap_or("no corpus"),
             self.inputs.toolloop_histories,
             self.inputs.toolloop_seed
         )?;
+        for skipped in [&self.corpus_skipped, &self.images_skipped]
+            .into_iter()
+            .flatten()
+        {
+            writeln!(f, "{skipped}")?;
+        }
         writeln!(
             f,
             "real tokens: tiktoken on each message's content + toolCalls JSON (what adr-0098 counts)"
@@ -472,10 +479,71 @@ impl Comparison {
         }
         writeln!(f, "\n**{CHECKS_TITLE}**\n")?;
         metric_table(&labels, &CHECK_METRICS, &self.sets, 0, true).markdown(f)?;
+        if let Some(t) = self.images_table() {
+            writeln!(f, "\n**{IMAGES_TITLE}**\n")?;
+            t.markdown(f)?;
+        }
         writeln!(f, "\n**{}**\n", self.speed_title())?;
         self.speed_table(true).markdown(f)
     }
+
+    /// The `images` set, per image: its base64 bytes, SPEC §3's tokens
+    /// under each provider's rule, and each estimator's estimate of the
+    /// history that holds only it; a last row of totals. `None` without
+    /// the set.
+    fn images_table(&self) -> Option<Table> {
+        let set = self.sets.iter().find(|s| !s.images.is_empty())?;
+        let labels: Vec<&str> = self.estimators.iter().map(|e| e.label).collect();
+        let mut names: Vec<String> = ["image", "base64 B", "anthropic", "openai"]
+            .map(str::to_owned)
+            .to_vec();
+        names.extend(labels.iter().map(|l| (*l).to_owned()));
+        let mut groups = vec![String::new(); 2];
+        groups.push("SPEC §3 tokens".to_owned());
+        groups.push(String::new());
+        groups.push("estimate, tokens".to_owned());
+        groups.extend(std::iter::repeat_n(String::new(), labels.len() - 1));
+        let answers: Vec<&Vec<u64>> = set.estimators.iter().map(|(st, _)| &st.estimates).collect();
+        let mut rows: Vec<Vec<String>> = set
+            .images
+            .iter()
+            .enumerate()
+            .map(|(i, x)| {
+                let kind = x.media_type.trim_start_matches("image/");
+                let (w, h) = x.pixels.unwrap_or_default();
+                let mut row = vec![
+                    format!("{kind} {w}×{h}"),
+                    x.payload_bytes.to_string(),
+                    x.anthropic_tokens.to_string(),
+                    x.openai_tokens.to_string(),
+                ];
+                row.extend(
+                    answers
+                        .iter()
+                        .map(|a| a.get(i).map_or("-".to_owned(), u64::to_string)),
+                );
+                row
+            })
+            .collect();
+        let sum =
+            |g: fn(&crate::calibrate::ImageFigures) -> u64| set.images.iter().map(g).sum::<u64>();
+        let mut total = vec![
+            format!("total ({})", set.images.len()),
+            sum(|x| x.payload_bytes).to_string(),
+            sum(|x| x.anthropic_tokens).to_string(),
+            sum(|x| x.openai_tokens).to_string(),
+        ];
+        total.extend(set.estimators.iter().map(|(st, _)| st.tokens.to_string()));
+        rows.push(total);
+        Some(Table {
+            groups,
+            names,
+            rows,
+        })
+    }
 }
+
+const IMAGES_TITLE: &str = "images: tokens per image (SPEC §3, by pixels, per provider) and each estimator's estimate of a history holding only that image; base64 B is what the image adds to the body";
 
 const CHECKS_TITLE: &str = "histories below the toolCalls floor (estimate-covers-tool-calls, in total or at a message), estimate-monotone violations, perMessage figures below real (cl100k_base)";
 
@@ -498,6 +566,10 @@ impl fmt::Display for Comparison {
         }
         writeln!(f, "\n{CHECKS_TITLE}")?;
         metric_table(&labels, &CHECK_METRICS, &self.sets, 0, false).text(f)?;
+        if let Some(t) = self.images_table() {
+            writeln!(f, "\n{IMAGES_TITLE}")?;
+            t.text(f)?;
+        }
         writeln!(f, "\n{}", self.speed_title())?;
         self.speed_table(false).text(f)
     }

@@ -124,6 +124,22 @@ const SIZES: [Size; 14] = [
     },
 ];
 
+/// The realistic sizes as `(w, h, typical file bytes)`, in their order:
+/// the `images` set of `calibrate` and `compare-estimators` shows one
+/// image of each.
+pub fn typical_sizes() -> Vec<(u32, u32, u64)> {
+    SIZES
+        .iter()
+        .map(|s| {
+            (
+                s.w,
+                s.h,
+                s.w as u64 * s.h as u64 * s.milli_bpp as u64 / 1000,
+            )
+        })
+        .collect()
+}
+
 /// The header formats, with their media types.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ImageFormat {
