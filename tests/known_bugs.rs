@@ -125,6 +125,99 @@ fn a_content_only_estimator_fails_the_suite() {
     }
 }
 
+/// The defects a fixture's `found` names (`ctxgate serve --defect NAME`).
+fn defects_named(path: &Path, found: &str) -> Vec<Defect> {
+    found
+        .split("--defect ")
+        .skip(1)
+        .map(|rest| {
+            let name: String = rest
+                .chars()
+                .take_while(|c| c.is_ascii_alphanumeric() || *c == '-')
+                .collect();
+            Defect::parse(&name).unwrap_or_else(|| {
+                panic!(
+                    "{}: `found` names {name:?}, which is no defect",
+                    path.display()
+                )
+            })
+        })
+        .collect()
+}
+
+#[test]
+fn each_fixture_fails_against_the_defect_its_found_names() {
+    // A fixture that says which of ctxgate's defects has its bug must be
+    // one that defect fails: otherwise it shows nothing.
+    let mut checked = 0;
+    for (path, f) in fixtures() {
+        for defect in defects_named(&path, f.found.as_deref().unwrap_or("")) {
+            let mut subject = defect.subject();
+            let report =
+                ctxgate::suite::run(&mut subject, &suite(), vec![(path.clone(), f.clone())]);
+            assert_eq!(
+                report.failed(),
+                1,
+                "{}: --defect {} should fail it\n{}",
+                path.display(),
+                defect.name(),
+                report.human()
+            );
+            checked += 1;
+        }
+    }
+    assert!(checked >= 17, "17 fixture/defect pairs, found {checked}");
+}
+
+#[test]
+fn each_image_fixture_is_failed_by_the_image_defect_of_its_report() {
+    // The images issue's reports (openai/codex#41338 and #32287,
+    // anomalyco/opencode#14562, earendil-works/pi#5369 and #1441,
+    // NousResearch/hermes-agent#47339, justrach/codegraff#260): each
+    // fixture with images names the image defect of its bug, which fails
+    // it (the test above), while the reference holds it (the test of the
+    // whole suite).
+    let with_images: Vec<(PathBuf, Fixture)> = fixtures()
+        .into_iter()
+        .filter(|(_, f)| {
+            f.messages
+                .iter()
+                .any(|m| m.content.images().next().is_some())
+        })
+        .collect();
+    assert!(
+        with_images.len() >= 7,
+        "at least 7 image fixtures, found {}",
+        with_images.len()
+    );
+    let mut caught = std::collections::BTreeSet::new();
+    for (path, f) in &with_images {
+        let named = defects_named(path, f.found.as_deref().unwrap_or(""));
+        let image_defects: Vec<Defect> = named
+            .into_iter()
+            .filter(|d| Defect::IMAGES.contains(d))
+            .collect();
+        assert!(
+            !image_defects.is_empty(),
+            "{}: `found` names no image defect",
+            path.display()
+        );
+        caught.extend(image_defects.iter().map(|d| d.name()));
+    }
+    for d in [
+        Defect::ImagesWeightless,
+        Defect::Base64AsText,
+        Defect::ElidesLastIteration,
+        Defect::SummaryReembedsImages,
+    ] {
+        assert!(
+            caught.contains(d.name()),
+            "no image fixture shows {}",
+            d.name()
+        );
+    }
+}
+
 fn check(args: &[&str]) -> (i32, String) {
     let out = Command::new(env!("CARGO_BIN_EXE_ctxgate"))
         .args(args)
@@ -192,7 +285,7 @@ fn check_with_suite_counts_a_failing_fixture_in_the_exit_code_and_the_reports() 
         dir,
     ]);
     assert_eq!(code, 0, "{out}");
-    assert!(out.contains("suite: 32 held, 0 failed, 0 skipped"), "{out}");
+    assert!(out.contains("suite: 39 held, 0 failed, 0 skipped"), "{out}");
     let _ = std::fs::remove_dir_all(save);
 }
 
