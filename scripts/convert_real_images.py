@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Derive tests/fixtures/real-images/ from public agent runs with screenshots.
+"""Derive tests/real-images/ from public agent runs with screenshots.
 
 Reads two files of bytedance/UI-TARS-desktop (Apache-2.0) from a git
 directory (the `fetch` tool's mirror, or a clone) at a given commit and
@@ -22,7 +22,7 @@ BROWSER = "multimodal/tarko/agent/tests/agent/__fixtures__/event-stream-with-man
 NVIDIA = "multimodal/agent-tars/core/snapshot/research/nvidia-stock/loop-3/llm-request.jsonl"
 # The browser run is cut after this many tool iterations (three screenshots).
 BROWSER_ITERATIONS = 3
-OUT = Path(__file__).resolve().parent.parent / "tests/fixtures/real-images"
+OUT = Path(__file__).resolve().parent.parent / "tests/real-images"
 
 
 def show(git_dir, commit, path):

@@ -8,6 +8,8 @@
 //! serialised `toolCalls` array. Nothing here calls `ctxgate::body` or
 //! `ctxgate::estimate`.
 
+mod common;
+
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -112,13 +114,7 @@ const EXPRESS: &str = "express-100kb.config.json";
 
 /// The shared corpus of real histories, read in place (never copied here).
 fn real_histories() -> Option<PathBuf> {
-    let dir = manifest_dir().join("../shared/data/real-histories");
-    if dir.is_dir() {
-        Some(dir)
-    } else {
-        eprintln!("SKIPPED: no real histories at {}", dir.display());
-        None
-    }
+    common::data_dir(&manifest_dir().join("../shared/data/real-histories"))
 }
 
 fn read_json(path: &str) -> Value {
@@ -441,16 +437,6 @@ fn anthropic_history() -> Value {
     ]})
 }
 
-/// True when the anthropic format is still the placeholder being written
-/// elsewhere; the anthropic tests then skip with a note and run once it lands.
-fn anthropic_pending(out: &Out) -> bool {
-    if out.code == 2 && out.stderr.contains("not read yet") {
-        eprintln!("SKIPPED: the anthropic format is not implemented yet");
-        return true;
-    }
-    false
-}
-
 // ------------------------------------------------------------- estimate
 
 #[test]
@@ -619,14 +605,12 @@ fn the_body_is_measured_in_the_flag_else_the_config_else_the_input_format() {
 }
 
 #[test]
-fn estimate_and_compact_read_anthropic_once_it_lands() {
+fn estimate_and_compact_read_anthropic() {
     let tmp = TempDir::new("anthropic");
     let doc = anthropic_history();
     let path = tmp.file("anthropic.json", doc.to_string());
     let out = run(&["estimate", "--json", &path]);
-    if anthropic_pending(&out) {
-        return;
-    }
+    assert_eq!(out.code, 0, "{}", out.stderr);
     check_estimate(&path, "anthropic", &Cfg::default(), &[]);
     check_estimate(
         &path,

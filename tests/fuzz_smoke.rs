@@ -87,10 +87,16 @@ fn body_size_smoke() {
 #[test]
 fn kept_crash_inputs_replay_clean() {
     let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fuzz/regressions");
+    let mut replayed = 0;
     for (name, f) in fuzzing::TARGETS {
-        let Ok(entries) = std::fs::read_dir(dir.join(name)) else {
+        // A target with no kept input has no folder; a folder that does not
+        // read is a failure, not a skip.
+        let folder = dir.join(name);
+        if !folder.exists() {
             continue;
-        };
+        }
+        let entries =
+            std::fs::read_dir(&folder).unwrap_or_else(|e| panic!("{}: {e}", folder.display()));
         for entry in entries {
             let path = entry.expect("readable").path();
             if path.extension().is_some_and(|e| e == "md") {
@@ -98,8 +104,12 @@ fn kept_crash_inputs_replay_clean() {
             }
             eprintln!("replaying {}", path.display());
             f(&std::fs::read(&path).expect("readable"));
+            replayed += 1;
         }
     }
+    // The folder holds kept inputs (fuzz/regressions/parse/…): a moved or
+    // emptied folder would pass vacuously.
+    assert!(replayed > 0, "no kept crash input under {}", dir.display());
 }
 
 /// The documented crash-to-fixture step: a defective compactor makes the

@@ -116,4 +116,40 @@ fn shard_indices_partition_the_cases() {
     assert!(Shard::parse("1/0").is_err());
     assert!(Shard::parse("x").is_err());
     assert_eq!(Shard::parse("2/4").unwrap(), Shard { k: 2, n: 4 });
+    // The shards of a seed run the whole run's cases between them: every
+    // history the subject is sent in the whole run is sent by some shard,
+    // nothing else is, and the case counts add up.
+    use ctxgate::config::Config;
+    use ctxgate::model::Message;
+    use std::collections::BTreeSet;
+    let seen_by = |shard: Option<Shard>| {
+        let seen = Arc::new(Mutex::new(BTreeSet::new()));
+        let log = Arc::clone(&seen);
+        let compact = move |c: &Config, m: &[Message]| {
+            log.lock().unwrap().insert(format!("{:?}", (c, m)));
+            ctxgate::subject::answer(ctxgate::reference::compact(c, m))
+        };
+        let mut subject = ctxgate::testing::Compactor::new("logger", "0", compact).into_subject();
+        let opts = ctxgate::check::CheckOptions {
+            cases: 30,
+            seed: 113,
+            shard,
+            ..Default::default()
+        };
+        let report = ctxgate::testing::check(&mut subject, &opts);
+        let seen = seen.lock().unwrap().clone();
+        (report.cases, seen)
+    };
+    let (whole_cases, whole) = seen_by(None);
+    let mut union = BTreeSet::new();
+    let mut cases = 0;
+    for k in 1..=3 {
+        let (n, seen) = seen_by(Some(Shard { k, n: 3 }));
+        assert!((9..=11).contains(&n), "shard {k}/3 ran {n} of 30 cases");
+        cases += n;
+        union.extend(seen);
+    }
+    assert_eq!(cases, whole_cases);
+    assert!(whole.len() > 30, "{}", whole.len());
+    assert_eq!(union, whole);
 }

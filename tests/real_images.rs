@@ -1,7 +1,7 @@
 //! The reference compactor on real agent histories with real screenshots
 //! (issue 26 item 7; SPEC §1.4, §3, §4 step 4, §5).
 //!
-//! `tests/fixtures/real-images/` holds small derived fixtures of public
+//! `tests/real-images/` holds small derived fixtures of public
 //! browser-agent runs (provenance and licence in its SOURCES.md): 2560 ×
 //! 1600 JPEG screenshots kept byte for byte. Each is read as the OpenAI
 //! Chat Completions history it is, its images are checked to be seen
@@ -36,7 +36,7 @@ struct Fixture {
 }
 
 fn dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/real-images")
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/real-images")
 }
 
 fn load(name: &'static str) -> Fixture {

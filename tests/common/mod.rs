@@ -4,3 +4,21 @@
 
 pub mod netns;
 pub mod process;
+
+/// A data folder a test reads in place (`../shared`'s real histories).
+/// Missing, the test is skipped with a line that says so — except where
+/// the data must be there (`CTXGATE_REQUIRE_DATA=1`, as `.ci/run` sets):
+/// there a missing folder fails, never passes vacuously.
+pub fn data_dir(dir: &std::path::Path) -> Option<std::path::PathBuf> {
+    if dir.is_dir() {
+        return Some(dir.to_path_buf());
+    }
+    if std::env::var_os("CTXGATE_REQUIRE_DATA").is_some_and(|v| v == "1") {
+        panic!(
+            "{} is missing, and CTXGATE_REQUIRE_DATA=1 says it must be there",
+            dir.display()
+        );
+    }
+    eprintln!("SKIPPED: no data at {}", dir.display());
+    None
+}
