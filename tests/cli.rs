@@ -1589,3 +1589,24 @@ fn a_run_without_a_report_leaves_no_report_file() {
         .expect("the report replaced the old text whole");
     assert!(report.is_object());
 }
+
+#[test]
+fn list_defects_prints_one_line_per_defect_with_what_it_breaks() {
+    let out = run(&["check", "--list-defects"]).ok();
+    let text = String::from_utf8(out.stdout).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    let all = ctxgate::subject::defects::Defect::ALL;
+    assert_eq!(lines.len(), all.len(), "{text}");
+    for (line, d) in lines.iter().zip(all) {
+        let name = line.split_whitespace().next().unwrap();
+        assert_eq!(name, d.name(), "{line}");
+        assert!(line.contains(d.describe()), "{line}");
+        assert!(
+            line.ends_with(&format!("(caught by {})", d.caught_by()[0].name()))
+                || line.contains(&format!("(caught by {}, ", d.caught_by()[0].name())),
+            "{line}"
+        );
+        // Every name it prints runs.
+        assert!(ctxgate::subject::defects::Defect::parse(name).is_some());
+    }
+}
