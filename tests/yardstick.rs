@@ -176,3 +176,56 @@ fn the_reference_with_safe_classwise_passes() {
     let report = run(subject, 300);
     assert!(report.ok(), "{}", describe(&report));
 }
+
+/// `check` over the protocol on tests/subjects/margin.py: the reference
+/// compacting at `at` of the trigger, its hello declaring `declared`.
+fn margin_over_the_protocol(at: &str, declared: &str) -> (i32, serde_json::Value) {
+    let bin = env!("CARGO_BIN_EXE_ctxgate");
+    let dir = std::env::temp_dir().join(format!(
+        "ctxgate-yardstick-{}-{at}-{declared}",
+        std::process::id()
+    ));
+    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/subjects/margin.py");
+    let out = std::process::Command::new(bin)
+        .args(["check", "--cases", "200", "--seed", "5", "--report", "json"])
+        .arg("--save")
+        .arg(&dir)
+        .arg("--subject")
+        .arg(format!("python3 {script} {at} {declared} {bin} serve"))
+        .output()
+        .expect("ctxgate runs");
+    let _ = std::fs::remove_dir_all(&dir);
+    let report = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!(
+            "not a JSON report ({e}): {}",
+            String::from_utf8_lossy(&out.stderr)
+        )
+    });
+    (out.status.code().unwrap_or(-1), report)
+}
+
+fn failed_over_the_protocol(report: &serde_json::Value) -> Vec<String> {
+    report["failures"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["invariant"].as_str().unwrap().to_owned())
+        .collect()
+}
+
+#[test]
+fn a_margin_declared_in_the_hello_passes_over_the_protocol() {
+    let (code, report) = margin_over_the_protocol("0.9", "0.9");
+    assert_eq!(code, 0, "{:?}", failed_over_the_protocol(&report));
+    assert_eq!(report["faults"].as_array().unwrap().len(), 0, "{report}");
+    // Undeclared, or compacting below the point declared: premature.
+    for (at, declared) in [("0.9", "none"), ("0.8", "0.9")] {
+        let (code, report) = margin_over_the_protocol(at, declared);
+        assert_eq!(code, 1, "{at} {declared}");
+        assert_eq!(
+            failed_over_the_protocol(&report),
+            ["no-premature-compaction"],
+            "{at} {declared}"
+        );
+    }
+}
