@@ -98,6 +98,21 @@ impl TriggerRange {
         }
     }
 
+    /// The point a subject that declares `compactAt` (hello, SPEC §6;
+    /// docs/contract-notes.md note 31) compacts at: `compact_at × trigger`,
+    /// rounded down at the low end and up at the high end, so that every
+    /// rounding a subject may apply to its own point is inside. A
+    /// `compact_at` of 1 is the trigger itself.
+    pub fn scaled(self, compact_at: f64) -> TriggerRange {
+        if compact_at >= 1.0 {
+            return self;
+        }
+        TriggerRange {
+            low: (compact_at * self.low as f64).floor() as u64,
+            high: (compact_at * self.high as f64).ceil() as u64,
+        }
+    }
+
     pub fn range(self) -> RangeInclusive<u64> {
         self.low..=self.high
     }
@@ -276,6 +291,15 @@ mod tests {
         assert!(TriggerRange::of(&c).maybe_due(&c, 13, 0));
         let d = Config::default();
         assert_eq!(TriggerRange::of(&d).range(), 89_600..=89_600);
+    }
+
+    #[test]
+    fn a_declared_point_scales_the_trigger_outwards() {
+        let t = TriggerRange { low: 12, high: 13 };
+        assert_eq!(t.scaled(1.0), t);
+        assert_eq!(t.scaled(0.9), TriggerRange { low: 10, high: 12 });
+        let d = TriggerRange::of(&Config::default());
+        assert_eq!(d.scaled(0.9).range(), 80_640..=80_640);
     }
 
     #[test]

@@ -112,6 +112,13 @@ pub fn run_case(
         result.compacted = answer.messages().is_some_and(|o| o != input);
         result.cannot_fit = matches!(answer, CompactAnswer::CannotFit { .. });
     }
+    // A subject that estimates is timed by its own count (SPEC §6).
+    let own = obs
+        .estimate
+        .as_ref()
+        .and_then(|e| e.tokens())
+        .map(|e| e.tokens);
+    let facts = facts.timed_by(own, subject.info().compact_at);
     result.verdicts = check_with(&facts, &obs, &set);
     result.estimate = obs
         .estimate
@@ -135,7 +142,11 @@ fn observe(
     // estimate, estimate of the longer history (estimate-monotone).
     let needs_compact = set.iter().any(|i| !i.needs_estimate());
     let twice = needs_compact && set.contains(Invariant::Deterministic);
-    let estimates = subject.info().estimates && set.iter().any(Invariant::needs_estimate);
+    // The subject's estimate also times `no-premature-compaction` and
+    // `progress` (SPEC §6).
+    let timed = set.contains(Invariant::NoPrematureCompaction) || set.contains(Invariant::Progress);
+    let estimates =
+        subject.info().estimates && (timed || set.iter().any(Invariant::needs_estimate));
     let monotone = estimates && set.contains(Invariant::EstimateMonotone);
     let appended = monotone.then(|| appended_message(input));
     let longer: Vec<Message> = match &appended {
@@ -194,6 +205,15 @@ fn observe(
             .next()
             .and_then(Reply::into_estimate)
             .map(|e| (e, m));
+    }
+    // `progress` by the subject's count: its estimate of what it returned,
+    // when that is not the input (whose estimate it gave already).
+    if estimates && set.contains(Invariant::Progress) {
+        if let Some(CompactAnswer::Messages(o)) = &obs.answer {
+            if o != input {
+                obs.output_estimate = subject.estimate(config, o)?.tokens().map(|e| e.tokens);
+            }
+        }
     }
     // An answer already given to the same request, by a subject that gave
     // it twice alike: not asked a third time.
@@ -372,7 +392,10 @@ fn run_session(
         turns.push(SessionTurn {
             turn: n + 1,
             history_len: sent.len(),
-            outcome: TurnOutcome::Sent { body },
+            outcome: TurnOutcome::Sent {
+                body,
+                minimal: None,
+            },
             delivery: deliver(subject, config, sent, body),
         });
     }
@@ -395,7 +418,10 @@ fn run_session(
                     turns.push(SessionTurn {
                         turn: n + 1,
                         history_len: history.len(),
-                        outcome: TurnOutcome::Sent { body },
+                        outcome: TurnOutcome::Sent {
+                            body,
+                            minimal: None,
+                        },
                         delivery: deliver(subject, config, &history, body),
                     });
                     continue;
@@ -416,7 +442,11 @@ fn run_session(
                     carried_unchanged &= o == history;
                     history = o;
                     delivery = deliver(subject, config, &history, body);
-                    TurnOutcome::Sent { body }
+                    // Over the ceiling: what a correct compactor would have
+                    // done depends on the smallest output (the oracle says).
+                    let minimal = (body > config.transport_max_body_bytes)
+                        .then(|| minimal_body(config, &input[..range.end + head]));
+                    TurnOutcome::Sent { body, minimal }
                 }
                 CompactAnswer::CannotFit { .. } => {
                     let conversation = &input[..range.end + head];

@@ -115,6 +115,15 @@ impl Compactor {
         self
     }
 
+    /// It compacts at `fraction` of the trigger, by its own estimate (a
+    /// protocol subject's hello `compactAt`, SPEC §6): a deliberate safety
+    /// margin. `no-premature-compaction` and `progress` judge it against
+    /// that point; compacting below it still fails.
+    pub fn compacting_at(mut self, fraction: f64) -> Self {
+        self.info.compact_at = fraction;
+        self
+    }
+
     /// It takes text `content` only (a protocol subject's hello
     /// `contentParts: false`, SPEC §6): it is sent no content parts or
     /// images — [`check`] sends image cases without their images and counts

@@ -1428,7 +1428,12 @@ fn report_merge_joins_a_baseline_gates_shards_as_one_gate() {
     let dir = tmp.0.to_str().unwrap().to_owned();
     let bin = env!("CARGO_BIN_EXE_ctxgate");
     let side = |defect: &str| format!("{bin} serve --defect {defect}");
-    let (subject, baseline) = (side("content-only-estimator"), side("cut-by-message-count"));
+    // Both sides fail progress: known where both fail, a regression where
+    // only the subject does; the baseline's other failures are fixes.
+    let (subject, baseline) = (
+        side("no-fallback-below-keep-recent"),
+        side("cut-by-message-count"),
+    );
     let gate_of = |baseline: &str, extra: &[&str], out: &str| {
         let mut args = vec![
             "check",
@@ -1502,7 +1507,7 @@ fn report_merge_joins_a_baseline_gates_shards_as_one_gate() {
     let human = run(&["report", "merge", &shards[2], &shards[0], &shards[1]]);
     assert_eq!(human.code, 1);
     let text = String::from_utf8_lossy(&human.stdout);
-    assert!(text.contains("FAILED: 2 regression(s)"), "{text}");
+    assert!(text.contains("FAILED: 1 regression(s)"), "{text}");
     // Two shards of three leave a third of the cases unsaid: no merge.
     let out = run(&["report", "merge", &shards[0], &shards[2]]);
     assert_eq!(out.code, 2, "{}", out.stderr);
@@ -1572,4 +1577,25 @@ fn a_run_without_a_report_leaves_no_report_file() {
     let report: Value = serde_json::from_str(&std::fs::read_to_string(&old).unwrap())
         .expect("the report replaced the old text whole");
     assert!(report.is_object());
+}
+
+#[test]
+fn list_defects_prints_one_line_per_defect_with_what_it_breaks() {
+    let out = run(&["check", "--list-defects"]).ok();
+    let text = String::from_utf8(out.stdout).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    let all = ctxgate::subject::defects::Defect::ALL;
+    assert_eq!(lines.len(), all.len(), "{text}");
+    for (line, d) in lines.iter().zip(all) {
+        let name = line.split_whitespace().next().unwrap();
+        assert_eq!(name, d.name(), "{line}");
+        assert!(line.contains(d.describe()), "{line}");
+        assert!(
+            line.ends_with(&format!("(caught by {})", d.caught_by()[0].name()))
+                || line.contains(&format!("(caught by {}, ", d.caught_by()[0].name())),
+            "{line}"
+        );
+        // Every name it prints runs.
+        assert!(ctxgate::subject::defects::Defect::parse(name).is_some());
+    }
 }

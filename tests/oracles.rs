@@ -168,6 +168,20 @@ fn body_under_ceiling() {
         ..Config::default()
     };
     assert!(passes(&judge(BodyUnderCeiling, &tiny, &h, &gave_up)));
+    // Each failure says what a correct compactor would have done (issue 28
+    // item 5): cannot_fit with the smallest size, or a smaller body.
+    let minimal = ctxgate::contract::minimal_body(&tiny, &h);
+    let detail = |v: Verdict| match v {
+        Verdict::Fail(vs) => vs[0].detail.clone(),
+        other => panic!("{other:?}"),
+    };
+    assert!(detail(judge(BodyUnderCeiling, &tiny, &h, &answered(h.clone()))).ends_with(
+        &format!("; a correct compactor answers cannot_fit: the smallest output (head + pinned + last iteration) is {minimal} bytes")
+    ));
+    let minimal = ctxgate::contract::minimal_body(&c, &h);
+    assert!(minimal <= 400);
+    assert!(detail(judge(BodyUnderCeiling, &c, &h, &answered(h.clone())))
+        .contains(&format!("until the body fits: the smallest output (head + pinned + last iteration) is {minimal} bytes")));
 }
 
 #[test]
@@ -197,11 +211,29 @@ fn progress() {
     let Verdict::Fail(vs) = v else {
         panic!("{v:?}")
     };
+    let facts = Facts::of(&c, &h);
     assert!(
-        vs[0].detail.contains("it keeps input message"),
+        vs[0].detail.starts_with(&format!(
+            "returned the history unchanged although it was due: adr-0098 estimate {} > trigger {}; a correct compactor",
+            facts.estimate,
+            c.trigger()
+        )),
         "{}",
         vs[0].detail
     );
+    // Kept too much, changed: what it kept that it need not have.
+    let mut kept_one_more = compacted();
+    kept_one_more.insert(1, h[1].clone());
+    let v = judge(Progress, &c, &h, &answered(kept_one_more));
+    if let Verdict::Fail(vs) = v {
+        assert!(
+            vs[0]
+                .detail
+                .contains("after compaction the adr-0098 estimate is"),
+            "{}",
+            vs[0].detail
+        );
+    }
     // Keeping *less* than the minimal output says what is missing (issue 11 item 8).
     let c0 = Config {
         context_window: 1,
@@ -329,12 +361,30 @@ fn session_never_overflows() {
         delivery: None,
     };
     let mut obs = answered(compacted());
-    obs.session = Some(vec![turn(1, TurnOutcome::Sent { body: 900 })]);
+    obs.session = Some(vec![turn(
+        1,
+        TurnOutcome::Sent {
+            body: 900,
+            minimal: None,
+        },
+    )]);
     assert!(passes(&judge(SessionNeverOverflows, &c, &h, &obs)));
     let ceiling = c.transport_max_body_bytes;
     obs.session = Some(vec![
-        turn(1, TurnOutcome::Sent { body: 900 }),
-        turn(2, TurnOutcome::Sent { body: ceiling + 1 }),
+        turn(
+            1,
+            TurnOutcome::Sent {
+                body: 900,
+                minimal: None,
+            },
+        ),
+        turn(
+            2,
+            TurnOutcome::Sent {
+                body: ceiling + 1,
+                minimal: Some(ceiling + 10),
+            },
+        ),
     ]);
     assert!(fails(&judge(SessionNeverOverflows, &c, &h, &obs)));
     obs.session = Some(vec![turn(1, TurnOutcome::CannotFit { minimal: 300 })]);
@@ -502,4 +552,56 @@ fn refusing_a_well_formed_history_is_a_finding() {
             "{inv}"
         );
     }
+}
+
+#[test]
+fn a_subject_that_estimates_is_timed_by_its_own_count() {
+    let (c, h) = (tight(), history());
+    let facts = Facts::of(&c, &h);
+    let trigger = c.trigger();
+    assert!(facts.estimate > trigger, "due by adr-0098");
+    // By its own count nothing was due: compacting is premature, and
+    // returning the history unchanged is no failure of progress.
+    let own = facts.timed_by(Some(trigger), 1.0);
+    let v = check_one(NoPrematureCompaction, &own, &answered(compacted()));
+    let Verdict::Fail(vs) = v else {
+        panic!("{v:?}")
+    };
+    assert!(
+        vs[0].detail.starts_with(&format!(
+            "nothing was due (own estimate {trigger} ≤ trigger {trigger}"
+        )),
+        "{}",
+        vs[0].detail
+    );
+    assert!(!fails(&check_one(Progress, &own, &answered(h.clone()))));
+    // A margin declared at 0.9: 95% of the trigger is due by it…
+    let near = trigger * 95 / 100;
+    let margin = facts.timed_by(Some(near), 0.9);
+    assert!(!fails(&check_one(
+        NoPrematureCompaction,
+        &margin,
+        &answered(compacted())
+    )));
+    // …and progress reads the subject's estimate of its output.
+    let mut obs = answered(h[..4].iter().chain(&h[6..]).cloned().collect());
+    // (the margin moves where compaction starts, not what SPEC asks of it)
+    obs.output_estimate = Some(near);
+    assert!(passes(&check_one(Progress, &margin, &obs)));
+    obs.output_estimate = Some(trigger + 1);
+    let v = check_one(Progress, &margin, &obs);
+    let Verdict::Fail(vs) = v else {
+        panic!("{v:?}")
+    };
+    assert!(
+        vs[0].detail.contains(&format!(
+            "the own estimate is {} tokens, over the trigger {trigger}",
+            trigger + 1
+        )),
+        "{}",
+        vs[0].detail
+    );
+    // Without its count the subject is judged by adr-0098 at the point.
+    let adr = facts.timed_by(None, 0.9);
+    assert_eq!(adr.estimate, facts.estimate);
 }

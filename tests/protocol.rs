@@ -205,6 +205,16 @@ fn every_fault_class_is_survived_classified_and_saved() {
                 "stderr is captured"
             );
         }
+        if kind == "garbage" {
+            // A stray print says what to do about it (issue 28 item 5).
+            assert!(
+                f["detail"]
+                    .as_str()
+                    .unwrap()
+                    .ends_with("a subject must write only protocol lines to stdout; log to stderr"),
+                "{f}"
+            );
+        }
         // Restarted after each kill, and nothing is left running.
         if kind != "badkind" {
             assert!(

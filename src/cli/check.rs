@@ -52,6 +52,11 @@ pub struct Args {
     #[arg(long, value_name = "LIST")]
     pub invariants: Option<String>,
 
+    /// Print the built-in defective compactors (for `--defect NAME`), one
+    /// a line with what each breaks, and exit
+    #[arg(long)]
+    pub list_defects: bool,
+
     /// Folder where each failure's minimal case is saved as a fixture
     #[arg(long, value_name = "DIR", default_value = "ctxgate-failures")]
     pub save: PathBuf,
@@ -148,6 +153,10 @@ pub enum FailOnArg {
 }
 
 pub fn run_check(args: Args) -> Result<(), Failure> {
+    if args.list_defects {
+        print!("{}", ctxgate::subject::defects::Defect::list());
+        return Ok(());
+    }
     let invariants = match &args.invariants {
         None => InvariantSet::all(),
         Some(list) => {

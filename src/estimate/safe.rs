@@ -178,7 +178,7 @@ impl Estimator for SafeClasswise {
     fn name(&self) -> &'static str {
         "safe-classwise"
     }
-    fn message_tokens(&self, m: &Message, _config: &Config) -> u64 {
+    fn message_tokens(&self, m: &Message, config: &Config) -> u64 {
         // Images by their pixels (SPEC §3), at the larger of the two
         // providers' rules: an upper bound whichever serves the request.
         let images = super::images::content_image_tokens_any_provider(&m.content);
@@ -187,11 +187,15 @@ impl Estimator for SafeClasswise {
         // class average; `check --invariants estimate-covers-real-tokens`
         // found histories of such texts where the bare sum fell short.
         let parts = u64::from(!m.content.is_empty()) + u64::from(!m.calls().is_empty());
-        self.costs
+        let classwise = self
+            .costs
             .milli_tokens(&TextProfile::of_message(m))
             .div_ceil(1000)
-            + parts
-            + images
+            + parts;
+        // Never under the toolCalls floor (SPEC §5), which is in the
+        // config's bytesPerToken: at a small one it is above the class
+        // costs, and a compactor that counts this way must keep it too.
+        classwise.max(super::tool_call_tokens(m, config.bytes_per_token)) + images
     }
 }
 

@@ -4,7 +4,7 @@
 //! only `content`, the window that ignored the transport — are caught
 //! here, and their sharpest case: images, ~1,600 tokens and ~1 MB of body.
 
-use super::{Facts, Invariant, Verdict, Violation};
+use super::{Facts, Invariant, Verdict, Violation, Yardstick};
 use crate::body::body_bytes;
 use crate::config::Config;
 use crate::contract::{
@@ -28,12 +28,22 @@ pub fn body_under_ceiling(
         CompactAnswer::Messages(o) => {
             let body = body_bytes(config, o);
             if body > ceiling {
+                let minimal = minimal_body(config, input);
+                let fix = if minimal > ceiling {
+                    format!("a correct compactor answers cannot_fit: the smallest output (head + pinned + last iteration) is {minimal} bytes")
+                } else {
+                    format!("a correct compactor keeps fewer iterations, shortens or drops its summary and elides old images until the body fits: the smallest output (head + pinned + last iteration) is {minimal} bytes")
+                };
                 vec![Violation::new(
                     inv,
-                    format!("the compacted body is {body} bytes, {} over the ceiling", body - ceiling),
+                    format!(
+                        "the compacted body is {body} bytes, {} over the ceiling; {fix}",
+                        body - ceiling
+                    ),
                 )
                 .number("body", body)
-                .number("ceiling", ceiling)]
+                .number("ceiling", ceiling)
+                .number("minimal", minimal)]
             } else {
                 vec![]
             }
@@ -45,7 +55,7 @@ pub fn body_under_ceiling(
                 let minimal = minimal_body(config, input);
                 vec![Violation::new(
                     inv,
-                    format!("answered cannot_fit ({message}), but head + pinned + last iteration is {minimal} bytes, under the ceiling"),
+                    format!("answered cannot_fit ({message}), but head + pinned + last iteration is {minimal} bytes, under the ceiling; a correct compactor returns a history that fits"),
                 )
                 .number("minimal", minimal)
                 .number("ceiling", ceiling)]
@@ -64,11 +74,12 @@ pub fn body_under_ceiling(
 /// Under the trigger and under the ceiling, the output is the input. At an
 /// exact half, where the trigger a conforming compactor computes depends on
 /// its rounding (`contract::TriggerRange`), nothing is due only under the
-/// lower one.
+/// lower one. "Under the trigger" is by the subject's own estimate when it
+/// gives one, against the point it declared (`Facts::timed_by`).
 pub fn no_premature_compaction(facts: &Facts<'_>, answer: &CompactAnswer) -> Verdict {
     let inv = Invariant::NoPrematureCompaction;
     let (estimate, body) = (facts.estimate, facts.body);
-    let trigger = facts.trigger.low;
+    let trigger = facts.point.low;
     let ceiling = facts.config.transport_max_body_bytes;
     if facts.maybe_due() {
         return Verdict::NotApplicable("compaction was due");
@@ -86,7 +97,11 @@ pub fn no_premature_compaction(facts: &Facts<'_>, answer: &CompactAnswer) -> Ver
     };
     Verdict::Fail(vec![Violation::new(
         inv,
-        format!("nothing was due (estimate {estimate} ≤ trigger {trigger}, body {body} ≤ ceiling {ceiling}), yet the subject {changed_at}"),
+        format!(
+            "nothing was due ({} {estimate} ≤ {} {trigger}, body {body} ≤ ceiling {ceiling}), yet the subject {changed_at}; a correct compactor returns the history unchanged",
+            facts.yardstick.words(),
+            point_words(facts)
+        ),
     )
     .number("estimate", estimate)
     .number("trigger", trigger)
@@ -94,11 +109,30 @@ pub fn no_premature_compaction(facts: &Facts<'_>, answer: &CompactAnswer) -> Ver
     .number("ceiling", ceiling)])
 }
 
-/// After a compaction (one that was due), the estimate is under the
-/// trigger, unless the output is down to head + pinned + summary + last
+/// "trigger" or, for a subject that declared `compactAt`, "compactAt 0.9 ×
+/// trigger 100 =", to precede the point.
+fn point_words(facts: &Facts<'_>) -> String {
+    if facts.compact_at >= 1.0 {
+        "trigger".into()
+    } else {
+        format!(
+            "compactAt {} × trigger {} =",
+            facts.compact_at,
+            facts.config.trigger()
+        )
+    }
+}
+
+/// After a compaction (one that was due, by the point the subject declared),
+/// the estimate is under the trigger, unless the output is down to head + pinned + summary + last
 /// iteration. Returning the input unchanged when compaction was due is a
-/// failure of progress too.
-pub fn progress(facts: &Facts<'_>, answer: &CompactAnswer) -> Verdict {
+/// failure of progress too. The output's estimate is the subject's own
+/// (`output_estimate`) when the facts are timed by it, else adr-0098's.
+pub fn progress(
+    facts: &Facts<'_>,
+    answer: &CompactAnswer,
+    output_estimate: Option<u64>,
+) -> Verdict {
     let inv = Invariant::Progress;
     let Some(o) = answer.messages() else {
         return Verdict::NotApplicable("the subject answered cannot_fit");
@@ -106,7 +140,12 @@ pub fn progress(facts: &Facts<'_>, answer: &CompactAnswer) -> Verdict {
     if !facts.maybe_due() {
         return Verdict::NotApplicable("compaction was not due");
     }
-    let estimate = judge_estimate(facts.config, o);
+    let unchanged = o == facts.input;
+    let estimate = match (facts.yardstick, output_estimate) {
+        _ if unchanged => facts.estimate,
+        (Yardstick::Subject, Some(e)) => e,
+        _ => judge_estimate(facts.config, o),
+    };
     let trigger = facts.trigger.high;
     if estimate <= trigger {
         return Verdict::Pass;
@@ -114,17 +153,22 @@ pub fn progress(facts: &Facts<'_>, answer: &CompactAnswer) -> Verdict {
     let Err(why) = minimal_form(facts, o) else {
         return Verdict::Pass;
     };
-    Verdict::Fail(vec![Violation::new(
-        inv,
+    let words = facts.yardstick.words();
+    let detail = if unchanged {
         format!(
-            "after compaction the estimate is {estimate} tokens, over the trigger {trigger}, and the output ({} of {} messages) is not down to head + pinned + summary + last iteration: {why}",
+            "returned the history unchanged although it was due: {words} {estimate} > trigger {trigger}; a correct compactor summarises or drops old iterations until the estimate is ≤ {trigger}, or down to head + pinned + summary + last iteration"
+        )
+    } else {
+        format!(
+            "after compaction the {words} is {estimate} tokens, over the trigger {trigger}, and the output ({} of {} messages) is not down to head + pinned + summary + last iteration: {why}; a correct compactor keeps fewer recent iterations until the estimate is ≤ {trigger} or only the last one is left",
             o.len(),
             facts.input.len()
-        ),
-    )
-    .number("estimate", estimate)
-    .number("trigger", trigger)
-    .number("input estimate", facts.estimate)])
+        )
+    };
+    Verdict::Fail(vec![Violation::new(inv, detail)
+        .number("estimate", estimate)
+        .number("trigger", trigger)
+        .number("input estimate", facts.estimate)])
 }
 
 /// `Ok` when `o` is head + the messages of pinned iterations + at most one

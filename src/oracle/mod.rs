@@ -19,7 +19,10 @@
 //!   match.
 //! - **The harness's own yardsticks**: the exact body size of SPEC §2 and
 //!   the `adr-0098` estimator of SPEC §3, whatever the subject uses
-//!   internally; the words of the contract (compaction due, the head, the
+//!   internally — except when compaction was due: a subject that answers
+//!   `estimate` is timed by its own count, against the point it declared
+//!   (SPEC §6, [`Facts::timed_by`]), while the estimate invariants keep
+//!   that count from dodging by being low; the words of the contract (compaction due, the head, the
 //!   minimal output, the trigger's rounding) come from `contract`, and where
 //!   the contract admits two readings, an oracle accepts both.
 //! - **Refusing a well-formed history is a finding.** `invalid_input` to a
@@ -190,12 +193,42 @@ pub struct Facts<'a> {
     pub input: &'a [Message],
     /// SPEC §1.2.
     pub well_formed: bool,
-    /// The adr-0098 estimate, in tokens.
+    /// The estimate "compaction due" is judged by, in tokens: the
+    /// subject's own when it estimates (SPEC §6), else adr-0098's.
     pub estimate: u64,
+    /// Whose count `estimate` is.
+    pub yardstick: Yardstick,
     /// The exact body, in bytes.
     pub body: u64,
     pub head: Head,
     pub trigger: TriggerRange,
+    /// Where compaction may start: the trigger, scaled to the point the
+    /// subject declared it compacts at (hello `compactAt`;
+    /// `TriggerRange::scaled`). Only "due" moves; what `progress` asks of
+    /// a compaction stays SPEC's `trigger`.
+    pub point: TriggerRange,
+    /// That declared fraction of the trigger (1: none declared).
+    pub compact_at: f64,
+}
+
+/// Whose estimate decides whether compaction was due (SPEC §6).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Yardstick {
+    /// ctxgate's `adr-0098`: the subject does not estimate.
+    Adr0098,
+    /// The subject's own answer to `estimate`; its floors are held by
+    /// `estimate-covers-tool-calls` and `estimate-covers-images`.
+    Subject,
+}
+
+impl Yardstick {
+    /// "adr-0098 estimate" or "own estimate", for violation texts.
+    pub fn words(self) -> &'static str {
+        match self {
+            Yardstick::Adr0098 => "adr-0098 estimate",
+            Yardstick::Subject => "own estimate",
+        }
+    }
 }
 
 impl<'a> Facts<'a> {
@@ -205,17 +238,32 @@ impl<'a> Facts<'a> {
             input,
             well_formed: check_well_formed(input).is_ok(),
             estimate: judge_estimate(config, input),
+            yardstick: Yardstick::Adr0098,
             body: body_bytes(config, input),
             head: Head::of(input),
             trigger: TriggerRange::of(config),
+            point: TriggerRange::of(config),
+            compact_at: 1.0,
         }
     }
 
+    /// The same facts timed by the subject: by its own estimate of the
+    /// input when it gave one (SPEC §6), and against the point it declared
+    /// (`compact_at`, a fraction of the trigger; 1 when it declared none).
+    pub fn timed_by(mut self, own: Option<u64>, compact_at: f64) -> Facts<'a> {
+        if let Some(e) = own {
+            self.estimate = e;
+            self.yardstick = Yardstick::Subject;
+        }
+        self.point = self.trigger.scaled(compact_at);
+        self.compact_at = compact_at;
+        self
+    }
+
     /// Compaction may have been due: over the ceiling, or over a trigger
-    /// some conforming compactor computes.
+    /// some conforming compactor computes (or the point it declared).
     pub fn maybe_due(&self) -> bool {
-        self.trigger
-            .maybe_due(self.config, self.estimate, self.body)
+        self.point.maybe_due(self.config, self.estimate, self.body)
     }
 }
 
@@ -230,6 +278,9 @@ pub struct Observation {
     pub recompacted: Option<CompactAnswer>,
     /// `estimate(input)`, when the subject implements it.
     pub estimate: Option<EstimateReply>,
+    /// The subject's estimate of its own output, when it estimates and
+    /// compacted a history that may have been due (`progress` by its count).
+    pub output_estimate: Option<u64>,
     /// `estimate(input + appended)` and the appended message.
     pub estimate_appended: Option<(EstimateReply, Message)>,
     /// The simulated ToolLoop, turn by turn.
@@ -296,7 +347,7 @@ pub fn check_one(inv: Invariant, facts: &Facts<'_>, obs: &Observation) -> Verdic
         ToolPairing => with_output(&|o| tool_pairing(input, o)),
         BodyUnderCeiling => Verdict::from_violations(body_under_ceiling(facts.config, input, answer)),
         NoPrematureCompaction => no_premature_compaction(facts, answer),
-        Progress => progress(facts, answer),
+        Progress => progress(facts, answer, obs.output_estimate),
         VerbatimSuffix => with_output(&|o| verbatim_suffix(input, o)),
         OrderPreserved => with_output(&|o| order_preserved(input, o)),
         PinnedKept => with_output(&|o| pinned_kept(input, o)),

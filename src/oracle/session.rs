@@ -29,8 +29,11 @@ pub struct SessionTurn {
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum TurnOutcome {
-    /// The compacted history was sent; its body in bytes.
-    Sent { body: u64 },
+    /// The compacted history was sent; its body in bytes. When that body
+    /// is over the ceiling, `minimal` is the body of the conversation's
+    /// minimal output (head + pinned + the iteration just appended): what
+    /// tells a correct compactor's answer, a smaller body or `cannot_fit`.
+    Sent { body: u64, minimal: Option<u64> },
     /// The subject answered cannot_fit; the body of the conversation's
     /// minimal output (head + pinned + the iteration just appended), in bytes.
     CannotFit { minimal: u64 },
@@ -47,7 +50,7 @@ pub fn session_never_overflows(config: &Config, turns: &[SessionTurn]) -> Vec<Vi
     turns
         .iter()
         .filter_map(|t| match &t.outcome {
-            TurnOutcome::Sent { body } => sent(t, *body, ceiling),
+            TurnOutcome::Sent { body, minimal } => sent(t, *body, *minimal, ceiling),
             TurnOutcome::CannotFit { minimal } if *minimal <= ceiling => Some(
                 Violation::new(
                     inv,
@@ -75,7 +78,7 @@ pub fn session_never_overflows(config: &Config, turns: &[SessionTurn]) -> Vec<Vi
 /// The violation of a turn that sent `body` bytes, if any: over the
 /// ceiling, refused by the live endpoint, or sent with another length than
 /// ctxgate measured.
-fn sent(t: &SessionTurn, body: u64, ceiling: u64) -> Option<Violation> {
+fn sent(t: &SessionTurn, body: u64, minimal: Option<u64>, ceiling: u64) -> Option<Violation> {
     let d = t
         .delivery
         .as_ref()
@@ -91,6 +94,15 @@ fn sent(t: &SessionTurn, body: u64, ceiling: u64) -> Option<Violation> {
         "turn {} of the ToolLoop sent a {body}-byte body ({} messages), {side} the ceiling",
         t.turn, t.history_len
     );
+    match minimal {
+        Some(m) if over && m > ceiling => detail.push_str(&format!(
+            "; a correct compactor answers cannot_fit: the smallest output (the conversation's head + pinned + last iteration) is {m} bytes"
+        )),
+        Some(m) if over => detail.push_str(&format!(
+            "; a correct compactor keeps fewer iterations, shortens or drops its summary and elides old images until the body fits: the smallest output (head + pinned + last iteration) is {m} bytes"
+        )),
+        _ => {}
+    }
     if let Some(d) = d {
         if mismatch {
             detail.push_str(&format!(
@@ -135,7 +147,10 @@ mod tests {
         SessionTurn {
             turn: 3,
             history_len: 7,
-            outcome: TurnOutcome::Sent { body },
+            outcome: TurnOutcome::Sent {
+                body,
+                minimal: None,
+            },
             delivery: answer.map(|answer| Delivery { sent: body, answer }),
         }
     }

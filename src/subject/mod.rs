@@ -48,6 +48,13 @@ pub struct SubjectInfo {
     /// text content only: it is sent no parts, and the report says how
     /// many image cases it was not sent.
     pub content_parts: bool,
+    /// Where it compacts, as a fraction of the trigger: hello `compactAt`,
+    /// in (0, 1], default 1. A compactor that keeps a deliberate safety
+    /// margin declares it (0.9: it compacts once its estimate is over 90%
+    /// of the trigger), and `no-premature-compaction` and `progress` judge
+    /// it against that point instead of the trigger itself
+    /// (docs/contract-notes.md, note 31).
+    pub compact_at: f64,
 }
 
 impl SubjectInfo {
@@ -60,6 +67,7 @@ impl SubjectInfo {
             invariants: None,
             exact_numbers: false,
             content_parts: true,
+            compact_at: 1.0,
         }
     }
 

@@ -29,6 +29,11 @@ use crate::model::engine_ser::written_alike;
 use crate::model::Message;
 use crate::model::WireFormat;
 
+/// What a stray `print` on stdout needs to hear: said with every fault of
+/// a line that is not the protocol's.
+pub const STDOUT_ONLY_PROTOCOL: &str =
+    "a subject must write only protocol lines to stdout; log to stderr";
+
 /// The least time a subject has for its first hello (see `spawn`).
 const FIRST_HELLO: Duration = Duration::from_secs(10);
 
@@ -275,7 +280,7 @@ impl ProcessSubject {
                 let shown = String::from_utf8_lossy(&bytes[..bytes.len().min(200)]).into_owned();
                 Err(Fault::new(
                     FaultKind::UnsolicitedLine,
-                    format!("the subject printed a line before it was asked for one: {shown:?}"),
+                    format!("the subject printed a line before it was asked for one: {shown:?}; {STDOUT_ONLY_PROTOCOL}"),
                 ))
             }
             Line::Oversized(n) => Err(Fault::new(
@@ -580,7 +585,7 @@ impl Answer {
             let shown = String::from_utf8_lossy(&answer[..answer.len().min(200)]).into_owned();
             Fault::new(
                 FaultKind::MalformedLine,
-                format!("not a JSON object line ({e}): {shown:?}"),
+                format!("not a JSON object line ({e}): {shown:?}; {STDOUT_ONLY_PROTOCOL}"),
             )
         })?;
         let Some(id) = id else { return Ok(line) };

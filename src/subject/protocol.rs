@@ -56,6 +56,9 @@ pub fn hello_answer(info: &SubjectInfo) -> Value {
     if !info.content_parts {
         v["contentParts"] = json!(false);
     }
+    if info.compact_at != 1.0 {
+        v["compactAt"] = json!(info.compact_at);
+    }
     v
 }
 
@@ -121,6 +124,17 @@ pub fn parse_hello(v: &Value) -> Result<SubjectInfo, Fault> {
             )))
         }
     };
+    if let Some(at) = obj.get("compactAt") {
+        info.compact_at = at
+            .as_f64()
+            .filter(|f| *f > 0.0 && *f <= 1.0)
+            .ok_or_else(|| {
+                bad(format!(
+                    "`compactAt` must be a number in (0, 1], a fraction of the trigger, found {}",
+                    one_line(&at.to_string())
+                ))
+            })?;
+    }
     info.exact_numbers = match obj.get("numbers") {
         None => false,
         Some(Value::String(s)) if s == "portable" => false,
@@ -646,6 +660,26 @@ mod tests {
         );
         let f = parse_hello(&json!({"op": "hello"})).unwrap_err();
         assert!(f.detail.contains("no `protocol`"), "{}", f.detail);
+    }
+
+    #[test]
+    fn a_declared_margin_is_read_and_a_bad_one_fails_the_hello() {
+        let hello = |at: Value| json!({"op": "hello", "protocol": 1, "compactAt": at});
+        let info = parse_hello(&hello(json!(0.9))).unwrap();
+        assert_eq!(info.compact_at, 0.9);
+        assert_eq!(hello_answer(&info)["compactAt"], json!(0.9));
+        let plain = parse_hello(&json!({"op": "hello", "protocol": 1})).unwrap();
+        assert_eq!(plain.compact_at, 1.0);
+        assert!(hello_answer(&plain).get("compactAt").is_none());
+        for bad in [json!(0), json!(1.5), json!("0.9"), json!(-0.1)] {
+            let f = parse_hello(&hello(bad.clone())).unwrap_err();
+            assert!(
+                f.detail
+                    .starts_with("hello: `compactAt` must be a number in (0, 1]"),
+                "{bad}: {}",
+                f.detail
+            );
+        }
     }
 
     #[test]

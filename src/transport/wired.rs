@@ -296,7 +296,7 @@ mod tests {
             turns
                 .iter()
                 .filter_map(|t| match (&t.outcome, &t.delivery) {
-                    (TurnOutcome::Sent { body }, Some(d)) => Some((*body, d)),
+                    (TurnOutcome::Sent { body, .. }, Some(d)) => Some((*body, d)),
                     _ => None,
                 })
         })

@@ -1,0 +1,231 @@
+//! The subject's own yardstick (issue 28 item 3, SPEC §6): a subject that
+//! answers `estimate` is timed by its own count, against the point it
+//! declares with `compactAt`; its floors are still held by the estimate
+//! invariants.
+
+use ctxgate::check::{CheckOptions, CheckReport};
+use ctxgate::config::Config;
+use ctxgate::contract::{image_floor, tool_calls_floor};
+use ctxgate::estimate::{Adr0098, Estimator};
+use ctxgate::invariant::Invariant;
+use ctxgate::model::Message;
+use ctxgate::reference::Reference;
+use ctxgate::subject::{answer, CompactAnswer, EstimateAnswer, InProcess};
+use ctxgate::testing::{check, Compactor};
+
+/// Per message: real cl100k tokens of what adr-0098 counts, raised to the
+/// floors a correct estimate keeps (toolCalls and images, SPEC §5).
+#[derive(Debug, Clone, Copy)]
+struct TiktokenFloored;
+
+impl Estimator for TiktokenFloored {
+    fn name(&self) -> &'static str {
+        "tiktoken-floored"
+    }
+    fn message_tokens(&self, m: &Message, config: &Config) -> u64 {
+        let real =
+            ctxgate::calibrate::message_real_tokens(m, ctxgate::calibrate::Encoding::Cl100kBase);
+        real.max(tool_calls_floor(m, config.bytes_per_token) + image_floor(m, config.wire_format))
+    }
+}
+
+/// Multiplies another estimator's count: a compactor whose own count
+/// differs from adr-0098's by a known factor.
+#[derive(Debug, Clone, Copy)]
+struct Scaled<E>(E, f64);
+
+impl<E: Estimator> Estimator for Scaled<E> {
+    fn name(&self) -> &'static str {
+        "scaled"
+    }
+    fn message_tokens(&self, m: &Message, config: &Config) -> u64 {
+        (self.0.message_tokens(m, config) as f64 * self.1).ceil() as u64
+    }
+}
+
+/// The config with its trigger moved to `floor(at × trigger)`: the
+/// reference, compacting by it, keeps a margin of `1 - at`.
+fn at_point(config: &Config, at: f64) -> Config {
+    let window = config.effective_window() as f64;
+    if at >= 1.0 || window == 0.0 {
+        return config.clone();
+    }
+    let point = (at * config.trigger() as f64).floor();
+    Config {
+        threshold: (point / window).max(f64::MIN_POSITIVE),
+        ..config.clone()
+    }
+}
+
+/// The reference compacting by `estimator` at `at` of the trigger, and
+/// answering `estimate` by the same estimator.
+fn compactor<E: Estimator + Copy + Send + 'static>(name: &str, estimator: E, at: f64) -> Compactor {
+    Compactor::new(
+        name,
+        "0",
+        move |config: &Config, msgs: &[Message]| -> CompactAnswer {
+            let r = Reference {
+                estimator: &estimator,
+                ..Reference::default()
+            };
+            answer(r.compact(&at_point(config, at), msgs))
+        },
+    )
+    .with_estimate(move |config: &Config, msgs: &[Message]| {
+        let (per, total) = estimator.per_message(msgs, config);
+        EstimateAnswer {
+            tokens: total,
+            per_message: Some(per),
+        }
+    })
+}
+
+fn run(subject: impl Into<InProcess>, cases: u64) -> CheckReport {
+    let mut s: InProcess = subject.into();
+    check(
+        &mut s,
+        &CheckOptions {
+            cases,
+            seed: 28,
+            // Enough to name what failed; the tests do not read the shrunk case.
+            shrink_runs: 100,
+            ..CheckOptions::default()
+        },
+    )
+}
+
+fn failed(report: &CheckReport) -> Vec<Invariant> {
+    report.failures.iter().map(|f| f.invariant).collect()
+}
+
+fn describe(report: &CheckReport) -> String {
+    let mut lines: Vec<String> = report
+        .failures
+        .iter()
+        .map(|f| f.violation.to_string())
+        .collect();
+    lines.extend(report.faults.iter().map(|f| format!("{f:?}")));
+    lines.join("\n")
+}
+
+#[test]
+fn a_tiktoken_compactor_is_timed_by_its_own_count_and_passes() {
+    let report = run(compactor("tiktoken", TiktokenFloored, 1.0), 300);
+    assert!(report.ok(), "{}", describe(&report));
+    // Its count is not adr-0098's: judged by adr-0098 (today's main) it
+    // would compact too early or too late on some of these cases.
+    let t = &report.tally[&Invariant::NoPrematureCompaction];
+    assert!(t.pass > 0 && t.not_applicable > 0, "{t:?}");
+}
+
+#[test]
+fn a_declared_margin_passes_and_an_undeclared_one_fails() {
+    let margin = || compactor("margin", Adr0098, 0.9);
+    let declared = run(margin().compacting_at(0.9), 300);
+    assert!(declared.ok(), "{}", describe(&declared));
+    let undeclared = run(margin(), 300);
+    assert!(
+        failed(&undeclared).contains(&Invariant::NoPrematureCompaction),
+        "{:?}",
+        failed(&undeclared)
+    );
+}
+
+#[test]
+fn compacting_below_the_declared_point_fails_by_its_own_count() {
+    // Declares 0.9, compacts at 0.8 of the trigger, by tiktoken.
+    let early = run(
+        compactor("early", TiktokenFloored, 0.8).compacting_at(0.9),
+        300,
+    );
+    let f = early
+        .failures
+        .iter()
+        .find(|f| f.invariant == Invariant::NoPrematureCompaction)
+        .unwrap_or_else(|| panic!("not caught: {:?}", failed(&early)));
+    assert!(
+        f.violation.detail.contains("own estimate")
+            && f.violation.detail.contains("compactAt 0.9 × trigger"),
+        "{}",
+        f.violation
+    );
+    // And without a margin declared, compacting at 0.9 of its own count.
+    let early = run(compactor("early", TiktokenFloored, 0.9), 300);
+    assert!(
+        failed(&early).contains(&Invariant::NoPrematureCompaction),
+        "{:?}",
+        failed(&early)
+    );
+}
+
+#[test]
+fn an_estimate_that_dodges_by_being_low_still_fails_its_floors() {
+    // Half of adr-0098: compacting late by this count is not premature
+    // and makes progress by it, but the floors catch it.
+    let low = run(compactor("low", Scaled(Adr0098, 0.5), 1.0), 300);
+    assert!(
+        failed(&low).contains(&Invariant::EstimateCoversToolCalls),
+        "{:?}",
+        failed(&low)
+    );
+}
+
+#[test]
+fn the_reference_with_safe_classwise_passes() {
+    let subject = InProcess::reference_with(ctxgate::estimate::by_name("safe-classwise").unwrap());
+    let report = run(subject, 300);
+    assert!(report.ok(), "{}", describe(&report));
+}
+
+/// `check` over the protocol on tests/subjects/margin.py: the reference
+/// compacting at `at` of the trigger, its hello declaring `declared`.
+fn margin_over_the_protocol(at: &str, declared: &str) -> (i32, serde_json::Value) {
+    let bin = env!("CARGO_BIN_EXE_ctxgate");
+    let dir = std::env::temp_dir().join(format!(
+        "ctxgate-yardstick-{}-{at}-{declared}",
+        std::process::id()
+    ));
+    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/subjects/margin.py");
+    let out = std::process::Command::new(bin)
+        .args(["check", "--cases", "200", "--seed", "5", "--report", "json"])
+        .arg("--save")
+        .arg(&dir)
+        .arg("--subject")
+        .arg(format!("python3 {script} {at} {declared} {bin} serve"))
+        .output()
+        .expect("ctxgate runs");
+    let _ = std::fs::remove_dir_all(&dir);
+    let report = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!(
+            "not a JSON report ({e}): {}",
+            String::from_utf8_lossy(&out.stderr)
+        )
+    });
+    (out.status.code().unwrap_or(-1), report)
+}
+
+fn failed_over_the_protocol(report: &serde_json::Value) -> Vec<String> {
+    report["failures"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["invariant"].as_str().unwrap().to_owned())
+        .collect()
+}
+
+#[test]
+fn a_margin_declared_in_the_hello_passes_over_the_protocol() {
+    let (code, report) = margin_over_the_protocol("0.9", "0.9");
+    assert_eq!(code, 0, "{:?}", failed_over_the_protocol(&report));
+    assert_eq!(report["faults"].as_array().unwrap().len(), 0, "{report}");
+    // Undeclared, or compacting below the point declared: premature.
+    for (at, declared) in [("0.9", "none"), ("0.8", "0.9")] {
+        let (code, report) = margin_over_the_protocol(at, declared);
+        assert_eq!(code, 1, "{at} {declared}");
+        assert_eq!(
+            failed_over_the_protocol(&report),
+            ["no-premature-compaction"],
+            "{at} {declared}"
+        );
+    }
+}
