@@ -1599,3 +1599,64 @@ fn list_defects_prints_one_line_per_defect_with_what_it_breaks() {
         assert!(ctxgate::subject::defects::Defect::parse(name).is_some());
     }
 }
+
+#[test]
+fn estimate_lines_measures_each_generated_case_as_estimate_json_does() {
+    let tmp = TempDir::new("estimate-lines");
+    let cases = run(&["gen", "--seed", "5", "--cases", "12"]).ok().stdout;
+    let out = ctxgate(
+        &["estimate", "--lines", "--wire-format", "anthropic", "-"],
+        Some(&cases),
+    )
+    .ok();
+    let answers: Vec<Value> = out
+        .stdout
+        .split(|&b| b == b'\n')
+        .filter(|l| !l.is_empty())
+        .map(|l| serde_json::from_slice(l).expect("one JSON object a line"))
+        .collect();
+    let lines: Vec<&[u8]> = cases
+        .split(|&b| b == b'\n')
+        .filter(|l| !l.is_empty())
+        .collect();
+    assert_eq!(answers.len(), 12);
+    // Each line's figures are what `estimate --json` prints for that case
+    // alone, under the case's config with the wire format given.
+    for (i, (line, answer)) in lines.iter().zip(&answers).enumerate().take(4) {
+        let case: Value = serde_json::from_slice(line).unwrap();
+        let mut config = case["config"].clone();
+        config["wireFormat"] = json!("anthropic");
+        let config = tmp.file(&format!("config-{i}.json"), config.to_string());
+        let history = tmp.file(&format!("history-{i}.json"), case["messages"].to_string());
+        let alone = run(&[
+            "estimate", "--json", "--format", "engine", "--config", &config, &history,
+        ])
+        .ok()
+        .json();
+        assert_eq!(answer, &alone, "case {i}");
+    }
+    // A bad line is named, with the problem; nothing panics.
+    let bad = ctxgate(
+        &["estimate", "--lines"],
+        Some(b"{\"messages\":[]}\n\n{\"config\":{\"keepRecent\":0},\"messages\":[]}\n"),
+    );
+    assert_eq!(bad.code, 2, "stderr: {}", bad.stderr);
+    assert!(
+        bad.stderr.contains("stdin, line 3: ") && bad.stderr.contains("keepRecent"),
+        "{}",
+        bad.stderr
+    );
+    let path = tmp.file("cases.jsonl", "[1]\n");
+    let bad = run(&["estimate", "--lines", &path]);
+    assert_eq!(bad.code, 2);
+    assert!(
+        bad.stderr.contains("cases.jsonl, line 1: "),
+        "{}",
+        bad.stderr
+    );
+    // A config flag other than --wire-format has no case to apply to.
+    assert_eq!(
+        run(&["estimate", "--lines", "--keep-recent", "3", &path]).code,
+        2
+    );
+}

@@ -204,7 +204,6 @@ if __name__ == "__main__":
     if sys.argv[1:] == ["--roundtrip"]:
         roundtrip_main(roundtrip, f"google-adk {VERSION}")
     else:
-        serve({"name": "google-adk event compaction", "version": VERSION, "invariants": CLAIMS,
-               # text content only (SPEC §6): the mapping refuses content parts
-               "contentParts": False},
-              compact=compact)
+        serve(compact, name="google-adk event compaction", version=VERSION, invariants=CLAIMS,
+              # text content only (SPEC §6): the mapping gets no content parts
+              content_parts=False)

@@ -79,10 +79,11 @@ def estimate(cfg, messages):
 
 
 if __name__ == "__main__":
-    serve({"name": "langchain SummarizationMiddleware", "version": version("langchain"),
-           "invariants": ["tool-pairing", "estimate-covers-tool-calls", "estimate-monotone",
-                          "body-under-ceiling", "no-premature-compaction", "progress",
-                          "verbatim-suffix", "order-preserved", "pinned-kept",
-                          "single-bounded-summary", "deterministic", "idempotent",
-                          "session-never-overflows"]},
-          compact=compact, estimate=estimate)
+    serve(compact, estimate, name="langchain SummarizationMiddleware", version=version("langchain"),
+          invariants=["tool-pairing", "estimate-covers-tool-calls", "estimate-monotone",
+                      "body-under-ceiling", "no-premature-compaction", "progress",
+                      "verbatim-suffix", "order-preserved", "pinned-kept",
+                      "single-bounded-summary", "deterministic", "idempotent",
+                      "session-never-overflows"],
+          # text content only (SPEC §6): the mapping gets no content parts
+          content_parts=False)

@@ -141,7 +141,6 @@ if __name__ == "__main__":
     if sys.argv[1:] == ["--roundtrip"]:
         roundtrip_main(roundtrip, f"langmem {VERSION}")
     else:
-        serve({"name": "langmem summarize_messages", "version": VERSION, "invariants": CLAIMS,
-               # text content only (SPEC §6): the mapping refuses content parts
-               "contentParts": False},
-              compact=compact, estimate=estimate)
+        serve(compact, estimate, name="langmem summarize_messages", version=VERSION, invariants=CLAIMS,
+              # text content only (SPEC §6): the mapping gets no content parts
+              content_parts=False)

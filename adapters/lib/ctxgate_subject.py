@@ -1,20 +1,24 @@
-"""The subject protocol v1 loop, shared by the Python adapters of real compactors.
+"""The subject protocol v1 loop (ctxgate SPEC §6): a Python callable as a
+compactor ctxgate can check.
 
-An adapter supplies a hello (name, version, ops, claimed invariants) and one
-function per op; this module reads requests from stdin, answers each on one
-line of stdout, and turns an exception inside the library under test into an
-error the harness reports as a fault (kind `library_error`) — a crash of the
-compactor is a finding, never a hang. Nothing here judges anything.
+The source of truth is python/src/ctxgate/protocol.py in the ctxgate
+repository (the `ctxgate` package's `ctxgate.serve`); adapters/lib/ctxgate_subject.py
+is a byte-for-byte copy, written by python/sync.py, for the adapters that
+run in venvs of their own without the package. Edit the package's file.
 
-    from ctxgate_subject import serve, trigger
-    serve({"name": ..., "version": ..., "ops": ["compact"], "invariants": [...]},
-          compact=lambda cfg, messages: [...])
+    from ctxgate import serve
+    serve(compact, estimate, name="my-compactor", version="1.0.0")
 
-`compact(cfg, messages)` returns the engine messages to answer with, or
+`compact(config, messages)` returns the engine messages to answer with, or
 raises `CannotFit(message)` (or `InvalidInput(message)` for a history the
-library cannot represent). `estimate(cfg, messages)` returns
-`{"tokens": n, "perMessage": [...]}` (perMessage optional). `cfg` is the
-request's config over SPEC §2's defaults.
+library cannot represent). `estimate(config, messages)` returns
+`{"tokens": n, "perMessage": [...]}` (perMessage optional). `config` is the
+request's config over SPEC §2's defaults. An exception inside the library
+under test is answered as an error the harness reports as a fault (kind
+`library_error`, with where it was raised): a crash of the compactor is a
+finding, never a hang. Nothing here judges anything.
+
+Standard library only.
 """
 
 import json
@@ -27,12 +31,12 @@ DEFAULTS = {"contextWindow": 128000, "threshold": 0.7, "transportMaxBodyBytes": 
 
 
 class CannotFit(Exception):
-    """Raised by an adapter's compact to answer `cannot_fit`."""
+    """Raised by a compact function to answer `cannot_fit`."""
 
 
 class InvalidInput(Exception):
-    """Raised by an adapter for a history the library has no representation
-    for (answered `invalid_input`: ctxgate counts the case as refused)."""
+    """Raised for a history the library has no representation for (answered
+    `invalid_input`: ctxgate counts the case as refused)."""
 
 
 def trigger(cfg):
@@ -47,14 +51,24 @@ def dumps(value):
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
 
 
+def hello_of(ops, *, name, version, invariants=None, wire_formats=None, content_parts=True):
+    """The hello answer (SPEC §6). Fields left at None are left out: the
+    harness's defaults (every invariant that applies, all three wire
+    formats) are the subject's."""
+    hello = {"op": "hello", "protocol": 1, "name": str(name), "version": str(version),
+             "ops": list(ops), "format": "engine", "contentParts": bool(content_parts)}
+    if invariants is not None:
+        hello["invariants"] = list(invariants)
+    if wire_formats is not None:
+        hello["wireFormats"] = list(wire_formats)
+    return hello
+
+
 def _answer(req, hello, ops):
     rid = req.get("id")
     op = req.get("op")
     if op == "hello":
-        # Text content only: these adapters hand `content` to their library
-        # as a string (SPEC §6 `contentParts`); ctxgate sends them no image
-        # parts and counts the image cases it left out.
-        return {"op": "hello", "protocol": 1, "format": "engine", "contentParts": False, **hello}
+        return hello
     if op not in ops:
         return {"id": rid, "error": {"kind": "invalid_input", "message": f"unknown op {op!r}"}}
     cfg = {**DEFAULTS, **(req.get("config") or {})}
@@ -75,19 +89,31 @@ def _answer(req, hello, ops):
                                      "message": f"{type(e).__name__}: {e} (at {where.filename}:{where.lineno})"}}
 
 
-def serve(hello, compact=None, estimate=None):
-    """Answer requests until stdin closes."""
-    ops = {name: fn for name, fn in (("compact", compact), ("estimate", estimate)) if fn}
-    hello = {**hello, "ops": list(ops)}
-    for line in sys.stdin.buffer:
+def serve(compact, estimate=None, *, name, version, invariants=None, wire_formats=None,
+          content_parts=True, stdin=None, stdout=None):
+    """Answer requests until stdin closes.
+
+    `invariants`: the SPEC §5 names the subject claims (default: all that
+    apply to its ops). `wire_formats`: the formats whose body it measures
+    (default: all three). `content_parts=False`: it takes text content
+    only, and ctxgate sends it no parts or images (and counts the cases it
+    left out). `compact` may be None for an estimator alone."""
+    ops = {op: fn for op, fn in (("compact", compact), ("estimate", estimate)) if fn}
+    if not ops:
+        raise ValueError("serve: give a compact function, an estimate function or both")
+    hello = hello_of(ops, name=name, version=version, invariants=invariants,
+                     wire_formats=wire_formats, content_parts=content_parts)
+    lines = stdin if stdin is not None else sys.stdin.buffer
+    out = stdout if stdout is not None else sys.stdout.buffer
+    for line in lines:
         if not line.strip():
             continue
         try:
-            req = json.loads(line.decode("utf-8"))
+            req = json.loads(line.decode("utf-8") if isinstance(line, bytes) else line)
         except ValueError as e:
             reply = {"id": None, "error": {"kind": "invalid_input", "message": f"not JSON: {e}"}}
         else:
             reply = _answer(req, hello, ops) if isinstance(req, dict) else {
                 "id": None, "error": {"kind": "invalid_input", "message": "a request is a JSON object"}}
-        sys.stdout.buffer.write((dumps(reply) + "\n").encode("utf-8"))
-        sys.stdout.buffer.flush()
+        out.write((dumps(reply) + "\n").encode("utf-8"))
+        out.flush()

@@ -88,5 +88,6 @@ def estimate(cfg, messages):
 
 
 if __name__ == "__main__":
-    serve({"name": "litellm trim_messages", "version": VERSION, "invariants": CLAIMS},
-          compact=compact, estimate=estimate)
+    serve(compact, estimate, name="litellm trim_messages", version=VERSION, invariants=CLAIMS,
+          # text content only (SPEC §6): the mapping gets no content parts
+          content_parts=False)

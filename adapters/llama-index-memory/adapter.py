@@ -136,7 +136,6 @@ if __name__ == "__main__":
     if sys.argv[1:] == ["--roundtrip"]:
         roundtrip_main(roundtrip, f"llama-index-core Memory {VERSION}")
     else:
-        serve({"name": "llama-index Memory", "version": VERSION, "invariants": CLAIMS,
-               # text content only (SPEC §6): the mapping refuses content parts
-               "contentParts": False},
-              compact=compact, estimate=estimate)
+        serve(compact, estimate, name="llama-index Memory", version=VERSION, invariants=CLAIMS,
+              # text content only (SPEC §6): the mapping gets no content parts
+              content_parts=False)

@@ -57,8 +57,9 @@ def compact(cfg, messages):
 
 
 if __name__ == "__main__":
-    serve({"name": "llama-index ChatMemoryBuffer", "version": version("llama-index-core"),
-           "invariants": ["tool-pairing", "body-under-ceiling", "no-premature-compaction", "progress",
-                          "verbatim-suffix", "order-preserved", "pinned-kept", "deterministic",
-                          "idempotent", "session-never-overflows"]},
-          compact=compact)
+    serve(compact, name="llama-index ChatMemoryBuffer", version=version("llama-index-core"),
+          invariants=["tool-pairing", "body-under-ceiling", "no-premature-compaction", "progress",
+                      "verbatim-suffix", "order-preserved", "pinned-kept", "deterministic",
+                      "idempotent", "session-never-overflows"],
+          # text content only (SPEC §6): the mapping gets no content parts
+          content_parts=False)

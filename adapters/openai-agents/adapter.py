@@ -156,7 +156,6 @@ if __name__ == "__main__":
     if sys.argv[1:] == ["--roundtrip"]:
         roundtrip_main(roundtrip, f"openai-agents {VERSION}")
     else:
-        serve({"name": f"openai-agents session limit={LIMIT}", "version": VERSION, "invariants": CLAIMS,
-               # text content only (SPEC §6): the mapping refuses content parts
-               "contentParts": False},
-              compact=compact)
+        serve(compact, name=f"openai-agents session limit={LIMIT}", version=VERSION, invariants=CLAIMS,
+              # text content only (SPEC §6): the mapping gets no content parts
+              content_parts=False)

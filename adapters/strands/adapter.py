@@ -238,7 +238,6 @@ if __name__ == "__main__":
     if sys.argv[1:] == ["--roundtrip"]:
         roundtrip_main(roundtrip, f"strands-agents {VERSION}")
     else:
-        serve({"name": f"strands {MANAGER} conversation manager", "version": VERSION, "invariants": CLAIMS,
-               # text content only (SPEC §6): the mapping refuses content parts
-               "contentParts": False},
-              compact=compact)
+        serve(compact, name=f"strands {MANAGER} conversation manager", version=VERSION, invariants=CLAIMS,
+              # text content only (SPEC §6): the mapping gets no content parts
+              content_parts=False)

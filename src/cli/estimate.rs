@@ -2,14 +2,15 @@
 //! body bytes (SPEC §2), and whether the reference would compact.
 
 use std::fmt::Write as _;
-use std::io::{self, Write as _};
+use std::io::{self, BufRead, BufReader, BufWriter, Write as _};
+use std::path::Path;
 
 use clap::builder::PossibleValuesParser;
 use serde_json::json;
 
 use ctxgate::body::body_bytes;
 use ctxgate::estimate::{self, Adr0098, Estimator};
-use ctxgate::{Config, Message, Role};
+use ctxgate::{Config, Document, Message, Role, WireFormat};
 
 use super::common::{group, print_json, write_outcome, ConfigArgs, Failure, HistoryArgs};
 
@@ -27,6 +28,11 @@ use super::common::{group, print_json, write_outcome, ConfigArgs, Failure, Histo
 --json prints one object:
   {\"estimator\", \"tokens\", \"perMessage\", \"bodyBytes\", \"trigger\", \"effectiveWindow\"}
 
+--lines reads JSON Lines of cases, {\"config\", \"messages\"} objects (what
+`ctxgate gen` prints; messages in engine format unless --format), and
+prints that object for each, one a line: each case under its own config
+(over the defaults), --wire-format over it.
+
 Exit codes: 0 ok; 2 bad usage or bad input (the message names the file,
 the message index and the problem).")]
 pub struct Args {
@@ -43,13 +49,20 @@ pub struct Args {
     #[arg(long)]
     pub json: bool,
 
+    /// The input is JSON Lines of cases (`ctxgate gen`'s output): print
+    /// the --json object of each, one a line. One process for thousands of
+    /// cases, so other implementations of the body can be compared with
+    /// this one cheaply (python/ci.sh does).
+    #[arg(long, conflicts_with_all = ["config", "context_window", "threshold",
+          "transport_max_body_bytes", "bytes_per_token", "keep_recent",
+          "summary_max_bytes", "envelope"])]
+    pub lines: bool,
+
     #[command(flatten)]
     pub config: ConfigArgs,
 }
 
 pub fn run(args: Args) -> Result<(), Failure> {
-    let input = args.history.load()?;
-    let config = args.config.resolve(input.doc.format)?;
     let estimator = estimate::by_name(&args.estimator).ok_or_else(|| {
         Failure::bad_input(format!(
             "unknown estimator {:?} ({})",
@@ -57,19 +70,17 @@ pub fn run(args: Args) -> Result<(), Failure> {
             estimate::NAMES.join(", ")
         ))
     })?;
+    if args.lines {
+        return run_lines(&args, estimator.as_ref());
+    }
+    let input = args.history.load()?;
+    let config = args.config.resolve(input.doc.format)?;
     let msgs = &input.doc.messages;
+    if args.json {
+        return print_json(&figures(estimator.as_ref(), &config, msgs));
+    }
     let (per_message, tokens) = estimator.per_message(msgs, &config);
     let body = body_bytes(&config, msgs);
-    if args.json {
-        return print_json(&json!({
-            "estimator": estimator.name(),
-            "tokens": tokens,
-            "perMessage": per_message,
-            "bodyBytes": body,
-            "trigger": config.trigger(),
-            "effectiveWindow": config.effective_window(),
-        }));
-    }
     let report = Report {
         config: &config,
         msgs,
@@ -80,6 +91,68 @@ pub fn run(args: Args) -> Result<(), Failure> {
     };
     let written = io::stdout().lock().write_all(report.render().as_bytes());
     write_outcome(written)
+}
+
+/// The `--json` object: the estimate, the exact body, the trigger.
+fn figures(estimator: &dyn Estimator, config: &Config, msgs: &[Message]) -> serde_json::Value {
+    let (per_message, tokens) = estimator.per_message(msgs, config);
+    json!({
+        "estimator": estimator.name(),
+        "tokens": tokens,
+        "perMessage": per_message,
+        "bodyBytes": body_bytes(config, msgs),
+        "trigger": config.trigger(),
+        "effectiveWindow": config.effective_window(),
+    })
+}
+
+/// `--lines`: one `{"config", "messages"}` case a line in, its figures out.
+/// Errors name the file and the line (then the message and the problem).
+fn run_lines(args: &Args, estimator: &dyn Estimator) -> Result<(), Failure> {
+    let (name, reader): (String, Box<dyn BufRead>) = match args.history.input.as_deref() {
+        Some(path) if path != Path::new("-") => {
+            let name = path.display().to_string();
+            let file =
+                ctxgate::input::open_regular(path, "the cases").map_err(|e| e.in_file(&name))?;
+            (name, Box::new(BufReader::new(file)))
+        }
+        _ => ("stdin".to_owned(), Box::new(BufReader::new(io::stdin()))),
+    };
+    let mut out = BufWriter::new(io::stdout().lock());
+    for (n, line) in reader.split(b'\n').enumerate() {
+        let at = format!("{name}, line {}", n + 1);
+        let line = line.map_err(|e| Failure::bad_input(format!("{at}: cannot read: {e}")))?;
+        if line.iter().all(u8::is_ascii_whitespace) {
+            continue;
+        }
+        let case = |e: ctxgate::InputError| Failure::from(e.in_file(&at));
+        let mut value = ctxgate::model::parse_json(&line).map_err(case)?;
+        let raw_config = match value.as_object_mut() {
+            Some(obj) => obj.shift_remove("config"),
+            None => {
+                return Err(Failure::bad_input(format!(
+                    "{at}: expected a {{\"config\", \"messages\"}} object, found {}",
+                    ctxgate::error::json_type(&value)
+                )))
+            }
+        };
+        // Engine unless --format says otherwise: what `gen` prints, and no
+        // guessing per line (a line's fields could hint at another format).
+        let format = args.history.format.unwrap_or(WireFormat::Engine);
+        let doc = Document::from_value(value, Some(format)).map_err(case)?;
+        let mut config = match raw_config {
+            Some(c) => Config::from_value(c).map_err(case)?,
+            None => Config::default(),
+        };
+        if let Some(format) = args.config.wire_format {
+            config.wire_format = format;
+        }
+        let written = serde_json::to_writer(&mut out, &figures(estimator, &config, &doc.messages))
+            .map_err(io::Error::from)
+            .and_then(|()| out.write_all(b"\n"));
+        write_outcome(written)?;
+    }
+    write_outcome(out.flush())
 }
 
 /// The human-readable table and footer.

@@ -1,0 +1,45 @@
+"""ctxgate for Python: check an LLM context compactor against ADR 0098's
+contract (SPEC.md) from Python.
+
+- `serve(compact, estimate, name=..., version=...)`: run a compactor as a
+  ctxgate subject (the SPEC §6 protocol over stdin/stdout);
+  `python -m ctxgate.subject module:function` does it for a function.
+- `body_bytes(messages, config)`, `tool_calls_floor(message, bytes_per_token)`:
+  the exact request body size in each wire format, and ADR 0098's estimate
+  floor, as the binary measures them.
+- The pytest plugin: a `ctxgate` fixture whose `check(compact, estimate)`
+  runs the binary against the test's own functions.
+- `binary()`: the path of the `ctxgate` binary the wheel installed.
+"""
+
+import os
+import shutil
+import sys
+import sysconfig
+
+from .protocol import DEFAULTS, CannotFit, InvalidInput, serve, trigger
+from .wire import body_bytes, tool_calls_floor
+
+__all__ = ["DEFAULTS", "CannotFit", "InvalidInput", "binary", "body_bytes", "serve",
+           "tool_calls_floor", "trigger"]
+
+
+def binary():
+    """The `ctxgate` executable: $CTXGATE_BIN if set, else the one this
+    package's wheel put beside the interpreter's scripts, else one on PATH."""
+    given = os.environ.get("CTXGATE_BIN")
+    if given:
+        return given
+    exe = "ctxgate" + (".exe" if sys.platform == "win32" else "")
+    for scripts in (sysconfig.get_path("scripts"), sysconfig.get_path("scripts", f"{os.name}_user"),
+                    os.path.dirname(sys.executable)):
+        path = os.path.join(scripts, exe)
+        if os.path.isfile(path):
+            return path
+    found = shutil.which("ctxgate")
+    if found:
+        return found
+    raise FileNotFoundError(
+        "the ctxgate binary is not installed beside this Python (looked in "
+        f"{sysconfig.get_path('scripts')} and on PATH): `pip install ctxgate` installs it, "
+        "or set CTXGATE_BIN to its path")

@@ -1,0 +1,50 @@
+#!/usr/bin/env python3
+"""Copy the package's modules to the adapters that use them without it.
+
+The `ctxgate` package (python/src/ctxgate) is the source of truth; two of
+its modules are standard-library only and are copied, byte for byte, to
+the adapters that run in venvs of their own (the zoo's pinned releases) or
+as one folder of plain Python (python-minimal):
+
+    python/src/ctxgate/protocol.py -> adapters/lib/ctxgate_subject.py
+    python/src/ctxgate/wire.py     -> adapters/python-minimal/wire.py
+
+    python3 python/sync.py          # write the copies
+    python3 python/sync.py --check  # exit 1 if a copy differs (python/ci.sh)
+"""
+
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+COPIES = [
+    ("python/src/ctxgate/protocol.py", "adapters/lib/ctxgate_subject.py"),
+    ("python/src/ctxgate/wire.py", "adapters/python-minimal/wire.py"),
+]
+
+
+def main(argv):
+    check = argv[1:] == ["--check"]
+    if argv[1:] and not check:
+        print(f"usage: {argv[0]} [--check]", file=sys.stderr)
+        return 2
+    stale = []
+    for source, copy in COPIES:
+        text = (ROOT / source).read_bytes()
+        if (ROOT / copy).exists() and (ROOT / copy).read_bytes() == text:
+            continue
+        if check:
+            stale.append((source, copy))
+        else:
+            (ROOT / copy).write_bytes(text)
+            print(f"wrote {copy} from {source}")
+    for source, copy in stale:
+        print(f"sync: {copy} differs from {source}: edit {source} and run python3 python/sync.py",
+              file=sys.stderr)
+    if not stale and check:
+        print(f"sync: the {len(COPIES)} copies in adapters/ equal the package's modules")
+    return 1 if stale else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
