@@ -42,7 +42,7 @@ export function binaryPath({
   const name = packageFor(platform, arch, libc);
   if (name === null) {
     throw new BinaryNotFound(
-      `ctxgate has no prebuilt binary for this platform (${here}); it is published for `
+      `no prebuilt ctxgate binary for this platform (${here}); there are for `
       + `${Object.keys(PLATFORMS).map((n) => n.replace('@ctxgate/', '')).join(', ')}. `
       + `Run it on one of those, ${FROM_SOURCE}.`);
   }
@@ -51,7 +51,7 @@ export function binaryPath({
     manifest = resolve(`${name}/package.json`);
   } catch {
     throw new BinaryNotFound(
-      `ctxgate needs the package ${name} on this platform (${here}), and it is not installed: `
+      `this platform (${here}) needs the package ${name}, and it is not installed: `
       + 'npm installs it with ctxgate as an optional dependency, unless optional dependencies were left out '
       + `(--omit=optional, --no-optional) or the lockfile was made on another platform. `
       + `Install it (\`npm install ${name}\`), ${FROM_SOURCE}.`);

@@ -83,9 +83,9 @@ export async function check(options) {
       .map((m) => m[1].replace(/^'(.*)'$/, '$1'));
     const failures = failureText(stdout);
     const what = code === 1 ? `ctxgate check failed on ${cmd}` : `ctxgate check could not run (exit ${code}) on ${cmd}`;
+    // (stderr is check's progress, and on a failure one line the report's last line says.)
     const body = failures ?? tail(output, 30);
-    throw new CheckFailed(`${what}\n${body}${failures && stderr.trim() ? `\n${tail(stderr, 3)}` : ''}`,
-      { output, fixtures, replays, exitCode: code });
+    throw new CheckFailed(`${what}\n${body}`, { output, fixtures, replays, exitCode: code });
   } finally {
     fs.rmSync(scratch, { recursive: true, force: true });
   }

@@ -25,7 +25,7 @@ test('no package for the platform: the error names the platform and the ones pub
   for (const [platform, arch, libc, named] of [['linux', 'x64', 'musl', 'linux-x64-musl'], ['freebsd', 'arm64', null, 'freebsd-arm64']]) {
     assert.throws(() => binaryPath({ env: {}, platform, arch, libc, resolve: noPackages }), (e) => {
       assert.ok(e instanceof BinaryNotFound);
-      assert.ok(e.message.includes(`no prebuilt binary for this platform (${named})`), e.message);
+      assert.ok(e.message.includes(`no prebuilt ctxgate binary for this platform (${named})`), e.message);
       assert.match(e.message, /linux-x64-gnu, linux-arm64-gnu, darwin-x64, darwin-arm64, win32-x64-msvc/);
       assert.match(e.message, /CTXGATE_BINARY/);
       return true;
@@ -36,7 +36,7 @@ test('no package for the platform: the error names the platform and the ones pub
 test('the package for the platform is missing: the error names it and why npm may have skipped it', () => {
   assert.throws(() => binaryPath({ env: {}, platform: 'darwin', arch: 'arm64', libc: null, resolve: noPackages }),
     (e) => e instanceof BinaryNotFound
-      && e.message.includes('needs the package @ctxgate/darwin-arm64 on this platform (darwin-arm64)')
+      && e.message.includes('this platform (darwin-arm64) needs the package @ctxgate/darwin-arm64, and it is not installed')
       && e.message.includes('--omit=optional'));
 });
 
