@@ -1,25 +1,28 @@
 #!/usr/bin/env bash
 # CI for the ctxgate npm package (issue 29, item 2). Run from anywhere after
 # `cargo build --release`; needs Node ≥ 18 and the npm registry (for vitest
-# only: the packages under test are installed from their tarballs, nothing
-# is published).
+# and typescript only: the packages under test are installed from their
+# tarballs, nothing is published).
 #
 #   1. the package's unit tests (node --test);
 #   2. `npm pack` of ctxgate and of @ctxgate/linux-x64-gnu (assembled from
 #      target/release/ctxgate), installed into a fresh npm project; install
 #      and first-run times printed; `npx ctxgate check --cases 300` passes,
 #      and so does a subject written with serve() (examples/keep-all.mjs);
-#   3. the vitest example passes over adapters/node-minimal, and fails over
-#      a copy with a planted defect, showing the failure, the fixture path
-#      and the replay line;
+#   3. the types check (tsc --strict over examples/typed.ts); the vitest
+#      example passes over adapters/node-minimal, and fails over a copy with
+#      a planted defect, showing the failure, the fixture path and the
+#      replay line;
 #   4. without its platform package, `npx ctxgate` names the platform;
 #   5. bodyBytes equals the binary's body size on 5,000 generated cases in
-#      each wire format.
+#      each wire format (and toolCallsFloor + imageTokens its adr-0098
+#      count per message), with `ctxgate estimate --lines`.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 REPO=$PWD
 BIN=${CTXGATE_BIN:-$REPO/target/release/ctxgate} # (a debug build, to try this script out)
 VITEST=vitest@3.2.4 # 3.x: still runs on Node 18 and 20
+TYPESCRIPT=typescript@5.9.3
 CASES=${CTXGATE_JS_BODY_CASES:-5000}
 
 step() { printf '\n== js: %s == (at %d s)\n' "$*" "$SECONDS"; }
@@ -39,7 +42,11 @@ step "unit tests (node --test js/test/)"
 (cd js && node --test test/ 2>&1 | grep -E '^# (tests|pass|fail)' ; exit "${PIPESTATUS[0]}")
 
 step "npm pack: ctxgate and @ctxgate/linux-x64-gnu"
-node js/scripts/platform-package.mjs --binary "$BIN" --package @ctxgate/linux-x64-gnu --out "$T/linux-x64-gnu" >/dev/null
+# The release profile keeps line tables (68 MB); a published binary is
+# stripped (14 MB), so the install timed here is a user's.
+PACKED_BIN=$BIN
+if command -v strip >/dev/null; then PACKED_BIN=$T/ctxgate; strip -o "$PACKED_BIN" "$BIN"; fi
+node js/scripts/platform-package.mjs --binary "$PACKED_BIN" --package @ctxgate/linux-x64-gnu --out "$T/linux-x64-gnu" >/dev/null
 (cd js && npm pack --silent --pack-destination "$T" >/dev/null)
 (cd "$T/linux-x64-gnu" && npm pack --silent --pack-destination "$T" >/dev/null)
 MAIN_TGZ=$T/ctxgate-$VERSION.tgz
@@ -70,8 +77,13 @@ npx --no-install ctxgate check --subject 'node keep-all.mjs' --cases 300 --seed 
   || { cat "$T/keep-all.txt"; echo "js/ci.sh: examples/keep-all.mjs failed its claims"; exit 1; }
 grep -E '^[0-9]+ cases in' "$T/keep-all.txt"
 
+step "the types: examples/typed.ts passes tsc --strict against the installed package"
+npm install --no-audit --no-fund --loglevel=error --save-dev "$VITEST" "$TYPESCRIPT"
+cp "$REPO/js/examples/typed.ts" .
+npx --no-install tsc --noEmit --strict --module nodenext --moduleResolution nodenext --target es2022 typed.ts
+echo "tsc: no errors"
+
 step "vitest example: passes over adapters/node-minimal"
-npm install --no-audit --no-fund --loglevel=error --save-dev "$VITEST"
 cp "$REPO/js/examples/vitest/compactor.test.js" .
 t=$(now)
 CTXGATE_SUBJECT="node $REPO/adapters/node-minimal/compactor.mjs" npx --no-install vitest run > "$T/vitest.txt" 2>&1 \
@@ -115,6 +127,7 @@ cat "$T/missing.txt"
 cd "$REPO"
 
 step "bodyBytes equals the binary's body size: $CASES generated cases in each wire format"
-node js/scripts/compare-body.mjs --binary "$BIN" --cases "$CASES" --seed 1
+# One gen and three `estimate --lines` processes, whatever the case count.
+node js/scripts/compare-body.mjs --binary "$BIN" --cases "$CASES"
 
 step "done in $SECONDS s"

@@ -1,122 +1,145 @@
 #!/usr/bin/env node
 // bodyBytes() against the ctxgate binary, on generated cases, in each wire
-// format: the binary's `gen` prints the cases (in chunks of a few seeds,
-// so that memory stays bounded), and its `estimate --json` prints each one's
-// exact body, `bodyBytes` in the output. Exit 0 when every size agreed, 1 on
-// the first mismatches (printed with their seed, case and format), 2 on bad
-// usage.
+// format; and, on the way, toolCallsFloor() and imageTokens() against the
+// binary's adr-0098 count per message (text + tool calls + images).
 //
-//     node js/scripts/compare-body.mjs --binary target/release/ctxgate
-//         [--cases 5000] [--seed 1] [--jobs 4] [--formats engine,openai,anthropic]
+//     node js/scripts/compare-body.mjs --binary target/release/ctxgate [--cases 5000] [--seed 29]
 //
-// `estimate` reads one history a run, so this is a spawn per case and
-// format, `--jobs` at a time (see js/README.md for the cost).
+// Four long-lived processes, no spawn per case: `ctxgate gen` prints the
+// cases, and its output goes, as it comes, to us and to one
+// `ctxgate estimate --lines --format engine --wire-format F` per format, which prints each
+// case's exact body (`bodyBytes`) and `perMessage`. Exit 0 when every figure
+// agreed, 1 when one did not (the first of each format printed with the
+// `gen` line that reproduces it), 2 on bad usage or a binary without
+// `estimate --lines`.
 
 import { spawn, spawnSync } from 'node:child_process';
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
+import readline from 'node:readline';
 
-import { bodyBytes } from '../lib/body.js';
+import { bodyMeterFor, imageTokens, toolCallsFloor } from '../index.js';
 
-const USAGE = 'usage: compare-body.mjs --binary FILE [--cases N] [--seed S] [--jobs J] [--formats LIST]';
-const CHUNK = 100; // cases a `gen` run prints
+const FORMATS = ['engine', 'openai', 'anthropic'];
+const USAGE = 'usage: compare-body.mjs --binary FILE [--cases N] [--seed S]';
 
 function fail(message) {
-  process.stderr.write(`compare-body: ${message}\n${USAGE}\n`);
+  process.stderr.write(`compare-body: ${message}\n`);
   process.exit(2);
 }
 
 function parseArgs(argv) {
-  const opts = { cases: 5000, seed: 1, jobs: Math.max(2, os.availableParallelism?.() ?? 2), formats: 'engine,openai,anthropic' };
+  const opts = { cases: 5000, seed: 29 };
   for (let i = 0; i < argv.length; i += 2) {
     const key = argv[i]?.replace(/^--/, '');
-    if (!['binary', 'cases', 'seed', 'jobs', 'formats'].includes(key) || i + 1 >= argv.length) fail(`bad argument ${argv[i]}`);
+    if (!['binary', 'cases', 'seed'].includes(key) || i + 1 >= argv.length) fail(`bad argument ${argv[i]}\n${USAGE}`);
     opts[key] = argv[i + 1];
   }
-  if (!opts.binary) fail('--binary is required');
-  for (const k of ['cases', 'seed', 'jobs']) {
+  if (!opts.binary) fail(`--binary is required\n${USAGE}`);
+  for (const k of ['cases', 'seed']) {
     opts[k] = Number(opts[k]);
     if (!Number.isInteger(opts[k]) || opts[k] < (k === 'seed' ? 0 : 1)) fail(`--${k} must be a whole number`);
   }
-  opts.formats = opts.formats.split(',');
   return opts;
 }
 
-/** The cases of one `gen` run, parsed. */
-function generate(binary, seed, cases) {
-  const r = spawnSync(binary, ['gen', '--seed', String(seed), '--cases', String(cases)], { maxBuffer: 1 << 30 });
-  if (r.status !== 0) fail(`${binary} gen --seed ${seed} exited ${r.status ?? r.signal}: ${String(r.stderr).trim()}`);
-  return String(r.stdout).split('\n').filter(Boolean).map((l) => JSON.parse(l));
-}
-
-/** The binary's body size for `messages` under the config file, in `format`. */
-function binaryBody(binary, configFile, format, messagesJson) {
-  return new Promise((resolve, reject) => {
-    const child = spawn(binary, ['estimate', '--json', '--format', 'engine', '--wire-format', format, '--config', configFile, '-'],
-      { stdio: ['pipe', 'pipe', 'pipe'] });
-    const out = [], err = [];
-    child.stdout.on('data', (b) => out.push(b));
-    child.stderr.on('data', (b) => err.push(b));
-    child.stdin.on('error', () => {}); // an early exit is reported below, with its stderr
-    child.on('error', reject);
-    child.on('close', (code) => {
-      if (code !== 0) return reject(new Error(`estimate exited ${code}: ${Buffer.concat(err).toString().trim()}`));
-      resolve(JSON.parse(Buffer.concat(out).toString()).bodyBytes);
-    });
-    child.stdin.end(messagesJson);
-  });
+/** ADR 0098's tokens of one message (SPEC §3), from the package's floors: what the binary's perMessage holds. */
+function adrTokens(m, config) {
+  const parts = Array.isArray(m.content) ? m.content : [];
+  const text = Array.isArray(m.content)
+    ? parts.filter((p) => p?.type === 'text').map((p) => p.text).join('')
+    : typeof m.content === 'string' ? m.content : '';
+  let n = Math.ceil(Buffer.byteLength(text, 'utf8') / config.bytesPerToken) + toolCallsFloor([m], config);
+  for (const p of parts) if (p?.type === 'image') n += imageTokens(p, config.wireFormat);
+  return n;
 }
 
 const opts = parseArgs(process.argv.slice(2));
-const scratch = fs.mkdtempSync(path.join(os.tmpdir(), 'ctxgate-compare-body-'));
-const started = Date.now();
-const agreed = Object.fromEntries(opts.formats.map((f) => [f, 0]));
-const mismatches = [];
-let running = 0, done = 0;
-const slots = [];
-const slot = () => (running < opts.jobs ? Promise.resolve() : new Promise((r) => slots.push(r)));
-
-try {
-  for (let first = 0, seed = opts.seed; first < opts.cases; first += CHUNK, seed += 1) {
-    const chunk = generate(opts.binary, seed, Math.min(CHUNK, opts.cases - first));
-    const pending = [];
-    for (const [index, c] of chunk.entries()) {
-      const configFile = path.join(scratch, `config-${index}.json`);
-      fs.writeFileSync(configFile, JSON.stringify(c.config));
-      const messagesJson = JSON.stringify(c.messages);
-      for (const format of opts.formats) {
-        const mine = bodyBytes(c.messages, { ...c.config, wireFormat: format });
-        await slot();
-        running += 1;
-        pending.push(binaryBody(opts.binary, configFile, format, messagesJson).then((theirs) => {
-          if (theirs === mine) agreed[format] += 1;
-          else mismatches.push({ seed, index, of: chunk.length, format, bodyBytes: mine, binary: theirs });
-        }).finally(() => {
-          running -= 1;
-          done += 1;
-          slots.shift()?.();
-        }));
-      }
-    }
-    await Promise.all(pending);
-    if (mismatches.length) break;
-  }
-} catch (e) {
-  fs.rmSync(scratch, { recursive: true, force: true });
-  process.stderr.write(`compare-body: ${e.message}\n`);
-  process.exit(2);
+const help = spawnSync(opts.binary, ['estimate', '--help'], { encoding: 'utf8' });
+if (help.error) fail(`cannot run ${opts.binary}: ${help.error.message}`);
+if (!help.stdout.includes('--lines')) {
+  fail(`${opts.binary} has no \`estimate --lines\` (one process for many cases): build it from a checkout that has it`);
 }
-fs.rmSync(scratch, { recursive: true, force: true });
+
+const started = Date.now();
+const ours = Object.fromEntries(FORMATS.map((f) => [f, []])); // [bodyBytes, perMessage] per case
+const agreed = Object.fromEntries(FORMATS.map((f) => [f, 0]));
+const bytes = Object.fromEntries(FORMATS.map((f) => [f, 0]));
+const firstMismatch = {};
+
+const gen = spawn(opts.binary, ['gen', '--seed', String(opts.seed), '--cases', String(opts.cases)], { stdio: ['ignore', 'pipe', 'inherit'] });
+const estimates = FORMATS.map((format) => {
+  const child = spawn(opts.binary, ['estimate', '--lines', '--format', 'engine', '--wire-format', format, '-'],
+    { stdio: ['pipe', 'pipe', 'inherit'] });
+  child.stdin.on('error', () => {}); // it stopped reading: its exit code and stderr say why
+  let index = 0;
+  readline.createInterface({ input: child.stdout, crlfDelay: Infinity }).on('line', (line) => {
+    const theirs = JSON.parse(line);
+    const [body, perMessage] = ours[format][index];
+    bytes[format] += theirs.bodyBytes;
+    if (body === theirs.bodyBytes && JSON.stringify(perMessage) === JSON.stringify(theirs.perMessage)) agreed[format] += 1;
+    else firstMismatch[format] ??= { index, body, theirs: theirs.bodyBytes, perMessage, theirPerMessage: theirs.perMessage };
+    ours[format][index] = null; // measured: let it go
+    index += 1;
+  });
+  const exited = new Promise((resolve) => child.on('close', (code) => resolve(code)));
+  return { format, child, exited };
+});
+
+// gen's output goes to each estimate as it comes (gen waits while one is
+// behind), and is split into lines here for bodyBytes.
+let pending = [];
+let waiting = 0;
+const measure = (line) => {
+  const c = JSON.parse(line);
+  for (const format of FORMATS) {
+    const config = { ...c.config, wireFormat: format };
+    ours[format].push([bodyMeterFor(config)(c.messages), c.messages.map((m) => adrTokens(m, config))]);
+  }
+};
+gen.stdout.on('data', (chunk) => {
+  for (const { child } of estimates) {
+    if (!child.stdin.write(chunk)) {
+      waiting += 1;
+      gen.stdout.pause();
+      child.stdin.once('drain', () => {
+        waiting -= 1;
+        if (waiting === 0) gen.stdout.resume();
+      });
+    }
+  }
+  let start = 0;
+  for (let nl = chunk.indexOf(0x0a); nl !== -1; nl = chunk.indexOf(0x0a, start)) {
+    pending.push(chunk.subarray(start, nl));
+    measure(Buffer.concat(pending).toString('utf8'));
+    pending = [];
+    start = nl + 1;
+  }
+  if (start < chunk.length) pending.push(chunk.subarray(start));
+});
+const genCode = await new Promise((resolve) => gen.on('close', resolve));
+if (genCode !== 0) fail(`${opts.binary} gen exited ${genCode}`);
+for (const { child } of estimates) child.stdin.end();
+for (const { format, exited } of estimates) {
+  const code = await exited;
+  if (code !== 0) fail(`${opts.binary} estimate --lines --wire-format ${format} exited ${code}`);
+}
 
 const secs = ((Date.now() - started) / 1000).toFixed(1);
-const counts = opts.formats.map((f) => `${f} ${agreed[f]}`).join(', ');
-if (mismatches.length) {
-  for (const m of mismatches.slice(0, 5)) {
-    process.stdout.write(`MISMATCH ${m.format}: bodyBytes ${m.bodyBytes}, binary ${m.binary} `
-      + `(case ${m.index} of \`ctxgate gen --seed ${m.seed} --cases ${m.of}\`)\n`);
+let failed = false;
+for (const format of FORMATS) {
+  const m = firstMismatch[format];
+  const measured = ours[format].length;
+  if (m) {
+    failed = true;
+    process.stdout.write(`${format}: ${measured - agreed[format]} of ${measured} cases differ; the first, case ${m.index} `
+      + `(ctxgate gen --seed ${opts.seed} --cases ${m.index + 1} | tail -1): bodyBytes ${m.body}, binary ${m.theirs}; `
+      + `tokens per message ${JSON.stringify(m.perMessage)}, binary ${JSON.stringify(m.theirPerMessage)}\n`);
+  } else if (agreed[format] !== opts.cases) {
+    failed = true;
+    process.stdout.write(`${format}: the binary measured ${agreed[format]} cases of ${opts.cases}\n`);
+  } else {
+    process.stdout.write(`${format}: bodyBytes and the per-message floors equal the binary's on all ${agreed[format]} cases `
+      + `(${(bytes[format] / 1e6).toFixed(1)} MB of bodies)\n`);
   }
-  process.stdout.write(`bodyBytes disagrees with the binary on ${mismatches.length} of ${done} sizes; agreed: ${counts} (${secs} s)\n`);
-  process.exit(1);
 }
-process.stdout.write(`bodyBytes equals the binary's body on ${done} sizes — ${counts} — from seeds ${opts.seed}.. (${secs} s, ${opts.jobs} jobs)\n`);
+process.stdout.write(`compared in ${secs} s\n`);
+process.exit(failed ? 1 : 0);
