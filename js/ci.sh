@@ -67,6 +67,9 @@ t=$(now)
 npx --no-install ctxgate --version
 echo "first run (npx ctxgate --version): $(since "$t")"
 t=$(now)
+./node_modules/.bin/ctxgate --version >/dev/null
+echo "again, without npx (node_modules/.bin/ctxgate --version): $(since "$t")"
+t=$(now)
 npx --no-install ctxgate check --cases 300 --seed 29 --save "$T/failures" > "$T/check.txt" 2>&1 \
   || { cat "$T/check.txt"; echo "js/ci.sh: npx ctxgate check failed"; exit 1; }
 echo "npx ctxgate check --cases 300: $(tail -1 "$T/check.txt") ($(since "$t"))"

@@ -3,7 +3,8 @@
 // toolCallsFloor), the binary (binaryPath) and a test helper (check).
 // Types: index.d.ts.
 
-export { serve, CannotFit, InvalidInput, DEFAULTS } from './lib/serve.js';
+export { serve, CannotFit, InvalidInput } from './lib/serve.js';
+export { DEFAULTS } from './lib/config.js';
 export { bodyBytes, bodyMeterFor, toolCallsFloor } from './lib/body.js';
 export { imageTokens } from './lib/wire.js';
 export { binaryPath, BinaryNotFound } from './lib/binary.js';

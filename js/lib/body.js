@@ -4,7 +4,7 @@
 // themselves are written in wire.js (content parts and images included).
 
 import { bodyMeter, dumps, nbytes } from './wire.js';
-import { withDefaults } from './serve.js';
+import { withDefaults } from './config.js';
 
 const FORMATS = ['engine', 'openai', 'anthropic'];
 

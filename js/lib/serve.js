@@ -15,19 +15,8 @@
 // `config` is the request's config over SPEC §2's defaults. Nothing here
 // judges anything.
 
+import { withDefaults } from './config.js';
 import { dumps } from './wire.js';
-
-/** SPEC §2's defaults: what a field left out of a request's config means. */
-export const DEFAULTS = Object.freeze({
-  contextWindow: 128000,
-  threshold: 0.7,
-  transportMaxBodyBytes: 8388608,
-  bytesPerToken: 4,
-  keepRecent: 2,
-  summaryMaxBytes: 4096,
-  wireFormat: 'engine',
-  envelope: Object.freeze({}),
-});
 
 /** Thrown by a compactor to answer `cannot_fit`. */
 export class CannotFit extends Error {
@@ -43,11 +32,6 @@ export class InvalidInput extends Error {
     super(message);
     this.name = 'InvalidInput';
   }
-}
-
-/** The request's config over the defaults. */
-export function withDefaults(config) {
-  return { ...DEFAULTS, ...(config ?? {}) };
 }
 
 const isObject = (v) => typeof v === 'object' && v !== null && !Array.isArray(v);
