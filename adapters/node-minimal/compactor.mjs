@@ -40,9 +40,9 @@
 //     ctxgate check --subject 'node adapters/node-minimal/compactor.mjs'
 //
 // The body's exact size, in the engine, openai and anthropic formats, is in
-// wire.mjs (next to this file).
+// js/lib/wire.js, the ctxgate npm package's own (one copy, imported by path).
 
-import { bodyMeter, dumps, elisionText, imagesOf, imageTokens, isImage, nbytes } from './wire.mjs';
+import { bodyMeter, dumps, elisionText, imagesOf, imageTokens, isImage, nbytes } from '../../js/lib/wire.js';
 
 const NAME = 'node-minimal', VERSION = '1.0.0';
 const SUMMARY_PREFIX = '[summary]';

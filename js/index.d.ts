@@ -1,0 +1,136 @@
+// Types of the ctxgate npm package (the code is plain ESM JavaScript: index.js, lib/).
+
+/** The three wire formats (SPEC §1). */
+export type WireFormat = 'engine' | 'openai' | 'anthropic';
+
+/** An engine content part (SPEC §1.4): text, an inline or remote image, or any other part, kept as it is. */
+export type Part =
+  | { type: 'text'; text: string; [k: string]: unknown }
+  | { type: 'image'; mediaType: string; data: string; [k: string]: unknown }
+  | { type: 'image'; url: string; [k: string]: unknown }
+  | { type: string; [k: string]: unknown };
+
+/** One tool call of an assistant message, in the engine format. */
+export interface ToolCall {
+  id: string;
+  name: string;
+  arguments: unknown;
+  [k: string]: unknown;
+}
+
+/** One message in the engine format (SPEC §1.1). Fields ctxgate does not name are kept and count in the body. */
+export interface Message {
+  role: 'system' | 'user' | 'assistant' | 'tool';
+  content?: string | Part[] | null;
+  toolCalls?: ToolCall[];
+  toolCallId?: string;
+  pinned?: boolean;
+  [k: string]: unknown;
+}
+
+/** SPEC §2, every field present (a request's config over the defaults). */
+export interface Config {
+  contextWindow: number;
+  threshold: number;
+  transportMaxBodyBytes: number;
+  bytesPerToken: number;
+  keepRecent: number;
+  summaryMaxBytes: number;
+  wireFormat: WireFormat;
+  envelope: Record<string, unknown>;
+}
+
+/** SPEC §2's defaults. */
+export declare const DEFAULTS: Readonly<Config>;
+
+/** An invariant's name (SPEC §5). */
+export type Invariant =
+  | 'tool-pairing' | 'estimate-covers-tool-calls' | 'estimate-monotone' | 'body-under-ceiling'
+  | 'no-premature-compaction' | 'progress' | 'verbatim-suffix' | 'order-preserved' | 'pinned-kept'
+  | 'single-bounded-summary' | 'estimate-covers-images' | 'deterministic' | 'idempotent'
+  | 'session-never-overflows';
+
+/** An estimate answer: the total, and optionally one figure per message. */
+export interface Estimate {
+  tokens: number;
+  perMessage?: number[];
+}
+
+export interface ServeOptions {
+  /** The compactor: engine messages in, engine messages out (or a Promise of them). Throw CannotFit or InvalidInput to answer with those kinds. */
+  compact: (messages: Message[], config: Config) => Message[] | Promise<Message[]>;
+  /** Optional: the compactor's own token count. */
+  estimate?: (messages: Message[], config: Config) => Estimate | Promise<Estimate>;
+  name: string;
+  version: string;
+  /** The invariants it claims (default: all that apply to its ops). */
+  invariants?: Invariant[];
+  /** The wire formats whose body it measures (default: all three). */
+  wireFormats?: WireFormat[];
+  /** false: it takes text content only, no parts or images (default: true). */
+  contentParts?: boolean;
+}
+
+/** Speak the subject protocol v1 (SPEC §6) on stdin/stdout until stdin closes; resolves then. */
+export declare function serve(
+  options: ServeOptions,
+  io?: {
+    input?: { on(event: string, listener: (...args: any[]) => void): unknown };
+    output?: { write(chunk: string): unknown };
+  },
+): Promise<void>;
+
+/** Thrown by compact to answer `cannot_fit`. */
+export declare class CannotFit extends Error {}
+/** Thrown for a history the compactor cannot represent (answered `invalid_input`). */
+export declare class InvalidInput extends Error {}
+
+/** The exact size in bytes of the request body carrying `messages` in `config.wireFormat` (SPEC §2). Fields left out of config take their defaults. */
+export declare function bodyBytes(messages: Message[], config?: Partial<Config>): number;
+
+/** bodyBytes for many histories under one config; faster when the same message objects come again. */
+export declare function bodyMeterFor(config?: Partial<Config>): (messages: Message[]) => number;
+
+/** Σ over messages of ceil(bytes(JSON of toolCalls) / bytesPerToken): the floor of `estimate-covers-tool-calls` (SPEC §5). */
+export declare function toolCallsFloor(messages: Message[], config?: Partial<Config>): number;
+
+/** An image part's tokens in a wire format, by its pixels (SPEC §3): the floor of `estimate-covers-images`. */
+export declare function imageTokens(part: Part, format: WireFormat): number;
+
+/** The ctxgate binary for this machine: $CTXGATE_BINARY, else the installed @ctxgate/<platform> package's. */
+export declare function binaryPath(options?: { env?: Record<string, string | undefined> }): string;
+
+/** Thrown by binaryPath when no binary fits this machine; the message names the platform and the package. */
+export declare class BinaryNotFound extends Error {}
+
+export interface CheckOptions {
+  /** The subject's command: one string (split as a POSIX shell splits it) or its words. */
+  subject: string | string[];
+  /** How many generated cases [300]. */
+  cases?: number;
+  seed?: number | string;
+  invariants?: Invariant[] | Invariant;
+  /** The user's config (SPEC §2), or the path of a JSON file. */
+  config?: Partial<Config> | string;
+  /** Generator settings (`ctxgate gen --print-gen-config`), or the path of a JSON file. */
+  genConfig?: Record<string, unknown> | string;
+  /** Where shrunk fixtures are saved ['.ctxgate/failures']. */
+  save?: string;
+  /** More `ctxgate check` arguments. */
+  args?: string[];
+  cwd?: string;
+  env?: Record<string, string | undefined>;
+  /** A ctxgate binary (default: binaryPath()). */
+  binary?: string;
+}
+
+/** Run `ctxgate check` against a subject; resolves when every checked invariant held, throws CheckFailed otherwise. */
+export declare function check(options: CheckOptions): Promise<{ output: string }>;
+
+/** A failure or fault found by check: the message holds each failure, its fixture and its replay line. */
+export declare class CheckFailed extends Error {
+  output: string;
+  fixtures: string[];
+  replays: string[];
+  exitCode: number | string;
+}

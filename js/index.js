@@ -1,0 +1,11 @@
+// ctxgate for JavaScript and TypeScript: the subject protocol loop for a
+// compactor (serve), the exact sizes ctxgate measures (bodyBytes,
+// toolCallsFloor), the binary (binaryPath) and a test helper (check).
+// Types: index.d.ts.
+
+export { serve, CannotFit, InvalidInput } from './lib/serve.js';
+export { DEFAULTS } from './lib/config.js';
+export { bodyBytes, bodyMeterFor, toolCallsFloor } from './lib/body.js';
+export { imageTokens } from './lib/wire.js';
+export { binaryPath, BinaryNotFound } from './lib/binary.js';
+export { check, CheckFailed } from './lib/check.js';

@@ -1,0 +1,112 @@
+// `check(...)`: run `ctxgate check` against a subject command from a test
+// (vitest, node:test, jest) and throw when it finds something, with what
+// ctxgate printed about each failure: the invariant, the shrunk fixture, and
+// the replay line that reproduces it.
+
+import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+
+import { binaryPath } from './binary.js';
+
+/** What `check` throws when ctxgate finds a failure or a fault: `message` holds ctxgate's account of each. */
+export class CheckFailed extends Error {
+  constructor(message, { output, fixtures, replays, exitCode }) {
+    super(message);
+    this.name = 'CheckFailed';
+    /** ctxgate's whole stdout and stderr. */
+    this.output = output;
+    /** The fixture files written for the failures (SPEC §7), as the replay lines name them. */
+    this.fixtures = fixtures;
+    /** The `ctxgate replay …` lines, one per failure. */
+    this.replays = replays;
+    this.exitCode = exitCode;
+  }
+}
+
+/** A word as a POSIX shell reads it back (ctxgate splits CMD that way). */
+function quote(word) {
+  return /^[A-Za-z0-9_@%+=:,./-]+$/.test(word) ? word : `'${String(word).replace(/'/g, `'\\''`)}'`;
+}
+
+/** A command given as one string, or as words. */
+export function commandLine(command) {
+  if (typeof command === 'string' && command.trim()) return command;
+  if (Array.isArray(command) && command.length) return command.map(quote).join(' ');
+  throw new TypeError('check: `subject` must be a command, as one string or an array of words');
+}
+
+/** The part of ctxgate's report that is about failures: from the first FAILED or FAULT section on. */
+function failureText(stdout) {
+  const at = stdout.search(/^(FAILED|FAULT) /m);
+  return at === -1 ? null : stdout.slice(at).trimEnd();
+}
+
+/**
+ * Run `ctxgate check --subject <subject>` and resolve with its output when
+ * every checked invariant held; reject with CheckFailed otherwise.
+ *
+ * Options: `subject` (required: a command string, or an array of words),
+ * `cases` [300], `seed`, `invariants` (names, SPEC §5), `config` and
+ * `genConfig` (objects, or paths of JSON files), `save` (where shrunk
+ * fixtures go) ['.ctxgate/failures'], `args` (more `ctxgate check`
+ * arguments), `cwd`, `env`, `binary` (a ctxgate binary; default: the
+ * installed one, see binaryPath).
+ */
+export async function check(options) {
+  const {
+    subject, cases = 300, seed, invariants, config, genConfig,
+    save = '.ctxgate/failures', args = [], cwd = process.cwd(), env = process.env,
+  } = options ?? {};
+  const cmd = commandLine(subject);
+  const binary = options.binary ?? binaryPath({ env });
+  const scratch = fs.mkdtempSync(path.join(os.tmpdir(), 'ctxgate-check-'));
+  const file = (value, name) => {
+    if (typeof value === 'string') return value;
+    const p = path.join(scratch, name);
+    fs.writeFileSync(p, JSON.stringify(value));
+    return p;
+  };
+  const argv = ['check', '--subject', cmd, '--cases', String(cases), '--save', save];
+  if (seed !== undefined) argv.push('--seed', String(seed));
+  if (invariants !== undefined) argv.push('--invariants', [].concat(invariants).join(','));
+  if (config !== undefined) argv.push('--config', file(config, 'config.json'));
+  if (genConfig !== undefined) argv.push('--gen-config', file(genConfig, 'gen-config.json'));
+  argv.push(...args);
+  try {
+    const { code, stdout, stderr } = await run(binary, argv, { cwd, env });
+    const output = stdout + (stderr ? `\n${stderr}` : '');
+    if (code === 0) return { output };
+    const replays = [...stdout.matchAll(/^\s*replay: (ctxgate replay .*)$/gm)].map((m) => m[1]);
+    const fixtures = [...stdout.matchAll(/^\s*replay: ctxgate replay ('[^']*'|\S+)/gm)]
+      .map((m) => m[1].replace(/^'(.*)'$/, '$1'));
+    const failures = failureText(stdout);
+    const what = code === 1 ? `ctxgate check failed on ${cmd}` : `ctxgate check could not run (exit ${code}) on ${cmd}`;
+    // (stderr is check's progress, and on a failure one line the report's last line says.)
+    const body = failures ?? tail(output, 30);
+    throw new CheckFailed(`${what}\n${body}`, { output, fixtures, replays, exitCode: code });
+  } finally {
+    fs.rmSync(scratch, { recursive: true, force: true });
+  }
+}
+
+function tail(text, lines) {
+  return text.trimEnd().split('\n').slice(-lines).join('\n');
+}
+
+/** Run a program to its end: exit code (or signal), stdout, stderr. */
+function run(program, argv, { cwd, env }) {
+  return new Promise((resolve, reject) => {
+    const child = spawn(program, argv, { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const out = [], err = [];
+    child.stdout.on('data', (b) => out.push(b));
+    child.stderr.on('data', (b) => err.push(b));
+    child.on('error', (e) => reject(new Error(`ctxgate: cannot run ${program}: ${e.message}`)));
+    child.on('close', (code, signal) => resolve({
+      code: code ?? `signal ${signal}`,
+      stdout: Buffer.concat(out).toString('utf8'),
+      stderr: Buffer.concat(err).toString('utf8'),
+    }));
+  });
+}
