@@ -13,6 +13,7 @@
 //! errors exit 2 too).
 
 mod baseline;
+mod body;
 mod calibrate;
 mod check;
 mod check_sources;
@@ -50,6 +51,7 @@ pub struct Cli {
 
 #[derive(Debug, Subcommand)]
 pub enum Command {
+    Body(body::Args),
     Calibrate(calibrate::Args),
     /// Generate histories, run a subject, check every invariant, shrink and save failures
     Check(Box<check::Args>),
@@ -76,6 +78,7 @@ pub fn main() -> ExitCode {
         return failure.report();
     }
     let outcome = match cli.command {
+        Command::Body(args) => body::run(args),
         Command::Calibrate(args) => calibrate::run(args),
         Command::Check(args) => check::run_check(*args),
         Command::Replay(args) => replay::run(args),

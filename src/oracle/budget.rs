@@ -4,7 +4,7 @@
 //! only `content`, the window that ignored the transport — are caught
 //! here, and their sharpest case: images, ~1,600 tokens and ~1 MB of body.
 
-use super::{Facts, Invariant, Verdict, Violation};
+use super::{body_measure, Facts, Invariant, Verdict, Violation};
 use crate::body::body_bytes;
 use crate::config::Config;
 use crate::contract::{
@@ -30,7 +30,12 @@ pub fn body_under_ceiling(
             if body > ceiling {
                 vec![Violation::new(
                     inv,
-                    format!("the compacted body is {body} bytes, {} over the ceiling", body - ceiling),
+                    format!(
+                        "the compacted body is {body} {}, {} over the ceiling {ceiling} (the input's was {} bytes)",
+                        body_measure(config.wire_format),
+                        body - ceiling,
+                        body_bytes(config, input)
+                    ),
                 )
                 .number("body", body)
                 .number("ceiling", ceiling)]
@@ -45,7 +50,10 @@ pub fn body_under_ceiling(
                 let minimal = minimal_body(config, input);
                 vec![Violation::new(
                     inv,
-                    format!("answered cannot_fit ({message}), but head + pinned + last iteration is {minimal} bytes, under the ceiling"),
+                    format!(
+                        "answered cannot_fit ({message}), but head + pinned + last iteration is {minimal} {}, under the ceiling {ceiling}",
+                        body_measure(config.wire_format)
+                    ),
                 )
                 .number("minimal", minimal)
                 .number("ceiling", ceiling)]
@@ -86,7 +94,10 @@ pub fn no_premature_compaction(facts: &Facts<'_>, answer: &CompactAnswer) -> Ver
     };
     Verdict::Fail(vec![Violation::new(
         inv,
-        format!("nothing was due (estimate {estimate} ≤ trigger {trigger}, body {body} ≤ ceiling {ceiling}), yet the subject {changed_at}"),
+        format!(
+            "nothing was due (estimate {estimate} ≤ trigger {trigger}, body {body} {} ≤ ceiling {ceiling}), yet the subject {changed_at}",
+            body_measure(facts.config.wire_format)
+        ),
     )
     .number("estimate", estimate)
     .number("trigger", trigger)

@@ -25,7 +25,7 @@ use std::fmt;
 
 use crate::config::Config;
 use crate::invariant::InvariantSet;
-use crate::model::{Message, WireFormat};
+use crate::model::{Message, WireFormat, WireFormats};
 
 /// What a subject says of itself (the protocol's `hello`).
 #[derive(Debug, Clone, PartialEq)]
@@ -48,6 +48,10 @@ pub struct SubjectInfo {
     /// text content only: it is sent no parts, and the report says how
     /// many image cases it was not sent.
     pub content_parts: bool,
+    /// The wire formats whose body it measures (SPEC §6): hello
+    /// `wireFormats`, default all three. It is sent cases in these only;
+    /// the report says how many were re-aimed or left out.
+    pub wire_formats: WireFormats,
 }
 
 impl SubjectInfo {
@@ -60,6 +64,7 @@ impl SubjectInfo {
             invariants: None,
             exact_numbers: false,
             content_parts: true,
+            wire_formats: WireFormats::ALL,
         }
     }
 

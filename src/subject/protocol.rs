@@ -22,7 +22,9 @@ use crate::config::Config;
 use crate::error::json_type;
 use crate::invariant::InvariantSet;
 use crate::model::engine_de::Lookup;
-use crate::model::{read_messages, read_messages_owned, write_messages, Message, WireFormat};
+use crate::model::{
+    read_messages, read_messages_owned, write_messages, Message, WireFormat, WireFormats,
+};
 
 pub const PROTOCOL_VERSION: u64 = 1;
 
@@ -89,6 +91,9 @@ pub fn hello_answer(info: &SubjectInfo) -> Value {
     if !info.content_parts {
         v["contentParts"] = json!(false);
     }
+    if !info.wire_formats.is_all() {
+        v["wireFormats"] = json!(info.wire_formats.names());
+    }
     v
 }
 
@@ -154,6 +159,9 @@ pub fn parse_hello(v: &Value) -> Result<SubjectInfo, Fault> {
             )))
         }
     };
+    if let Some(list) = obj.get("wireFormats") {
+        info.wire_formats = parse_wire_formats(list).map_err(bad)?;
+    }
     info.exact_numbers = match obj.get("numbers") {
         None => false,
         Some(Value::String(s)) if s == "portable" => false,
@@ -165,6 +173,26 @@ pub fn parse_hello(v: &Value) -> Result<SubjectInfo, Fault> {
         }
     };
     Ok(info)
+}
+
+/// A hello's `wireFormats`: a non-empty array of format names.
+fn parse_wire_formats(list: &Value) -> Result<WireFormats, String> {
+    let expected =
+        "`wireFormats` must be a non-empty array of \"engine\", \"openai\", \"anthropic\"";
+    let Value::Array(names) = list else {
+        return Err(format!("{expected}, found {}", json_type(list)));
+    };
+    let mut set = WireFormats::empty();
+    for name in names {
+        match name.as_str().and_then(WireFormat::parse) {
+            Some(f) => set.insert(f),
+            None => return Err(format!("{expected}, found {}", one_line(&name.to_string()))),
+        }
+    }
+    if set.is_empty() {
+        return Err(format!("{expected}, found []"));
+    }
+    Ok(set)
 }
 
 /// Write a `compact` or `estimate` request line (with its `\n`) to `out`,
