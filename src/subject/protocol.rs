@@ -697,6 +697,25 @@ pub fn parse_estimate_answer(obj: &Map<String, Value>) -> Result<EstimateReply, 
 mod tests {
     use super::*;
 
+    /// `wireFormats` round-trips through the hello, and a bad one fails it.
+    #[test]
+    fn hello_wire_formats() {
+        let mut info = SubjectInfo::new("s", "1");
+        info.wire_formats = WireFormats::of(&[WireFormat::Openai]);
+        let hello = hello_answer(&info);
+        assert_eq!(hello["wireFormats"], json!(["openai"]));
+        assert_eq!(parse_hello(&hello).unwrap().wire_formats, info.wire_formats);
+        let all = hello_answer(&SubjectInfo::new("s", "1"));
+        assert!(all.get("wireFormats").is_none());
+        assert!(parse_hello(&all).unwrap().wire_formats.is_all());
+        for bad in [json!([]), json!("openai"), json!(["openai", "gemini"])] {
+            let mut h = hello.clone();
+            h["wireFormats"] = bad;
+            let e = parse_hello(&h).unwrap_err();
+            assert!(e.detail.contains("`wireFormats` must be"), "{}", e.detail);
+        }
+    }
+
     #[test]
     fn a_hello_of_another_protocol_says_which_in_words() {
         let f = parse_hello(&json!({"op": "hello", "protocol": 2})).unwrap_err();
