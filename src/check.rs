@@ -126,6 +126,14 @@ pub struct CheckReport {
     /// says it takes text only (`contentParts: false`, SPEC §6): generated
     /// ones went without their images, corpus ones not at all.
     pub images_not_sent: u64,
+    /// Cases drawn in a wire format the subject does not measure (its
+    /// hello's `wireFormats`, SPEC §6) and sent in one it does: generated
+    /// ones drawn again in its formats, corpus ones and a `--config` of
+    /// another format measured in its first.
+    pub formats_re_aimed: u64,
+    /// The wire formats the cases were measured in: those of
+    /// `--wire-format` (default all three) the subject measures.
+    pub wire_formats: crate::model::WireFormats,
 }
 
 impl CheckReport {
@@ -248,6 +256,10 @@ impl CheckReport {
             .images_not_sent
             .checked_add(other.images_not_sent)
             .ok_or_else(|| too_many("imagesNotSent"))?;
+        self.formats_re_aimed = self
+            .formats_re_aimed
+            .checked_add(other.formats_re_aimed)
+            .ok_or_else(|| too_many("casesReAimedToWireFormats"))?;
         self.elapsed = self.elapsed.max(other.elapsed);
         self.stopped_by_time |= other.stopped_by_time;
         self.coverage.merge(&other.coverage);
@@ -421,6 +433,8 @@ impl Single {
             traffic: None,
             shard: opts.shard,
             images_not_sent: 0,
+            formats_re_aimed: 0,
+            wire_formats: opts.wire_formats,
         };
         let state = SingleState {
             report,
@@ -439,6 +453,8 @@ impl Single {
         report.elapsed = done.elapsed;
         report.stopped_by_time = done.stopped_by_time;
         report.images_not_sent = done.images_not_sent;
+        report.formats_re_aimed = done.formats_re_aimed;
+        report.wire_formats = done.wire_formats;
         report.failures.sort_by_key(|f| (f.case_index, f.invariant));
         report
             .faults

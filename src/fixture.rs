@@ -351,6 +351,14 @@ pub fn replay(subject: &mut dyn Subject, fixture: &Fixture) -> (Replayed, usize)
         let why = "the fixture's history holds content parts (images), and the subject takes text only (its hello's `contentParts: false`)".to_owned();
         return (Replayed::Skipped { why }, unportable);
     }
+    let formats = subject.info().wire_formats;
+    if !formats.contains(config.wire_format) {
+        let why = format!(
+            "the fixture's body is measured in {}, and the subject measures only {} (its hello's `wireFormats`)",
+            config.wire_format, formats
+        );
+        return (Replayed::Skipped { why }, unportable);
+    }
     if asked.intersect(claimed).is_empty() {
         let why = format!(
             "the subject claims none of the fixture's invariants ({})",

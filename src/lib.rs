@@ -93,5 +93,5 @@ pub mod transport;
 
 pub use config::Config;
 pub use error::InputError;
-pub use model::{Content, Document, Message, Role, ToolCall, WireFormat};
+pub use model::{Content, Document, Message, Role, ToolCall, WireFormat, WireFormats};
 pub use reference::{compact, CompactError};

@@ -54,7 +54,7 @@ use crate::fixture::Fixture;
 use crate::generate::{Case, CaseStrategy, GenConfig};
 use crate::harness::run_case;
 use crate::invariant::{Invariant, InvariantSet};
-use crate::model::Message;
+use crate::model::{Message, WireFormat, WireFormats};
 use crate::subject::{
     CompactAnswer, CompactFn, EstimateAnswer, EstimateFn, InProcess, Subject, SubjectInfo,
 };
@@ -134,6 +134,15 @@ impl Compactor {
         self
     }
 
+    /// It measures its body in these wire formats only (a protocol
+    /// subject's hello `wireFormats`, SPEC §6; default all three): [`check`]
+    /// sends cases in these only and counts those it re-aimed,
+    /// [`check_case`] passes a case in another format without running it.
+    pub fn wire_formats(mut self, formats: &[WireFormat]) -> Self {
+        self.info.wire_formats = WireFormats::of(formats);
+        self
+    }
+
     /// The [`Subject`] the harness drives.
     pub fn into_subject(self) -> InProcess {
         let mut info = self.info;
@@ -185,8 +194,16 @@ impl std::error::Error for Counterexample {}
 /// nothing could be judged is `Ok` here; [`check`] is the run that fails
 /// when nothing was exercised.
 pub fn check_case(subject: &mut dyn Subject, case: &Case) -> Result<(), Counterexample> {
-    // A subject that takes text only is not sent parts (SPEC §6).
+    // A subject that takes text only is not sent parts, nor one a format
+    // it does not measure (SPEC §6).
     if !subject.info().content_parts && case.messages.iter().any(|m| !m.content.parts().is_empty())
+    {
+        return Ok(());
+    }
+    if !subject
+        .info()
+        .wire_formats
+        .contains(case.config.wire_format)
     {
         return Ok(());
     }

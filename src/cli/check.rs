@@ -220,7 +220,9 @@ pub fn run_check(args: Args) -> Result<(), Failure> {
             args.lanes
         )));
     }
-    let fixed = match args.config.given() {
+    // `--wire-format` alone pins the format, not the whole config.
+    let pinned_format = args.config.only_wire_format();
+    let fixed = match args.config.given() && pinned_format.is_none() {
         true => Some(args.config.resolve(ctxgate::WireFormat::Engine)?),
         false => None,
     };
@@ -259,6 +261,17 @@ pub fn run_check(args: Args) -> Result<(), Failure> {
         ..CheckOptions::default()
     };
     (opts.gen, opts.source) = (sources.gen, sources.source);
+    if let Some(f) = pinned_format {
+        opts.wire_formats = ctxgate::WireFormats::of(&[f]);
+        opts.gen = opts.gen.in_formats(opts.wire_formats);
+    }
+    let declared = subjects[0].info().wire_formats;
+    if opts.wire_formats.intersect(declared).is_empty() {
+        return Err(Failure::bad_input(format!(
+            "--wire-format {}: the subject measures its body in {declared} only (its hello's `wireFormats`)",
+            opts.wire_formats
+        )));
+    }
     if let Some(cmd) = &args.baseline {
         return run_gate(
             &args,

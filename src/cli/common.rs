@@ -183,7 +183,7 @@ fn field_help(field: &str, meaning: &str) -> String {
 }
 
 /// The compactor configuration (SPEC §2): a file and one flag per field.
-#[derive(Debug, Default, clap::Args)]
+#[derive(Debug, Default, Clone, clap::Args)]
 #[command(next_help_heading = "Configuration (SPEC §2; each flag overrides --config)")]
 pub struct ConfigArgs {
     /// A config file: a JSON object with the SPEC §2 fields in camelCase;
@@ -234,6 +234,16 @@ impl ConfigArgs {
             || self.summary_max_bytes.is_some()
             || self.wire_format.is_some()
             || self.envelope.is_some()
+    }
+
+    /// `--wire-format F` given without any other config flag or file: for
+    /// `check`, a pin of the format alone, the other fields still drawn.
+    pub fn only_wire_format(&self) -> Option<WireFormat> {
+        let rest = ConfigArgs {
+            wire_format: None,
+            ..self.clone()
+        };
+        self.wire_format.filter(|_| !rest.given())
     }
 
     /// The config: defaults, then the `--config` file, then the flags. The

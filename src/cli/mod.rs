@@ -12,6 +12,7 @@
 //! reference's `cannot_fit`; 2 bad usage or bad input (clap's own usage
 //! errors exit 2 too).
 
+mod body;
 mod calibrate;
 mod check;
 mod check_sources;
@@ -49,6 +50,7 @@ pub struct Cli {
 
 #[derive(Debug, Subcommand)]
 pub enum Command {
+    Body(body::Args),
     Calibrate(calibrate::Args),
     /// Generate histories, run a subject, check every invariant, shrink and save failures
     Check(Box<check::Args>),
@@ -75,6 +77,7 @@ pub fn main() -> ExitCode {
         return failure.report();
     }
     let outcome = match cli.command {
+        Command::Body(args) => body::run(args),
         Command::Calibrate(args) => calibrate::run(args),
         Command::Check(args) => check::run_check(*args),
         Command::Replay(args) => replay::run(args),

@@ -20,6 +20,7 @@ use serde::{Deserialize, Serialize};
 
 use super::text::ContentClass;
 use crate::error::{InputError, InputErrorKind};
+use crate::model::{WireFormat, WireFormats};
 
 /// What the generators may produce. Every field has a documented default
 /// and a documented range (the range the `Arbitrary` impl draws from).
@@ -284,6 +285,45 @@ impl GenConfig {
     pub fn without_images(&self) -> GenConfig {
         GenConfig {
             images_percent: 0,
+            ..self.clone()
+        }
+    }
+
+    /// These settings with cases drawn in `formats` only (a subject's hello
+    /// `wireFormats`, `check --wire-format`): the shares of the formats
+    /// left out go to those kept, in proportion (an even split when the
+    /// kept ones have no share). An empty set leaves the shares as they are.
+    pub fn in_formats(&self, formats: WireFormats) -> GenConfig {
+        if formats.is_empty() {
+            return self.clone();
+        }
+        let openai = self.openai_percent as u32;
+        let anthropic = self.anthropic_percent as u32;
+        let shares = [100u32.saturating_sub(openai + anthropic), openai, anthropic];
+        let kept: Vec<u32> = WireFormat::ALL
+            .iter()
+            .zip(shares)
+            .map(|(f, share)| if formats.contains(*f) { share } else { 0 })
+            .collect();
+        let total: u32 = kept.iter().sum();
+        let share = |i: usize| -> u8 {
+            let s = match total {
+                0 => {
+                    100 * formats.contains(WireFormat::ALL[i]) as u32
+                        / formats.iter().count() as u32
+                }
+                t => 100 * kept[i] / t,
+            };
+            s as u8
+        };
+        // The engine takes what the other two leave (the generator's draw).
+        GenConfig {
+            openai_percent: share(1),
+            anthropic_percent: if formats.contains(WireFormat::Engine) {
+                share(2)
+            } else {
+                100 - share(1)
+            },
             ..self.clone()
         }
     }

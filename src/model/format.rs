@@ -79,3 +79,71 @@ impl std::str::FromStr for WireFormat {
             .ok_or_else(|| format!("unknown wire format {s:?} (engine, openai or anthropic)"))
     }
 }
+
+/// A set of wire formats: those a subject measures its body in (its
+/// hello's `wireFormats`, SPEC §6), and so the only ones it is sent.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct WireFormats(u8);
+
+impl WireFormats {
+    /// All three: the default of a hello that does not say.
+    pub const ALL: WireFormats = WireFormats(0b111);
+
+    pub fn empty() -> Self {
+        WireFormats(0)
+    }
+
+    pub fn of(formats: &[WireFormat]) -> Self {
+        let mut set = WireFormats::empty();
+        formats.iter().for_each(|f| set.insert(*f));
+        set
+    }
+
+    fn bit(f: WireFormat) -> u8 {
+        1 << (f as u8)
+    }
+
+    pub fn insert(&mut self, f: WireFormat) {
+        self.0 |= Self::bit(f);
+    }
+
+    pub fn contains(self, f: WireFormat) -> bool {
+        self.0 & Self::bit(f) != 0
+    }
+
+    pub fn is_all(self) -> bool {
+        self == WireFormats::ALL
+    }
+
+    pub fn is_empty(self) -> bool {
+        self.0 == 0
+    }
+
+    pub fn intersect(self, other: WireFormats) -> Self {
+        WireFormats(self.0 & other.0)
+    }
+
+    /// The formats in the set, in the order engine, openai, anthropic.
+    pub fn iter(self) -> impl Iterator<Item = WireFormat> {
+        WireFormat::ALL
+            .into_iter()
+            .filter(move |f| self.contains(*f))
+    }
+
+    /// The names, as a hello writes them.
+    pub fn names(self) -> Vec<&'static str> {
+        self.iter().map(WireFormat::as_str).collect()
+    }
+}
+
+impl Default for WireFormats {
+    fn default() -> Self {
+        WireFormats::ALL
+    }
+}
+
+impl std::fmt::Display for WireFormats {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.names().join(", "))
+    }
+}

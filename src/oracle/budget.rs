@@ -4,7 +4,7 @@
 //! only `content`, the window that ignored the transport — are caught
 //! here, and their sharpest case: images, ~1,600 tokens and ~1 MB of body.
 
-use super::{Facts, Invariant, Verdict, Violation, Yardstick};
+use super::{body_measure, Facts, Invariant, Verdict, Violation, Yardstick};
 use crate::body::body_bytes;
 use crate::config::Config;
 use crate::contract::{
@@ -37,8 +37,10 @@ pub fn body_under_ceiling(
                 vec![Violation::new(
                     inv,
                     format!(
-                        "the compacted body is {body} bytes, {} over the ceiling; {fix}",
-                        body - ceiling
+                        "the compacted body is {body} {}, {} over the ceiling {ceiling} (the input's was {} bytes); {fix}",
+                        body_measure(config.wire_format),
+                        body - ceiling,
+                        body_bytes(config, input)
                     ),
                 )
                 .number("body", body)
@@ -55,7 +57,10 @@ pub fn body_under_ceiling(
                 let minimal = minimal_body(config, input);
                 vec![Violation::new(
                     inv,
-                    format!("answered cannot_fit ({message}), but head + pinned + last iteration is {minimal} bytes, under the ceiling; a correct compactor returns a history that fits"),
+                    format!(
+                        "answered cannot_fit ({message}), but head + pinned + last iteration is {minimal} {}, under the ceiling {ceiling}; a correct compactor returns a history that fits",
+                        body_measure(config.wire_format)
+                    ),
                 )
                 .number("minimal", minimal)
                 .number("ceiling", ceiling)]
@@ -98,9 +103,10 @@ pub fn no_premature_compaction(facts: &Facts<'_>, answer: &CompactAnswer) -> Ver
     Verdict::Fail(vec![Violation::new(
         inv,
         format!(
-            "nothing was due ({} {estimate} ≤ {} {trigger}, body {body} ≤ ceiling {ceiling}), yet the subject {changed_at}; a correct compactor returns the history unchanged",
+            "nothing was due ({} {estimate} ≤ {} {trigger}, body {body} {} ≤ ceiling {ceiling}), yet the subject {changed_at}; a correct compactor returns the history unchanged",
             facts.yardstick.words(),
-            point_words(facts)
+            point_words(facts),
+            body_measure(facts.config.wire_format)
         ),
     )
     .number("estimate", estimate)

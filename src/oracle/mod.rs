@@ -72,6 +72,14 @@ pub struct Violation {
     pub detail: String,
 }
 
+/// How a violation names a body size: the wire format it was measured in,
+/// that the count is ctxgate's exact one, and how to see that body. The
+/// protocol carries no body size from the subject (an `estimate` answers
+/// tokens), so the subject's side can only be compared by diffing bodies.
+pub(crate) fn body_measure(format: crate::model::WireFormat) -> String {
+    format!("bytes of {format} body (ctxgate's exact count; `ctxgate body --wire-format {format} FILE` prints that body to diff against your measurer)")
+}
+
 impl Violation {
     pub fn new(invariant: Invariant, detail: impl Into<String>) -> Self {
         Violation {

@@ -10,8 +10,9 @@
 //! refused, one over it accepted, a body sent with another length than
 //! measured) is said in the violation, never dropped.
 
-use super::{Invariant, Violation};
+use super::{body_measure, Invariant, Violation};
 use crate::config::Config;
+use crate::model::WireFormat;
 use crate::transport::{Delivery, Reception};
 
 /// One turn of a simulated ToolLoop, as the harness observed it.
@@ -50,13 +51,14 @@ pub fn session_never_overflows(config: &Config, turns: &[SessionTurn]) -> Vec<Vi
     turns
         .iter()
         .filter_map(|t| match &t.outcome {
-            TurnOutcome::Sent { body, minimal } => sent(t, *body, *minimal, ceiling),
+            TurnOutcome::Sent { body, minimal } => sent(t, *body, *minimal, ceiling, config.wire_format),
             TurnOutcome::CannotFit { minimal } if *minimal <= ceiling => Some(
                 Violation::new(
                     inv,
                     format!(
-                        "turn {} gave up with cannot_fit although the conversation's head + pinned + last iteration is {minimal} bytes, under the ceiling",
-                        t.turn
+                        "turn {} gave up with cannot_fit although the conversation's head + pinned + last iteration is {minimal} {}, under the ceiling {ceiling}",
+                        t.turn,
+                        body_measure(config.wire_format)
                     ),
                 )
                 .number("turn", t.turn as u64)
@@ -78,7 +80,13 @@ pub fn session_never_overflows(config: &Config, turns: &[SessionTurn]) -> Vec<Vi
 /// The violation of a turn that sent `body` bytes, if any: over the
 /// ceiling, refused by the live endpoint, or sent with another length than
 /// ctxgate measured.
-fn sent(t: &SessionTurn, body: u64, minimal: Option<u64>, ceiling: u64) -> Option<Violation> {
+fn sent(
+    t: &SessionTurn,
+    body: u64,
+    minimal: Option<u64>,
+    ceiling: u64,
+    format: WireFormat,
+) -> Option<Violation> {
     let d = t
         .delivery
         .as_ref()
@@ -91,8 +99,10 @@ fn sent(t: &SessionTurn, body: u64, minimal: Option<u64>, ceiling: u64) -> Optio
     }
     let side = if over { "over" } else { "under" };
     let mut detail = format!(
-        "turn {} of the ToolLoop sent a {body}-byte body ({} messages), {side} the ceiling",
-        t.turn, t.history_len
+        "turn {} of the ToolLoop sent a body of {body} {} ({} messages), {side} the ceiling",
+        t.turn,
+        body_measure(format),
+        t.history_len
     );
     match minimal {
         Some(m) if over && m > ceiling => detail.push_str(&format!(

@@ -114,6 +114,17 @@ pub fn human(r: &CheckReport, hint: &ReplayHint) -> String {
             r.images_not_sent
         );
     }
+    if !r.wire_formats.is_all() || r.formats_re_aimed > 0 {
+        let why = match r.subject.wire_formats.is_all() {
+            true => "--wire-format",
+            false => "the subject's hello `wireFormats` measures these only",
+        };
+        let _ = writeln!(
+            out,
+            "wire formats: {} ({why}): {} case(s) drawn in another format were sent in one of these",
+            r.wire_formats, r.formats_re_aimed
+        );
+    }
     if let Some(t) = r.traffic.filter(|t| t.requests > 0) {
         let per = |x: u64| x as f64 / r.cases.max(1) as f64;
         let _ = writeln!(
@@ -342,6 +353,7 @@ pub fn to_json(r: &CheckReport, hint: &ReplayHint) -> Value {
             "claims": r.subject.invariants.map(|s| s.names()),
             "numbers": if r.subject.exact_numbers { "exact" } else { "portable" },
             "contentParts": r.subject.content_parts,
+            "wireFormats": r.subject.wire_formats.names(),
         },
         "seed": r.seed,
         "replayWith": hint.to_json(),
@@ -352,6 +364,8 @@ pub fn to_json(r: &CheckReport, hint: &ReplayHint) -> Value {
         "bodyBytes": r.bytes,
         "stoppedByTime": r.stopped_by_time,
         "imageCasesNotSent": r.images_not_sent,
+        "wireFormats": r.wire_formats.names(),
+        "casesReAimedToWireFormats": r.formats_re_aimed,
         "protocol": r.traffic.map(|t| json!({"requests": t.requests, "bytesSent": t.bytes_sent, "bytesReceived": t.bytes_received})),
         "invariants": invariants,
         "notChecked": r.not_checked(),
@@ -595,7 +609,22 @@ pub fn from_json(v: &Value) -> Result<CheckReport, String> {
             .get("imageCasesNotSent")
             .and_then(Value::as_u64)
             .unwrap_or(0),
+        formats_re_aimed: v
+            .get("casesReAimedToWireFormats")
+            .and_then(Value::as_u64)
+            .unwrap_or(0),
+        wire_formats: wire_formats_of(v.get("wireFormats")),
     })
+}
+
+/// A `wireFormats` list of a JSON report; all three when absent or empty.
+fn wire_formats_of(list: Option<&Value>) -> crate::model::WireFormats {
+    let names = list.and_then(Value::as_array).into_iter().flatten();
+    let formats: Vec<_> = names.filter_map(|n| n.as_str()?.parse().ok()).collect();
+    match crate::model::WireFormats::of(&formats) {
+        set if set.is_empty() => crate::model::WireFormats::ALL,
+        set => set,
+    }
 }
 
 fn count_of(x: &Value, what: &str) -> Result<u64, String> {
@@ -627,6 +656,7 @@ pub(crate) fn subject_from_json(subject: &Value) -> Result<crate::subject::Subje
         .get("contentParts")
         .and_then(Value::as_bool)
         .unwrap_or(true);
+    info.wire_formats = wire_formats_of(subject.get("wireFormats"));
     if let Some(list) = subject.get("claims").and_then(Value::as_array) {
         let names: Vec<&str> = list.iter().filter_map(Value::as_str).collect();
         info.invariants = Some(crate::oracle::InvariantSet::parse_list(&names.join(","))?);

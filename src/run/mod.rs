@@ -27,6 +27,7 @@ use std::time::{Duration, Instant};
 
 use crate::config::Config;
 use crate::generate::{case_for_config, case_from_seed, Case, GenConfig};
+use crate::model::WireFormats;
 use crate::oracle::InvariantSet;
 use crate::subject::{Subject, SubjectInfo};
 
@@ -57,6 +58,20 @@ pub struct CheckOptions {
     pub config: Option<Config>,
     /// Where the cases come from when not from the generator (`--corpus`).
     pub source: Option<std::sync::Arc<dyn CaseSource>>,
+    /// The wire formats cases may be measured in (`--wire-format`; all
+    /// three by default), narrowed further to those the sides measure.
+    pub wire_formats: WireFormats,
+}
+
+/// The formats of a run whose sides do not all measure every format
+/// (their hellos' `wireFormats`, SPEC §6).
+#[derive(Debug, Clone, Copy)]
+struct Formats {
+    /// What every side measures.
+    kept: WireFormats,
+    /// `--config`'s own format was not among them: it was re-aimed at
+    /// the first kept one, and every case counts as re-aimed.
+    config_re_aimed: bool,
 }
 
 impl Default for CheckOptions {
@@ -73,6 +88,7 @@ impl Default for CheckOptions {
             shard: None,
             config: None,
             source: None,
+            wire_formats: WireFormats::ALL,
         }
     }
 }
@@ -255,6 +271,8 @@ pub(crate) struct Runner<J: Judge> {
     pub opts: CheckOptions,
     /// Every side takes content parts (its hello's `contentParts`).
     content_parts: bool,
+    /// `None` when every side measures every wire format.
+    formats: Option<Formats>,
     start: Instant,
     next: AtomicU64,
     state: Mutex<J::State>,
@@ -262,6 +280,9 @@ pub(crate) struct Runner<J: Judge> {
     stopped_by_time: std::sync::atomic::AtomicBool,
     /// Cases with images a side that takes text only was not sent them.
     images_not_sent: AtomicU64,
+    /// Cases drawn in a wire format a side does not measure, sent in one
+    /// it does.
+    formats_re_aimed: AtomicU64,
 }
 
 impl<J: Judge> Runner<J> {
@@ -281,20 +302,56 @@ impl<J: Judge> Runner<J> {
         if !exact {
             gen.exotic_numbers_percent = 0;
         }
+        let mut config = opts.config.clone();
+        let formats = Self::formats(opts.wire_formats, infos, config.as_mut());
         Runner {
             judge,
             opts: CheckOptions {
                 gen,
                 exact_numbers: Some(exact),
+                config,
                 ..opts.clone()
             },
             content_parts: infos.iter().all(|i| i.content_parts),
+            formats,
             start: Instant::now(),
             next: AtomicU64::new(0),
             state: Mutex::new(state),
             stopped_by_time: Default::default(),
             images_not_sent: AtomicU64::new(0),
+            formats_re_aimed: AtomicU64::new(0),
         }
+    }
+
+    /// The formats of `asked` every side measures, `None` when that is all
+    /// three; `config` (`--config`) re-aimed at the first of them when its
+    /// own format is not one. When none is left, the first side's (the
+    /// subject under test; the CLI refuses such a run).
+    fn formats(
+        asked: WireFormats,
+        infos: &[&SubjectInfo],
+        config: Option<&mut Config>,
+    ) -> Option<Formats> {
+        let mut kept = infos
+            .iter()
+            .fold(asked, |set, i| set.intersect(i.wire_formats));
+        if kept.is_empty() {
+            kept = infos.first().map_or(WireFormats::ALL, |i| i.wire_formats);
+        }
+        if kept.is_all() {
+            return None;
+        }
+        let mut config_re_aimed = false;
+        if let Some(c) = config {
+            if !kept.contains(c.wire_format) {
+                c.wire_format = kept.iter().next().unwrap_or_default();
+                config_re_aimed = true;
+            }
+        }
+        Some(Formats {
+            kept,
+            config_re_aimed,
+        })
     }
 
     pub(crate) fn lock(&self) -> std::sync::MutexGuard<'_, J::State> {
@@ -328,7 +385,7 @@ impl<J: Judge> Runner<J> {
     /// images, and no case at all for one from a corpus that holds images;
     /// each counted in the report, never silently.
     fn case(&self, index: u64) -> Option<Case> {
-        let case = case_at(&self.opts, index);
+        let case = self.case_in_formats(index);
         if self.content_parts || !case.messages.iter().any(|m| !m.content.parts().is_empty()) {
             return Some(case);
         }
@@ -337,10 +394,52 @@ impl<J: Judge> Runner<J> {
             return None;
         }
         let opts = CheckOptions {
-            gen: self.opts.gen.without_images(),
+            gen: self.gen_in_formats().without_images(),
             ..self.opts.clone()
         };
         Some(case_at(&opts, index))
+    }
+
+    /// The generator's settings, with only the formats every side measures.
+    fn gen_in_formats(&self) -> GenConfig {
+        match self.formats {
+            Some(f) if self.opts.source.is_none() && self.opts.config.is_none() => {
+                self.opts.gen.in_formats(f.kept)
+            }
+            _ => self.opts.gen.clone(),
+        }
+    }
+
+    /// Case `index` in a wire format every side measures (SPEC §6
+    /// `wireFormats`): a generated case drawn in another format is drawn
+    /// again with only theirs (the same history, measured and aimed in a
+    /// kept format), a corpus case is measured in a kept format, and under
+    /// `--config` re-aimed at a kept format every case is; each counted as
+    /// re-aimed in the report, never silently.
+    fn case_in_formats(&self, index: u64) -> Case {
+        let mut case = case_at(&self.opts, index);
+        let Some(formats) = self.formats else {
+            return case;
+        };
+        if let (true, Some(config)) = (formats.config_re_aimed, &self.opts.config) {
+            self.formats_re_aimed.fetch_add(1, Ordering::Relaxed);
+            case.config.wire_format = config.wire_format; // a corpus case's too
+            return case;
+        }
+        if formats.kept.contains(case.config.wire_format) {
+            return case;
+        }
+        self.formats_re_aimed.fetch_add(1, Ordering::Relaxed);
+        if self.opts.source.is_some() || self.opts.config.is_some() {
+            let kept: Vec<_> = formats.kept.iter().collect();
+            case.config.wire_format = kept[(index % kept.len() as u64) as usize];
+            return case;
+        }
+        let opts = CheckOptions {
+            gen: self.gen_in_formats(),
+            ..self.opts.clone()
+        };
+        case_at(&opts, index)
     }
 
     pub(crate) fn progress(&self) -> Progress {
@@ -411,6 +510,8 @@ impl<J: Judge> Runner<J> {
             elapsed: self.start.elapsed(),
             stopped_by_time: self.stopped_by_time.into_inner(),
             images_not_sent: self.images_not_sent.into_inner(),
+            formats_re_aimed: self.formats_re_aimed.into_inner(),
+            wire_formats: self.formats.map_or(WireFormats::ALL, |f| f.kept),
             state: self.state.into_inner().unwrap_or_else(|e| e.into_inner()),
             judge: self.judge,
             opts: self.opts,
@@ -426,6 +527,9 @@ pub(crate) struct Done<J: Judge> {
     pub elapsed: Duration,
     pub stopped_by_time: bool,
     pub images_not_sent: u64,
+    pub formats_re_aimed: u64,
+    /// The formats the cases were measured in.
+    pub wire_formats: WireFormats,
 }
 
 /// Run `work` on each of `items`, each on a thread of its own, calling

@@ -25,7 +25,7 @@ use std::fmt;
 
 use crate::config::Config;
 use crate::invariant::InvariantSet;
-use crate::model::{Message, WireFormat};
+use crate::model::{Message, WireFormat, WireFormats};
 
 /// What a subject says of itself (the protocol's `hello`).
 #[derive(Debug, Clone, PartialEq)]
@@ -55,6 +55,10 @@ pub struct SubjectInfo {
     /// it against that point instead of the trigger itself
     /// (docs/contract-notes.md, note 31).
     pub compact_at: f64,
+    /// The wire formats whose body it measures (SPEC §6): hello
+    /// `wireFormats`, default all three. It is sent cases in these only;
+    /// the report says how many were re-aimed or left out.
+    pub wire_formats: WireFormats,
 }
 
 impl SubjectInfo {
@@ -68,6 +72,7 @@ impl SubjectInfo {
             exact_numbers: false,
             content_parts: true,
             compact_at: 1.0,
+            wire_formats: WireFormats::ALL,
         }
     }
 

@@ -22,7 +22,9 @@ use crate::config::Config;
 use crate::error::json_type;
 use crate::invariant::InvariantSet;
 use crate::model::engine_de::Lookup;
-use crate::model::{read_messages, read_messages_owned, write_messages, Message, WireFormat};
+use crate::model::{
+    read_messages, read_messages_owned, write_messages, Message, WireFormat, WireFormats,
+};
 
 pub use crate::model::text::{lines, one_line};
 
@@ -58,6 +60,9 @@ pub fn hello_answer(info: &SubjectInfo) -> Value {
     }
     if info.compact_at != 1.0 {
         v["compactAt"] = json!(info.compact_at);
+    }
+    if !info.wire_formats.is_all() {
+        v["wireFormats"] = json!(info.wire_formats.names());
     }
     v
 }
@@ -135,6 +140,9 @@ pub fn parse_hello(v: &Value) -> Result<SubjectInfo, Fault> {
                 ))
             })?;
     }
+    if let Some(list) = obj.get("wireFormats") {
+        info.wire_formats = parse_wire_formats(list).map_err(bad)?;
+    }
     info.exact_numbers = match obj.get("numbers") {
         None => false,
         Some(Value::String(s)) if s == "portable" => false,
@@ -146,6 +154,26 @@ pub fn parse_hello(v: &Value) -> Result<SubjectInfo, Fault> {
         }
     };
     Ok(info)
+}
+
+/// A hello's `wireFormats`: a non-empty array of format names.
+fn parse_wire_formats(list: &Value) -> Result<WireFormats, String> {
+    let expected =
+        "`wireFormats` must be a non-empty array of \"engine\", \"openai\", \"anthropic\"";
+    let Value::Array(names) = list else {
+        return Err(format!("{expected}, found {}", json_type(list)));
+    };
+    let mut set = WireFormats::empty();
+    for name in names {
+        match name.as_str().and_then(WireFormat::parse) {
+            Some(f) => set.insert(f),
+            None => return Err(format!("{expected}, found {}", one_line(&name.to_string()))),
+        }
+    }
+    if set.is_empty() {
+        return Err(format!("{expected}, found []"));
+    }
+    Ok(set)
 }
 
 /// Write a `compact` or `estimate` request line (with its `\n`) to `out`,
@@ -649,6 +677,25 @@ pub fn parse_estimate_answer(obj: &Map<String, Value>) -> Result<EstimateReply, 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `wireFormats` round-trips through the hello, and a bad one fails it.
+    #[test]
+    fn hello_wire_formats() {
+        let mut info = SubjectInfo::new("s", "1");
+        info.wire_formats = WireFormats::of(&[WireFormat::Openai]);
+        let hello = hello_answer(&info);
+        assert_eq!(hello["wireFormats"], json!(["openai"]));
+        assert_eq!(parse_hello(&hello).unwrap().wire_formats, info.wire_formats);
+        let all = hello_answer(&SubjectInfo::new("s", "1"));
+        assert!(all.get("wireFormats").is_none());
+        assert!(parse_hello(&all).unwrap().wire_formats.is_all());
+        for bad in [json!([]), json!("openai"), json!(["openai", "gemini"])] {
+            let mut h = hello.clone();
+            h["wireFormats"] = bad;
+            let e = parse_hello(&h).unwrap_err();
+            assert!(e.detail.contains("`wireFormats` must be"), "{}", e.detail);
+        }
+    }
 
     #[test]
     fn a_hello_of_another_protocol_says_which_in_words() {

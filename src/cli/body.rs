@@ -1,0 +1,67 @@
+//! `ctxgate body`: the exact request body (SPEC §2) of a history, as
+//! ctxgate serialises and measures it, so that a compactor's author can
+//! diff their own body measurer against it.
+
+use std::io::{self, Write as _};
+
+use ctxgate::body::{body_bytes, body_value};
+
+use super::common::{ConfigArgs, Failure, HistoryArgs};
+
+/// Print the exact request body of a history: the config's envelope with
+/// `messages` (and, for anthropic, `system`) in the wire format.
+///
+/// stdout gets the body — compact JSON, the very bytes `body-under-ceiling`,
+/// `session-never-overflows` and `estimate`'s bodyBytes measure — then one
+/// newline, which is not part of the body. stderr gets its size and format.
+///
+/// The body is in --wire-format if given, else the config file's
+/// `wireFormat` if it sets one, else the format the history was read in.
+#[derive(Debug, clap::Args)]
+#[command(after_help = "\
+Example: ctxgate body --wire-format anthropic history.json > body.json
+  then compare with your own serialiser, e.g. `cmp body.json mine.json`
+  (print yours without a trailing newline, or strip ours: `head -c -1`).
+
+Exit codes: 0 ok; 2 bad usage or bad input (the message names the file,
+the message index and the problem).")]
+pub struct Args {
+    #[command(flatten)]
+    pub history: HistoryArgs,
+
+    #[command(flatten)]
+    pub config: ConfigArgs,
+}
+
+pub fn run(args: Args) -> Result<(), Failure> {
+    let input = args.history.load()?;
+    let config = args.config.resolve(input.doc.format)?;
+    let msgs = &input.doc.messages;
+    let body = serde_json::to_vec(&body_value(&config, msgs)).map_err(|e| {
+        Failure::bad_input(format!("{}: the body does not serialise: {e}", input.name))
+    })?;
+    let measured = body_bytes(&config, msgs);
+    let mut out = io::stdout().lock();
+    let written = out
+        .write_all(&body)
+        .and_then(|()| out.write_all(b"\n"))
+        .and_then(|()| out.flush());
+    if let Err(e) = written {
+        if e.kind() != io::ErrorKind::BrokenPipe {
+            return Err(Failure::bad_input(format!("cannot write the body: {e}")));
+        }
+    }
+    eprintln!(
+        "ctxgate body: {} bytes of {} body (ceiling {})",
+        body.len(),
+        config.wire_format,
+        config.transport_max_body_bytes
+    );
+    if measured != body.len() as u64 {
+        // Never expected: body_bytes counts what this serialisation writes.
+        eprintln!(
+            "ctxgate body: warning: ctxgate's size count says {measured} bytes for this body; please report this history"
+        );
+    }
+    Ok(())
+}

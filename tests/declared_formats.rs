@@ -1,0 +1,259 @@
+//! The wire formats a subject measures (SPEC §6 `wireFormats`): a subject
+//! is sent cases in its declared formats only and the report counts those
+//! re-aimed; `check --wire-format F` pins the format alone; `ctxgate body`
+//! prints the exact body; a body violation names the format it measured.
+
+mod common;
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+
+use common::process::ctxgate;
+use ctxgate::check::CheckOptions;
+use ctxgate::oracle::body_under_ceiling;
+use ctxgate::subject::CompactAnswer;
+use ctxgate::{Config, Message, WireFormat};
+use serde_json::Value;
+
+fn script() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/subjects/formats_log.py")
+}
+
+/// A fresh log file for one test.
+fn log_file(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("ctxgate-formats-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join(name);
+    let _ = std::fs::remove_file(&path);
+    path
+}
+
+/// The configs the subject logged, one per compact request.
+fn logged(path: &Path) -> Vec<Value> {
+    std::fs::read_to_string(path)
+        .expect("the subject wrote its log")
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+/// `ctxgate check` of the logging subject, with `extra` arguments.
+fn check_logged(log: &Path, formats: Option<&str>, extra: &[&str]) -> common::process::Out {
+    let mut subject = format!("python3 {} {}", script().display(), log.display());
+    if let Some(f) = formats {
+        subject.push_str(&format!(" {f}"));
+    }
+    let mut args = vec![
+        "check",
+        "--subject",
+        &subject,
+        "--cases",
+        "120",
+        "--seed",
+        "28",
+        "--jobs",
+        "1",
+    ];
+    args.extend_from_slice(extra);
+    ctxgate(&args)
+}
+
+/// A hello declaring `["openai"]` is sent openai configs only, and the
+/// report says how many cases were drawn in another format.
+#[test]
+fn a_subject_declaring_openai_receives_only_openai_configs() {
+    let log = log_file("declared.jsonl");
+    let out = check_logged(&log, Some("openai"), &[]);
+    assert_eq!(out.code, 0, "{}", out.all());
+    let configs = logged(&log);
+    assert!(configs.len() >= 120, "{}", configs.len());
+    let formats: BTreeSet<&str> = configs
+        .iter()
+        .map(|c| c["wireFormat"].as_str().unwrap())
+        .collect();
+    assert_eq!(formats, BTreeSet::from(["openai"]), "{}", out.all());
+    assert!(
+        out.stdout.contains(
+            "wire formats: openai (the subject's hello `wireFormats` measures these only): "
+        ),
+        "{}",
+        out.stdout
+    );
+    // At the default shares (25% openai) most cases were re-aimed.
+    let re_aimed: u64 = out
+        .stdout
+        .split("measures these only): ")
+        .nth(1)
+        .and_then(|s| s.split(' ').next())
+        .and_then(|n| n.parse().ok())
+        .expect("a count");
+    assert!((40..=110).contains(&re_aimed), "{re_aimed}: {}", out.stdout);
+}
+
+/// The same subject, declaring nothing, is sent all three formats.
+#[test]
+fn a_subject_declaring_nothing_receives_every_format() {
+    let log = log_file("undeclared.jsonl");
+    let out = check_logged(&log, None, &[]);
+    assert_eq!(out.code, 0, "{}", out.all());
+    let formats: BTreeSet<String> = logged(&log)
+        .iter()
+        .map(|c| c["wireFormat"].as_str().unwrap().to_owned())
+        .collect();
+    assert_eq!(formats.len(), 3, "{formats:?}");
+    assert!(!out.stdout.contains("wire formats:"), "{}", out.stdout);
+}
+
+/// `--wire-format F` pins the format only: the other fields keep being
+/// drawn (it used to pin the whole config: contextWindow 128000 always).
+#[test]
+fn wire_format_pins_the_format_and_keeps_the_config_varied() {
+    let log = log_file("pinned.jsonl");
+    let out = check_logged(&log, None, &["--wire-format", "anthropic"]);
+    assert_eq!(out.code, 0, "{}", out.all());
+    let configs = logged(&log);
+    let distinct = |k: &str| {
+        configs
+            .iter()
+            .map(|c| c[k].to_string())
+            .collect::<BTreeSet<_>>()
+            .len()
+    };
+    assert_eq!(distinct("wireFormat"), 1);
+    assert_eq!(configs[0]["wireFormat"], "anthropic");
+    assert!(
+        distinct("contextWindow") > 10,
+        "{}",
+        distinct("contextWindow")
+    );
+    assert!(distinct("transportMaxBodyBytes") > 10);
+    assert!(distinct("threshold") > 3);
+}
+
+/// A `--wire-format` the subject does not measure is bad usage.
+#[test]
+fn wire_format_outside_the_declared_ones_is_bad_usage() {
+    let log = log_file("refused.jsonl");
+    let out = check_logged(&log, Some("openai"), &["--wire-format", "engine"]);
+    assert_eq!(out.code, 2, "{}", out.all());
+    assert!(
+        out.stderr.contains("measures its body in openai only"),
+        "{}",
+        out.stderr
+    );
+}
+
+/// The in-process `Compactor` gets the same option.
+#[test]
+fn an_in_process_compactor_declaring_formats_receives_only_those() {
+    let seen = std::sync::Arc::new(std::sync::Mutex::new(BTreeSet::new()));
+    let log = seen.clone();
+    let compact = move |c: &Config, m: &[Message]| {
+        log.lock().unwrap().insert(c.wire_format.as_str());
+        ctxgate::subject::answer(ctxgate::reference::compact(c, m))
+    };
+    let mut subject = ctxgate::testing::Compactor::new("two-formats", "0", compact)
+        .wire_formats(&[WireFormat::Engine, WireFormat::Anthropic])
+        .into_subject();
+    let opts = CheckOptions {
+        cases: 200,
+        seed: 28,
+        ..Default::default()
+    };
+    let report = ctxgate::testing::check(&mut subject, &opts);
+    assert!(
+        report.ok(),
+        "{}",
+        ctxgate::report::human(&report, &Default::default())
+    );
+    assert_eq!(
+        *seen.lock().unwrap(),
+        BTreeSet::from(["engine", "anthropic"])
+    );
+    assert!(report.formats_re_aimed > 20, "{}", report.formats_re_aimed);
+    let json = ctxgate::report::to_json(&report, &Default::default());
+    assert_eq!(
+        json["wireFormats"],
+        serde_json::json!(["engine", "anthropic"])
+    );
+    assert_eq!(json["casesReAimedToWireFormats"], report.formats_re_aimed);
+}
+
+/// `ctxgate body` prints exactly the body `estimate` measures: its bytes
+/// are serde_json's serialisation of the body, as long as `bodyBytes`.
+#[test]
+fn the_body_command_prints_the_exact_body() {
+    // openai in: absent and null content, a raw non-JSON argument string,
+    // two results of one iteration (merged into one user message in
+    // anthropic), an image, an unknown field, escapes and non-ASCII.
+    let sample = serde_json::json!([
+        {"role": "system", "content": "Be \"brief\".\n"},
+        {"role": "user", "content": [{"type": "text", "text": "Look:"},
+            {"type": "image_url", "image_url": {"url": "https://example.com/a.png"}}]},
+        {"role": "assistant", "content": null, "tool_calls": [
+            {"id": "c1", "type": "function", "function": {"name": "grep", "arguments": "{\"q\":\"é\"}"}},
+            {"id": "c2", "type": "function", "function": {"name": "run", "arguments": "not json"}}]},
+        {"role": "tool", "tool_call_id": "c1", "content": "3 hits", "metadata": {"ms": 12}},
+        {"role": "tool", "tool_call_id": "c2"},
+        {"role": "assistant", "content": "世界 done"}
+    ]);
+    let path = log_file("body-sample.json");
+    std::fs::write(&path, sample.to_string()).unwrap();
+    let history = path.to_str().unwrap();
+    for f in ["engine", "openai", "anthropic"] {
+        let out = ctxgate(&["body", "--format", "openai", "--wire-format", f, history]);
+        assert_eq!(out.code, 0, "{}", out.all());
+        let body = out
+            .stdout
+            .strip_suffix('\n')
+            .expect("one newline after the body");
+        let value: Value = serde_json::from_str(body).unwrap();
+        assert_eq!(serde_json::to_string(&value).unwrap(), body, "{f}");
+        let estimate = ctxgate(&[
+            "estimate",
+            "--json",
+            "--format",
+            "openai",
+            "--wire-format",
+            f,
+            history,
+        ]);
+        let figures: Value = serde_json::from_str(&estimate.stdout).unwrap();
+        assert_eq!(figures["bodyBytes"], body.len() as u64, "{f}: {body}");
+        assert!(
+            out.stderr
+                .contains(&format!("{} bytes of {f} body", body.len())),
+            "{}",
+            out.stderr
+        );
+    }
+}
+
+/// A body violation names the wire format the body was measured in.
+#[test]
+fn a_body_violation_names_the_wire_format() {
+    let history = vec![
+        Message::user("Review PR 412"),
+        Message::assistant("The body limit is the Express default."),
+    ];
+    for f in WireFormat::ALL {
+        let config = Config {
+            wire_format: f,
+            transport_max_body_bytes: 60,
+            ..Config::default()
+        };
+        let v = body_under_ceiling(&config, &history, &CompactAnswer::Messages(history.clone()));
+        assert_eq!(v.len(), 1, "{f}");
+        assert!(
+            v[0].detail.contains(&format!("bytes of {f} body")),
+            "{}",
+            v[0].detail
+        );
+        assert!(
+            v[0].detail
+                .contains(&format!("ctxgate body --wire-format {f}")),
+            "{}",
+            v[0].detail
+        );
+    }
+}
