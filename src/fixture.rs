@@ -405,7 +405,7 @@ pub fn replay(subject: &mut dyn Subject, fixture: &Fixture) -> (Replayed, usize)
 
 /// Every fixture file under `paths`, sorted: files as given, folders
 /// searched recursively for `*.json` by the one folder walker
-/// ([`crate::input::walk`]: regular files only, symlinks followed and named,
+/// ([`mod@crate::input::walk`]: regular files only, symlinks followed and named,
 /// loops, FIFOs and devices skipped and named in [`Walked::notes`]).
 pub fn collect(paths: &[PathBuf]) -> Result<Walked, InputError> {
     crate::input::walk(paths, &["json"])

@@ -1,20 +1,6 @@
-//! # ctxgate
+#![doc = include_str!("../docs/architecture.md")]
 //!
-//! A property-based conformance and fuzz harness for LLM context
-//! compactors, built on ADR 0098: a compactor must trigger before the
-//! request body overflows the real transport limit, count tool-call
-//! arguments, and never cut an assistant message from its tool results.
-//!
-//! The pieces, and how data flows between them — one way:
-//!
-//! ```text
-//! generate ──► subject ──► oracle ──► (shrink) ──► fixture ──► report
-//!  (cases)    (answers)   (verdicts)                (SPEC §7)
-//!
-//! beneath them: model (histories, 3 wire formats, JSON values) · body (exact
-//! size) · estimate · contract (the words of the contract, defined once) ·
-//! reference (ADR 0098, hardened) · invariant (SPEC §5's names)
-//! ```
+//! ## The modules
 //!
 //! - [`model`]: messages, tool calls, iterations, well-formedness, the
 //!   `engine`, `openai` and `anthropic` wire formats (SPEC §1); content

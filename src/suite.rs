@@ -42,7 +42,7 @@ pub struct SuiteReport {
 }
 
 /// A suite's fixtures, parsed, and what reading its folder followed or
-/// skipped ([`crate::input::walk`]).
+/// skipped ([`mod@crate::input::walk`]).
 #[derive(Debug, Clone)]
 pub struct Loaded {
     pub fixtures: Vec<(PathBuf, Fixture)>,

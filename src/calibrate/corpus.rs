@@ -93,7 +93,7 @@ pub fn resolve_corpus(given: Option<&Path>, cap: u64) -> Result<Resolved, Calibr
 }
 
 /// The histories of a corpus folder, and what its walk followed or skipped
-/// (a symlink loop, a FIFO: [`crate::input::walk`]).
+/// (a symlink loop, a FIFO: [`mod@crate::input::walk`]).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Corpus {
     pub histories: Vec<History>,

@@ -34,7 +34,7 @@ pub struct Seed {
 }
 
 /// A corpus's histories, and what reading its folder followed or skipped
-/// ([`crate::input::walk`]: symlinks, loops, FIFOs, devices — by name).
+/// ([`mod@crate::input::walk`]: symlinks, loops, FIFOs, devices — by name).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Corpus {
     pub seeds: Vec<Seed>,

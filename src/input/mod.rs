@@ -8,7 +8,7 @@
 //! read ([`read_document`]), so that the file's bytes and its parsed form
 //! are never in memory at once. Only regular files are read
 //! ([`open_regular`]): a FIFO or a device named as an input is an error,
-//! never opened for reading. Folders are searched by [`walk`].
+//! never opened for reading. Folders are searched by [`mod@walk`].
 
 pub mod walk;
 

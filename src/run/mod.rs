@@ -5,7 +5,7 @@
 //! shrink them → keep them if they still are. Once every worker is done,
 //! the kept finds are saved as fixtures and the report is built.
 //!
-//! What differs between `check` and the gate is a [`Judge`]: what a case
+//! What differs between `check` and the gate is a `Judge`: what a case
 //! is run on (one subject, or a subject and its baseline), what is counted,
 //! what a find is and how it is shrunk. The loop, the dealing, the time
 //! budget, the first-of-kind rule and the shrink budgets exist once, here.
