@@ -539,7 +539,7 @@ fn source_hint(i: &Image) -> Option<&Fields> {
 
 /// Serialised size of [`part_block`]`(p)`, without copying an image's data.
 pub fn part_block_size(p: &Part) -> u64 {
-    use crate::body::{object_size_of, string_size, value_size};
+    use super::json_size::{object_size_of, string_size, value_size};
     match p {
         Part::Image(i) => {
             let mut source: Vec<(&str, u64)> = match &i.source {

@@ -13,6 +13,7 @@ pub mod engine_de;
 pub mod engine_ser;
 mod format;
 mod iteration;
+pub mod json_size;
 mod message;
 pub mod openai;
 pub mod parts;

@@ -301,7 +301,7 @@ fn data_url(d: &ImageData) -> String {
 
 /// Serialised size of one part in this format, without writing it.
 pub fn part_size(p: &Part) -> u64 {
-    use crate::body::{object_size_of, string_size, value_size};
+    use super::json_size::{object_size_of, string_size, value_size};
     match p {
         Part::Image(i) => {
             let url = match &i.source {

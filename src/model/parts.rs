@@ -107,7 +107,7 @@ impl ImageData {
     /// An inline image: its header is read and its escaping counted now.
     pub fn new(media_type: impl Into<String>, data: impl Into<String>) -> Arc<ImageData> {
         let data = data.into();
-        let escapes = crate::body::string_size(&data) - data.len() as u64 - 2;
+        let escapes = super::json_size::string_size(&data) - data.len() as u64 - 2;
         let pixels = read_pixels(&data);
         Arc::new(ImageData {
             media_type: media_type.into(),
