@@ -560,10 +560,15 @@ fn merge_arguments(into: &mut Value, more: Value) {
     }
 }
 
-/// Pad message `t` of the folded case `after` back to the body of `before`.
+/// Pad message `t` of the folded case `after` back to the body of `before`;
+/// a second round when the first fell short: a wire format may write the
+/// padded message with other bytes around it than before.
 fn keep_body(before: &Case, after: &mut Case, t: usize) {
-    let lost = before.body_bytes().saturating_sub(after.body_bytes());
-    if lost > 0 {
+    for _ in 0..3 {
+        let lost = before.body_bytes().saturating_sub(after.body_bytes());
+        if lost == 0 {
+            return;
+        }
         pad(&mut after.messages[t], lost as usize);
     }
 }
