@@ -9,6 +9,14 @@
 //! the config (engine format, fewer recent iterations, bytesPerToken toward
 //! 4, a plainer threshold, smaller and rounder numbers).
 //!
+//! Under a pinned config (`--config`) the ceiling cannot move, and a body
+//! just over it falls under once any message goes. So iterations and
+//! parallel calls may also be *folded* away (issue 28, item 4): removed,
+//! with their text, images and arguments moved into a message that stays
+//! and that message padded back to the body's size to the byte; the text
+//! edits then trim the filler. A 29-message case 1 byte over Express's
+//! 100 KB shrinks to 4 messages this way.
+//!
 //! Every edit that changes the history is tried twice: first *anchored*,
 //! with the ceiling and the trigger moved by as much as the body and the
 //! estimate moved, so that a case sitting on a boundary stays on it while
