@@ -350,6 +350,13 @@ fn a_text_only_subject_is_sent_no_parts_and_the_report_counts_them() {
     assert!(report.images_not_sent >= 10, "{}", report.images_not_sent);
     let text = ctxgate::report::human(&report, &Default::default());
     assert!(text.contains("contentParts: false"), "{text}");
+    // Sent no images, it is not judged on them: a pass would be vacuous.
+    assert!(
+        !report
+            .checked
+            .contains(ctxgate::oracle::Invariant::EstimateCoversImages),
+        "{text}"
+    );
     let with_parts = case_from_seed(26, 0, &image_cases());
     assert!(ctxgate::testing::check_case(&mut subject, &with_parts).is_ok());
 }

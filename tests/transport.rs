@@ -466,7 +466,8 @@ fn check_transport_against_a_compactor_that_ignores_the_ceiling_gets_413s() {
     ]);
     assert_eq!(out.code, 1, "{}\n{}", out.stdout, out.stderr);
     assert!(
-        out.stdout.contains("over the ceiling; the live endpoint refused it too: 413 Payload Too Large (body: request entity too large)"),
+        out.stdout.contains("over the ceiling; ")
+            && out.stdout.contains("; the live endpoint refused it too: 413 Payload Too Large (body: request entity too large)"),
         "{}",
         out.stdout
     );

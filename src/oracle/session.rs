@@ -99,7 +99,7 @@ fn sent(
     }
     let side = if over { "over" } else { "under" };
     let mut detail = format!(
-        "turn {} of the ToolLoop sent a body of {body} {} ({} messages), {side} the ceiling",
+        "turn {} of the ToolLoop sent {body} {} ({} messages), {side} the ceiling",
         t.turn,
         body_measure(format),
         t.history_len
