@@ -88,6 +88,9 @@ pub struct Failure {
     /// The minimal case, as a fixture.
     pub fixture: Fixture,
     pub saved: Saved,
+    /// What the subject answered to `compact` on the minimal case, when
+    /// the invariant asked it (the report shows it and its diff).
+    pub answer: Option<crate::subject::CompactAnswer>,
 }
 
 /// One subject fault, with the (shrunk) case that caused it.
@@ -640,6 +643,7 @@ fn shrink_failure(
     // The violation of the last case that still failed is the shrunk
     // case's: kept, not asked for again.
     let mut last: Option<Violation> = None;
+    let mut last_answer = None;
     let shrunk = shrink_failing(
         case,
         inv,
@@ -651,19 +655,22 @@ fn shrink_failure(
             let failed = r.fails(inv);
             if failed {
                 last = r.violations().find(|v| v.invariant == inv).cloned();
+                last_answer = r.answer;
             }
             failed
         },
     );
     let found = result.violations().find(|v| v.invariant == inv).cloned();
-    let violation = if shrunk == *case {
-        found
+    let (violation, answer) = if shrunk == *case {
+        (found, result.answer.clone())
     } else {
-        last.or(found)
-    }
-    .unwrap_or_else(|| Violation::new(inv, "failed"));
+        (last.or(found), last_answer)
+    };
+    let violation = violation.unwrap_or_else(|| Violation::new(inv, "failed"));
     let see = see(subject.info(), opts, index);
-    Failure::of(inv, index, violation, case, shrunk, see, subject.info())
+    let mut failure = Failure::of(inv, index, violation, case, shrunk, see, subject.info());
+    failure.answer = answer;
+    failure
 }
 
 impl Failure {
@@ -695,6 +702,7 @@ impl Failure {
             ),
             fixture,
             saved: Saved::NotAsked,
+            answer: None,
         }
     }
 }

@@ -2,6 +2,7 @@
 //! failure with its minimal history and the command that replays it), JSON,
 //! and JUnit XML (one test case per invariant) for CI systems.
 
+pub mod diff;
 pub mod render;
 
 use std::fmt::Write as _;
@@ -183,6 +184,7 @@ pub fn human(r: &CheckReport, hint: &ReplayHint) -> String {
         );
         let _ = writeln!(out, "  config: {}", f.fixture.config.to_value());
         write_history(&mut out, &f.fixture.messages);
+        write_answer(&mut out, f);
         replay_line(&mut out, &f.saved, hint);
     }
     for f in &r.faults {
@@ -230,6 +232,23 @@ pub fn human(r: &CheckReport, hint: &ReplayHint) -> String {
     };
     let _ = writeln!(out, "{verdict}");
     out
+}
+
+/// What the subject answered on a failure's minimal case, and how it
+/// differs from what it was sent (`report::diff`), capped like a case.
+pub(crate) fn write_answer(out: &mut String, f: &crate::check::Failure) {
+    let Some(answer) = &f.answer else { return };
+    let lines = diff::answer_lines(&f.fixture.messages, answer);
+    let n = lines.len();
+    for (i, line) in lines.iter().enumerate() {
+        if n > 2 * EDGE + 2 && (EDGE + 1..n - EDGE).contains(&i) {
+            if i == EDGE + 1 {
+                let _ = writeln!(out, "    … {} more line(s)", n - 2 * EDGE - 1);
+            }
+            continue;
+        }
+        let _ = writeln!(out, "  {line}");
+    }
 }
 
 /// A fixture's violations, one line each, capped at [`EDGE`] lines and a
@@ -321,6 +340,7 @@ pub fn to_json(r: &CheckReport, hint: &ReplayHint) -> Value {
                 "violation": f.violation.to_json(),
                 "original": {"messages": f.original_size.0, "bodyBytes": f.original_size.1},
                 "fixture": f.fixture.to_json(),
+                "answer": f.answer.as_ref().map(|a| diff::answer_json(&f.fixture.messages, a)),
                 "saved": f.saved.path().map(|p| p.display().to_string()),
                 "saveError": save_error(&f.saved),
                 "replay": f.saved.path().map(|p| hint.command(&p.display().to_string())),
@@ -434,6 +454,15 @@ pub fn markdown(r: &CheckReport, hint: &ReplayHint) -> String {
             f.case_index,
             md(&f.violation.detail)
         );
+        let mut answer = String::new();
+        write_answer(&mut answer, f);
+        if !answer.is_empty() {
+            let _ = writeln!(
+                out,
+                "<details><summary>what the compactor answered</summary>\n\n```text\n{}```\n</details>",
+                answer.replace("```", "'''")
+            );
+        }
         if let Some(p) = f.saved.path() {
             let _ = writeln!(
                 out,
@@ -477,6 +506,7 @@ pub fn junit(r: &CheckReport, hint: &ReplayHint) -> String {
             failed += 1;
             let mut body = format!("{}\n", f.violation);
             write_history(&mut body, &f.fixture.messages);
+            write_answer(&mut body, f);
             replay_line(&mut body, &f.saved, hint);
             let _ = write!(
                 cases,
@@ -723,6 +753,7 @@ pub(crate) fn failure_from_json(f: &Value) -> Result<crate::check::Failure, Stri
         ),
         fixture: fixture_from_json(f)?,
         saved: saved_from_json(f),
+        answer: f.get("answer").and_then(diff::answer_from_json),
     })
 }
 
