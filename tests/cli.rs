@@ -1660,3 +1660,46 @@ fn estimate_lines_measures_each_generated_case_as_estimate_json_does() {
         2
     );
 }
+
+/// `check --seed S --case N` reruns the one case a report cites (issue 28):
+/// the same failure at the same index, one case run.
+#[test]
+fn check_case_reruns_the_case_a_report_cites() {
+    let whole = run(&[
+        "check",
+        "--defect",
+        "drops-system-prompt",
+        "--seed",
+        "7",
+        "--cases",
+        "200",
+        "--invariants",
+        "pinned-kept",
+    ]);
+    assert_eq!(whole.code, 1, "{}", whole.stderr);
+    let stdout = String::from_utf8_lossy(&whole.stdout).into_owned();
+    let line = stdout
+        .lines()
+        .find(|l| l.starts_with("FAILED pinned-kept (case "))
+        .unwrap();
+    let index = line
+        .trim_start_matches("FAILED pinned-kept (case ")
+        .trim_end_matches(')');
+    let one = run(&[
+        "check",
+        "--defect",
+        "drops-system-prompt",
+        "--seed",
+        "7",
+        "--case",
+        index,
+        "--invariants",
+        "pinned-kept",
+    ]);
+    assert_eq!(one.code, 1, "{}", one.stderr);
+    let text = String::from_utf8_lossy(&one.stdout);
+    assert!(text.contains(line), "{text}");
+    assert!(text.contains("\n1 cases in "), "{text}");
+    // --case with --shard is bad usage.
+    assert_eq!(run(&["check", "--case", "3", "--shard", "1/2"]).code, 2);
+}

@@ -92,6 +92,11 @@ pub struct Args {
     #[arg(long, value_name = "K/N")]
     pub shard: Option<String>,
 
+    /// Run only case N of the seed (its index as a report cites it), to
+    /// rerun one case with the same seed and subject
+    #[arg(long, value_name = "N", conflicts_with = "shard")]
+    pub case: Option<u64>,
+
     /// Replay every fixture under DIR (SPEC §7; e.g. suites/known-bugs)
     /// against the subject before the generated cases: a fixture that fails
     /// fails the gate like a generated case (exit 1), and its outcome is in
@@ -198,9 +203,18 @@ pub fn run_check(args: Args) -> Result<(), Failure> {
             args.save.display()
         ))
     })?;
-    let shard = match &args.shard {
+    let mut shard = match &args.shard {
         Some(s) => Some(ctxgate::check::Shard::parse(s).map_err(Failure::bad_input)?),
         None => None,
+    };
+    // Case N alone is shard N+1 of N+1 cases: its index is N.
+    let cases = match args.case {
+        Some(n) if n >= u64::MAX - 1 => return Err(Failure::bad_input("--case is too large")),
+        Some(n) => {
+            shard = Some(ctxgate::check::Shard { k: n + 1, n: n + 1 });
+            n + 1
+        }
+        None => args.cases,
     };
     let jobs = match args.jobs {
         Some(0) => return Err(Failure::bad_input("--jobs must be at least 1")),
@@ -210,8 +224,8 @@ pub fn run_check(args: Args) -> Result<(), Failure> {
     };
     // No more subjects than cases to give them (a shard has its share).
     let run_cases = match &shard {
-        Some(s) => (args.cases + s.n - s.k) / s.n,
-        None => args.cases,
+        Some(s) => (cases + s.n - s.k) / s.n,
+        None => cases,
     };
     let jobs = jobs.min(usize::try_from(run_cases).unwrap_or(usize::MAX).max(1));
     if !(1..=16).contains(&args.lanes) {
@@ -245,7 +259,7 @@ pub fn run_check(args: Args) -> Result<(), Failure> {
         );
     }
     let mut opts = CheckOptions {
-        cases: args.cases,
+        cases,
         time,
         seed,
         invariants,
@@ -308,7 +322,7 @@ pub fn run_check(args: Args) -> Result<(), Failure> {
         Some(live) => subjects.into_iter().map(|s| live.wrap(s)).collect(),
         None => subjects,
     };
-    let mut progress = progress_printer(args.cases);
+    let mut progress = progress_printer(run_cases);
     let report = ctxgate::check::run_parallel(&mut subjects, &opts, &mut progress);
     drop(progress);
     let hint = args.subject.replay_hint();
