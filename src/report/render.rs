@@ -31,26 +31,20 @@ pub fn check(
     hint: &ReplayHint,
     kind: ReportKind,
 ) -> String {
-    let json = || super::to_json(report, hint);
-    let rendered = match kind {
-        ReportKind::Human => super::human(report, hint),
-        ReportKind::Json => pretty(&json()),
-        ReportKind::Junit => super::junit(report, hint),
-        ReportKind::Markdown => super::markdown(report, hint),
+    let forms = Forms {
+        human: &|| super::human(report, hint),
+        json: &|| super::to_json(report, hint),
+        junit: &|| super::junit(report, hint),
+        markdown: &|| super::markdown(report, hint),
     };
-    match suite {
-        None => rendered,
-        Some(s) => {
-            let parts = SuiteParts {
-                human: s.human(),
-                markdown: s.markdown(),
-                json: s.to_json(),
-                junit: s.junit_testsuite(),
-                problems: s.problem().into_iter().collect(),
-            };
-            with_suite(rendered, json, kind, &parts)
-        }
-    }
+    let suite = suite.map(|s| SuiteParts {
+        human: s.human(),
+        markdown: s.markdown(),
+        json: s.to_json(),
+        junit: s.junit_testsuite(),
+        problems: s.problem().into_iter().collect(),
+    });
+    forms.render(kind, suite.as_ref())
 }
 
 /// A baseline gate's report in `kind`, with its suite's comparison if it
@@ -62,24 +56,42 @@ pub fn gate(
     kind: ReportKind,
 ) -> String {
     use crate::baseline::report as gate;
-    let json = || gate::to_json(r, hints);
-    let rendered = match kind {
-        ReportKind::Human => gate::human(r, hints),
-        ReportKind::Json => pretty(&json()),
-        ReportKind::Junit => gate::junit(r, hints),
-        ReportKind::Markdown => gate::markdown(r, hints),
+    let forms = Forms {
+        human: &|| gate::human(r, hints),
+        json: &|| gate::to_json(r, hints),
+        junit: &|| gate::junit(r, hints),
+        markdown: &|| gate::markdown(r, hints),
     };
-    match suite {
-        None => rendered,
-        Some(s) => {
-            let parts = SuiteParts {
-                human: s.human(),
-                markdown: s.markdown(),
-                json: s.to_json(),
-                junit: s.junit_testsuite(r.fail_on),
-                problems: s.problems(r.fail_on),
-            };
-            with_suite(rendered, json, kind, &parts)
+    let suite = suite.map(|s| SuiteParts {
+        human: s.human(),
+        markdown: s.markdown(),
+        json: s.to_json(),
+        junit: s.junit_testsuite(r.fail_on),
+        problems: s.problems(r.fail_on),
+    });
+    forms.render(kind, suite.as_ref())
+}
+
+/// A run's report in each form, rendered on demand.
+struct Forms<'a> {
+    human: &'a dyn Fn() -> String,
+    json: &'a dyn Fn() -> Value,
+    junit: &'a dyn Fn() -> String,
+    markdown: &'a dyn Fn() -> String,
+}
+
+impl Forms<'_> {
+    /// The report in `kind`, with the suite's parts in it if there are any.
+    fn render(&self, kind: ReportKind, suite: Option<&SuiteParts>) -> String {
+        let rendered = match kind {
+            ReportKind::Human => (self.human)(),
+            ReportKind::Json => pretty(&(self.json)()),
+            ReportKind::Junit => (self.junit)(),
+            ReportKind::Markdown => (self.markdown)(),
+        };
+        match suite {
+            None => rendered,
+            Some(parts) => with_suite(rendered, self.json, kind, parts),
         }
     }
 }
@@ -108,7 +120,7 @@ struct SuiteParts {
 /// its suite's parts in it.
 fn with_suite(
     rendered: String,
-    json: impl FnOnce() -> Value,
+    json: &dyn Fn() -> Value,
     kind: ReportKind,
     suite: &SuiteParts,
 ) -> String {
