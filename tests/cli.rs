@@ -1703,3 +1703,72 @@ fn check_case_reruns_the_case_a_report_cites() {
     // --case with --shard is bad usage.
     assert_eq!(run(&["check", "--case", "3", "--shard", "1/2"]).code, 2);
 }
+
+/// `replay --trace` prints each protocol line as it went: the hellos, the
+/// requests (→) and the subject's answers (←) as it wrote them, a line
+/// with an image capped, for an external subject and for the built-in one
+/// (which then runs as `ctxgate serve`). A defect's trace shows what it
+/// answered: its answer has no system message, the request had one.
+#[test]
+fn replay_trace_prints_each_request_and_answer_line() {
+    let image =
+        "suites/known-bugs/codegraff-260-pasted-screenshot-read-as-text-compacts-a-fresh-chat.json";
+    let subject = "python3 adapters/python-minimal/compactor.py";
+    for args in [
+        vec!["replay", image, "--trace"],
+        vec!["replay", image, "--trace", "--subject", subject],
+    ] {
+        let out = run(&args);
+        assert_eq!(out.code, 0, "{args:?}: {}", out.stderr);
+        let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+        let lines: Vec<&str> = stdout.lines().collect();
+        assert!(
+            lines.contains(&r#"→ {"op":"hello","protocol":1}"#),
+            "{stdout}"
+        );
+        assert!(
+            lines.iter().any(|l| l.starts_with(r#"← {"op":"hello""#)),
+            "{stdout}"
+        );
+        let sent = lines
+            .iter()
+            .filter(|l| l.starts_with(r#"→ {"op":"compact","id":"#))
+            .count();
+        let answered = lines
+            .iter()
+            .filter(|l| l.starts_with(r#"← {"id":"#))
+            .count();
+        assert!(sent >= 1 && answered >= sent, "{stdout}");
+        // The screenshot's base64 is left out of the middle, and counted.
+        let capped = lines
+            .iter()
+            .find(|l| l.contains(" bytes left out …] "))
+            .expect(&stdout);
+        assert!(
+            capped.len() < 4300,
+            "a traced line is capped: {} bytes",
+            capped.len()
+        );
+        assert!(stdout.contains("replay: 1 held"), "{stdout}");
+    }
+    let fixture = "tests/fixtures/regressions/pending-approval-with-pinned-requirement.json";
+    let out = run(&[
+        "replay",
+        fixture,
+        "--trace",
+        "--defect",
+        "drops-system-prompt",
+    ]);
+    assert_eq!(out.code, 1, "{}", out.stderr);
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    let head = r#"{"role":"system","content":"You are the QA gate."}"#;
+    let request = stdout
+        .lines()
+        .find(|l| l.starts_with(r#"→ {"op":"compact""#));
+    let answer = stdout.lines().find(|l| l.starts_with(r#"← {"id":"#));
+    assert!(request.expect(&stdout).contains(head), "{stdout}");
+    assert!(!answer.expect(&stdout).contains(head), "{stdout}");
+    // Without --trace, no protocol line is printed.
+    let quiet = run(&["replay", image]);
+    assert!(!String::from_utf8_lossy(&quiet.stdout).contains("→ "));
+}

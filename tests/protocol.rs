@@ -514,3 +514,23 @@ fn a_subject_is_judged_on_the_history_it_was_sent() {
         );
     }
 }
+
+/// A subject that dies at startup leaves its reason on stderr (a
+/// traceback, a usage error); the fault shows it every time, not only
+/// when the thread that reads stderr happened to be quicker than the exit.
+#[test]
+fn a_subject_that_exits_at_startup_shows_its_last_words() {
+    let subject = format!("{} serve --defect no-such-defect", ctxgate());
+    for attempt in 0..12 {
+        let out = Command::new(ctxgate())
+            .args(["check", "--cases", "5", "--subject", &subject])
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{err}");
+        assert!(
+            err.contains("did not start") && err.contains("unknown defect \"no-such-defect\""),
+            "attempt {attempt}: {err}"
+        );
+    }
+}

@@ -386,6 +386,7 @@ fn run_gate(
         defect: None,
         estimator: None,
         command: Vec::new(),
+        trace: false,
     };
     let mut baselines = side.open_jobs(jobs, args.lanes).map_err(|f| Failure {
         message: format!(

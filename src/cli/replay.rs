@@ -28,11 +28,18 @@ pub struct Args {
     #[arg(long)]
     pub expect_failures: bool,
 
+    /// Print each protocol line: `→` a request sent, `←` the subject's
+    /// answer as it wrote it (a line over 4 KiB with its middle left out);
+    /// the built-in reference then runs as `ctxgate serve`
+    #[arg(long)]
+    pub trace: bool,
+
     #[command(flatten)]
     pub subject: SubjectArgs,
 }
 
-pub fn run(args: Args) -> Result<(), Failure> {
+pub fn run(mut args: Args) -> Result<(), Failure> {
+    args.subject.trace = args.trace;
     let walked = collect(&args.paths)?;
     super::common::show_notes(&walked.notes);
     let files = walked.files;
@@ -46,11 +53,17 @@ pub fn run(args: Args) -> Result<(), Failure> {
         .iter()
         .map(|p| Fixture::load_capped(p, super::common::max_input_bytes()))
         .collect::<Result<Vec<_>, _>>()?;
+    if args.trace {
+        println!("(tracing: → a request line sent, ← an answer line received)");
+    }
     let mut subject = args.subject.open()?;
     let (mut failed, mut held, mut skipped) = (0usize, 0usize, 0usize);
     let mut unexpected = Vec::new();
     for (path, fixture) in files.iter().zip(&fixtures) {
         let shown = path.display();
+        if args.trace {
+            println!("--- {shown}");
+        }
         let (outcome, unportable) = replay(subject.as_mut(), fixture);
         match &outcome {
             Replayed::Held { judged } => {

@@ -41,6 +41,11 @@ pub struct SubjectArgs {
     /// The subject command, as everything after `--`
     #[arg(last = true, value_name = "PROGRAM ARGS")]
     pub command: Vec<String>,
+
+    /// Print every protocol line sent and received (set by `replay
+    /// --trace`; the built-in subject then runs as `ctxgate serve`)
+    #[arg(skip)]
+    pub trace: bool,
 }
 
 impl SubjectArgs {
@@ -119,16 +124,6 @@ impl SubjectArgs {
     }
 
     fn start(&self) -> Result<Started, Failure> {
-        if let Some(name) = &self.defect {
-            let d = Defect::parse(name).ok_or_else(|| {
-                let names: Vec<&str> = Defect::ALL.iter().map(|d| d.name()).collect();
-                Failure::bad_input(format!(
-                    "unknown defect {name:?}; the defects are: {}",
-                    names.join(", ")
-                ))
-            })?;
-            return Ok(Started::InProcess(Box::new(d.subject())));
-        }
         let argv = match (&self.subject, self.command.is_empty()) {
             (Some(_), false) => {
                 return Err(Failure::bad_input(
@@ -138,18 +133,24 @@ impl SubjectArgs {
             (Some(cmd), true) => ProcessSubject::split_command(cmd).map_err(Failure::bad_input)?,
             (None, false) => self.command.clone(),
             (None, true) => {
-                return Ok(Started::InProcess(match &self.estimator {
-                    None => Box::new(InProcess::reference()),
-                    Some(name) => {
-                        let e = ctxgate::estimate::by_name(name).ok_or_else(|| {
-                            Failure::bad_input(format!(
-                                "unknown estimator {name:?}; the estimators are: {}",
-                                ctxgate::estimate::NAMES.join(", ")
-                            ))
-                        })?;
-                        Box::new(InProcess::reference_with(e))
-                    }
-                }))
+                let built_in = self.built_in()?;
+                if !self.trace {
+                    return Ok(Started::InProcess(built_in));
+                }
+                // Traced, the built-in speaks the protocol as `ctxgate
+                // serve`, so that its lines are there to print.
+                let exe = std::env::current_exe().map_err(|e| {
+                    Failure::failed(format!(
+                        "cannot find ctxgate's own binary to trace the reference: {e}"
+                    ))
+                })?;
+                let mut argv = vec![exe.display().to_string(), "serve".to_owned()];
+                match (&self.defect, &self.estimator) {
+                    (Some(d), _) => argv.extend(["--defect".to_owned(), d.clone()]),
+                    (None, Some(e)) => argv.extend(["--estimator".to_owned(), e.clone()]),
+                    (None, None) => {}
+                }
+                argv
             }
         };
         if argv.is_empty() {
@@ -165,6 +166,7 @@ impl SubjectArgs {
         let options = ProcessOptions {
             timeout,
             max_line_bytes: self.max_line_bytes,
+            trace: self.trace,
             ..ProcessOptions::default()
         };
         let subject = ProcessSubject::start(argv, options).map_err(|f| {
@@ -177,6 +179,35 @@ impl SubjectArgs {
             }
         })?;
         Ok(Started::Process(Box::new(subject)))
+    }
+}
+
+impl SubjectArgs {
+    /// The built-in subject chosen: a defect, or the reference with its
+    /// estimator.
+    fn built_in(&self) -> Result<Box<dyn Subject + Send>, Failure> {
+        if let Some(name) = &self.defect {
+            let d = Defect::parse(name).ok_or_else(|| {
+                let names: Vec<&str> = Defect::ALL.iter().map(|d| d.name()).collect();
+                Failure::bad_input(format!(
+                    "unknown defect {name:?}; the defects are: {}",
+                    names.join(", ")
+                ))
+            })?;
+            return Ok(Box::new(d.subject()));
+        }
+        Ok(match &self.estimator {
+            None => Box::new(InProcess::reference()),
+            Some(name) => {
+                let e = ctxgate::estimate::by_name(name).ok_or_else(|| {
+                    Failure::bad_input(format!(
+                        "unknown estimator {name:?}; the estimators are: {}",
+                        ctxgate::estimate::NAMES.join(", ")
+                    ))
+                })?;
+                Box::new(InProcess::reference_with(e))
+            }
+        })
     }
 }
 

@@ -46,6 +46,9 @@ pub struct ProcessOptions {
     pub max_line_bytes: usize,
     /// How much of stderr is kept (the last bytes).
     pub stderr_tail_bytes: usize,
+    /// Print every line sent and received on stdout (`replay --trace`),
+    /// `→ ` before a request and `← ` before an answer.
+    pub trace: bool,
 }
 
 impl Default for ProcessOptions {
@@ -54,8 +57,37 @@ impl Default for ProcessOptions {
             timeout: Duration::from_secs(10),
             max_line_bytes: 64 << 20,
             stderr_tail_bytes: 8 << 10,
+            trace: false,
         }
     }
+}
+
+/// The most of one protocol line `--trace` prints: a line with images is
+/// megabytes of base64, so its middle is left out past this.
+const TRACE_LINE_BYTES: usize = 4096;
+
+/// Print one protocol line for `--trace`, made safe for a terminal
+/// (`text::one_line`) and capped at [`TRACE_LINE_BYTES`] (its head and
+/// tail kept, the bytes left out counted).
+fn trace_line(arrow: &str, line: &[u8]) {
+    use crate::model::text::{one_line, truncate_utf8};
+    let text = String::from_utf8_lossy(line);
+    let text = text.trim_end_matches('\n');
+    let shown = if text.len() <= TRACE_LINE_BYTES {
+        text.to_owned()
+    } else {
+        let head = truncate_utf8(text, TRACE_LINE_BYTES * 3 / 4);
+        let mut tail_at = text.len() - TRACE_LINE_BYTES / 4;
+        while !text.is_char_boundary(tail_at) {
+            tail_at += 1;
+        }
+        let left_out = tail_at - head.len();
+        format!(
+            "{head} [… {left_out} bytes left out …] {}",
+            &text[tail_at..]
+        )
+    };
+    println!("{arrow} {}", one_line(&shown));
 }
 
 /// How often a wait for an answer looks whether the subject has exited.
@@ -75,12 +107,19 @@ struct Running {
     stderr: Arc<Mutex<Tail>>,
 }
 
-/// The last bytes of a stream, and how many there were in all.
+/// The last bytes of a stream, how many there were in all, and whether
+/// it has ended.
 #[derive(Default)]
 struct Tail {
     bytes: Vec<u8>,
     total: u64,
+    ended: bool,
 }
+
+/// How long a fault of a subject that exited waits for the rest of its
+/// stderr (its last words, a traceback, are why it exited; a descendant
+/// that keeps stderr open only costs this).
+const STDERR_GRACE: Duration = Duration::from_millis(500);
 
 /// A subject behind a process boundary.
 pub struct ProcessSubject {
@@ -223,6 +262,15 @@ impl ProcessSubject {
         }
     }
 
+    /// Wait until stderr has ended (or `until`): the thread that drains
+    /// it may not have read a subject's last words when its exit is seen.
+    fn await_stderr_end(&self, until: Instant) {
+        let Some(r) = &self.running else { return };
+        while !r.stderr.lock().unwrap_or_else(|e| e.into_inner()).ended && Instant::now() < until {
+            thread::sleep(Duration::from_millis(2));
+        }
+    }
+
     fn stderr_tail(&self) -> String {
         match &self.running {
             Some(r) => {
@@ -241,6 +289,9 @@ impl ProcessSubject {
     }
 
     fn with_stderr(&self, mut f: Fault) -> Fault {
+        if matches!(f.kind, FaultKind::Crash | FaultKind::ClosedStdout) {
+            self.await_stderr_end(Instant::now() + STDERR_GRACE);
+        }
         f.stderr = self.stderr_tail();
         f
     }
@@ -304,6 +355,9 @@ impl ProcessSubject {
     /// [`send_line`](Self::send_line) but for the write, which the batch's
     /// last line does.
     fn queue_line(&mut self, parts: &[&[u8]]) {
+        if self.options.trace {
+            trace_line("→", &parts.concat());
+        }
         let len: usize = parts.iter().map(|p| p.len()).sum();
         self.traffic.requests += 1;
         self.traffic.bytes_sent += len as u64;
@@ -345,6 +399,9 @@ impl ProcessSubject {
         };
         match r.pipes.next_line(wait) {
             Line::Text(line) => {
+                if self.options.trace {
+                    trace_line("←", &line);
+                }
                 self.traffic.bytes_received += line.len() as u64 + 1;
                 Ok(Some(Answer {
                     line,
@@ -770,11 +827,16 @@ fn closed(r: &mut Running, timeout: Duration) -> Fault {
 /// Keep the last `keep` bytes of stderr, reading until it closes.
 fn drain(mut stderr: impl Read, keep: usize, tail: Arc<Mutex<Tail>>) {
     let mut buf = [0u8; 8192];
-    while let Ok(n) = stderr.read(&mut buf) {
+    loop {
+        let n = match stderr.read(&mut buf) {
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            read => read.unwrap_or(0),
+        };
+        let mut t = tail.lock().unwrap_or_else(|e| e.into_inner());
         if n == 0 {
+            t.ended = true;
             return;
         }
-        let mut t = tail.lock().unwrap_or_else(|e| e.into_inner());
         t.total += n as u64;
         t.bytes.extend_from_slice(&buf[..n]);
         if t.bytes.len() > keep {
