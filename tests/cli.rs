@@ -1704,6 +1704,78 @@ fn check_case_reruns_the_case_a_report_cites() {
     assert_eq!(run(&["check", "--case", "3", "--shard", "1/2"]).code, 2);
 }
 
+/// A gate's behaviour table cites case numbers and prints the command that
+/// reruns one; run, that command shows the same case changed the same way.
+/// A case rerun alone passes when what it exercised held (it need not
+/// exercise every invariant: a run of one case cannot).
+#[test]
+fn the_behaviour_table_prints_the_command_that_reruns_a_case() {
+    let baseline = format!("{} serve", env!("CARGO_BIN_EXE_ctxgate"));
+    let gate = |extra: &[&str]| {
+        let mut args = vec![
+            "check",
+            "--defect",
+            "premature-compaction",
+            "--baseline",
+            &baseline,
+            "--seed",
+            "98",
+        ];
+        args.extend_from_slice(extra);
+        let out = run(&args);
+        (out.code, String::from_utf8_lossy(&out.stdout).into_owned())
+    };
+    let (code, text) = gate(&["--cases", "150"]);
+    assert_eq!(code, 1, "{text}");
+    let header = text
+        .lines()
+        .find(|l| l.starts_with("changed most (rerun case N: "))
+        .expect(&text);
+    let command = header
+        .trim_start_matches("changed most (rerun case N: ")
+        .trim_end_matches("):");
+    let words = shell_words::split(command).unwrap();
+    assert_eq!(
+        &words[..6],
+        ["ctxgate", "check", "--seed", "98", "--case", "N"],
+        "{command}"
+    );
+    assert!(
+        command.contains("--defect premature-compaction --baseline "),
+        "{command}"
+    );
+    let cited = text
+        .lines()
+        .find(|l| l.starts_with("    case ") && l.contains("baseline unchanged; subject compacted"))
+        .expect(&text);
+    let n = cited
+        .trim_start_matches("    case ")
+        .split(':')
+        .next()
+        .unwrap();
+    let args: Vec<String> = words[1..]
+        .iter()
+        .map(|w| if w == "N" { n.to_owned() } else { w.clone() })
+        .collect();
+    let one = run(&args.iter().map(String::as_str).collect::<Vec<_>>());
+    let one_text = String::from_utf8_lossy(&one.stdout);
+    assert_eq!(one.code, 1, "{one_text}");
+    assert!(one_text.contains(cited), "{cited}\n{one_text}");
+    assert!(
+        one_text.contains("REGRESSION no-premature-compaction"),
+        "{one_text}"
+    );
+    assert!(!one_text.contains("NOT COMPARED"), "{one_text}");
+    // The reference alone on that case: passes on what the case exercised.
+    let alone = run(&["check", "--seed", "98", "--case", n]);
+    let alone_text = String::from_utf8_lossy(&alone.stdout);
+    assert_eq!(alone.code, 0, "{alone_text}");
+    assert!(
+        alone_text.contains("this one case exercised held"),
+        "{alone_text}"
+    );
+}
+
 /// `replay --trace` prints each protocol line as it went: the hellos, the
 /// requests (→) and the subject's answers (←) as it wrote them, a line
 /// with an image capped, for an external subject and for the built-in one

@@ -21,6 +21,27 @@ pub struct Hints {
     pub baseline: ReplayHint,
 }
 
+impl Hints {
+    /// The command that reruns case `N` of the gate at `seed`: what a
+    /// table that cites case numbers prints beside them.
+    fn rerun(&self, seed: u64) -> String {
+        let mut cmd = format!("ctxgate check --seed {seed} --case N");
+        for flag in &self.subject.flags {
+            cmd.push(' ');
+            cmd.push_str(&shell_words::quote(flag));
+        }
+        // The baseline was started as `--subject CMD`; a gate names it
+        // with `--baseline CMD`.
+        if let [flag, baseline] = &self.baseline.flags[..] {
+            if flag == "--subject" {
+                cmd.push_str(" --baseline ");
+                cmd.push_str(&shell_words::quote(baseline));
+            }
+        }
+        cmd
+    }
+}
+
 /// The verdict in a line, for every form.
 fn verdict(r: &BaselineReport) -> (bool, String) {
     let why = r.gate_failures();
@@ -345,7 +366,7 @@ pub fn human(r: &BaselineReport, hints: &Hints) -> String {
             .filter(|(_, d)| !d.changed_most.is_empty())
             .collect();
         if !changed.is_empty() {
-            let _ = writeln!(out, "changed most:");
+            let _ = writeln!(out, "changed most (rerun case N: {}):", hints.rerun(r.seed));
             for (c, d) in changed {
                 let _ = writeln!(
                     out,
@@ -809,7 +830,8 @@ pub fn markdown(r: &BaselineReport, hints: &Hints) -> String {
         if !changed.is_empty() {
             let _ = writeln!(
                 out,
-                "\n<details><summary>The cases that changed most</summary>\n"
+                "\n<details><summary>The cases that changed most</summary>\n\nRerun case N: `{}`\n",
+                hints.rerun(r.seed)
             );
             for (c, d) in changed {
                 let _ = writeln!(

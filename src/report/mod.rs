@@ -211,7 +211,13 @@ pub fn human(r: &CheckReport, hint: &ReplayHint) -> String {
         }
     }
     let _ = writeln!(out);
-    let verdict = if r.ok() {
+    let verdict = if r.ok() && r.one_case() {
+        let exercised = r.tally.values().filter(|t| t.exercised()).count();
+        format!(
+            "OK: the {exercised} of {} checked invariant(s) this one case exercised held",
+            r.tally.len()
+        )
+    } else if r.ok() {
         format!(
             "OK: every checked invariant held on {} cases, and each was exercised",
             r.cases
