@@ -54,3 +54,49 @@ fn a_failure_shows_the_answer_and_the_dropped_field() {
     let back = ctxgate::report::from_json(&json).unwrap();
     assert_eq!(back.failures[0].answer, report.failures[0].answer);
 }
+
+/// A gate's regression shows the subject's answer too, in every form, and
+/// the JSON report's answer reads back (`report merge`).
+#[test]
+fn a_gate_regression_shows_the_answer_in_every_form() {
+    use ctxgate::report::render::{gate, ReportKind};
+    let mut subject =
+        ctxgate::testing::Compactor::new("drops-fields", "0", drops_unknown_fields).into_subject();
+    let mut baseline = ctxgate::subject::InProcess::reference();
+    let opts = ctxgate::check::CheckOptions {
+        cases: 300,
+        seed: 28,
+        ..Default::default()
+    };
+    let report = ctxgate::baseline::run(
+        &mut subject,
+        &mut baseline,
+        &opts,
+        ctxgate::baseline::FailOn::Regressions,
+        &mut |_| {},
+    );
+    assert!(
+        !report.regressions.is_empty(),
+        "dropping fields went unnoticed"
+    );
+    assert!(report
+        .regressions
+        .iter()
+        .all(|g| g.failure.answer.is_some()));
+    let hints = Default::default();
+    for kind in [ReportKind::Human, ReportKind::Markdown, ReportKind::Junit] {
+        let text = gate(&report, None, &hints, kind);
+        assert!(
+            text.contains(" → absent"),
+            "{kind:?}: the dropped field is not named: {text}"
+        );
+    }
+    let json: serde_json::Value =
+        serde_json::from_str(&gate(&report, None, &hints, ReportKind::Json)).unwrap();
+    assert_eq!(json["regressions"][0]["answer"]["kind"], "messages");
+    let back = ctxgate::baseline::merge::from_json(&json).unwrap();
+    assert_eq!(
+        back.regressions[0].failure.answer,
+        report.regressions[0].failure.answer
+    );
+}

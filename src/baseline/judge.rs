@@ -18,7 +18,7 @@ use crate::harness::{run_case, CaseResult};
 use crate::oracle::{Invariant, InvariantSet, Verdict, Violation};
 use crate::run::shrink::{shrink_failing, shrink_fault};
 use crate::run::{FirstOf, Judge, RunContext, Runner};
-use crate::subject::{Fault, FaultKind, Subject, SubjectInfo};
+use crate::subject::{CompactAnswer, Fault, FaultKind, Subject, SubjectInfo};
 
 /// Compare `subject` with `baseline`, on this thread.
 pub fn run(
@@ -337,9 +337,9 @@ impl Pair {
     ) -> Regression {
         let only = InvariantSet::from_iter([inv]);
         let baseline_checks = self.baseline_checked.contains(inv);
-        let mut last: Option<(Violation, String)> = None;
+        let mut last: Option<(Violation, String, Option<CompactAnswer>)> = None;
         let mut regresses = |c: &Case| {
-            let s = run_case(subject, &c.config, &c.messages, only);
+            let mut s = run_case(subject, &c.config, &c.messages, only);
             let Some(v) = s.violations().find(|v| v.invariant == inv).cloned() else {
                 return false;
             };
@@ -358,7 +358,7 @@ impl Pair {
             } else {
                 "does not check it (not claimed)".to_owned()
             };
-            last = Some((v, said));
+            last = Some((v, said, s.answer.take()));
             true
         };
         let shrunk = shrink_failing(
@@ -369,7 +369,7 @@ impl Pair {
             run.opts.config.as_ref(),
             &mut regresses,
         );
-        let (violation, said) = match last.filter(|_| shrunk != *case) {
+        let (violation, said, answer) = match last.filter(|_| shrunk != *case) {
             Some(l) => l,
             None => (
                 first_violation(found, inv).unwrap_or_else(|| Violation::new(inv, "failed")),
@@ -380,11 +380,14 @@ impl Pair {
                 } else {
                     "did not apply".into()
                 },
+                found.answer.clone(),
             ),
         };
         let see = see(run.opts.seed, &self.subject, &self.baseline, index);
+        let mut failure = Failure::of(inv, index, violation, case, shrunk, see, &self.subject);
+        failure.answer = answer;
         Regression {
-            failure: Failure::of(inv, index, violation, case, shrunk, see, &self.subject),
+            failure,
             baseline: said,
         }
     }

@@ -12,7 +12,9 @@ use serde_json::{json, Value};
 use super::behaviour::{CaseChange, Measures, Outcome};
 use super::{BaselineReport, FailOn, Shared};
 use crate::body::body_bytes;
-use crate::report::{md, replay_line, tally_json, write_history, xml, ReplayHint};
+use crate::report::{
+    md, replay_line, tally_json, write_answer, write_answer_details, write_history, xml, ReplayHint,
+};
 
 /// How to replay a fixture on each side.
 #[derive(Debug, Clone, Default)]
@@ -262,6 +264,7 @@ pub fn human(r: &BaselineReport, hints: &Hints) -> String {
         );
         let _ = writeln!(out, "  config: {}", f.fixture.config.to_value());
         write_history(&mut out, &f.fixture.messages);
+        write_answer(&mut out, f);
         replay_line(&mut out, &f.saved, &hints.subject);
         if let Some(p) = f.saved.path() {
             let _ = writeln!(
@@ -489,6 +492,7 @@ pub fn to_json(r: &BaselineReport, hints: &Hints) -> Value {
                 "baseline": g.baseline,
                 "original": {"messages": f.original_size.0, "bodyBytes": f.original_size.1},
                 "fixture": f.fixture.to_json(),
+                "answer": f.answer.as_ref().map(|a| crate::report::diff::answer_json(&f.fixture.messages, a)),
                 "saved": path(&f.saved),
                 "replay": path(&f.saved).map(|p| hints.subject.command(&p)),
                 "replayBaseline": path(&f.saved).map(|p| hints.baseline.command(&p)),
@@ -635,6 +639,7 @@ pub fn junit(r: &BaselineReport, hints: &Hints) -> String {
             let f = &g.failure;
             let mut body = format!("{}\nbaseline: {}\n", f.violation, g.baseline);
             write_history(&mut body, &f.fixture.messages);
+            write_answer(&mut body, f);
             replay_line(&mut body, &f.saved, &hints.subject);
             Some(("regression", f.violation.detail.clone(), body))
         } else if d.compared == 0 {
@@ -755,6 +760,7 @@ pub fn markdown(r: &BaselineReport, hints: &Hints) -> String {
             md(&f.violation.detail),
             md(&g.baseline)
         );
+        write_answer_details(&mut out, f);
         if let Some(p) = f.saved.path() {
             let p = p.display().to_string();
             let _ = writeln!(

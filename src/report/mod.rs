@@ -240,6 +240,19 @@ pub fn human(r: &CheckReport, hint: &ReplayHint) -> String {
     out
 }
 
+/// [`write_answer`] in a Markdown report: a folded block.
+pub(crate) fn write_answer_details(out: &mut String, f: &crate::check::Failure) {
+    let mut answer = String::new();
+    write_answer(&mut answer, f);
+    if !answer.is_empty() {
+        let _ = writeln!(
+            out,
+            "<details><summary>what the compactor answered</summary>\n\n```text\n{}```\n</details>",
+            answer.replace("```", "'''")
+        );
+    }
+}
+
 /// What the subject answered on a failure's minimal case, and how it
 /// differs from what it was sent (`report::diff`), capped like a case.
 pub(crate) fn write_answer(out: &mut String, f: &crate::check::Failure) {
@@ -460,15 +473,7 @@ pub fn markdown(r: &CheckReport, hint: &ReplayHint) -> String {
             f.case_index,
             md(&f.violation.detail)
         );
-        let mut answer = String::new();
-        write_answer(&mut answer, f);
-        if !answer.is_empty() {
-            let _ = writeln!(
-                out,
-                "<details><summary>what the compactor answered</summary>\n\n```text\n{}```\n</details>",
-                answer.replace("```", "'''")
-            );
-        }
+        write_answer_details(&mut out, f);
         if let Some(p) = f.saved.path() {
             let _ = writeln!(
                 out,
