@@ -25,6 +25,12 @@ VITEST=vitest@3.2.4 # 3.x: still runs on Node 18 and 20
 TYPESCRIPT=typescript@5.9.3
 CASES=${CTXGATE_JS_BODY_CASES:-5000}
 
+# vitest colours its output when FORCE_COLOR is set (as CI services set it),
+# and the checks below read that output: plain text, whatever the caller set.
+unset FORCE_COLOR
+export NO_COLOR=1
+plain() { sed -E 's/\x1b\[[0-9;]*[A-Za-z]//g' "$1" > "$1.plain" && mv "$1.plain" "$1"; }
+
 step() { printf '\n== js: %s == (at %d s)\n' "$*" "$SECONDS"; }
 now() { date +%s.%N; }
 since() { awk -v a="$1" -v b="$(now)" 'BEGIN { printf "%.1f s", b - a }'; }
@@ -91,7 +97,9 @@ cp "$REPO/js/examples/vitest/compactor.test.js" .
 t=$(now)
 CTXGATE_SUBJECT="node $REPO/adapters/node-minimal/compactor.mjs" npx --no-install vitest run > "$T/vitest.txt" 2>&1 \
   || { cat "$T/vitest.txt"; echo "js/ci.sh: the vitest example failed over node-minimal"; exit 1; }
-grep -E 'Tests +[0-9]+ passed' "$T/vitest.txt"
+plain "$T/vitest.txt"
+grep -E 'Tests +[0-9]+ passed' "$T/vitest.txt" \
+  || { cat "$T/vitest.txt"; echo "js/ci.sh: vitest passed over node-minimal but its output has no 'Tests N passed' line"; exit 1; }
 echo "vitest over node-minimal: $(since "$t")"
 
 step "vitest example: fails over node-minimal with a planted defect (tool calls left out of its estimate)"
@@ -106,6 +114,7 @@ set +e
 CTXGATE_SUBJECT="node $PLANTED" npx --no-install vitest run > "$T/vitest-planted.txt" 2>&1
 rc=$?
 set -e
+plain "$T/vitest-planted.txt"
 expect() {
   grep -qE "$1" "$T/vitest-planted.txt" \
     || { cat "$T/vitest-planted.txt"; echo "js/ci.sh: the failing vitest run does not show $2"; exit 1; }

@@ -18,6 +18,9 @@
 # Environment: CTXGATE_PY_CACHE (default ~/.cache/ctxgate-python) keeps the
 # maturin venv; CTXGATE_PY_CASES (default 300) the cases of the checks.
 set -euo pipefail
+# pytest colours its output under FORCE_COLOR; the checks below read it.
+unset FORCE_COLOR
+export NO_COLOR=1
 cd "$(dirname "$0")/.."
 
 step() { printf '\n== python: %s == (at %d s)\n' "$*" "$SECONDS"; }
