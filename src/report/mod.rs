@@ -3,6 +3,7 @@
 //! and JUnit XML (one test case per invariant) for CI systems.
 
 pub mod diff;
+pub mod merge;
 pub mod render;
 
 use std::fmt::Write as _;

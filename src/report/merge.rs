@@ -1,0 +1,302 @@
+//! `report merge`: one report from the JSON reports of a seed's shards
+//! (`check --shard K/N --report json`, or a baseline gate's), as one run
+//! over all their cases would have written it. Every refusal names the
+//! report it is about; the caller reads the files and prints.
+
+use serde_json::Value;
+
+use super::render::{self, ReportKind};
+use super::ReplayHint;
+use crate::baseline::report::Hints;
+use crate::baseline::suite::SuiteGate;
+use crate::baseline::BaselineReport;
+use crate::check::{CheckReport, Shard};
+use crate::suite::SuiteReport;
+
+/// One report to merge: the name to cite it by (its path) and its JSON.
+pub struct ShardReport {
+    pub name: String,
+    pub json: Value,
+}
+
+/// The merged run: a check's or a gate's, with the suite's outcome (from
+/// shard 1, which alone replays it) and the replay lines' flags.
+pub enum Merged {
+    Check {
+        report: CheckReport,
+        suite: Option<SuiteReport>,
+        hint: ReplayHint,
+    },
+    Gate {
+        report: BaselineReport,
+        suite: Option<SuiteGate>,
+        hints: Hints,
+    },
+}
+
+impl Merged {
+    /// The merged report in `kind`.
+    pub fn render(&self, kind: ReportKind) -> String {
+        match self {
+            Merged::Check {
+                report,
+                suite,
+                hint,
+            } => render::check(report, suite.as_ref(), hint, kind),
+            Merged::Gate {
+                report,
+                suite,
+                hints,
+            } => render::gate(report, suite.as_ref(), hints, kind),
+        }
+    }
+
+    /// Why the merged run fails, one line; `None` when it held.
+    pub fn problem(&self) -> Option<String> {
+        match self {
+            Merged::Check { report, suite, .. } => {
+                let suite_problem = suite.as_ref().and_then(|s| s.problem());
+                if report.ok() && suite_problem.is_none() {
+                    return None;
+                }
+                let mut parts: Vec<String> = suite_problem.into_iter().collect();
+                parts.push(format!(
+                    "{} invariant(s) failed, {} fault kind(s), {} thing(s) never checked",
+                    report.failures.len(),
+                    report.faults.len(),
+                    report.not_checked().len()
+                ));
+                Some(parts.join("; "))
+            }
+            Merged::Gate { report, suite, .. } => {
+                let why = render::gate_failures(report, suite.as_ref());
+                (!why.is_empty()).then(|| format!("{} (seed {})", why.join("; "), report.seed))
+            }
+        }
+    }
+}
+
+/// Merge `reports`, all of one kind (check or gate) and together all the
+/// shards of one run, each once (or one whole run's report, to write it
+/// again in another form). `subject` and `baseline` override the replay
+/// flags the shards recorded.
+pub fn merge(
+    reports: Vec<ShardReport>,
+    subject: Option<&str>,
+    baseline: Option<&str>,
+) -> Result<Merged, String> {
+    let is_gate = |v: &Value| v.get("baseline").is_some() && v.get("failOn").is_some();
+    let first_is_gate = is_gate(&reports.first().ok_or("no report to merge")?.json);
+    if let Some(r) = reports.iter().find(|r| is_gate(&r.json) != first_is_gate) {
+        let (this, that) = match first_is_gate {
+            false => ("a `check --baseline` report", "`check` reports"),
+            true => ("a `check` report", "`check --baseline` reports"),
+        };
+        return Err(format!(
+            "{}: {this}, among {that}: shards of one run are all one kind",
+            r.name
+        ));
+    }
+    // Reports that do not merge say so first; then, whether they are all
+    // of the run's shards.
+    let shards = whole_set_of_shards(&reports);
+    if first_is_gate {
+        let hints = recorded_hint(subject, &reports, |v| v.pointer("/replayWith/subject"))
+            .and_then(|subject| {
+                let baseline =
+                    recorded_hint(baseline, &reports, |v| v.pointer("/replayWith/baseline"))?;
+                Ok(Hints { subject, baseline })
+            });
+        let suite = suite_of_shards(&reports, SuiteGate::from_json);
+        let report = fold(
+            reports,
+            "a ctxgate baseline gate's report",
+            crate::baseline::merge::from_json,
+            BaselineReport::consistent,
+            BaselineReport::merge,
+        )?;
+        shards?;
+        Ok(Merged::Gate {
+            report,
+            suite: suite?,
+            hints: hints?,
+        })
+    } else {
+        let hint = recorded_hint(subject, &reports, |v| v.get("replayWith"));
+        let suite = suite_of_shards(&reports, SuiteReport::from_json);
+        let report = fold(
+            reports,
+            "a ctxgate check report",
+            super::from_json,
+            CheckReport::consistent,
+            CheckReport::merge,
+        )?;
+        shards?;
+        Ok(Merged::Check {
+            report,
+            suite: suite?,
+            hint: hint?,
+        })
+    }
+}
+
+/// The reports are the shards of one run, each once, all of them: a
+/// merge of some would be a report of part of the seed's cases that says
+/// nothing of the rest; one shard twice, its cases counted twice.
+fn whole_set_of_shards(reports: &[ShardReport]) -> Result<(), String> {
+    if let [only] = reports {
+        if only.json.get("shard").is_none() {
+            return Ok(()); // a whole run's report, written again in another form
+        }
+    }
+    let mut seen: Vec<(u64, &str)> = Vec::new();
+    let mut of: Option<(u64, &str)> = None;
+    for ShardReport { name, json } in reports {
+        let shard = match json.get("shard").and_then(Value::as_str) {
+            Some(s) => Shard::parse(s).map_err(|e| format!("{name}: `shard`: {e}"))?,
+            None => {
+                return Err(format!(
+                    "{name}: the report of a whole run, not of a shard (`--shard K/N`): \
+                     there is nothing to merge it with"
+                ))
+            }
+        };
+        match of {
+            Some((n, first)) if n != shard.n => {
+                return Err(format!(
+                    "{name}: shard {}/{}, but {first} is a shard of {n}: the shards of one run \
+                     share their N",
+                    shard.k, shard.n
+                ))
+            }
+            None => of = Some((shard.n, name)),
+            Some(_) => {}
+        }
+        if let Some((_, other)) = seen.iter().find(|(k, _)| *k == shard.k) {
+            return Err(format!(
+                "{name}: shard {}/{} again (also {other}): its cases would count twice",
+                shard.k, shard.n
+            ));
+        }
+        seen.push((shard.k, name));
+    }
+    let (n, first) = of.expect("two reports or more");
+    // Shards of N cover a run of at least N cases: each shard has one.
+    let cases = reports
+        .iter()
+        .map(|r| r.json.get("cases").and_then(Value::as_u64).unwrap_or(0))
+        .try_fold(0u64, u64::checked_add)
+        .unwrap_or(u64::MAX);
+    if n > cases {
+        return Err(format!(
+            "{first}: a shard of {n}, but the reports hold {cases} case(s) in all: a run of \
+             {cases} case(s) has at most {cases} shard(s)"
+        ));
+    }
+    // Named, at most ten: N may be large.
+    let missing = n - seen.len() as u64;
+    if missing > 0 {
+        let named: Vec<String> = (1..=n)
+            .filter(|k| !seen.iter().any(|(s, _)| s == k))
+            .take(10)
+            .map(|k| format!("{k}/{n}"))
+            .collect();
+        let more = match missing > named.len() as u64 {
+            true => format!(" and {} more", missing - named.len() as u64),
+            false => String::new(),
+        };
+        return Err(format!(
+            "shard(s) {}{more} missing: the merged report would cover part of the seed's cases \
+             and say nothing of the rest",
+            named.join(", ")
+        ));
+    }
+    Ok(())
+}
+
+/// The suite's outcome (`check --with-suite`, read by `read`: a plain
+/// run's or a gate's), from the one report that has it — shard 1's, which
+/// alone replays the suite — so that the merged report shows it and fails
+/// as the run did.
+fn suite_of_shards<S>(
+    reports: &[ShardReport],
+    read: fn(&Value) -> Result<S, String>,
+) -> Result<Option<S>, String> {
+    let mut found: Option<(&str, S)> = None;
+    for ShardReport { name, json } in reports {
+        let Some(v) = json.get("suite") else {
+            continue;
+        };
+        if let Some((first, _)) = &found {
+            return Err(format!(
+                "{name}: a suite's outcome, and so has {first}: only shard 1 of a run replays \
+                 the suite (`--with-suite`), and its fixtures would count twice"
+            ));
+        }
+        let suite = read(v).map_err(|e| format!("{name}: not a ctxgate report: `suite`: {e}"))?;
+        found = Some((name, suite));
+    }
+    Ok(found.map(|(_, s)| s))
+}
+
+/// How the merged report's replay lines choose the subject: `given`
+/// (`--subject`, or `--baseline`) if there is one, else as every shard
+/// recorded it — shards that disagree are of different runs.
+fn recorded_hint(
+    given: Option<&str>,
+    reports: &[ShardReport],
+    recorded: impl Fn(&Value) -> Option<&Value>,
+) -> Result<ReplayHint, String> {
+    if let Some(cmd) = given {
+        return Ok(ReplayHint::subject(cmd));
+    }
+    let mut found: Option<(&str, ReplayHint)> = None;
+    for ShardReport { name, json } in reports {
+        let Some(hint) = ReplayHint::from_json(recorded(json)) else {
+            return Err(format!(
+                "{name}: no `replayWith` (a report of an older ctxgate): give --subject \
+                 (and --baseline) so that the replay lines name the subject"
+            ));
+        };
+        match &found {
+            Some((first, h)) if *h != hint => {
+                return Err(format!(
+                    "{name}: replays with {:?}, {first} with {:?}: shards of one run have \
+                     one subject",
+                    hint.flags, h.flags
+                ))
+            }
+            Some(_) => {}
+            None => found = Some((name, hint)),
+        }
+    }
+    Ok(found.map(|(_, h)| h).unwrap_or_default())
+}
+
+/// Each report read and checked, and merged into the first; errors name
+/// the file.
+fn fold<R>(
+    reports: Vec<ShardReport>,
+    kind: &str,
+    read: fn(&Value) -> Result<R, String>,
+    consistent: fn(&R) -> Result<(), String>,
+    merge: fn(&mut R, R) -> Result<(), String>,
+) -> Result<R, String> {
+    let mut merged: Option<R> = None;
+    let mut first = String::new();
+    for ShardReport { name, json } in reports {
+        let one = read(&json)
+            .and_then(|r| consistent(&r).map(|()| r))
+            .map_err(|e| format!("{name}: not {kind}: {e}"))?;
+        match merged.as_mut() {
+            None => {
+                merged = Some(one);
+                first = name;
+            }
+            Some(m) => {
+                merge(m, one).map_err(|e| format!("{name}: cannot merge with {first}: {e}"))?
+            }
+        }
+    }
+    Ok(merged.expect("at least one report"))
+}
