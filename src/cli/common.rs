@@ -370,18 +370,7 @@ pub fn write_outcome(result: io::Result<()>) -> Result<(), Failure> {
     }
 }
 
-/// `12345678` → `12,345,678`, for the human-readable output.
-pub fn group(n: u64) -> String {
-    let digits = n.to_string();
-    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i) % 3 == 0 {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
-}
+pub use ctxgate::model::text::group;
 
 /// A file a report goes to (`--out`, `--also-report`): opened before any
 /// work, so that a path that cannot be written is bad usage then, not a

@@ -8,7 +8,6 @@
 //! answer; 2 bad usage — a URL that is not loopback without
 //! `--allow-remote` (nothing is sent), a bad header, a bad config.
 
-use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -17,8 +16,8 @@ use serde_json::{json, Value};
 
 use super::common::{format_parser, group, ConfigArgs, Failure};
 use ctxgate::transport::{
-    probe, smallest_shaped_body, Answer, HttpOptions, HttpWire, Limit, Probe, ProbeOptions,
-    ProbeReport, Reception, Target, Wire, MAX_PROBE_BYTES,
+    probe, smallest_shaped_body, HttpOptions, HttpWire, Limit, Probe, ProbeOptions, ProbeReport,
+    Reception, Target, Verdict, Wire, MAX_PROBE_BYTES,
 };
 use ctxgate::{Config, WireFormat};
 
@@ -148,118 +147,25 @@ pub fn run(args: Args) -> Result<(), Failure> {
     } else {
         print_human(&args, &report, &verdict);
     }
-    verdict.outcome(&url, &report)
+    outcome(&verdict, &url, &report)
 }
 
-/// What the probe means for the user.
-struct Verdict {
-    answers: BTreeMap<String, u64>,
-    warnings: Vec<String>,
-    /// The config's ceiling is above the limit found.
-    config_above: bool,
-}
-
-impl Verdict {
-    fn of(report: &ProbeReport, ceiling: Option<u64>) -> Verdict {
-        let mut answers = BTreeMap::new();
-        for p in &report.probes {
-            *answers.entry(p.answer.label()).or_insert(0) += 1;
-        }
-        let mut warnings = Vec::new();
-        let largest = match report.limit {
-            Limit::Exact { accepted } => Some(accepted),
-            Limit::BelowSmallest { .. } => Some(0),
-            _ => None,
-        };
-        let config_above = matches!((ceiling, largest), (Some(c), Some(l)) if c > l);
-        if let (true, Some(c), Some(l)) = (config_above, ceiling, largest) {
-            warnings.push(format!(
-                "the config's transportMaxBodyBytes is {}, above this endpoint's limit of {} bytes: your compactor will send bodies this server refuses; set it to at most {} (less, for headroom)",
-                group(c),
-                group(l),
-                group(l)
-            ));
-        }
-        if let (Some(c), Limit::AtLeast { accepted }) = (ceiling, &report.limit) {
-            if c > *accepted {
-                warnings.push(format!(
-                    "the config's transportMaxBodyBytes ({}) is above --max ({}): bodies that large were not tried",
-                    group(c),
-                    group(*accepted)
-                ));
-            }
-        }
-        let not_2xx: Vec<String> = report
-            .probes
-            .iter()
-            .filter_map(|p| match p.answer {
-                Answer::Status { code, .. }
-                    if p.answer.reception() == Reception::Accepted
-                        && !(200..300).contains(&code) =>
-                {
-                    Some(code.to_string())
-                }
-                _ => None,
-            })
-            .collect::<std::collections::BTreeSet<_>>()
-            .into_iter()
-            .collect();
-        if !not_2xx.is_empty() {
-            warnings.push(format!(
-                "{} counted as accepted (the server answered about something else than the size); a server that answers before it reads the body — authentication, a wrong path or method — was not measured: check the URL, --method and --header",
-                not_2xx.join(", ")
-            ));
-        }
-        if report
-            .probes
-            .iter()
-            .any(|p| p.answer.status().is_some_and(|c| c >= 500))
-        {
-            warnings.push(
-                "a 5xx counted as a refusal: it may not be about the body's size (an upstream down?); check the server's log"
-                    .to_owned(),
-            );
-        }
-        if report
-            .probes
-            .iter()
-            .any(|p| matches!(p.answer, Answer::Closed { .. }))
-        {
-            warnings.push(
-                "a connection closed or reset without an answer counted as a refusal".to_owned(),
-            );
-        }
-        Verdict {
-            answers,
-            warnings,
-            config_above,
-        }
-    }
-
-    fn answers_line(&self) -> String {
-        self.answers
-            .iter()
-            .map(|(k, n)| format!("{k} ×{n}"))
-            .collect::<Vec<_>>()
-            .join(", ")
-    }
-
-    fn outcome(&self, url: &str, report: &ProbeReport) -> Result<(), Failure> {
-        match &report.limit {
-            Limit::NoAnswer { at, error, .. } => Err(Failure::failed(format!(
-                "{url}: no answer to a {}-byte body ({error}); the probe stopped there",
-                group(*at)
-            ))
-            .with_hint("is the server up, and does it answer within --timeout?")),
-            Limit::BelowSmallest { refused } => Err(Failure::failed(format!(
-                "{url}: refused even the smallest request body ({} bytes)",
-                group(*refused)
-            ))),
-            _ if self.config_above => Err(Failure::failed(
-                "the config's transportMaxBodyBytes is above the endpoint's limit",
-            )),
-            _ => Ok(()),
-        }
+/// What the probe's verdict means for the exit code.
+fn outcome(verdict: &Verdict, url: &str, report: &ProbeReport) -> Result<(), Failure> {
+    match &report.limit {
+        Limit::NoAnswer { at, error, .. } => Err(Failure::failed(format!(
+            "{url}: no answer to a {}-byte body ({error}); the probe stopped there",
+            group(*at)
+        ))
+        .with_hint("is the server up, and does it answer within --timeout?")),
+        Limit::BelowSmallest { refused } => Err(Failure::failed(format!(
+            "{url}: refused even the smallest request body ({} bytes)",
+            group(*refused)
+        ))),
+        _ if verdict.config_above => Err(Failure::failed(
+            "the config's transportMaxBodyBytes is above the endpoint's limit",
+        )),
+        _ => Ok(()),
     }
 }
 

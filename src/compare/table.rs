@@ -107,15 +107,7 @@ fn grouped(x: f64) -> String {
     if x < 100.0 {
         return format!("{x:.1}");
     }
-    let digits = format!("{:.0}", x);
-    let mut out = String::new();
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i) % 3 == 0 {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
+    crate::model::text::group(x.round() as u64)
 }
 
 /// The cells of one row: each value, the winner marked, later ones with

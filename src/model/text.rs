@@ -14,6 +14,19 @@ pub fn truncate_utf8(s: &str, max: usize) -> &str {
     &s[..end]
 }
 
+/// `12345678` → `12,345,678`, for the human-readable output.
+pub fn group(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
 /// Subject-provided text made safe for a terminal and for one line of a
 /// report: control characters (newlines included), DEL, C1 controls and
 /// bidirectional overrides become `\u{…}` escapes, so that a subject can

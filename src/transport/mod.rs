@@ -33,7 +33,7 @@ mod wired;
 
 pub use http::{HttpOptions, HttpWire};
 pub use probe::{
-    probe, shaped_body, smallest_shaped_body, Limit, Probe, ProbeOptions, ProbeReport,
+    probe, shaped_body, smallest_shaped_body, Limit, Probe, ProbeOptions, ProbeReport, Verdict,
     KNOWN_LIMITS, MAX_PROBE_BYTES,
 };
 pub use target::{is_loopback, redact_header, redact_url, Target, TargetError, TargetErrorKind};

@@ -22,9 +22,12 @@
 
 use serde_json::json;
 
+use std::collections::BTreeMap;
+
 use super::{Answer, Reception, Wire};
 use crate::body::{body_bytes, body_value};
 use crate::config::Config;
+use crate::model::text::group;
 use crate::model::{Message, ToolCall};
 
 /// Request-body limits that real HTTP stacks ship with, in bytes: tried
@@ -264,6 +267,102 @@ pub fn probe(
         probes: search.probes,
         smallest,
         max,
+    }
+}
+
+/// What a probe means for its user: its answers counted by kind, the
+/// warnings it calls for, and whether the config's ceiling (`ceiling`, when
+/// a config was given) is above the limit found.
+pub struct Verdict {
+    pub answers: BTreeMap<String, u64>,
+    pub warnings: Vec<String>,
+    /// The config's ceiling is above the limit found.
+    pub config_above: bool,
+}
+
+impl Verdict {
+    pub fn of(report: &ProbeReport, ceiling: Option<u64>) -> Verdict {
+        let mut answers = BTreeMap::new();
+        for p in &report.probes {
+            *answers.entry(p.answer.label()).or_insert(0) += 1;
+        }
+        let mut warnings = Vec::new();
+        let largest = match report.limit {
+            Limit::Exact { accepted } => Some(accepted),
+            Limit::BelowSmallest { .. } => Some(0),
+            _ => None,
+        };
+        let config_above = matches!((ceiling, largest), (Some(c), Some(l)) if c > l);
+        if let (true, Some(c), Some(l)) = (config_above, ceiling, largest) {
+            warnings.push(format!(
+                "the config's transportMaxBodyBytes is {}, above this endpoint's limit of {} bytes: your compactor will send bodies this server refuses; set it to at most {} (less, for headroom)",
+                group(c),
+                group(l),
+                group(l)
+            ));
+        }
+        if let (Some(c), Limit::AtLeast { accepted }) = (ceiling, &report.limit) {
+            if c > *accepted {
+                warnings.push(format!(
+                    "the config's transportMaxBodyBytes ({}) is above --max ({}): bodies that large were not tried",
+                    group(c),
+                    group(*accepted)
+                ));
+            }
+        }
+        let not_2xx: Vec<String> = report
+            .probes
+            .iter()
+            .filter_map(|p| match p.answer {
+                Answer::Status { code, .. }
+                    if p.answer.reception() == Reception::Accepted
+                        && !(200..300).contains(&code) =>
+                {
+                    Some(code.to_string())
+                }
+                _ => None,
+            })
+            .collect::<std::collections::BTreeSet<_>>()
+            .into_iter()
+            .collect();
+        if !not_2xx.is_empty() {
+            warnings.push(format!(
+                "{} counted as accepted (the server answered about something else than the size); a server that answers before it reads the body — authentication, a wrong path or method — was not measured: check the URL, --method and --header",
+                not_2xx.join(", ")
+            ));
+        }
+        if report
+            .probes
+            .iter()
+            .any(|p| p.answer.status().is_some_and(|c| c >= 500))
+        {
+            warnings.push(
+                "a 5xx counted as a refusal: it may not be about the body's size (an upstream down?); check the server's log"
+                    .to_owned(),
+            );
+        }
+        if report
+            .probes
+            .iter()
+            .any(|p| matches!(p.answer, Answer::Closed { .. }))
+        {
+            warnings.push(
+                "a connection closed or reset without an answer counted as a refusal".to_owned(),
+            );
+        }
+        Verdict {
+            answers,
+            warnings,
+            config_above,
+        }
+    }
+
+    pub fn answers_line(&self) -> String {
+        self.answers
+            .iter()
+            .map(|(k, n)| format!("{k} ×{n}"))
+            .collect::<Vec<_>>()
+            .join(", ")
     }
 }
 
