@@ -45,11 +45,41 @@ pub fn is_summary(m: &Message) -> bool {
     m.role == Role::System && m.content.text().starts_with(SUMMARY_PREFIX)
 }
 
+/// Which of its two budgets a history is over (SPEC §4 step 1): the
+/// estimate over the trigger, the body over the ceiling. The coverage
+/// table's pressure row, the gate's case classes and `estimate`'s "would
+/// compact" line are this.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Pressure {
+    pub over_trigger: bool,
+    pub over_ceiling: bool,
+}
+
+impl Pressure {
+    pub fn of(config: &Config, estimate: u64, body: u64) -> Pressure {
+        Pressure {
+            over_trigger: estimate > config.trigger(),
+            over_ceiling: body > config.transport_max_body_bytes,
+        }
+    }
+
+    /// Compaction is due: over either budget.
+    pub fn due(self) -> bool {
+        self.over_trigger || self.over_ceiling
+    }
+
+    /// 0 under both, 1 over the trigger only, 2 over the ceiling only, 3
+    /// over both.
+    pub fn index(self) -> usize {
+        self.over_trigger as usize + 2 * self.over_ceiling as usize
+    }
+}
+
 /// Compaction is due: the estimate is over the trigger or the body over
 /// the ceiling (SPEC §4 step 1). Every caller brings its own figures: the
 /// reference its estimator's, the oracles the harness's yardsticks.
 pub fn due(config: &Config, estimate: u64, body: u64) -> bool {
-    due_with(config, estimate, || body)
+    Pressure::of(config, estimate, body).due()
 }
 
 /// [`due`], measuring the body only when the estimate leaves it open.

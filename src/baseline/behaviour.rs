@@ -14,7 +14,7 @@
 use std::collections::BTreeMap;
 
 use crate::body::body_bytes;
-use crate::contract::judge_estimate;
+use crate::contract::{judge_estimate, Pressure};
 use crate::generate::Case;
 use crate::harness::CaseResult;
 use crate::model::{head_len, iterations, Message};
@@ -46,14 +46,8 @@ impl CaseClass {
     ];
 
     pub fn of(case: &Case) -> CaseClass {
-        let over_trigger = judge_estimate(&case.config, &case.messages) > case.config.trigger();
-        let over_ceiling = case.body_bytes() > case.config.transport_max_body_bytes;
-        match (over_trigger, over_ceiling) {
-            (false, false) => CaseClass::UnderBoth,
-            (true, false) => CaseClass::OverTriggerOnly,
-            (false, true) => CaseClass::OverCeilingOnly,
-            (true, true) => CaseClass::OverBoth,
-        }
+        let estimate = judge_estimate(&case.config, &case.messages);
+        CaseClass::ALL[Pressure::of(&case.config, estimate, case.body_bytes()).index()]
     }
 
     /// The coverage table's label.

@@ -237,17 +237,12 @@ impl Report<'_> {
         );
         // SPEC §4 step 1, with the reference's own estimator.
         let reference_tokens = Adr0098.tokens(&mut self.msgs.iter(), c);
-        let over_trigger = reference_tokens > c.trigger();
-        let over_ceiling = self.body > ceiling;
-        debug_assert_eq!(
-            over_trigger || over_ceiling,
-            ctxgate::contract::due(c, reference_tokens, self.body)
-        );
+        let pressure = ctxgate::contract::Pressure::of(c, reference_tokens, self.body);
         let mut why = Vec::new();
-        if over_trigger {
+        if pressure.over_trigger {
             why.push("the estimate is over the trigger");
         }
-        if over_ceiling {
+        if pressure.over_ceiling {
             why.push("the body is over the ceiling");
         }
         let answer = if why.is_empty() {

@@ -454,12 +454,10 @@ impl Coverage {
         let env = map_size(&c.envelope);
         set(ENVELOPE, bucket(env, &[3, 1 << 10, 16 << 10]));
 
-        let estimate = case.estimate() as i64;
-        let trigger = c.trigger() as i64;
-        let over_trigger = estimate > trigger;
-        let over_ceiling = body > ceiling;
-        set(PRESSURE, over_trigger as usize + 2 * over_ceiling as usize);
-        if over_trigger || over_ceiling {
+        let estimate = case.estimate();
+        let pressure = crate::contract::Pressure::of(c, estimate, body);
+        set(PRESSURE, pressure.index());
+        if pressure.due() {
             let before_last = &its[..its.len().saturating_sub(1)];
             let results = |r: &std::ops::Range<usize>| r.len().saturating_sub(1);
             if before_last
@@ -486,7 +484,7 @@ impl Coverage {
         }) {
             set(BUG_CLASS, 3);
         }
-        let dt = estimate - trigger;
+        let dt = estimate as i64 - c.trigger() as i64;
         let dc = body as i64 - ceiling as i64;
         if dt.abs() <= 1 {
             set(AT_TRIGGER, (dt + 1) as usize);
