@@ -332,8 +332,8 @@ pub fn run_check(args: Args) -> Result<(), Failure> {
         None => (String::new(), None),
     };
     let write_error = write_reports(&args, out_file, also, render_as, &transport_text);
-    let suite_problem = suite.as_ref().and_then(|s| s.problem());
-    if report.ok() && suite_problem.is_none() {
+    let mut why = render::check_failures(&report, suite.as_ref());
+    if why.is_empty() {
         // Nothing failed: a report that could not be written, or an
         // endpoint that stopped answering, is the outcome.
         return match (write_error, transport_failure) {
@@ -342,28 +342,8 @@ pub fn run_check(args: Args) -> Result<(), Failure> {
             (None, None) => Ok(()),
         };
     }
-    let unchecked = report.not_checked();
-    let mut parts: Vec<String> = suite_problem.into_iter().collect();
-    if !report.failures.is_empty() || !report.faults.is_empty() {
-        parts.push(format!(
-            "{} invariant(s) failed, {} subject fault kind(s)",
-            report.failures.len(),
-            report.faults.len()
-        ));
-    }
-    if !unchecked.is_empty() {
-        parts.push(format!(
-            "{} thing(s) were never checked (see NOT CHECKED above)",
-            unchecked.len()
-        ));
-    }
-    if let Some(f) = transport_failure {
-        parts.push(f.message);
-    }
-    Err(Failure::failed(format!(
-        "{} (seed {seed})",
-        parts.join("; ")
-    )))
+    why.extend(transport_failure.map(|f| f.message));
+    Err(Failure::failed(format!("{} (seed {seed})", why.join("; "))))
 }
 
 /// `check --baseline CMD`: start the baseline like the subject (`--jobs` ×

@@ -55,18 +55,8 @@ impl Merged {
     pub fn problem(&self) -> Option<String> {
         match self {
             Merged::Check { report, suite, .. } => {
-                let suite_problem = suite.as_ref().and_then(|s| s.problem());
-                if report.ok() && suite_problem.is_none() {
-                    return None;
-                }
-                let mut parts: Vec<String> = suite_problem.into_iter().collect();
-                parts.push(format!(
-                    "{} invariant(s) failed, {} fault kind(s), {} thing(s) never checked",
-                    report.failures.len(),
-                    report.faults.len(),
-                    report.not_checked().len()
-                ));
-                Some(parts.join("; "))
+                let why = render::check_failures(report, suite.as_ref());
+                (!why.is_empty()).then(|| why.join("; "))
             }
             Merged::Gate { report, suite, .. } => {
                 let why = render::gate_failures(report, suite.as_ref());

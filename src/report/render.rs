@@ -96,6 +96,26 @@ impl Forms<'_> {
     }
 }
 
+/// Why a check fails: the suite's reason, then the generated cases' —
+/// failures and faults, then what was never checked; empty when it held.
+pub fn check_failures(r: &CheckReport, suite: Option<&SuiteReport>) -> Vec<String> {
+    let mut why: Vec<String> = suite.and_then(|s| s.problem()).into_iter().collect();
+    if !r.failures.is_empty() || !r.faults.is_empty() {
+        why.push(format!(
+            "{} invariant(s) failed, {} subject fault kind(s)",
+            r.failures.len(),
+            r.faults.len()
+        ));
+    }
+    let unchecked = r.not_checked().len();
+    if unchecked > 0 {
+        why.push(format!(
+            "{unchecked} thing(s) were never checked (see NOT CHECKED above)"
+        ));
+    }
+    why
+}
+
 /// Why a gate fails: the suite's reasons, then the generated cases'.
 pub fn gate_failures(r: &BaselineReport, suite: Option<&SuiteGate>) -> Vec<String> {
     let mut why: Vec<String> = suite.map(|s| s.problems(r.fail_on)).unwrap_or_default();
