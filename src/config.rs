@@ -63,8 +63,19 @@ impl Default for Config {
 impl Config {
     /// `min(contextWindow, floor(transportMaxBodyBytes / bytesPerToken))`, in tokens.
     pub fn effective_window(&self) -> u64 {
-        self.context_window
-            .min(self.transport_max_body_bytes / self.bytes_per_token.max(1))
+        self.context_window.min(self.ceiling_window())
+    }
+
+    /// The ceiling's arm of the effective window: `floor(transportMaxBodyBytes
+    /// / bytesPerToken)`, in tokens.
+    pub fn ceiling_window(&self) -> u64 {
+        self.transport_max_body_bytes / self.bytes_per_token.max(1)
+    }
+
+    /// The body ceiling, not the model's window, sets the effective window
+    /// (ADR 0098's case: `contextWindow` above what the transport carries).
+    pub fn window_set_by_ceiling(&self) -> bool {
+        self.ceiling_window() < self.context_window
     }
 
     /// `round(threshold * effectiveWindow)`, in tokens.

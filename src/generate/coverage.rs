@@ -439,8 +439,7 @@ impl Coverage {
                 _ => 4,
             },
         );
-        let by_ceiling = c.transport_max_body_bytes / c.bytes_per_token.max(1) < c.context_window;
-        set(WINDOW_BY, by_ceiling as usize);
+        set(WINDOW_BY, c.window_set_by_ceiling() as usize);
         set(
             SUMMARY,
             match c.summary_max_bytes {

@@ -711,8 +711,7 @@ impl Gen<'_, '_, '_> {
                 c.transport_max_body_bytes = ((body * f) as u64).max(1);
                 if self.d.chance(25) {
                     // The ceiling decides the effective window.
-                    let w = c.transport_max_body_bytes / c.bytes_per_token;
-                    c.context_window = (w + self.d.range(0, 1_000)).max(128_000);
+                    c.context_window = (c.ceiling_window() + self.d.range(0, 1_000)).max(128_000);
                 } else {
                     let f = 2f64.powf((self.d.range(0, 400) as f64 - 200.0) / 100.0);
                     c.context_window = ((tokens * f / c.threshold) as u64).max(1);
@@ -1073,7 +1072,7 @@ pub(crate) fn set_trigger(
     if window_arm || !may_move_ceiling {
         for w in window_candidates(target, c.threshold) {
             c.context_window = w;
-            if may_move_ceiling && c.transport_max_body_bytes / bpt < w {
+            if may_move_ceiling && c.ceiling_window() < w {
                 c.transport_max_body_bytes = w * bpt + slack * (w * bpt / 4 + bpt);
             }
             if ok(c) {
@@ -1082,11 +1081,10 @@ pub(crate) fn set_trigger(
         }
         *c = saved.clone();
         if !may_move_ceiling {
-            // The ceiling decides: find the threshold instead.
             // The ceiling decides: find the threshold instead, as a short
             // decimal (two to six places), which every JSON library prints
             // the same way.
-            let w = c.transport_max_body_bytes / bpt;
+            let w = c.ceiling_window();
             if w >= target {
                 c.context_window = c.context_window.max(w);
                 for places in 2..=6 {

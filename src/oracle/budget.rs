@@ -11,7 +11,7 @@ use crate::contract::{
     cannot_fit_justified, image_floor, judge_estimate, minimal_body, tool_calls_floor,
 };
 use crate::estimate::images::image_tokens;
-use crate::model::{check_well_formed, iterations, Message};
+use crate::model::{check_well_formed, Message};
 use crate::subject::{CompactAnswer, EstimateAnswer};
 
 /// The body is never over the ceiling; `cannot_fit` only when the minimal
@@ -200,8 +200,10 @@ fn minimal_form_under(input: &[Message], head: usize, o: &[Message]) -> Result<(
             "output message {k} is not the input's head message {k}, which it must keep"
         ));
     }
-    let iters = iterations(&input[head..]);
-    let Some(last) = iters.last().map(|r| r.start + head..r.end + head) else {
+    // The minimal output's parts (contract::minimal_ranges): the head, the
+    // pinned iterations, the last iteration.
+    let ranges = crate::contract::minimal_ranges(input, head);
+    let [_, pinned @ .., last] = &ranges[..] else {
         return if o.len() == head {
             Ok(())
         } else {
@@ -218,12 +220,7 @@ fn minimal_form_under(input: &[Message], head: usize, o: &[Message]) -> Result<(
             last.start, last.end
         ));
     }
-    let pinned: Vec<usize> = iters[..iters.len() - 1]
-        .iter()
-        .map(|r| r.start + head..r.end + head)
-        .filter(|r| input[r.clone()].iter().any(Message::is_pinned))
-        .flatten()
-        .collect();
+    let pinned: Vec<usize> = pinned.iter().cloned().flatten().collect();
     let middle = &o[head..o.len() - tail];
     let mut next_pinned = 0;
     // Output messages that are not the pinned ones, in order: one of them
