@@ -298,10 +298,13 @@ pub fn run_check(args: Args) -> Result<(), Failure> {
         );
     }
     eprintln!(
-        "ctxgate check: subject {} {}, seed {seed}, up to {} cases{}{}",
+        "ctxgate check: subject {} {}, seed {seed}, {}{}{}",
         subjects[0].info().name,
         subjects[0].info().version,
-        args.cases,
+        match args.case {
+            Some(n) => format!("case {n} alone"),
+            None => format!("up to {} cases", args.cases),
+        },
         time.map(|t| format!(" or {:.0} s", t.as_secs_f64()))
             .unwrap_or_default(),
         live.as_ref()

@@ -419,7 +419,9 @@ pub fn to_json(r: &CheckReport, hint: &ReplayHint) -> Value {
 /// verdict, the table, and each failure with its replay command.
 pub fn markdown(r: &CheckReport, hint: &ReplayHint) -> String {
     let mut out = String::new();
-    let verdict = if r.ok() {
+    let verdict = if r.ok() && r.one_case() {
+        "✅ what this one case exercised held"
+    } else if r.ok() {
         "✅ every checked invariant held, and each was exercised"
     } else if r.failures.is_empty() && r.faults.is_empty() {
         "⚠️ nothing failed, but something was never checked"
