@@ -257,3 +257,43 @@ fn a_body_violation_names_the_wire_format() {
         );
     }
 }
+
+/// A gate says what it sent otherwise than drawn, as a check does: a side
+/// measuring two formats has the other format's cases re-aimed, counted in
+/// the human report and the JSON, and kept by `report merge`.
+#[test]
+fn a_gate_counts_the_cases_re_aimed_to_its_sides_formats() {
+    let compact =
+        |c: &Config, m: &[Message]| ctxgate::subject::answer(ctxgate::reference::compact(c, m));
+    let mut subject = ctxgate::testing::Compactor::new("two-formats", "0", compact)
+        .wire_formats(&[WireFormat::Engine, WireFormat::Anthropic])
+        .into_subject();
+    let mut baseline = ctxgate::subject::InProcess::reference();
+    let opts = CheckOptions {
+        cases: 200,
+        seed: 28,
+        ..Default::default()
+    };
+    let report = ctxgate::baseline::run(
+        &mut subject,
+        &mut baseline,
+        &opts,
+        ctxgate::baseline::FailOn::Regressions,
+        &mut |_| {},
+    );
+    assert!(report.formats_re_aimed > 20, "{}", report.formats_re_aimed);
+    let hints = Default::default();
+    let text = ctxgate::baseline::report::human(&report, &hints);
+    assert!(
+        text.contains(&format!(
+            "wire formats: engine, anthropic (the subject's hello `wireFormats` measures these only): {} case(s)",
+            report.formats_re_aimed
+        )),
+        "{text}"
+    );
+    let json = ctxgate::baseline::report::to_json(&report, &hints);
+    assert_eq!(json["casesReAimedToWireFormats"], report.formats_re_aimed);
+    let back = ctxgate::baseline::merge::from_json(&json).unwrap();
+    assert_eq!(back.formats_re_aimed, report.formats_re_aimed);
+    assert_eq!(back.wire_formats, report.wire_formats);
+}

@@ -208,6 +208,8 @@ impl Pair {
             elapsed: done.elapsed,
             stopped_by_time: done.stopped_by_time,
             images_not_sent: done.images_not_sent,
+            formats_re_aimed: done.formats_re_aimed,
+            wire_formats: done.wire_formats,
             checked: judge.checked,
             invariants: st.invariants,
             regressions,

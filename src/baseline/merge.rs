@@ -155,6 +155,11 @@ pub fn from_json(v: &Value) -> Result<BaselineReport, String> {
             .get("imageCasesNotSent")
             .and_then(Value::as_u64)
             .unwrap_or(0),
+        formats_re_aimed: v
+            .get("casesReAimedToWireFormats")
+            .and_then(Value::as_u64)
+            .unwrap_or(0),
+        wire_formats: crate::report::wire_formats_of(v.get("wireFormats")),
         checked: invariants.keys().copied().collect(),
         invariants,
         regressions,
@@ -363,6 +368,16 @@ impl BaselineReport {
             self.uncompared_failures,
             other.uncompared_failures,
             "uncomparedFailures",
+        )?;
+        self.images_not_sent = sum(
+            self.images_not_sent,
+            other.images_not_sent,
+            "imageCasesNotSent",
+        )?;
+        self.formats_re_aimed = sum(
+            self.formats_re_aimed,
+            other.formats_re_aimed,
+            "casesReAimedToWireFormats",
         )?;
         self.elapsed = self.elapsed.max(other.elapsed);
         self.stopped_by_time |= other.stopped_by_time;

@@ -135,6 +135,11 @@ pub struct BaselineReport {
     /// Cases with images that were sent without them (or, from a corpus,
     /// not at all), because a side takes text only (`contentParts: false`).
     pub images_not_sent: u64,
+    /// Cases drawn in a wire format a side does not measure (its hello's
+    /// `wireFormats`) and sent in one both do.
+    pub formats_re_aimed: u64,
+    /// The wire formats the cases were measured in.
+    pub wire_formats: crate::model::WireFormats,
     /// The invariants checked on the subject; the baseline's are those of
     /// them it claims.
     pub checked: InvariantSet,

@@ -209,6 +209,17 @@ pub fn human(r: &BaselineReport, hints: &Hints) -> String {
             ""
         }
     );
+    crate::report::write_not_sent(
+        &mut out,
+        &crate::report::NotSent {
+            text_only: !r.subject.content_parts || !r.baseline.content_parts,
+            images_not_sent: r.images_not_sent,
+            wire_formats: r.wire_formats,
+            declared_all_formats: r.subject.wire_formats.is_all()
+                && r.baseline.wire_formats.is_all(),
+            formats_re_aimed: r.formats_re_aimed,
+        },
+    );
     let _ = writeln!(out);
     let _ = writeln!(
         out,
@@ -457,6 +468,8 @@ fn subject_json(i: &crate::subject::SubjectInfo) -> Value {
         "format": i.format.as_str(),
         "estimates": i.estimates,
         "claims": i.invariants.map(|s| s.names()),
+        "contentParts": i.content_parts,
+        "wireFormats": i.wire_formats.names(),
     })
 }
 
@@ -569,6 +582,9 @@ pub fn to_json(r: &BaselineReport, hints: &Hints) -> Value {
         "uncomparedFailures": r.uncompared_failures,
         "seconds": r.elapsed.as_secs_f64(),
         "stoppedByTime": r.stopped_by_time,
+        "imageCasesNotSent": r.images_not_sent,
+        "wireFormats": r.wire_formats.names(),
+        "casesReAimedToWireFormats": r.formats_re_aimed,
         "invariants": invariants,
         "notCompared": r.not_compared(),
         "regressions": regressions,

@@ -58,6 +58,42 @@ impl ReplayHint {
     }
 }
 
+/// What a run sent otherwise than drawn, because of what the subject
+/// declared in its hello (SPEC §6) or `--wire-format`.
+pub(crate) struct NotSent {
+    /// The subject (or, in a gate, a side) takes text only.
+    pub text_only: bool,
+    pub images_not_sent: u64,
+    /// The formats the cases were measured in.
+    pub wire_formats: crate::model::WireFormats,
+    /// The subject measures every format (so `--wire-format` chose them).
+    pub declared_all_formats: bool,
+    pub formats_re_aimed: u64,
+}
+
+/// The lines of a human report that say what a run did not send as drawn:
+/// image cases to a text-only subject, cases re-aimed to its formats.
+pub(crate) fn write_not_sent(out: &mut String, n: &NotSent) {
+    if n.text_only || n.images_not_sent > 0 {
+        let _ = writeln!(
+            out,
+            "contentParts: false — the subject takes text only: {} case(s) with images were not sent (generated ones went without their images)",
+            n.images_not_sent
+        );
+    }
+    if !n.wire_formats.is_all() || n.formats_re_aimed > 0 {
+        let why = match n.declared_all_formats {
+            true => "--wire-format",
+            false => "the subject's hello `wireFormats` measures these only",
+        };
+        let _ = writeln!(
+            out,
+            "wire formats: {} ({why}): {} case(s) drawn in another format were sent in one of these",
+            n.wire_formats, n.formats_re_aimed
+        );
+    }
+}
+
 /// The line naming the invariants a run did not check, if any (a human
 /// report's, of a check or a baseline gate).
 pub(crate) fn write_not_checked(out: &mut String, checked: &crate::oracle::InvariantSet) {
@@ -109,24 +145,16 @@ pub fn human(r: &CheckReport, hint: &ReplayHint) -> String {
             ""
         }
     );
-    if !r.subject.content_parts || r.images_not_sent > 0 {
-        let _ = writeln!(
-            out,
-            "contentParts: false — the subject takes text only: {} case(s) with images were not sent (generated ones went without their images)",
-            r.images_not_sent
-        );
-    }
-    if !r.wire_formats.is_all() || r.formats_re_aimed > 0 {
-        let why = match r.subject.wire_formats.is_all() {
-            true => "--wire-format",
-            false => "the subject's hello `wireFormats` measures these only",
-        };
-        let _ = writeln!(
-            out,
-            "wire formats: {} ({why}): {} case(s) drawn in another format were sent in one of these",
-            r.wire_formats, r.formats_re_aimed
-        );
-    }
+    write_not_sent(
+        &mut out,
+        &NotSent {
+            text_only: !r.subject.content_parts,
+            images_not_sent: r.images_not_sent,
+            wire_formats: r.wire_formats,
+            declared_all_formats: r.subject.wire_formats.is_all(),
+            formats_re_aimed: r.formats_re_aimed,
+        },
+    );
     if let Some(t) = r.traffic.filter(|t| t.requests > 0) {
         let per = |x: u64| x as f64 / r.cases.max(1) as f64;
         let _ = writeln!(
@@ -662,7 +690,7 @@ pub fn from_json(v: &Value) -> Result<CheckReport, String> {
 }
 
 /// A `wireFormats` list of a JSON report; all three when absent or empty.
-fn wire_formats_of(list: Option<&Value>) -> crate::model::WireFormats {
+pub(crate) fn wire_formats_of(list: Option<&Value>) -> crate::model::WireFormats {
     let names = list.and_then(Value::as_array).into_iter().flatten();
     let formats: Vec<_> = names.filter_map(|n| n.as_str()?.parse().ok()).collect();
     match crate::model::WireFormats::of(&formats) {
