@@ -11,7 +11,8 @@
 #   4. the package's own tests;
 #   5. the pytest example over adapters/python-minimal passes; with a planted
 #      defect it fails showing the shrunk fixture and the replay line; run
-#      again, the saved failure is replayed before any new case;
+#      again, the saved failure is replayed before any new case; narrowed
+#      to invariants it does not judge, it is skipped and new cases run;
 #   6. body_bytes and tool_calls_floor equal the binary's on 5,000 generated
 #      cases in each wire format.
 #
@@ -117,6 +118,18 @@ if [ "$rc" -ne 1 ] || ! grep -q 'saved failure(s) still fail, replayed before an
   exit 1
 fi
 grep -E '^(ctxgate: saved|replay: [0-9])' "$work/defect-again.txt"
+step "saved failures of invariants the test no longer claims are skipped, and the new cases run"
+set +e
+CTXGATE_EXAMPLE_DEFECT=1 CTXGATE_EXAMPLE_INVARIANTS=deterministic,estimate-covers-tool-calls example -q -s > "$work/narrowed.txt" 2>&1
+rc=$?
+set -e
+if [ "$rc" -ne 0 ] || ! grep -q "^replay: 0 held, 0 failed, $saved skipped" "$work/narrowed.txt" \
+   || ! grep -q 'nothing of the saved failures is judged now' "$work/narrowed.txt"; then
+  cat "$work/narrowed.txt"
+  echo "expected the narrowed test to skip the $saved saved failure(s) and pass on new cases, got $rc"
+  exit 1
+fi
+grep -E '^(replay: [0-9]|ctxgate: nothing|OK)' "$work/narrowed.txt"
 # Fixed again, the correct compactor holds every saved failure, then new cases.
 step "the fixed compactor: the saved failures hold, then new cases pass"
 CTXGATE_SEED=30 example -q -s | grep -E '^(ctxgate: replaying|replay: [0-9]|OK|[0-9]+ passed)'

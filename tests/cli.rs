@@ -1700,8 +1700,16 @@ fn check_case_reruns_the_case_a_report_cites() {
     let text = String::from_utf8_lossy(&one.stdout);
     assert!(text.contains(line), "{text}");
     assert!(text.contains("\n1 cases in "), "{text}");
-    // --case with --shard is bad usage.
+    // --case with --shard is bad usage, and so is --case without the
+    // run's seed (an index under a new random seed is another case).
     assert_eq!(run(&["check", "--case", "3", "--shard", "1/2"]).code, 2);
+    let unseeded = run(&["check", "--case", "3"]);
+    assert_eq!(unseeded.code, 2);
+    assert!(
+        unseeded.stderr.contains("--case N needs the run's --seed"),
+        "{}",
+        unseeded.stderr
+    );
 }
 
 /// A gate's behaviour table cites case numbers and prints the command that

@@ -534,3 +534,27 @@ fn a_subject_that_exits_at_startup_shows_its_last_words() {
         );
     }
 }
+
+/// A program that defines a compactor but never serves it exits 0 without
+/// a word: the fault says what it most likely lacks.
+#[test]
+fn a_subject_that_never_serves_is_told_what_it_lacks() {
+    let dir = temp_dir("never-serves");
+    let script = dir.join("compactor.py");
+    std::fs::write(
+        &script,
+        "def compact(config, messages):\n    return messages\n",
+    )
+    .unwrap();
+    let subject = format!("python3 {}", script.display());
+    let out = Command::new(ctxgate())
+        .args(["check", "--cases", "3", "--subject", &subject])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("before it wrote a line: does the program run the protocol loop"),
+        "{err}"
+    );
+}

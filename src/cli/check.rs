@@ -207,6 +207,12 @@ pub fn run_check(args: Args) -> Result<(), Failure> {
         Some(s) => Some(ctxgate::check::Shard::parse(s).map_err(Failure::bad_input)?),
         None => None,
     };
+    if args.case.is_some() && args.seed.is_none() {
+        return Err(Failure::bad_input(
+            "--case N needs the run's --seed: a case index means nothing under a new random seed",
+        )
+        .with_hint("the seed is in the report's first line, and in its last"));
+    }
     // Case N alone is shard N+1 of N+1 cases: its index is N.
     let cases = match args.case {
         Some(n) if n >= u64::MAX - 1 => return Err(Failure::bad_input("--case is too large")),

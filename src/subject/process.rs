@@ -34,6 +34,9 @@ use crate::model::WireFormat;
 pub const STDOUT_ONLY_PROTOCOL: &str =
     "a subject must write only protocol lines to stdout; log to stderr";
 
+/// Said of a subject that exited with status 0 before it wrote a line.
+const NEVER_SERVED: &str = " before it wrote a line: does the program run the protocol loop (`serve(...)`, not only define the compactor) when started as --subject?";
+
 /// The least time a subject has for its first hello (see `spawn`).
 const FIRST_HELLO: Duration = Duration::from_secs(10);
 
@@ -338,7 +341,7 @@ impl ProcessSubject {
                 FaultKind::OversizedLine,
                 format!("a line passed {n} bytes, the cap (--max-line-bytes)"),
             )),
-            Line::Closed => Err(closed(r, timeout)),
+            Line::Closed => Err(closed(r, timeout, self.traffic.bytes_received == 0)),
             Line::Pending => Ok(()),
         }
     }
@@ -412,13 +415,14 @@ impl ProcessSubject {
                 FaultKind::OversizedLine,
                 format!("an answer line passed {n} bytes, the cap (--max-line-bytes)"),
             )),
-            Line::Closed => Err(closed(r, timeout)),
+            Line::Closed => Err(closed(r, timeout, self.traffic.bytes_received == 0)),
             Line::Pending => {
                 if let Ok(Some(status)) = r.child.try_wait() {
-                    return Err(Fault::new(
-                        FaultKind::Crash,
-                        format!("the subject exited ({status}) without answering"),
-                    ));
+                    let detail = match status.success() && self.traffic.bytes_received == 0 {
+                        true => format!("the subject exited ({status}){NEVER_SERVED}"),
+                        false => format!("the subject exited ({status}) without answering"),
+                    };
+                    return Err(Fault::new(FaultKind::Crash, detail));
                 }
                 if Instant::now() >= until {
                     return Err(Fault::new(
@@ -801,13 +805,19 @@ const EXIT_GRACE: Duration = Duration::from_millis(1000);
 /// The subject's stdout closed: a crash if the process exits within
 /// [`EXIT_GRACE`] (or the timeout, if shorter), else a process that lives
 /// on without a way to answer.
-fn closed(r: &mut Running, timeout: Duration) -> Fault {
+/// `silent`: the subject never wrote a line, so an exit with status 0 is
+/// most likely a program that does not run the protocol loop at all.
+fn closed(r: &mut Running, timeout: Duration, silent: bool) -> Fault {
     let timeout = timeout.min(EXIT_GRACE);
     let until = Instant::now() + timeout;
     loop {
         match r.child.try_wait() {
             Ok(Some(status)) => {
-                return Fault::new(FaultKind::Crash, format!("the subject exited ({status})"))
+                let mut detail = format!("the subject exited ({status})");
+                if status.success() && silent {
+                    detail.push_str(NEVER_SERVED);
+                }
+                return Fault::new(FaultKind::Crash, detail);
             }
             Ok(None) if Instant::now() < until => thread::sleep(Duration::from_millis(5)),
             Ok(None) => {
