@@ -190,14 +190,6 @@ pub fn human(r: &CheckReport, hint: &ReplayHint) -> String {
         );
     }
     write_not_checked(&mut out, &r.checked);
-    // One case covers what it is: its coverage table would be all gaps.
-    if r.cases > 0 && !r.one_case() {
-        let _ = writeln!(out);
-        let _ = writeln!(out, "coverage:");
-        for line in r.coverage.to_string().lines() {
-            let _ = writeln!(out, "  {line}");
-        }
-    }
     for f in &r.failures {
         let _ = writeln!(out);
         let _ = writeln!(out, "FAILED {} (case {})", f.invariant, f.case_index);
@@ -230,6 +222,16 @@ pub fn human(r: &CheckReport, hint: &ReplayHint) -> String {
         }
         write_history(&mut out, &f.fixture.messages);
         replay_line(&mut out, &f.saved, hint);
+    }
+    // The coverage table is long (a row per shape); what failed comes
+    // first, so that a reader sees it without scrolling past the table.
+    // One case covers what it is: its coverage table would be all gaps.
+    if r.cases > 0 && !r.one_case() {
+        let _ = writeln!(out);
+        let _ = writeln!(out, "coverage:");
+        for line in r.coverage.to_string().lines() {
+            let _ = writeln!(out, "  {line}");
+        }
     }
     let unchecked = r.not_checked();
     if !unchecked.is_empty() {

@@ -265,12 +265,23 @@ impl ProcessSubject {
         }
     }
 
-    /// Wait until stderr has ended (or `until`): the thread that drains
-    /// it may not have read a subject's last words when its exit is seen.
+    /// Wait until stderr has ended, or has been quiet a while, or `until`:
+    /// the thread that drains it may not have read a subject's last words
+    /// when its exit is seen. (A descendant that keeps stderr open costs
+    /// the quiet spell, 20 ms, not the whole grace.)
     fn await_stderr_end(&self, until: Instant) {
         let Some(r) = &self.running else { return };
-        while !r.stderr.lock().unwrap_or_else(|e| e.into_inner()).ended && Instant::now() < until {
+        let read = || {
+            let t = r.stderr.lock().unwrap_or_else(|e| e.into_inner());
+            (t.ended, t.total)
+        };
+        let (mut ended, mut total) = read();
+        let mut quiet = 0;
+        while !ended && quiet < 10 && Instant::now() < until {
             thread::sleep(Duration::from_millis(2));
+            let (now_ended, now_total) = read();
+            quiet = if now_total == total { quiet + 1 } else { 0 };
+            (ended, total) = (now_ended, now_total);
         }
     }
 
@@ -292,7 +303,7 @@ impl ProcessSubject {
     }
 
     fn with_stderr(&self, mut f: Fault) -> Fault {
-        if matches!(f.kind, FaultKind::Crash | FaultKind::ClosedStdout) {
+        if f.kind == FaultKind::Crash {
             self.await_stderr_end(Instant::now() + STDERR_GRACE);
         }
         f.stderr = self.stderr_tail();
