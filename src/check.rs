@@ -522,6 +522,11 @@ impl Judge for Single {
         report
             .coverage
             .record_result(result.compacted, result.cannot_fit);
+        if let Some(crate::subject::CompactAnswer::Messages(o)) = &result.answer {
+            if result.compacted && crate::generate::coverage::elided_images(&case.messages, o) {
+                report.coverage.record_elided();
+            }
+        }
         report.cases += 1;
         for (inv, verdict) in &result.verdicts {
             report.tally.entry(*inv).or_default().count(Some(verdict));

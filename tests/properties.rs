@@ -139,3 +139,25 @@ fn reference_holds_every_invariant() {
         );
     }
 }
+
+/// A check's coverage counts what the subject did, images elided
+/// included: the reference elides old screenshots at 1,000 cases, and the
+/// report's "elided by the subject" row says so (the one runner once
+/// dropped it, and the row read 0 at every seed).
+#[test]
+fn a_checks_coverage_counts_the_images_the_subject_elided() {
+    let mut subject = ctxgate::subject::InProcess::reference();
+    let opts = ctxgate::check::CheckOptions {
+        cases: 1000,
+        seed: 1,
+        ..Default::default()
+    };
+    let report = ctxgate::check::run(&mut subject, &opts, &mut |_| {});
+    let elided = report.coverage.count("images", "elided by the subject");
+    assert!(elided.is_some_and(|n| n > 0), "{}", report.coverage);
+    assert!(
+        report.coverage.missing().is_empty(),
+        "{:?}",
+        report.coverage.missing()
+    );
+}
