@@ -3,6 +3,8 @@
 //! does not know fails verbatim-suffix or pinned-kept, and the report
 //! names the dropped field by its path — the cause, not only the verdict.
 
+mod common;
+
 use ctxgate::config::Config;
 use ctxgate::model::{engine, Message};
 
@@ -62,19 +64,7 @@ fn a_gate_regression_shows_the_answer_in_every_form() {
     use ctxgate::report::render::{gate, ReportKind};
     let mut subject =
         ctxgate::testing::Compactor::new("drops-fields", "0", drops_unknown_fields).into_subject();
-    let mut baseline = ctxgate::subject::InProcess::reference();
-    let opts = ctxgate::check::CheckOptions {
-        cases: 300,
-        seed: 28,
-        ..Default::default()
-    };
-    let report = ctxgate::baseline::run(
-        &mut subject,
-        &mut baseline,
-        &opts,
-        ctxgate::baseline::FailOn::Regressions,
-        &mut |_| {},
-    );
+    let report = common::gate_against_reference(&mut subject, 300, 28);
     assert!(
         !report.regressions.is_empty(),
         "dropping fields went unnoticed"

@@ -268,19 +268,7 @@ fn a_gate_counts_the_cases_re_aimed_to_its_sides_formats() {
     let mut subject = ctxgate::testing::Compactor::new("two-formats", "0", compact)
         .wire_formats(&[WireFormat::Engine, WireFormat::Anthropic])
         .into_subject();
-    let mut baseline = ctxgate::subject::InProcess::reference();
-    let opts = CheckOptions {
-        cases: 200,
-        seed: 28,
-        ..Default::default()
-    };
-    let report = ctxgate::baseline::run(
-        &mut subject,
-        &mut baseline,
-        &opts,
-        ctxgate::baseline::FailOn::Regressions,
-        &mut |_| {},
-    );
+    let report = common::gate_against_reference(&mut subject, 200, 28);
     assert!(report.formats_re_aimed > 20, "{}", report.formats_re_aimed);
     let hints = Default::default();
     let text = ctxgate::baseline::report::human(&report, &hints);

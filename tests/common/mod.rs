@@ -22,3 +22,25 @@ pub fn data_dir(dir: &std::path::Path) -> Option<std::path::PathBuf> {
     eprintln!("SKIPPED: no data at {}", dir.display());
     None
 }
+
+/// A baseline gate run in process: `subject` against the built-in
+/// reference on `cases` cases of `seed`, failing on regressions.
+pub fn gate_against_reference(
+    subject: &mut dyn ctxgate::subject::Subject,
+    cases: u64,
+    seed: u64,
+) -> ctxgate::baseline::BaselineReport {
+    let mut baseline = ctxgate::subject::InProcess::reference();
+    let opts = ctxgate::check::CheckOptions {
+        cases,
+        seed,
+        ..Default::default()
+    };
+    ctxgate::baseline::run(
+        subject,
+        &mut baseline,
+        &opts,
+        ctxgate::baseline::FailOn::Regressions,
+        &mut |_| {},
+    )
+}
