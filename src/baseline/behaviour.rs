@@ -315,6 +315,88 @@ impl ClassDelta {
     }
 }
 
+// The behaviour table, as every report form prints it.
+
+fn pct(x: f64) -> String {
+    format!("{:.1}%", x * 100.0)
+}
+
+fn num(x: f64) -> String {
+    format!("{x:.1}")
+}
+
+fn ratio3(x: f64) -> String {
+    format!("{x:.3}")
+}
+
+/// "61.0% → 64.0%", baseline first; "–" where a side has no figure.
+fn pair(b: Option<f64>, s: Option<f64>, f: fn(f64) -> String) -> String {
+    let one = |x: Option<f64>| x.map(f).unwrap_or_else(|| "–".into());
+    format!("{} → {}", one(b), one(s))
+}
+
+/// The behaviour columns: name and the figure of one side.
+type Column = (
+    &'static str,
+    fn(&Measures) -> Option<f64>,
+    fn(f64) -> String,
+);
+
+/// The behaviour table's column titles, in order.
+pub(crate) const COLUMN_NAMES: [&str; 7] = [
+    "compacted",
+    "cannot_fit",
+    "retention",
+    "messages kept",
+    "iterations kept",
+    "summary bytes",
+    "estimate/body",
+];
+
+const COLUMNS: [Column; 7] = [
+    ("compacted", Measures::compaction_rate, pct),
+    ("cannot_fit", Measures::cannot_fit_rate, pct),
+    ("retention", Measures::retention, pct),
+    ("messages kept", Measures::messages_kept, num),
+    ("iterations kept", Measures::iterations_kept, num),
+    ("summary bytes", Measures::summary_bytes, num),
+    ("estimate/body", Measures::estimate_vs_body, ratio3),
+];
+
+impl Behaviour {
+    /// The behaviour table's rows, one per case class and one for all of
+    /// them (`all` names it): class, cases answered, one "baseline →
+    /// subject" cell per column ([`COLUMN_NAMES`]). Every report form
+    /// prints these.
+    pub(crate) fn table_rows(&self, all: &'static str) -> Vec<(&'static str, u64, Vec<String>)> {
+        let row = |name, s: &Measures, b: &Measures| {
+            let cells = COLUMNS
+                .iter()
+                .map(|(_, f, fmt)| pair(f(b), f(s), *fmt))
+                .collect();
+            (name, s.answered, cells)
+        };
+        let (ts, tb) = self.total();
+        let mut rows: Vec<_> = self
+            .classes
+            .iter()
+            .map(|(c, d)| row(c.name(), &d.subject, &d.baseline))
+            .collect();
+        rows.push(row(all, &ts, &tb));
+        rows
+    }
+}
+
+/// One line of the cases that changed most.
+pub(crate) fn change_line(c: &CaseChange) -> String {
+    format!(
+        "case {}: baseline {}; subject {}",
+        c.case_index,
+        c.baseline.describe(),
+        c.subject.describe()
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -9,7 +9,7 @@ use std::fmt::Write as _;
 
 use serde_json::{json, Value};
 
-use super::behaviour::{CaseChange, Measures, Outcome};
+use super::behaviour::{change_line, Measures, Outcome, COLUMN_NAMES};
 use super::{BaselineReport, FailOn, Shared};
 use crate::body::body_bytes;
 use crate::report::{
@@ -83,72 +83,6 @@ fn verdict(r: &BaselineReport) -> (bool, String) {
             why.join("; "),
             r.seed
         ),
-    )
-}
-
-fn pct(x: f64) -> String {
-    format!("{:.1}%", x * 100.0)
-}
-
-fn num(x: f64) -> String {
-    format!("{x:.1}")
-}
-
-fn ratio(x: f64) -> String {
-    format!("{x:.3}")
-}
-
-/// "61.0% → 64.0%", baseline first; "–" where a side has no figure.
-fn pair(b: Option<f64>, s: Option<f64>, f: fn(f64) -> String) -> String {
-    let one = |x: Option<f64>| x.map(f).unwrap_or_else(|| "–".into());
-    format!("{} → {}", one(b), one(s))
-}
-
-/// The behaviour columns: name and the figure of one side.
-type Column = (
-    &'static str,
-    fn(&Measures) -> Option<f64>,
-    fn(f64) -> String,
-);
-
-const COLUMNS: [Column; 7] = [
-    ("compacted", Measures::compaction_rate, pct),
-    ("cannot_fit", Measures::cannot_fit_rate, pct),
-    ("retention", Measures::retention, pct),
-    ("messages kept", Measures::messages_kept, num),
-    ("iterations kept", Measures::iterations_kept, num),
-    ("summary bytes", Measures::summary_bytes, num),
-    ("estimate/body", Measures::estimate_vs_body, ratio),
-];
-
-/// The behaviour table's rows, one per case class and one for all of
-/// them (`all` names it): class, cases answered, one "baseline → subject"
-/// cell per column. Every report form prints these.
-fn behaviour_rows(r: &BaselineReport, all: &'static str) -> Vec<(&'static str, u64, Vec<String>)> {
-    let row = |name, s: &Measures, b: &Measures| {
-        let cells = COLUMNS
-            .iter()
-            .map(|(_, f, fmt)| pair(f(b), f(s), *fmt))
-            .collect();
-        (name, s.answered, cells)
-    };
-    let (ts, tb) = r.behaviour.total();
-    let mut rows: Vec<_> = r
-        .behaviour
-        .classes
-        .iter()
-        .map(|(c, d)| row(c.name(), &d.subject, &d.baseline))
-        .collect();
-    rows.push(row(all, &ts, &tb));
-    rows
-}
-
-fn change_line(c: &CaseChange) -> String {
-    format!(
-        "case {}: baseline {}; subject {}",
-        c.case_index,
-        c.baseline.describe(),
-        c.subject.describe()
     )
 }
 
@@ -362,11 +296,11 @@ pub fn human(r: &BaselineReport, hints: &Hints) -> String {
             "behaviour, baseline → subject, per case class (the cases both answered):"
         );
         let _ = write!(out, "{:<26} {:>6}", "class", "cases");
-        for (name, _, _) in COLUMNS {
+        for name in COLUMN_NAMES {
             let _ = write!(out, "  {name:>17}");
         }
         let _ = writeln!(out);
-        for (name, answered, cells) in behaviour_rows(r, "all") {
+        for (name, answered, cells) in r.behaviour.table_rows("all") {
             let _ = write!(out, "{name:<26} {answered:>6}");
             for cell in cells {
                 let _ = write!(out, "  {cell:>17}");
@@ -828,15 +762,15 @@ pub fn markdown(r: &BaselineReport, hints: &Hints) -> String {
     if !r.behaviour.classes.is_empty() {
         let _ = writeln!(out, "\n#### Behaviour, baseline → subject\n");
         let _ = write!(out, "| class | cases |");
-        for (name, _, _) in COLUMNS {
+        for name in COLUMN_NAMES {
             let _ = write!(out, " {name} |");
         }
         let _ = write!(out, "\n|---|---:|");
-        for _ in COLUMNS {
+        for _ in COLUMN_NAMES {
             let _ = write!(out, "---:|");
         }
         let _ = writeln!(out);
-        for (name, answered, cells) in behaviour_rows(r, "**all**") {
+        for (name, answered, cells) in r.behaviour.table_rows("**all**") {
             let _ = write!(out, "| {name} | {answered} |");
             for cell in cells {
                 let _ = write!(out, " {cell} |");
