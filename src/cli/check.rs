@@ -159,7 +159,7 @@ pub enum FailOnArg {
 
 pub fn run_check(args: Args) -> Result<(), Failure> {
     if args.list_defects {
-        print!("{}", ctxgate::subject::defects::Defect::list());
+        out!("{}", ctxgate::subject::defects::Defect::list());
         return Ok(());
     }
     let invariants = match &args.invariants {
@@ -469,11 +469,11 @@ fn write_reports(
             if let Err(e) = file.write(&rendered) {
                 write_error = Some(format!("{}: cannot write the report: {e}", path.display()));
             }
-            print!("{}{extra}", render_as(ReportKind::Human));
+            out!("{}{extra}", render_as(ReportKind::Human));
         }
-        _ if args.report == ReportKind::Human => print!("{rendered}{extra}"),
+        _ if args.report == ReportKind::Human => out!("{rendered}{extra}"),
         _ => {
-            print!("{rendered}");
+            out!("{rendered}");
             eprint!("{extra}");
         }
     }

@@ -361,6 +361,23 @@ pub fn print_json(value: &Value) -> Result<(), Failure> {
 }
 
 /// Map a stdout write result: a closed pipe is fine, anything else fails.
+/// Write to stdout. A reader that went away (`ctxgate … | head`) ends
+/// the process at once with 141, the status of a process a SIGPIPE ended
+/// (ctxgate ignores SIGPIPE, as Rust programs do, so that a subject that
+/// dies cannot take it down): not 0, which would pass a gate whose report
+/// nobody read to the end; any other write error is exit 1.
+pub fn out(args: std::fmt::Arguments<'_>) {
+    use std::io::Write as _;
+    let mut stdout = io::stdout().lock();
+    if let Err(e) = stdout.write_fmt(args).and_then(|()| stdout.flush()) {
+        if e.kind() == io::ErrorKind::BrokenPipe {
+            std::process::exit(141);
+        }
+        eprintln!("error: cannot write to stdout: {e}");
+        std::process::exit(1);
+    }
+}
+
 pub fn write_outcome(result: io::Result<()>) -> Result<(), Failure> {
     match result {
         Err(e) if e.kind() != io::ErrorKind::BrokenPipe => {

@@ -83,7 +83,7 @@ pub fn run(args: Args) -> Result<(), Failure> {
                 matches!(result, Err(ctxgate::CompactError::CannotFit { .. })),
             );
         }
-        print!("{coverage}");
+        out!("{coverage}");
         return Ok(());
     }
     let mut out = std::io::BufWriter::new(std::io::stdout().lock());

@@ -12,6 +12,24 @@
 //! reference's `cannot_fit`; 2 bad usage or bad input (clap's own usage
 //! errors exit 2 too).
 
+/// `println!` for the CLI's stdout ([`common::out`]): a reader that went
+/// away (`| head`) ends the run quietly, never with a panic.
+macro_rules! outln {
+    () => {
+        $crate::cli::common::out(format_args!("\n"))
+    };
+    ($($t:tt)*) => {
+        $crate::cli::common::out(format_args!("{}\n", format_args!($($t)*)))
+    };
+}
+
+/// `print!` for the CLI's stdout ([`common::out`]).
+macro_rules! out {
+    ($($t:tt)*) => {
+        $crate::cli::common::out(format_args!($($t)*))
+    };
+}
+
 mod body;
 mod calibrate;
 mod check;

@@ -123,7 +123,7 @@ pub fn run(args: Args) -> Result<(), Failure> {
         max: args.max,
     };
     if !args.json {
-        println!(
+        outln!(
             "ctxgate probe-ceiling: {} with {} request bodies (system, user, a tool call and its result), {} to {} bytes",
             wire.describe(),
             config.wire_format,
@@ -134,7 +134,7 @@ pub fn run(args: Args) -> Result<(), Failure> {
     let human = !args.json;
     let report = probe(wire.as_ref(), &opts, &mut |p: &Probe| {
         if human {
-            println!("  {:>13} bytes: {}", group(p.bytes), p.answer);
+            outln!("  {:>13} bytes: {}", group(p.bytes), p.answer);
         }
     });
     let file_ceiling = args
@@ -179,17 +179,17 @@ fn print_human(args: &Args, report: &ProbeReport, verdict: &Verdict) {
                 .find(|p| p.bytes == accepted + 1)
                 .map(|p| format!(" ({})", p.answer.label()))
                 .unwrap_or_default();
-            println!(
+            outln!(
                 "limit: {} bytes — the largest body accepted; {} bytes refused{refused}",
                 group(*accepted),
                 group(accepted + 1)
             );
         }
-        Limit::AtLeast { accepted } => println!(
+        Limit::AtLeast { accepted } => outln!(
             "limit: none found — every size up to --max ({} bytes) was accepted",
             group(*accepted)
         ),
-        Limit::BelowSmallest { refused } => println!(
+        Limit::BelowSmallest { refused } => outln!(
             "limit: below {} bytes — even the smallest body was refused",
             group(*refused)
         ),
@@ -198,20 +198,20 @@ fn print_human(args: &Args, report: &ProbeReport, verdict: &Verdict) {
             accepted,
             refused,
             ..
-        } => println!(
+        } => outln!(
             "limit: not found — no answer to {} bytes (largest accepted so far: {}, smallest refused: {})",
             group(*at),
             accepted.map_or("none".to_owned(), group),
             refused.map_or("none".to_owned(), group),
         ),
     }
-    println!("{n} requests; answers: {}", verdict.answers_line());
+    outln!("{n} requests; answers: {}", verdict.answers_line());
     for w in &verdict.warnings {
-        println!("warning: {w}");
+        outln!("warning: {w}");
     }
     if let (Some(path), false) = (&args.config, verdict.config_above) {
         if matches!(report.limit, Limit::Exact { .. }) {
-            println!(
+            outln!(
                 "{}: transportMaxBodyBytes is within the limit",
                 path.display()
             );

@@ -54,7 +54,7 @@ pub fn run(mut args: Args) -> Result<(), Failure> {
         .map(|p| Fixture::load_capped(p, super::common::max_input_bytes()))
         .collect::<Result<Vec<_>, _>>()?;
     if args.trace {
-        println!("(tracing: → a request line sent, ← an answer line received)");
+        outln!("(tracing: → a request line sent, ← an answer line received)");
     }
     let mut subject = args.subject.open()?;
     let (mut failed, mut held, mut skipped) = (0usize, 0usize, 0usize);
@@ -62,35 +62,35 @@ pub fn run(mut args: Args) -> Result<(), Failure> {
     for (path, fixture) in files.iter().zip(&fixtures) {
         let shown = path.display();
         if args.trace {
-            println!("--- {shown}");
+            outln!("--- {shown}");
         }
         let (outcome, unportable) = replay(subject.as_mut(), fixture);
         match &outcome {
             Replayed::Held { judged } => {
                 held += 1;
-                println!("ok    {shown} ({judged} invariant(s) held)");
+                outln!("ok    {shown} ({judged} invariant(s) held)");
             }
             Replayed::Failed(violations) => {
                 failed += 1;
-                println!("FAIL  {shown}");
+                outln!("FAIL  {shown}");
                 for line in ctxgate::report::violation_lines(violations) {
-                    println!("  {line}");
+                    outln!("  {line}");
                 }
             }
             Replayed::Fault(fault) => {
                 failed += 1;
-                println!(
+                outln!(
                     "FAULT {shown}\n  {}",
                     fault.to_string().replace('\n', "\n  ")
                 );
             }
             Replayed::Skipped { why } => {
                 skipped += 1;
-                println!("SKIP  {shown}: nothing judged: {why}");
+                outln!("SKIP  {shown}: nothing judged: {why}");
             }
         }
         if unportable > 0 {
-            println!(
+            outln!(
                 "  note: {unportable} number(s) here have no spelling every JSON library keeps (2^64, 1e400, 0.00001…), and the subject does not claim exact numbers"
             );
         }
@@ -98,11 +98,11 @@ pub fn run(mut args: Args) -> Result<(), Failure> {
             unexpected.push(shown.to_string());
         }
     }
-    println!("\nreplay: {held} held, {failed} failed, {skipped} skipped");
+    outln!("\nreplay: {held} held, {failed} failed, {skipped} skipped");
     let name = &subject.info().name;
     if args.expect_failures {
         return if unexpected.is_empty() {
-            println!("every fixture still fails against {name}, as expected");
+            outln!("every fixture still fails against {name}, as expected");
             Ok(())
         } else {
             Err(Failure::failed(format!(

@@ -78,9 +78,9 @@ pub fn run(args: Args) -> Result<(), Failure> {
             std::fs::write(path, rendered).map_err(|e| {
                 Failure::bad_input(format!("{}: cannot write the report: {e}", path.display()))
             })?;
-            print!("{}", merged.render(ReportKind::Human));
+            out!("{}", merged.render(ReportKind::Human));
         }
-        None => print!("{rendered}"),
+        None => out!("{rendered}"),
     }
     match merged.problem() {
         None => Ok(()),

@@ -90,7 +90,9 @@ fn trace_line(arrow: &str, line: &[u8]) {
             &text[tail_at..]
         )
     };
-    println!("{arrow} {}", one_line(&shown));
+    // A reader that went away is the caller's to see (its next line).
+    use std::io::Write as _;
+    let _ = writeln!(std::io::stdout().lock(), "{arrow} {}", one_line(&shown));
 }
 
 /// How often a wait for an answer looks whether the subject has exited.
