@@ -37,10 +37,17 @@ export function commandLine(command) {
   throw new TypeError('check: `subject` must be a command, as one string or an array of words');
 }
 
-/** The part of ctxgate's report that is about failures: from the first FAILED or FAULT section on. */
+/**
+ * The part of ctxgate's report that is about failures: each FAILED or FAULT
+ * paragraph (the invariant, the shrunk case, the answer, the replay line),
+ * then the verdict line — not the tables and the coverage around them.
+ */
 function failureText(stdout) {
-  const at = stdout.search(/^(FAILED|FAULT) /m);
-  return at === -1 ? null : stdout.slice(at).trimEnd();
+  const paragraphs = stdout.split(/\n\s*\n/);
+  const failures = paragraphs.filter((p) => /^(FAILED|FAULT) /.test(p) && !p.startsWith('FAILED:'));
+  if (failures.length === 0) return null;
+  const last = stdout.trimEnd().split('\n').pop();
+  return [...failures.map((p) => p.trimEnd()), last].join('\n\n');
 }
 
 /**

@@ -23,6 +23,10 @@ FAILED tool-pairing (case 3)
 FAULT crash (1 case(s), first at case 7)
   replay: ctxgate replay .ctxgate/failures/crash-4567.json --subject 'node x.mjs'
 
+coverage:
+  coverage of 100 cases: body mean 51.7 KiB (max 518.5 KiB), 25.9 messages mean
+  never reached: images: remote URL
+
 FAILED: 1 invariant(s) broken, 1 fault kind(s); reproduce the run with --seed 5
 `;
 
@@ -57,6 +61,8 @@ test('a failure throws CheckFailed with each failure, its fixture and its replay
     assert.ok(e instanceof CheckFailed);
     assert.ok(e.message.startsWith('ctxgate check failed on node x.mjs\nFAILED tool-pairing (case 3)\n'), e.message);
     assert.ok(!e.message.includes('invariant                        pass'), 'the table is left out');
+    assert.ok(!e.message.includes('coverage'), 'the coverage is left out');
+    assert.ok(e.message.endsWith('FAILED: 1 invariant(s) broken, 1 fault kind(s); reproduce the run with --seed 5'), e.message);
     assert.match(e.message, /FAULT crash/);
     assert.deepEqual(e.fixtures, ['/tmp/my failures/tool-pairing-0123abcd.json', '.ctxgate/failures/crash-4567.json']);
     assert.equal(e.replays.length, 2);
