@@ -61,7 +61,7 @@ fn a_failure_shows_the_answer_and_the_dropped_field() {
 /// the JSON report's answer reads back (`report merge`).
 #[test]
 fn a_gate_regression_shows_the_answer_in_every_form() {
-    use ctxgate::report::render::{gate, ReportKind};
+    use ctxgate::report::render::{Outcome, ReportKind};
     let mut subject =
         ctxgate::testing::Compactor::new("drops-fields", "0", drops_unknown_fields).into_subject();
     let report = common::gate_against_reference(&mut subject, 300, 28);
@@ -73,18 +73,25 @@ fn a_gate_regression_shows_the_answer_in_every_form() {
         .regressions
         .iter()
         .all(|g| g.failure.answer.is_some()));
-    let hints = Default::default();
+    let outcome = Outcome::Gate {
+        report,
+        suite: None,
+        hints: Default::default(),
+    };
+    let gate = |kind| outcome.render(kind);
     for kind in [ReportKind::Human, ReportKind::Markdown, ReportKind::Junit] {
-        let text = gate(&report, None, &hints, kind);
+        let text = gate(kind);
         assert!(
             text.contains(" → absent"),
             "{kind:?}: the dropped field is not named: {text}"
         );
     }
-    let json: serde_json::Value =
-        serde_json::from_str(&gate(&report, None, &hints, ReportKind::Json)).unwrap();
+    let json: serde_json::Value = serde_json::from_str(&gate(ReportKind::Json)).unwrap();
     assert_eq!(json["regressions"][0]["answer"]["kind"], "messages");
     let back = ctxgate::baseline::merge::from_json(&json).unwrap();
+    let Outcome::Gate { report, .. } = &outcome else {
+        unreachable!("built as a gate")
+    };
     assert_eq!(
         back.regressions[0].failure.answer,
         report.regressions[0].failure.answer

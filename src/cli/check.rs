@@ -15,7 +15,7 @@ use ctxgate::baseline::FailOn;
 use ctxgate::check::{CheckOptions, Progress};
 use ctxgate::fixture::Fixture;
 use ctxgate::oracle::InvariantSet;
-use ctxgate::report::render::{self, ReportKind};
+use ctxgate::report::render::{Outcome, ReportKind};
 use ctxgate::report::ReplayHint;
 use ctxgate::subject::Subject;
 
@@ -293,15 +293,8 @@ pub fn run_check(args: Args) -> Result<(), Failure> {
         )));
     }
     if let Some(cmd) = &args.baseline {
-        return run_gate(
-            &args,
-            cmd,
-            subjects,
-            &opts,
-            (jobs, suite_fixtures),
-            out_file,
-            also,
-        );
+        let outcome = run_gate(&args, cmd, subjects, &opts, (jobs, suite_fixtures))?;
+        return finish(&args, &outcome, (out_file, also), (String::new(), None));
     }
     eprintln!(
         "ctxgate check: subject {} {}, seed {seed}, {}{}{}",
@@ -334,17 +327,32 @@ pub fn run_check(args: Args) -> Result<(), Failure> {
     let mut progress = progress_printer(run_cases);
     let report = ctxgate::check::run_parallel(&mut subjects, &opts, &mut progress);
     drop(progress);
-    let hint = args.subject.replay_hint();
-    let render_as = |kind| render::check(&report, suite.as_ref(), &hint, kind);
-    let (transport_text, transport_failure) = match &live {
+    let outcome = Outcome::Check {
+        report,
+        suite,
+        hint: args.subject.replay_hint(),
+    };
+    let transport = match &live {
         Some(live) => live.finish(),
         None => (String::new(), None),
     };
-    let write_error = write_reports(&args, out_file, also, render_as, &transport_text);
-    let mut why = render::check_failures(&report, suite.as_ref());
+    finish(&args, &outcome, (out_file, also), transport)
+}
+
+/// Print and write the outcome's reports, and exit as it says: failed
+/// when it found something (an endpoint that stopped answering adds its
+/// reason), else bad usage when a report could not be written, else the
+/// endpoint's failure, if any.
+fn finish(
+    args: &Args,
+    outcome: &Outcome,
+    (out_file, also): (Option<ReportFile>, AlsoReports),
+    (transport_text, transport_failure): (String, Option<Failure>),
+) -> Result<(), Failure> {
+    let render_as = |kind| outcome.render(kind);
+    let write_error = write_reports(args, out_file, also, render_as, &transport_text);
+    let mut why = outcome.problems();
     if why.is_empty() {
-        // Nothing failed: a report that could not be written, or an
-        // endpoint that stopped answering, is the outcome.
         return match (write_error, transport_failure) {
             (Some(e), _) => Err(Failure::bad_input(e)),
             (None, Some(f)) => Err(f),
@@ -352,22 +360,23 @@ pub fn run_check(args: Args) -> Result<(), Failure> {
         };
     }
     why.extend(transport_failure.map(|f| f.message));
-    Err(Failure::failed(format!("{} (seed {seed})", why.join("; "))))
+    Err(Failure::failed(format!(
+        "{} (seed {})",
+        why.join("; "),
+        outcome.seed()
+    )))
 }
 
 /// `check --baseline CMD`: start the baseline like the subject (`--jobs` ×
 /// `--lanes` handles, the same timeout and line cap), run the comparison
-/// (`ctxgate::baseline`), print the report, and exit as the gate says
-/// (`--fail-on`).
+/// (`ctxgate::baseline`) with the suite first on both sides.
 fn run_gate(
     args: &Args,
     cmd: &str,
     mut subjects: Vec<Box<dyn Subject + Send>>,
     opts: &CheckOptions,
     (jobs, suite): (usize, Option<SuiteFixtures<'_>>),
-    out_file: Option<ReportFile>,
-    also: AlsoReports,
-) -> Result<(), Failure> {
+) -> Result<Outcome, Failure> {
     let side = SubjectArgs {
         subject: Some(cmd.to_owned()),
         timeout: args.subject.timeout,
@@ -421,7 +430,7 @@ fn run_gate(
         SuiteGate::new(subject, baseline).expect("both sides ran the same fixtures")
     });
     let mut progress = progress_printer(opts.cases);
-    let r = ctxgate::baseline::run_parallel(
+    let report = ctxgate::baseline::run_parallel(
         &mut subjects,
         &mut baselines,
         opts,
@@ -429,24 +438,14 @@ fn run_gate(
         &mut progress,
     );
     drop(progress);
-    let hints = Hints {
-        subject: args.subject.replay_hint(),
-        baseline: ReplayHint::subject(cmd),
-    };
-    let render_as = |kind| render::gate(&r, suite.as_ref(), &hints, kind);
-    let write_error = write_reports(args, out_file, also, render_as, "");
-    let why = render::gate_failures(&r, suite.as_ref());
-    if why.is_empty() {
-        return match write_error {
-            Some(e) => Err(Failure::bad_input(e)),
-            None => Ok(()),
-        };
-    }
-    Err(Failure::failed(format!(
-        "{} (seed {})",
-        why.join("; "),
-        r.seed
-    )))
+    Ok(Outcome::Gate {
+        report,
+        suite,
+        hints: Hints {
+            subject: args.subject.replay_hint(),
+            baseline: ReplayHint::subject(cmd),
+        },
+    })
 }
 
 /// The suite a gate replays: its folder and its fixtures, parsed.

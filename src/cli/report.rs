@@ -8,7 +8,7 @@ use std::path::PathBuf;
 use clap::{Args as ClapArgs, Subcommand};
 
 use super::common::Failure;
-use ctxgate::report::merge::{merge, Merged, ShardReport};
+use ctxgate::report::merge::{merge, ShardReport};
 use ctxgate::report::render::ReportKind;
 
 #[derive(Debug, ClapArgs)]
@@ -82,17 +82,15 @@ pub fn run(args: Args) -> Result<(), Failure> {
         }
         None => out!("{rendered}"),
     }
-    match merged.problem() {
-        None => Ok(()),
-        Some(why) => {
-            let what = match merged {
-                Merged::Check { .. } => "run",
-                Merged::Gate { .. } => "gate",
-            };
-            Err(Failure::failed(format!(
-                "the merged {what} of {} shard report(s): {why}",
-                args.files.len()
-            )))
-        }
+    let why = merged.problems();
+    if why.is_empty() {
+        return Ok(());
     }
+    Err(Failure::failed(format!(
+        "the merged {} of {} shard report(s): {} (seed {})",
+        merged.what(),
+        args.files.len(),
+        why.join("; "),
+        merged.seed()
+    )))
 }

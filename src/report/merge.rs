@@ -5,7 +5,7 @@
 
 use serde_json::Value;
 
-use super::render::{self, ReportKind};
+use super::render::Outcome;
 use super::ReplayHint;
 use crate::baseline::report::Hints;
 use crate::baseline::suite::SuiteGate;
@@ -19,53 +19,6 @@ pub struct ShardReport {
     pub json: Value,
 }
 
-/// The merged run: a check's or a gate's, with the suite's outcome (from
-/// shard 1, which alone replays it) and the replay lines' flags.
-pub enum Merged {
-    Check {
-        report: CheckReport,
-        suite: Option<SuiteReport>,
-        hint: ReplayHint,
-    },
-    Gate {
-        report: BaselineReport,
-        suite: Option<SuiteGate>,
-        hints: Hints,
-    },
-}
-
-impl Merged {
-    /// The merged report in `kind`.
-    pub fn render(&self, kind: ReportKind) -> String {
-        match self {
-            Merged::Check {
-                report,
-                suite,
-                hint,
-            } => render::check(report, suite.as_ref(), hint, kind),
-            Merged::Gate {
-                report,
-                suite,
-                hints,
-            } => render::gate(report, suite.as_ref(), hints, kind),
-        }
-    }
-
-    /// Why the merged run fails, one line; `None` when it held.
-    pub fn problem(&self) -> Option<String> {
-        match self {
-            Merged::Check { report, suite, .. } => {
-                let why = render::check_failures(report, suite.as_ref());
-                (!why.is_empty()).then(|| why.join("; "))
-            }
-            Merged::Gate { report, suite, .. } => {
-                let why = render::gate_failures(report, suite.as_ref());
-                (!why.is_empty()).then(|| format!("{} (seed {})", why.join("; "), report.seed))
-            }
-        }
-    }
-}
-
 /// Merge `reports`, all of one kind (check or gate) and together all the
 /// shards of one run, each once (or one whole run's report, to write it
 /// again in another form). `subject` and `baseline` override the replay
@@ -74,7 +27,7 @@ pub fn merge(
     reports: Vec<ShardReport>,
     subject: Option<&str>,
     baseline: Option<&str>,
-) -> Result<Merged, String> {
+) -> Result<Outcome, String> {
     let is_gate = |v: &Value| v.get("baseline").is_some() && v.get("failOn").is_some();
     let first_is_gate = is_gate(&reports.first().ok_or("no report to merge")?.json);
     if let Some(r) = reports.iter().find(|r| is_gate(&r.json) != first_is_gate) {
@@ -106,7 +59,7 @@ pub fn merge(
             BaselineReport::merge,
         )?;
         shards?;
-        Ok(Merged::Gate {
+        Ok(Outcome::Gate {
             report,
             suite: suite?,
             hints: hints?,
@@ -122,7 +75,7 @@ pub fn merge(
             CheckReport::merge,
         )?;
         shards?;
-        Ok(Merged::Check {
+        Ok(Outcome::Check {
             report,
             suite: suite?,
             hint: hint?,

@@ -24,52 +24,120 @@ pub enum ReportKind {
     Markdown,
 }
 
-/// A check's report in `kind`, with its suite's outcome if it has one.
-pub fn check(
-    report: &CheckReport,
-    suite: Option<&SuiteReport>,
-    hint: &ReplayHint,
-    kind: ReportKind,
-) -> String {
-    let forms = Forms {
-        human: &|| super::human(report, hint),
-        json: &|| super::to_json(report, hint),
-        junit: &|| super::junit(report, hint),
-        markdown: &|| super::markdown(report, hint),
-    };
-    let suite = suite.map(|s| SuiteParts {
-        human: s.human(),
-        markdown: s.markdown(),
-        json: s.to_json(),
-        junit: s.junit_testsuite(),
-        problems: s.problem().into_iter().collect(),
-    });
-    forms.render(kind, suite.as_ref())
+/// What a run comes to: a check's report or a baseline gate's, with the
+/// suite's outcome when it replayed one and the flags its replay lines
+/// carry. `check` builds it from a run, `report merge` from shards.
+pub enum Outcome {
+    Check {
+        report: CheckReport,
+        suite: Option<SuiteReport>,
+        hint: ReplayHint,
+    },
+    Gate {
+        report: BaselineReport,
+        suite: Option<SuiteGate>,
+        hints: Hints,
+    },
 }
 
-/// A baseline gate's report in `kind`, with its suite's comparison if it
-/// has one.
-pub fn gate(
-    r: &BaselineReport,
-    suite: Option<&SuiteGate>,
-    hints: &Hints,
-    kind: ReportKind,
-) -> String {
-    use crate::baseline::report as gate;
-    let forms = Forms {
-        human: &|| gate::human(r, hints),
-        json: &|| gate::to_json(r, hints),
-        junit: &|| gate::junit(r, hints),
-        markdown: &|| gate::markdown(r, hints),
-    };
-    let suite = suite.map(|s| SuiteParts {
-        human: s.human(),
-        markdown: s.markdown(),
-        json: s.to_json(),
-        junit: s.junit_testsuite(r.fail_on),
-        problems: s.problems(r.fail_on),
-    });
-    forms.render(kind, suite.as_ref())
+impl Outcome {
+    /// The report in `kind`, with the suite's outcome in it if there is one.
+    pub fn render(&self, kind: ReportKind) -> String {
+        use crate::baseline::report as gate;
+        match self {
+            Outcome::Check {
+                report: r,
+                suite,
+                hint,
+            } => Forms {
+                human: &|| super::human(r, hint),
+                json: &|| super::to_json(r, hint),
+                junit: &|| super::junit(r, hint),
+                markdown: &|| super::markdown(r, hint),
+            }
+            .render(
+                kind,
+                suite.as_ref().map(|s| SuiteParts {
+                    human: s.human(),
+                    markdown: s.markdown(),
+                    json: s.to_json(),
+                    junit: s.junit_testsuite(),
+                    problems: s.problem().into_iter().collect(),
+                }),
+            ),
+            Outcome::Gate {
+                report: r,
+                suite,
+                hints,
+            } => Forms {
+                human: &|| gate::human(r, hints),
+                json: &|| gate::to_json(r, hints),
+                junit: &|| gate::junit(r, hints),
+                markdown: &|| gate::markdown(r, hints),
+            }
+            .render(
+                kind,
+                suite.as_ref().map(|s| SuiteParts {
+                    human: s.human(),
+                    markdown: s.markdown(),
+                    json: s.to_json(),
+                    junit: s.junit_testsuite(r.fail_on),
+                    problems: s.problems(r.fail_on),
+                }),
+            ),
+        }
+    }
+
+    /// Why the run fails: the suite's reasons first, then the generated
+    /// cases' (failures and faults, then what was never checked, or the
+    /// gate's regressions); empty when it held.
+    pub fn problems(&self) -> Vec<String> {
+        match self {
+            Outcome::Check {
+                report: r, suite, ..
+            } => {
+                let mut why: Vec<String> = suite.iter().filter_map(|s| s.problem()).collect();
+                if !r.failures.is_empty() || !r.faults.is_empty() {
+                    why.push(format!(
+                        "{} invariant(s) failed, {} subject fault kind(s)",
+                        r.failures.len(),
+                        r.faults.len()
+                    ));
+                }
+                let unchecked = r.not_checked().len();
+                if unchecked > 0 {
+                    why.push(format!(
+                        "{unchecked} thing(s) were never checked (see NOT CHECKED above)"
+                    ));
+                }
+                why
+            }
+            Outcome::Gate {
+                report: r, suite, ..
+            } => {
+                let mut why: Vec<String> =
+                    suite.iter().flat_map(|s| s.problems(r.fail_on)).collect();
+                why.extend(r.gate_failures());
+                why
+            }
+        }
+    }
+
+    /// The run's seed.
+    pub fn seed(&self) -> u64 {
+        match self {
+            Outcome::Check { report, .. } => report.seed,
+            Outcome::Gate { report, .. } => report.seed,
+        }
+    }
+
+    /// "run" or "gate", as a message names it.
+    pub fn what(&self) -> &'static str {
+        match self {
+            Outcome::Check { .. } => "run",
+            Outcome::Gate { .. } => "gate",
+        }
+    }
 }
 
 /// A run's report in each form, rendered on demand.
@@ -82,7 +150,7 @@ struct Forms<'a> {
 
 impl Forms<'_> {
     /// The report in `kind`, with the suite's parts in it if there are any.
-    fn render(&self, kind: ReportKind, suite: Option<&SuiteParts>) -> String {
+    fn render(&self, kind: ReportKind, suite: Option<SuiteParts>) -> String {
         let rendered = match kind {
             ReportKind::Human => (self.human)(),
             ReportKind::Json => pretty(&(self.json)()),
@@ -91,36 +159,9 @@ impl Forms<'_> {
         };
         match suite {
             None => rendered,
-            Some(parts) => with_suite(rendered, self.json, kind, parts),
+            Some(parts) => with_suite(rendered, self.json, kind, &parts),
         }
     }
-}
-
-/// Why a check fails: the suite's reason, then the generated cases' —
-/// failures and faults, then what was never checked; empty when it held.
-pub fn check_failures(r: &CheckReport, suite: Option<&SuiteReport>) -> Vec<String> {
-    let mut why: Vec<String> = suite.and_then(|s| s.problem()).into_iter().collect();
-    if !r.failures.is_empty() || !r.faults.is_empty() {
-        why.push(format!(
-            "{} invariant(s) failed, {} subject fault kind(s)",
-            r.failures.len(),
-            r.faults.len()
-        ));
-    }
-    let unchecked = r.not_checked().len();
-    if unchecked > 0 {
-        why.push(format!(
-            "{unchecked} thing(s) were never checked (see NOT CHECKED above)"
-        ));
-    }
-    why
-}
-
-/// Why a gate fails: the suite's reasons, then the generated cases'.
-pub fn gate_failures(r: &BaselineReport, suite: Option<&SuiteGate>) -> Vec<String> {
-    let mut why: Vec<String> = suite.map(|s| s.problems(r.fail_on)).unwrap_or_default();
-    why.extend(r.gate_failures());
-    why
 }
 
 fn pretty(v: &Value) -> String {
