@@ -20,7 +20,7 @@ use serde_json::{json, Value};
 use crate::error::InputError;
 use crate::fixture::{collect, replay, Fixture, Replayed};
 use crate::oracle::Violation;
-use crate::report::xml;
+use crate::report::junit;
 use crate::subject::Subject;
 
 /// One fixture of a suite and what replaying it gave.
@@ -274,51 +274,36 @@ impl SuiteReport {
         })
     }
 
-    /// A JUnit `<testsuite>` element, one `<testcase>` per fixture: a
-    /// failure or fault is a `<failure>`, a skip a `<skipped>`.
-    pub fn junit_testsuite(&self) -> String {
-        let mut cases = String::new();
-        for c in &self.cases {
-            let name = xml(&c.path.display().to_string());
-            let _ = write!(
-                cases,
-                "    <testcase classname=\"ctxgate.suite\" name=\"{name}\">"
-            );
+    /// A JUnit `<testsuite>`, one `<testcase>` per fixture: a failure or
+    /// fault is a `<failure>`, a skip a `<skipped>`.
+    pub fn junit_testsuite(&self) -> junit::Suite {
+        let cases = self.cases.iter().map(|c| {
+            let case = junit::Case::new("ctxgate.suite", &c.path.display().to_string());
             match &c.outcome {
-                Replayed::Held { .. } => {}
+                Replayed::Held { .. } => case,
                 Replayed::Failed(vs) => {
-                    let body = crate::report::violation_lines(vs);
-                    let _ = write!(
-                        cases,
-                        "\n      <failure message=\"{}\" type=\"{}\">see: {}\n{}</failure>\n    ",
-                        xml(&vs.first().map(|v| v.detail.clone()).unwrap_or_default()),
-                        vs.first().map(|v| v.invariant.name()).unwrap_or("failed"),
-                        xml(&c.see),
-                        xml(&body.join("\n"))
-                    );
+                    let first = vs.first();
+                    let body = crate::report::violation_lines(vs).join("\n");
+                    case.failed(
+                        first.map_or("failed", |v| v.invariant.name()),
+                        &first.map(|v| v.detail.clone()).unwrap_or_default(),
+                        &format!("see: {}\n{body}", c.see),
+                    )
                 }
                 Replayed::Fault(f) => {
-                    let _ = write!(
-                        cases,
-                        "\n      <failure message=\"{}\" type=\"fault\">see: {}\n{}</failure>\n    ",
-                        xml(&f.detail),
-                        xml(&c.see),
-                        xml(&f.to_string())
-                    );
+                    case.failed("fault", &f.detail, &format!("see: {}\n{f}", c.see))
                 }
-                Replayed::Skipped { why } => {
-                    let _ = write!(cases, "\n      <skipped message=\"{}\"/>\n    ", xml(why));
-                }
+                Replayed::Skipped { why } => junit::Case {
+                    skipped: Some(why.clone()),
+                    ..case
+                },
             }
-            cases.push_str("</testcase>\n");
+        });
+        junit::Suite {
+            name: format!("ctxgate suite {}", self.source.display()),
+            seconds: None,
+            cases: cases.collect(),
         }
-        format!(
-            "  <testsuite name=\"ctxgate suite {}\" tests=\"{}\" failures=\"{}\" skipped=\"{}\">\n{cases}  </testsuite>\n",
-            xml(&self.source.display().to_string()),
-            self.cases.len(),
-            self.failed(),
-            self.skipped()
-        )
     }
 
     /// A Markdown section: the tally, then a row per fixture that did not hold.
@@ -409,6 +394,7 @@ mod tests {
         assert_eq!(report.to_json()["fixtures"][1]["outcome"], "held");
         assert!(report
             .junit_testsuite()
+            .to_string()
             .contains("tests=\"2\" failures=\"0\""));
     }
 
@@ -429,6 +415,7 @@ mod tests {
         assert!(report.problem().unwrap().contains("nothing in the suite"));
         assert!(report
             .junit_testsuite()
+            .to_string()
             .contains("<skipped message=\"claims none\"/>"));
     }
 }

@@ -12,8 +12,10 @@ use serde_json::{json, Value};
 use super::behaviour::{change_line, Measures, Outcome, COLUMN_NAMES};
 use super::{BaselineReport, FailOn, Shared};
 use crate::body::body_bytes;
+use crate::report::junit::{Case as TestCase, Suite as TestSuite};
+use crate::report::render::{human_verdict, markdown_mark};
 use crate::report::{
-    md, replay_line, tally_json, write_answer, write_answer_details, write_history, xml, ReplayHint,
+    md, replay_line, tally_json, write_answer, write_answer_details, write_history, ReplayHint,
 };
 
 /// How to replay a fixture on each side.
@@ -110,7 +112,7 @@ fn shared_line(s: &Shared) -> String {
 }
 
 /// The human report.
-pub fn human(r: &BaselineReport, hints: &Hints) -> String {
+pub fn human(r: &BaselineReport, hints: &Hints, suite: &[String]) -> String {
     let mut out = String::new();
     let _ = writeln!(
         out,
@@ -341,7 +343,7 @@ pub fn human(r: &BaselineReport, hints: &Hints) -> String {
         }
     }
     let _ = writeln!(out);
-    let _ = writeln!(out, "{}", verdict(r).1);
+    let _ = writeln!(out, "{}", human_verdict(&verdict(r).1, suite));
     out
 }
 
@@ -535,42 +537,17 @@ pub fn to_json(r: &BaselineReport, hints: &Hints) -> Value {
 /// otherwise in its `system-out`), one per subject fault kind and per
 /// baseline fault kind (never failing), one `run` case when nothing was
 /// compared.
-pub fn junit(r: &BaselineReport, hints: &Hints) -> String {
-    let mut cases = String::new();
-    let mut failed = 0;
-    let mut tests = 0;
-    let class = format!("ctxgate.baseline.{}", xml(&r.subject.name));
+pub fn junit(r: &BaselineReport, hints: &Hints) -> TestSuite {
+    let class = format!("ctxgate.baseline.{}", r.subject.name);
     let any = r.fail_on == FailOn::AnyFailure;
+    let mut cases = Vec::new();
     let mut case = |name: &str, failure: Option<(&str, String, String)>, out: Vec<String>| {
-        tests += 1;
-        let _ = write!(
-            cases,
-            "    <testcase classname=\"{class}\" name=\"{}\">",
-            xml(name)
-        );
-        let failure_written = failure.is_some();
-        if let Some((kind, message, body)) = failure {
-            failed += 1;
-            let _ = write!(
-                cases,
-                "\n      <failure message=\"{}\" type=\"{kind}\">{}</failure>",
-                xml(&message),
-                xml(&body)
-            );
+        let mut case = TestCase::new(&class, name);
+        if let Some((kind, message, text)) = failure {
+            case = case.failed(kind, &message, &text);
         }
-        if !out.is_empty() {
-            let _ = write!(
-                cases,
-                "\n      <system-out>{}</system-out>",
-                xml(&out.join("\n"))
-            );
-        }
-        let inner = failure_written || !out.is_empty();
-        cases.push_str(if inner {
-            "\n    </testcase>\n"
-        } else {
-            "</testcase>\n"
-        });
+        case.out = (!out.is_empty()).then(|| out.join("\n"));
+        cases.push(case);
     };
     for (inv, d) in &r.invariants {
         let mut out = Vec::new();
@@ -626,15 +603,15 @@ pub fn junit(r: &BaselineReport, hints: &Hints) -> String {
         let why = r.not_compared().join("\n");
         case("run", Some(("not-compared", why.clone(), why)), Vec::new());
     }
-    format!(
-        "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites>\n  <testsuite name=\"ctxgate check --baseline (seed {})\" tests=\"{tests}\" failures=\"{failed}\" skipped=\"0\" time=\"{:.3}\">\n{cases}  </testsuite>\n</testsuites>\n",
-        r.seed,
-        r.elapsed.as_secs_f64()
-    )
+    TestSuite {
+        name: format!("ctxgate check --baseline (seed {})", r.seed),
+        seconds: Some(r.elapsed.as_secs_f64()),
+        cases,
+    }
 }
 
 /// Markdown, for `$GITHUB_STEP_SUMMARY` or a pull-request comment.
-pub fn markdown(r: &BaselineReport, hints: &Hints) -> String {
+pub fn markdown(r: &BaselineReport, hints: &Hints, suite: &[String]) -> String {
     let mut out = String::new();
     let (ok, line) = verdict(r);
     let regressions = r.regressions.len() + r.fault_regressions().count();
@@ -649,11 +626,12 @@ pub fn markdown(r: &BaselineReport, hints: &Hints) -> String {
     };
     let _ = writeln!(
         out,
-        "### ctxgate check: {} {} against baseline {} {} — {mark}\n",
+        "### ctxgate check: {} {} against baseline {} {} — {}\n",
         md(&r.subject.name),
         md(&r.subject.version),
         md(&r.baseline.name),
-        md(&r.baseline.version)
+        md(&r.baseline.version),
+        markdown_mark(&mark, suite)
     );
     let _ = writeln!(
         out,

@@ -14,7 +14,7 @@ use serde_json::{json, Value};
 
 use super::FailOn;
 use crate::fixture::Replayed;
-use crate::report::xml;
+use crate::report::junit;
 use crate::suite::{SuiteCase, SuiteReport};
 
 /// Both sides' runs of one suite, fixture by fixture in the same order.
@@ -215,15 +215,9 @@ impl SuiteGate {
     /// is a `<failure>`, and so is a known or uncompared one under
     /// `--fail-on any-failure` (else noted in `<system-out>`); a skip is
     /// `<skipped>`.
-    pub fn junit_testsuite(&self, fail_on: FailOn) -> String {
-        let mut cases = String::new();
-        let mut failures = 0;
-        for (s, b, class) in self.rows() {
-            let _ = write!(
-                cases,
-                "    <testcase classname=\"ctxgate.suite\" name=\"{}\">",
-                xml(&s.path.display().to_string())
-            );
+    pub fn junit_testsuite(&self, fail_on: FailOn) -> junit::Suite {
+        let cases = self.rows().map(|(s, b, class)| {
+            let case = junit::Case::new("ctxgate.suite", &s.path.display().to_string());
             let body = || {
                 format!(
                     "see: {}\n{}\nthe baseline: {}",
@@ -235,41 +229,29 @@ impl SuiteGate {
             let failing = class == Class::Regressed
                 || (fail_on == FailOn::AnyFailure && Self::fails_the_subject(s, class));
             match class {
-                _ if failing => {
-                    failures += 1;
-                    let _ = write!(
-                        cases,
-                        "\n      <failure message=\"{}\" type=\"{}\">{}</failure>\n    ",
-                        xml(&outcome_line(&s.outcome)),
-                        class.name(),
-                        xml(&body())
-                    );
-                }
-                Class::Known | Class::NotCompared | Class::Fixed => {
-                    let _ = write!(
-                        cases,
-                        "\n      <system-out>{}: {}</system-out>\n    ",
-                        class.name(),
-                        xml(&body())
-                    );
-                }
-                Class::Skipped => {
-                    let why = match &s.outcome {
-                        Replayed::Skipped { why } => why.as_str(),
-                        _ => "",
-                    };
-                    let _ = write!(cases, "\n      <skipped message=\"{}\"/>\n    ", xml(why));
-                }
-                _ => {}
+                _ if failing => case.failed(class.name(), &outcome_line(&s.outcome), &body()),
+                Class::Known | Class::NotCompared | Class::Fixed => junit::Case {
+                    out: Some(format!("{}: {}", class.name(), body())),
+                    ..case
+                },
+                Class::Skipped => junit::Case {
+                    skipped: Some(match &s.outcome {
+                        Replayed::Skipped { why } => why.clone(),
+                        _ => String::new(),
+                    }),
+                    ..case
+                },
+                _ => case,
             }
-            cases.push_str("</testcase>\n");
+        });
+        junit::Suite {
+            name: format!(
+                "ctxgate suite {} (against the baseline)",
+                self.subject.source.display()
+            ),
+            seconds: None,
+            cases: cases.collect(),
         }
-        format!(
-            "  <testsuite name=\"ctxgate suite {} (against the baseline)\" tests=\"{}\" failures=\"{failures}\" skipped=\"{}\">\n{cases}  </testsuite>\n",
-            xml(&self.subject.source.display().to_string()),
-            self.subject.cases.len(),
-            self.count(Class::Skipped)
-        )
     }
 
     /// A Markdown section: the tally, then a row per fixture that did not
@@ -404,10 +386,11 @@ mod tests {
         assert!(g.problems(FailOn::Regressions)[0].starts_with("2 suite fixture(s) regressed"));
         assert_eq!(g.problems(FailOn::AnyFailure).len(), 2);
         assert!(g.problems(FailOn::Never).is_empty());
-        let junit = g.junit_testsuite(FailOn::Regressions);
+        let junit = g.junit_testsuite(FailOn::Regressions).to_string();
         assert!(junit.contains("failures=\"2\""), "{junit}");
         assert!(g
             .junit_testsuite(FailOn::AnyFailure)
+            .to_string()
             .contains("failures=\"4\""));
         assert!(g.human().contains("REGRESSED  f1.json"), "{}", g.human());
         // Read back as written.

@@ -3,6 +3,7 @@
 //! and JUnit XML (one test case per invariant) for CI systems.
 
 pub mod diff;
+pub mod junit;
 pub mod merge;
 mod read;
 pub mod render;
@@ -118,7 +119,7 @@ pub(crate) fn write_not_checked(out: &mut String, checked: &crate::oracle::Invar
 }
 
 /// The human report.
-pub fn human(r: &CheckReport, hint: &ReplayHint) -> String {
+pub fn human(r: &CheckReport, hint: &ReplayHint, suite: &[String]) -> String {
     let mut out = String::new();
     let secs = r.elapsed.as_secs_f64().max(1e-9);
     let shard = match r.shard {
@@ -273,7 +274,7 @@ pub fn human(r: &CheckReport, hint: &ReplayHint) -> String {
             r.seed
         )
     };
-    let _ = writeln!(out, "{verdict}");
+    let _ = writeln!(out, "{}", render::human_verdict(&verdict, suite));
     out
 }
 
@@ -453,7 +454,7 @@ pub fn to_json(r: &CheckReport, hint: &ReplayHint) -> Value {
 
 /// Markdown, for `$GITHUB_STEP_SUMMARY` or a pull-request comment: the
 /// verdict, the table, and each failure with its replay command.
-pub fn markdown(r: &CheckReport, hint: &ReplayHint) -> String {
+pub fn markdown(r: &CheckReport, hint: &ReplayHint, suite: &[String]) -> String {
     let mut out = String::new();
     let verdict = if r.ok() && r.one_case() {
         "✅ what this one case exercised held"
@@ -466,9 +467,10 @@ pub fn markdown(r: &CheckReport, hint: &ReplayHint) -> String {
     };
     let _ = writeln!(
         out,
-        "### ctxgate check: {} {} — {verdict}\n",
+        "### ctxgate check: {} {} — {}\n",
         md(&r.subject.name),
-        md(&r.subject.version)
+        md(&r.subject.version),
+        render::markdown_mark(verdict, suite)
     );
     let _ = writeln!(
         out,
@@ -541,91 +543,47 @@ pub(crate) fn md(s: &str) -> String {
         .replace('<', "&lt;")
 }
 
-/// JUnit XML: one test case per checked invariant, one per fault kind.
-pub fn junit(r: &CheckReport, hint: &ReplayHint) -> String {
-    let mut cases = String::new();
-    let mut failed = 0;
-    let class = format!("ctxgate.{}", xml(&r.subject.name));
+/// The JUnit `<testsuite>` of a run: one test case per checked invariant,
+/// one per fault kind, and one `run` case when nothing was checked.
+pub fn junit(r: &CheckReport, hint: &ReplayHint) -> junit::Suite {
+    let class = format!("ctxgate.{}", r.subject.name);
+    let mut cases = Vec::new();
     for (inv, t) in &r.tally {
-        let _ = write!(
-            cases,
-            "    <testcase classname=\"{class}\" name=\"{}\">",
-            inv.name()
-        );
-        if let Some(f) = r.failures.iter().find(|f| f.invariant == *inv) {
-            failed += 1;
-            let mut body = format!("{}\n", f.violation);
-            write_history(&mut body, &f.fixture.messages);
-            write_answer(&mut body, f);
-            replay_line(&mut body, &f.saved, hint);
-            let _ = write!(
-                cases,
-                "\n      <failure message=\"{}\" type=\"{}\">{}</failure>\n    ",
-                xml(&f.violation.detail),
-                inv.name(),
-                xml(&body)
-            );
-        } else if !t.exercised() {
+        let case = junit::Case::new(&class, inv.name());
+        cases.push(match r.failures.iter().find(|f| f.invariant == *inv) {
+            Some(f) => {
+                let mut body = format!("{}\n", f.violation);
+                write_history(&mut body, &f.fixture.messages);
+                write_answer(&mut body, f);
+                replay_line(&mut body, &f.saved, hint);
+                case.failed(inv.name(), &f.violation.detail, &body)
+            }
             // A gate that checked nothing has not passed: a failure, not a skip.
-            failed += 1;
-            let why = format!(
-                "never exercised in {} case(s): {}",
-                r.cases,
-                t.reasons_line()
-            );
-            let _ = write!(
-                cases,
-                "\n      <failure message=\"{}\" type=\"not-exercised\">{}</failure>\n    ",
-                xml(&why),
-                xml(&why)
-            );
-        }
-        cases.push_str("</testcase>\n");
+            None if !t.exercised() => {
+                let why = format!(
+                    "never exercised in {} case(s): {}",
+                    r.cases,
+                    t.reasons_line()
+                );
+                case.failed("not-exercised", &why, &why)
+            }
+            None => case,
+        });
     }
     if r.checked.is_empty() || r.cases == 0 {
-        failed += 1;
         let why = r.not_checked().join("\n");
-        let _ = writeln!(
-            cases,
-            "    <testcase classname=\"{class}\" name=\"run\">\n      <failure message=\"{}\" type=\"not-checked\">{}</failure>\n    </testcase>",
-            xml(&why),
-            xml(&why)
-        );
+        cases.push(junit::Case::new(&class, "run").failed("not-checked", &why, &why));
     }
     for f in &r.faults {
-        failed += 1;
-        let _ = writeln!(
-            cases,
-            "    <testcase classname=\"{class}\" name=\"fault:{}\">\n      <failure message=\"{}\" type=\"fault\">{}</failure>\n    </testcase>",
-            f.fault.kind.name(),
-            xml(&f.fault.detail),
-            xml(&f.fault.to_string())
-        );
+        let name = format!("fault:{}", f.fault.kind.name());
+        let case = junit::Case::new(&class, &name);
+        cases.push(case.failed("fault", &f.fault.detail, &f.fault.to_string()));
     }
-    let tests = r.tally.len() + r.faults.len() + usize::from(r.checked.is_empty() || r.cases == 0);
-    format!(
-        "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites>\n  <testsuite name=\"ctxgate check (seed {})\" tests=\"{tests}\" failures=\"{failed}\" skipped=\"0\" time=\"{:.3}\">\n{cases}  </testsuite>\n</testsuites>\n",
-        r.seed,
-        r.elapsed.as_secs_f64()
-    )
-}
-
-pub(crate) fn xml(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for c in s.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&apos;"),
-            c if (c as u32) < 0x20 && c != '\n' && c != '\t' && c != '\r' => {
-                let _ = write!(out, "&#xFFFD;");
-            }
-            c => out.push(c),
-        }
+    junit::Suite {
+        name: format!("ctxgate check (seed {})", r.seed),
+        seconds: Some(r.elapsed.as_secs_f64()),
+        cases,
     }
-    out
 }
 
 #[cfg(test)]

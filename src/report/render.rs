@@ -7,7 +7,7 @@
 
 use serde_json::Value;
 
-use super::ReplayHint;
+use super::{junit, ReplayHint};
 use crate::baseline::report::Hints;
 use crate::baseline::suite::SuiteGate;
 use crate::baseline::BaselineReport;
@@ -50,10 +50,10 @@ impl Outcome {
                 suite,
                 hint,
             } => Forms {
-                human: &|| super::human(r, hint),
+                human: &|p| super::human(r, hint, p),
                 json: &|| super::to_json(r, hint),
                 junit: &|| super::junit(r, hint),
-                markdown: &|| super::markdown(r, hint),
+                markdown: &|p| super::markdown(r, hint, p),
             }
             .render(
                 kind,
@@ -70,10 +70,10 @@ impl Outcome {
                 suite,
                 hints,
             } => Forms {
-                human: &|| gate::human(r, hints),
+                human: &|p| gate::human(r, hints, p),
                 json: &|| gate::to_json(r, hints),
                 junit: &|| gate::junit(r, hints),
-                markdown: &|| gate::markdown(r, hints),
+                markdown: &|p| gate::markdown(r, hints, p),
             }
             .render(
                 kind,
@@ -140,32 +140,53 @@ impl Outcome {
     }
 }
 
-/// A run's report in each form, rendered on demand.
+/// A run's report in each form, rendered on demand; the human and
+/// Markdown forms are told the suite's problems, to say them in their
+/// verdict.
 struct Forms<'a> {
-    human: &'a dyn Fn() -> String,
+    human: &'a dyn Fn(&[String]) -> String,
     json: &'a dyn Fn() -> Value,
-    junit: &'a dyn Fn() -> String,
-    markdown: &'a dyn Fn() -> String,
+    junit: &'a dyn Fn() -> junit::Suite,
+    markdown: &'a dyn Fn(&[String]) -> String,
 }
 
 impl Forms<'_> {
-    /// The report in `kind`, with the suite's parts in it if there are any.
+    /// The report in `kind`, with the suite's parts in it if there are
+    /// any: its section first in the human and Markdown forms, a `suite`
+    /// member in the JSON, a `<testsuite>` of its own in JUnit.
     fn render(&self, kind: ReportKind, suite: Option<SuiteParts>) -> String {
-        let rendered = match kind {
-            ReportKind::Human => (self.human)(),
-            ReportKind::Json => pretty(&(self.json)()),
-            ReportKind::Junit => (self.junit)(),
-            ReportKind::Markdown => (self.markdown)(),
+        let problems = suite.as_ref().map_or(&[][..], |s| &s.problems[..]);
+        let (before, rendered) = match kind {
+            ReportKind::Human => (suite.as_ref().map(|s| &s.human), (self.human)(problems)),
+            ReportKind::Markdown => (
+                suite.as_ref().map(|s| &s.markdown),
+                (self.markdown)(problems),
+            ),
+            ReportKind::Json => {
+                let mut v = (self.json)();
+                if let (Value::Object(o), Some(s)) = (&mut v, &suite) {
+                    o.insert("suite".into(), s.json.clone());
+                    if !s.problems.is_empty() {
+                        o.insert("ok".into(), false.into());
+                    }
+                }
+                (
+                    None,
+                    format!(
+                        "{}\n",
+                        serde_json::to_string_pretty(&v).expect("serialises")
+                    ),
+                )
+            }
+            ReportKind::Junit => {
+                let suites: Vec<_> = std::iter::once((self.junit)())
+                    .chain(suite.map(|s| s.junit))
+                    .collect();
+                (None, junit::document(&suites))
+            }
         };
-        match suite {
-            None => rendered,
-            Some(parts) => with_suite(rendered, self.json, kind, &parts),
-        }
+        format!("{}{rendered}", before.map_or("", |s| s.as_str()))
     }
-}
-
-fn pretty(v: &Value) -> String {
-    format!("{}\n", serde_json::to_string_pretty(v).expect("serialises"))
 }
 
 /// A suite's outcome in each report form, and why it fails the run.
@@ -173,72 +194,28 @@ struct SuiteParts {
     human: String,
     markdown: String,
     json: Value,
-    junit: String,
+    junit: junit::Suite,
     problems: Vec<String>,
 }
 
-/// `rendered`, a run's report in `kind` (`json`: the same as a value), with
-/// its suite's parts in it.
-fn with_suite(
-    rendered: String,
-    json: &dyn Fn() -> Value,
-    kind: ReportKind,
-    suite: &SuiteParts,
-) -> String {
-    match kind {
-        ReportKind::Human => format!(
-            "{}{}",
-            suite.human,
-            with_suite_verdict(rendered, kind, &suite.problems)
+/// A human report's last line: the run's verdict, or, when its suite
+/// failed, that first (a run whose suite failed must not end on "OK").
+pub(crate) fn human_verdict(verdict: &str, suite: &[String]) -> String {
+    match suite {
+        [] => verdict.to_owned(),
+        _ => format!(
+            "FAILED: {}; the generated cases: {verdict}",
+            suite.join("; ")
         ),
-        ReportKind::Markdown => format!(
-            "{}{}",
-            suite.markdown,
-            with_suite_verdict(rendered, kind, &suite.problems)
-        ),
-        ReportKind::Json => {
-            let mut v = json();
-            if let Value::Object(o) = &mut v {
-                o.insert("suite".into(), suite.json.clone());
-                if !suite.problems.is_empty() {
-                    o.insert("ok".into(), false.into());
-                }
-            }
-            pretty(&v)
-        }
-        ReportKind::Junit => match rendered.rfind("</testsuites>") {
-            Some(at) => format!("{}{}{}", &rendered[..at], suite.junit, &rendered[at..]),
-            None => rendered,
-        },
     }
 }
 
-/// A report whose suite failed says so where its verdict is: the human
-/// form's last line and the Markdown form's head line, which otherwise
-/// speak of the generated cases alone (a run whose suite failed must not
-/// end on "OK").
-fn with_suite_verdict(rendered: String, kind: ReportKind, problems: &[String]) -> String {
-    if problems.is_empty() {
-        return rendered;
-    }
-    let why = problems.join("; ");
-    match kind {
-        ReportKind::Human => {
-            let body = rendered.trim_end_matches('\n');
-            let (before, last) = body.rsplit_once('\n').unwrap_or(("", body));
-            format!("{before}\nFAILED: {why}; the generated cases: {last}\n")
-        }
-        ReportKind::Markdown => {
-            let (head, rest) = rendered.split_once('\n').unwrap_or((&rendered, ""));
-            let head = match head.rsplit_once(" — ") {
-                Some((title, mark)) if mark.starts_with('❌') => {
-                    format!("{title} — {mark}; {why}")
-                }
-                Some((title, mark)) => format!("{title} — ❌ {why} (the generated cases: {mark})"),
-                None => format!("{head} — ❌ {why}"),
-            };
-            format!("{head}\n{rest}")
-        }
-        ReportKind::Json | ReportKind::Junit => rendered,
+/// A Markdown report's mark in its head line, with the suite's failure.
+pub(crate) fn markdown_mark(mark: &str, suite: &[String]) -> String {
+    let why = suite.join("; ");
+    match mark {
+        _ if suite.is_empty() => mark.to_owned(),
+        _ if mark.starts_with('❌') => format!("{mark}; {why}"),
+        _ => format!("❌ {why} (the generated cases: {mark})"),
     }
 }
