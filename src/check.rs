@@ -21,13 +21,16 @@ use crate::subject::{Fault, FaultKind, Subject, SubjectInfo};
 
 pub use crate::run::{case_at, save, CaseSource, CheckOptions, Progress, Saved, Shard};
 
-/// How often an invariant held.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+/// How often an invariant held; in JSON `pass`, `fail`, `notApplicable`
+/// and `notApplicableBecause`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
 pub struct Tally {
     pub pass: u64,
     pub fail: u64,
     pub not_applicable: u64,
     /// Why it did not apply, and how often.
+    #[serde(rename = "notApplicableBecause", default)]
     pub reasons: BTreeMap<std::borrow::Cow<'static, str>, u64>,
 }
 

@@ -110,6 +110,21 @@ impl Invariant {
     }
 }
 
+/// An invariant is its name in JSON (a report's `invariants` keys).
+impl serde::Serialize for Invariant {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.name())
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for Invariant {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Invariant, D::Error> {
+        let name = std::borrow::Cow::<str>::deserialize(d)?;
+        Invariant::parse(&name)
+            .ok_or_else(|| serde::de::Error::custom(format!("unknown invariant {name:?}")))
+    }
+}
+
 impl fmt::Display for Invariant {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.name())

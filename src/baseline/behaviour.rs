@@ -61,8 +61,10 @@ impl CaseClass {
     }
 }
 
-/// What one side answered on one case, measured.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// What one side answered on one case, measured; in JSON its `kind` and,
+/// for a compaction, what it kept.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
 pub enum Outcome {
     /// The history back as it was.
     Unchanged,
@@ -72,7 +74,8 @@ pub enum Outcome {
 }
 
 /// What a compaction kept.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
 pub struct Kept {
     /// body(O)/body(H), in parts per million.
     pub retention_ppm: u64,

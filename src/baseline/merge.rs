@@ -6,14 +6,14 @@ use std::collections::BTreeMap;
 
 use serde_json::Value;
 
-use super::behaviour::{Behaviour, CaseChange, CaseClass, ClassDelta, Kept, Measures, Outcome};
+use super::behaviour::{Behaviour, CaseChange, CaseClass, ClassDelta, Measures};
 use super::{
     BaselineFault, BaselineReport, FailOn, InvariantDelta, Regression, Shared, SubjectFault,
 };
 use crate::oracle::Violation;
 use crate::report::{
     failure_from_json, fault_from_json, fault_record_from_json, invariant_from_name,
-    subject_from_json, tally_from_json,
+    subject_from_json,
 };
 
 /// Read a report back from what [`super::report::to_json`] wrote. Errors
@@ -31,30 +31,7 @@ pub fn from_json(v: &Value) -> Result<BaselineReport, String> {
         Some("never") => FailOn::Never,
         _ => return Err("`failOn` is not regressions, any-failure or never".into()),
     };
-    let mut invariants = BTreeMap::new();
-    for (name, d) in field("invariants")?
-        .as_object()
-        .ok_or("`invariants` is not an object")?
-    {
-        let inv = invariant_from_name(name)?;
-        let at = |k: &str| count(d.get(k), &format!("{name}.{k}"));
-        invariants.insert(
-            inv,
-            InvariantDelta {
-                subject: tally_from_json(
-                    d.get("subject").ok_or("an invariant without `subject`")?,
-                )?,
-                baseline: match d.get("baseline") {
-                    None | Some(Value::Null) => None,
-                    Some(t) => Some(tally_from_json(t)?),
-                },
-                compared: at("compared")?,
-                regressed: at("regressed")?,
-                known: at("known")?,
-                fixed: at("fixed")?,
-            },
-        );
-    }
+    let invariants: BTreeMap<_, InvariantDelta> = crate::report::field_as(v, "invariants")?;
     let regressions = list("regressions")?
         .iter()
         .map(|g| {
@@ -226,22 +203,6 @@ fn measures_from_json(m: Option<&Value>) -> Result<Measures, String> {
     })
 }
 
-fn outcome_from_json(o: Option<&Value>) -> Result<Outcome, String> {
-    let o = o.ok_or("a change without its outcomes")?;
-    Ok(match o.get("kind").and_then(Value::as_str) {
-        Some("unchanged") => Outcome::Unchanged,
-        Some("cannot_fit") => Outcome::CannotFit,
-        Some("invalid_input") => Outcome::InvalidInput,
-        Some("compacted") => Outcome::Compacted(Kept {
-            retention_ppm: count(o.get("retentionPpm"), "retentionPpm")?,
-            messages: count(o.get("messages"), "messages")?,
-            iterations: count(o.get("iterations"), "iterations")?,
-            summary_bytes: count(o.get("summaryBytes"), "summaryBytes")?,
-        }),
-        _ => return Err("an outcome of unknown kind".into()),
-    })
-}
-
 fn change_from_json(c: &Value) -> Result<CaseChange, String> {
     let outcomes = c
         .get("outcomes")
@@ -249,8 +210,8 @@ fn change_from_json(c: &Value) -> Result<CaseChange, String> {
     Ok(CaseChange {
         case_index: count(c.get("case"), "case")?,
         score_ppm: count(c.get("scorePpm"), "scorePpm")?,
-        subject: outcome_from_json(outcomes.get("subject"))?,
-        baseline: outcome_from_json(outcomes.get("baseline"))?,
+        subject: crate::report::field_as(outcomes, "subject")?,
+        baseline: crate::report::field_as(outcomes, "baseline")?,
     })
 }
 

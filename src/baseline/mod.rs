@@ -66,17 +66,18 @@ impl FailOn {
 }
 
 /// One invariant on both sides, over the compared cases.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct InvariantDelta {
-    pub subject: Tally,
-    /// `None`: the baseline does not check this invariant (not claimed).
-    pub baseline: Option<Tally>,
-    /// Cases on which both sides judged it (pass or fail), or the subject
-    /// did where the baseline does not check it.
-    pub compared: u64,
     pub regressed: u64,
     pub known: u64,
     pub fixed: u64,
+    /// Cases on which both sides judged it (pass or fail), or the subject
+    /// did where the baseline does not check it.
+    pub compared: u64,
+    pub subject: Tally,
+    /// `None`: the baseline does not check this invariant (not claimed).
+    #[serde(default)]
+    pub baseline: Option<Tally>,
 }
 
 /// A regression, shrunk: the failure on the subject's side (its fixture,

@@ -13,13 +13,7 @@ use crate::check::{CheckReport, Saved, Tally};
 pub fn from_json(v: &Value) -> Result<CheckReport, String> {
     let field = |k: &str| v.get(k).ok_or_else(|| format!("no `{k}`"));
     let info = subject_from_json(field("subject")?)?;
-    let mut tally = BTreeMap::new();
-    for (name, t) in field("invariants")?
-        .as_object()
-        .ok_or("`invariants` is not an object")?
-    {
-        tally.insert(invariant_from_name(name)?, tally_from_json(t)?);
-    }
+    let tally: BTreeMap<_, Tally> = field_as(v, "invariants")?;
     let failures = field("failures")?
         .as_array()
         .ok_or("`failures` is not an array")?
@@ -38,14 +32,7 @@ pub fn from_json(v: &Value) -> Result<CheckReport, String> {
         Some(s) => Some(crate::check::Shard::parse(s)?),
         None => None,
     };
-    let traffic = v
-        .get("protocol")
-        .filter(|p| !p.is_null())
-        .map(|p| crate::subject::Traffic {
-            requests: p["requests"].as_u64().unwrap_or(0),
-            bytes_sent: p["bytesSent"].as_u64().unwrap_or(0),
-            bytes_received: p["bytesReceived"].as_u64().unwrap_or(0),
-        });
+    let traffic = field_as(v, "protocol").unwrap_or(None);
     Ok(CheckReport {
         subject: info,
         seed: count_of(field("seed")?, "seed")?,
@@ -87,6 +74,12 @@ pub(crate) fn wire_formats_of(list: Option<&Value>) -> crate::model::WireFormats
     }
 }
 
+/// Member `k` of `v`, read by serde; errors name it.
+pub(crate) fn field_as<T: serde::de::DeserializeOwned>(v: &Value, k: &str) -> Result<T, String> {
+    let member = v.get(k).cloned().ok_or_else(|| format!("no `{k}`"))?;
+    serde_json::from_value(member).map_err(|e| format!("`{k}`: {e}"))
+}
+
 fn count_of(x: &Value, what: &str) -> Result<u64, String> {
     x.as_u64().ok_or_else(|| format!("`{what}` is not a count"))
 }
@@ -122,24 +115,6 @@ pub(crate) fn subject_from_json(subject: &Value) -> Result<crate::subject::Subje
         info.invariants = Some(crate::oracle::InvariantSet::parse_list(&names.join(","))?);
     }
     Ok(info)
-}
-
-/// What [`tally_json`] wrote.
-pub(crate) fn tally_from_json(t: &Value) -> Result<Tally, String> {
-    let mut entry = Tally {
-        pass: count_of(&t["pass"], "pass")?,
-        fail: count_of(&t["fail"], "fail")?,
-        not_applicable: count_of(&t["notApplicable"], "notApplicable")?,
-        reasons: BTreeMap::new(),
-    };
-    if let Some(r) = t.get("notApplicableBecause").and_then(Value::as_object) {
-        for (why, n) in r {
-            entry
-                .reasons
-                .insert(std::borrow::Cow::Owned(why.clone()), count_of(n, why)?);
-        }
-    }
-    Ok(entry)
 }
 
 fn saved_from_json(f: &Value) -> Saved {

@@ -198,7 +198,8 @@ impl fmt::Display for Fault {
 impl std::error::Error for Fault {}
 
 /// What went over a process boundary: requests and bytes each way.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "camelCase", default)]
 pub struct Traffic {
     pub requests: u64,
     pub bytes_sent: u64,
