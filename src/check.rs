@@ -255,23 +255,18 @@ impl CheckReport {
                 names(self).join(", ")
             ));
         }
-        let too_many = |what: &str| format!("`{what}` added up passes 2^64");
-        self.cases = self
-            .cases
-            .checked_add(other.cases)
-            .ok_or_else(|| too_many("cases"))?;
-        self.bytes = self
-            .bytes
-            .checked_add(other.bytes)
-            .ok_or_else(|| too_many("bodyBytes"))?;
-        self.images_not_sent = self
-            .images_not_sent
-            .checked_add(other.images_not_sent)
-            .ok_or_else(|| too_many("imagesNotSent"))?;
-        self.formats_re_aimed = self
-            .formats_re_aimed
-            .checked_add(other.formats_re_aimed)
-            .ok_or_else(|| too_many("casesReAimedToWireFormats"))?;
+        add_count(&mut self.cases, other.cases, "cases")?;
+        add_count(&mut self.bytes, other.bytes, "bodyBytes")?;
+        add_count(
+            &mut self.images_not_sent,
+            other.images_not_sent,
+            "imageCasesNotSent",
+        )?;
+        add_count(
+            &mut self.formats_re_aimed,
+            other.formats_re_aimed,
+            "casesReAimedToWireFormats",
+        )?;
         self.elapsed = self.elapsed.max(other.elapsed);
         self.stopped_by_time |= other.stopped_by_time;
         self.coverage.merge(&other.coverage);
@@ -284,33 +279,21 @@ impl CheckReport {
             self.checked.insert(inv);
             self.tally.entry(inv).or_default().add(&t);
         }
-        for f in other.failures {
-            match self
-                .failures
-                .iter_mut()
-                .find(|g| g.invariant == f.invariant)
-            {
-                Some(g) if f.case_index < g.case_index => *g = f,
-                Some(_) => {}
-                None => self.failures.push(f),
-            }
-        }
-        for f in other.faults {
-            match self
-                .faults
-                .iter_mut()
-                .find(|g| g.fault.kind == f.fault.kind)
-            {
-                Some(g) => {
-                    let count = g.count + f.count;
-                    if f.case_index < g.case_index {
-                        *g = f;
-                    }
-                    g.count = count;
-                }
-                None => self.faults.push(f),
-            }
-        }
+        let first = |f: &Failure| f.case_index;
+        join_first_of_kind(
+            &mut self.failures,
+            other.failures,
+            |f| f.invariant,
+            first,
+            |_, _| {},
+        );
+        join_first_of_kind(
+            &mut self.faults,
+            other.faults,
+            |f| f.fault.kind.clone(),
+            |f| f.case_index,
+            |kept, other| kept.count += other.count,
+        );
         self.failures.sort_by_key(|f| (f.case_index, f.invariant));
         self.faults
             .sort_by(|a, b| (a.case_index, &a.fault.kind).cmp(&(b.case_index, &b.fault.kind)));
@@ -362,6 +345,38 @@ impl CheckReport {
                 )
             })
             .collect()
+    }
+}
+
+/// `*total += n` for a merge of shards' reports; an error naming `what`
+/// when the sum passes 2^64.
+pub(crate) fn add_count(total: &mut u64, n: u64, what: &str) -> Result<(), String> {
+    *total = total
+        .checked_add(n)
+        .ok_or_else(|| format!("`{what}` added up passes 2^64"))?;
+    Ok(())
+}
+
+/// Join `theirs` into `ours`, shards' records of which a run keeps one of
+/// each kind (`key`): of two of a kind, the first (`order`) is kept, and
+/// `add` joins the other's counts into it.
+pub(crate) fn join_first_of_kind<T, K: PartialEq, O: Ord>(
+    ours: &mut Vec<T>,
+    theirs: Vec<T>,
+    key: impl Fn(&T) -> K,
+    order: impl Fn(&T) -> O,
+    add: impl Fn(&mut T, &T),
+) {
+    for mut t in theirs {
+        match ours.iter_mut().find(|o| key(o) == key(&t)) {
+            Some(kept) => {
+                if order(&t) < order(kept) {
+                    std::mem::swap(kept, &mut t);
+                }
+                add(kept, &t);
+            }
+            None => ours.push(t),
+        }
     }
 }
 

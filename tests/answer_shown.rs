@@ -40,7 +40,7 @@ fn a_failure_shows_the_answer_and_the_dropped_field() {
         !report.failures.is_empty(),
         "dropping fields went unnoticed"
     );
-    let text = ctxgate::report::human(&report, &Default::default(), &[]);
+    let text = ctxgate::report::human(&report, &Default::default());
     assert!(text.contains("answered "), "{text}");
     assert!(
         text.contains(" → absent"),

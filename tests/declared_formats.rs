@@ -164,7 +164,7 @@ fn an_in_process_compactor_declaring_formats_receives_only_those() {
     assert!(
         report.ok(),
         "{}",
-        ctxgate::report::human(&report, &Default::default(), &[])
+        ctxgate::report::human(&report, &Default::default())
     );
     assert_eq!(
         *seen.lock().unwrap(),
@@ -271,7 +271,7 @@ fn a_gate_counts_the_cases_re_aimed_to_its_sides_formats() {
     let report = common::gate_against_reference(&mut subject, 200, 28);
     assert!(report.formats_re_aimed > 20, "{}", report.formats_re_aimed);
     let hints = Default::default();
-    let text = ctxgate::baseline::report::human(&report, &hints, &[]);
+    let text = ctxgate::baseline::report::human(&report, &hints);
     assert!(
         text.contains(&format!(
             "wire formats: engine, anthropic (the subject's hello `wireFormats` measures these only): {} case(s)",

@@ -428,7 +428,7 @@ fn a_fixture_that_cannot_be_saved_is_a_loud_error() {
             f.saved
         );
     }
-    let human = ctxgate::report::human(&report, &Default::default(), &[]);
+    let human = ctxgate::report::human(&report, &Default::default());
     assert!(human.contains("NOT SAVED: cannot save fixture"), "{human}");
     let json = ctxgate::report::to_json(&report, &Default::default());
     assert!(json["failures"][0]["saveError"]

@@ -348,7 +348,7 @@ fn a_text_only_subject_is_sent_no_parts_and_the_report_counts_them() {
     let report = ctxgate::testing::check(&mut subject, &opts);
     assert!(report.faults.is_empty(), "{:?}", report.faults);
     assert!(report.images_not_sent >= 10, "{}", report.images_not_sent);
-    let text = ctxgate::report::human(&report, &Default::default(), &[]);
+    let text = ctxgate::report::human(&report, &Default::default());
     assert!(text.contains("contentParts: false"), "{text}");
     // Sent no images, it is not judged on them: a pass would be vacuous.
     assert!(

@@ -10,6 +10,7 @@ use super::behaviour::{Behaviour, CaseChange, CaseClass, ClassDelta, Measures};
 use super::{
     BaselineFault, BaselineReport, FailOn, InvariantDelta, Regression, Shared, SubjectFault,
 };
+use crate::check::{add_count, join_first_of_kind};
 use crate::oracle::Violation;
 use crate::report::{
     failure_from_json, fault_from_json, fault_record_from_json, invariant_from_name,
@@ -315,28 +316,24 @@ impl BaselineReport {
                 names(self).join(", ")
             ));
         }
-        let sum = |a: u64, b: u64, what: &str| {
-            a.checked_add(b)
-                .ok_or_else(|| format!("`{what}` added up passes 2^64"))
-        };
-        self.cases = sum(self.cases, other.cases, "cases")?;
-        self.baseline_faulted = sum(
-            self.baseline_faulted,
+        add_count(&mut self.cases, other.cases, "cases")?;
+        add_count(
+            &mut self.baseline_faulted,
             other.baseline_faulted,
             "baselineFaulted",
         )?;
-        self.uncompared_failures = sum(
-            self.uncompared_failures,
+        add_count(
+            &mut self.uncompared_failures,
             other.uncompared_failures,
             "uncomparedFailures",
         )?;
-        self.images_not_sent = sum(
-            self.images_not_sent,
+        add_count(
+            &mut self.images_not_sent,
             other.images_not_sent,
             "imageCasesNotSent",
         )?;
-        self.formats_re_aimed = sum(
-            self.formats_re_aimed,
+        add_count(
+            &mut self.formats_re_aimed,
             other.formats_re_aimed,
             "casesReAimedToWireFormats",
         )?;
@@ -359,77 +356,44 @@ impl BaselineReport {
             mine.known += d.known;
             mine.fixed += d.fixed;
         }
-        for g in other.regressions {
-            let inv = g.failure.invariant;
-            match self
-                .regressions
-                .iter_mut()
-                .find(|r| r.failure.invariant == inv)
-            {
-                Some(r) if g.failure.case_index < r.failure.case_index => *r = g,
-                Some(_) => {}
-                None => self.regressions.push(g),
-            }
-        }
+        join_first_of_kind(
+            &mut self.regressions,
+            other.regressions,
+            |g| g.failure.invariant,
+            |g| g.failure.case_index,
+            |_, _| {},
+        );
         self.regressions
             .sort_by_key(|r| (r.failure.case_index, r.failure.invariant));
         for (mine, theirs) in [
             (&mut self.known, other.known),
             (&mut self.fixes, other.fixes),
         ] {
-            for s in theirs {
-                match mine.iter_mut().find(|m| m.invariant == s.invariant) {
-                    Some(m) => {
-                        let n = m.count + s.count;
-                        if s.case_index < m.case_index {
-                            *m = s;
-                        }
-                        m.count = n;
-                    }
-                    None => mine.push(s),
-                }
-            }
+            let add = |kept: &mut Shared, other: &Shared| kept.count += other.count;
+            join_first_of_kind(mine, theirs, |s| s.invariant, |s| s.case_index, add);
             mine.sort_by_key(|s| s.invariant);
         }
-        for f in other.subject_faults {
-            let kind = &f.record.fault.kind;
-            match self
-                .subject_faults
-                .iter_mut()
-                .find(|g| &g.record.fault.kind == kind)
-            {
-                Some(g) => {
-                    let (new, shared) = (g.new + f.new, g.shared + f.shared);
-                    // The record of the first new case when there is one
-                    // (its fixture was shrunk), else of the first case.
-                    let key = |s: &SubjectFault| (s.new == 0, s.record.case_index);
-                    if key(&f) < key(g) {
-                        *g = f;
-                    }
-                    g.new = new;
-                    g.shared = shared;
-                    g.record.count = new + shared;
-                }
-                None => self.subject_faults.push(f),
-            }
-        }
+        // Of a subject fault kind, the record of the first new case when
+        // there is one (its fixture was shrunk), else of the first case.
+        join_first_of_kind(
+            &mut self.subject_faults,
+            other.subject_faults,
+            |f| f.record.fault.kind.clone(),
+            |f| (f.new == 0, f.record.case_index),
+            |kept, other| {
+                kept.new += other.new;
+                kept.shared += other.shared;
+                kept.record.count = kept.new + kept.shared;
+            },
+        );
         self.subject_faults.sort_by_key(|f| f.record.case_index);
-        for f in other.baseline_faults {
-            match self
-                .baseline_faults
-                .iter_mut()
-                .find(|g| g.fault.kind == f.fault.kind)
-            {
-                Some(g) => {
-                    let n = g.count + f.count;
-                    if f.case_index < g.case_index {
-                        *g = f;
-                    }
-                    g.count = n;
-                }
-                None => self.baseline_faults.push(f),
-            }
-        }
+        join_first_of_kind(
+            &mut self.baseline_faults,
+            other.baseline_faults,
+            |f| f.fault.kind.clone(),
+            |f| f.case_index,
+            |kept, other| kept.count += other.count,
+        );
         self.baseline_faults.sort_by_key(|f| f.case_index);
         self.behaviour.merge(&other.behaviour);
         Ok(())

@@ -112,7 +112,12 @@ fn shared_line(s: &Shared) -> String {
 }
 
 /// The human report.
-pub fn human(r: &BaselineReport, hints: &Hints, suite: &[String]) -> String {
+pub fn human(r: &BaselineReport, hints: &Hints) -> String {
+    human_with_suite(r, hints, &[])
+}
+
+/// The human report, its verdict joined by the problems of the run's suite.
+pub(crate) fn human_with_suite(r: &BaselineReport, hints: &Hints, suite: &[String]) -> String {
     let mut out = String::new();
     let _ = writeln!(
         out,
@@ -578,7 +583,12 @@ pub fn junit(r: &BaselineReport, hints: &Hints) -> TestSuite {
 }
 
 /// Markdown, for `$GITHUB_STEP_SUMMARY` or a pull-request comment.
-pub fn markdown(r: &BaselineReport, hints: &Hints, suite: &[String]) -> String {
+pub fn markdown(r: &BaselineReport, hints: &Hints) -> String {
+    markdown_with_suite(r, hints, &[])
+}
+
+/// Markdown, its verdict joined by the problems of the run's suite.
+pub(crate) fn markdown_with_suite(r: &BaselineReport, hints: &Hints, suite: &[String]) -> String {
     let mut out = String::new();
     let (ok, line) = verdict(r);
     let regressions = r.regressions.len() + r.fault_regressions().count();

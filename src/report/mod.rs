@@ -119,7 +119,12 @@ pub(crate) fn write_not_checked(out: &mut String, checked: &crate::oracle::Invar
 }
 
 /// The human report.
-pub fn human(r: &CheckReport, hint: &ReplayHint, suite: &[String]) -> String {
+pub fn human(r: &CheckReport, hint: &ReplayHint) -> String {
+    human_with_suite(r, hint, &[])
+}
+
+/// The human report, its verdict joined by the problems of the run's suite.
+pub(crate) fn human_with_suite(r: &CheckReport, hint: &ReplayHint, suite: &[String]) -> String {
     let mut out = String::new();
     let secs = r.elapsed.as_secs_f64().max(1e-9);
     let shard = match r.shard {
@@ -440,7 +445,12 @@ pub fn to_json(r: &CheckReport, hint: &ReplayHint) -> Value {
 
 /// Markdown, for `$GITHUB_STEP_SUMMARY` or a pull-request comment: the
 /// verdict, the table, and each failure with its replay command.
-pub fn markdown(r: &CheckReport, hint: &ReplayHint, suite: &[String]) -> String {
+pub fn markdown(r: &CheckReport, hint: &ReplayHint) -> String {
+    markdown_with_suite(r, hint, &[])
+}
+
+/// Markdown, its verdict joined by the problems of the run's suite.
+pub(crate) fn markdown_with_suite(r: &CheckReport, hint: &ReplayHint, suite: &[String]) -> String {
     let mut out = String::new();
     let verdict = if r.ok() && r.one_case() {
         "✅ what this one case exercised held"

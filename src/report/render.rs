@@ -50,10 +50,10 @@ impl Outcome {
                 suite,
                 hint,
             } => Forms {
-                human: &|p| super::human(r, hint, p),
+                human: &|p| super::human_with_suite(r, hint, p),
                 json: &|| super::to_json(r, hint),
                 junit: &|| super::junit(r, hint),
-                markdown: &|p| super::markdown(r, hint, p),
+                markdown: &|p| super::markdown_with_suite(r, hint, p),
             }
             .render(
                 kind,
@@ -70,10 +70,10 @@ impl Outcome {
                 suite,
                 hints,
             } => Forms {
-                human: &|p| gate::human(r, hints, p),
+                human: &|p| gate::human_with_suite(r, hints, p),
                 json: &|| gate::to_json(r, hints),
                 junit: &|| gate::junit(r, hints),
-                markdown: &|p| gate::markdown(r, hints, p),
+                markdown: &|p| gate::markdown_with_suite(r, hints, p),
             }
             .render(
                 kind,
