@@ -11,11 +11,8 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use clap::builder::{PossibleValuesParser, TypedValueParser};
-use serde_json::{Map, Value};
+use serde_json::Value;
 
-use ctxgate::error::json_type;
-use ctxgate::error::InputErrorKind;
-use ctxgate::model::parse_json;
 use ctxgate::{Config, Document, InputError, WireFormat};
 
 /// Exit code 1: an invariant failed, a subject fault, or `cannot_fit`.
@@ -164,15 +161,6 @@ pub fn max_input_bytes() -> u64 {
     *MAX_INPUT_BYTES.get_or_init(|| ctxgate::input::DEFAULT_MAX_INPUT_BYTES)
 }
 
-/// Read a whole file under the input cap; `what` says which ("the
-/// config") in errors.
-fn read_file(path: &Path, name: &str, what: &str) -> Result<Vec<u8>, Failure> {
-    ctxgate::input::read_file(path, what, max_input_bytes()).map_err(|mut e| {
-        e.file = Some(name.to_owned());
-        e.into()
-    })
-}
-
 /// A help line for a config field: its meaning and the library's default.
 fn field_help(field: &str, meaning: &str) -> String {
     let default = Config::default().to_value();
@@ -252,13 +240,8 @@ impl ConfigArgs {
     pub fn resolve(&self, input_format: WireFormat) -> Result<Config, Failure> {
         let (mut config, file_sets_wire_format) = match &self.config {
             Some(path) => {
-                let name = path.display().to_string();
-                let bytes = read_file(path, &name, "the config")?;
-                let value = parse_object(&bytes, &name, "config")?;
-                let sets = value.contains_key("wireFormat");
-                let config = Config::from_value(Value::Object(value))
-                    .map_err(|e| e.in_file(name.as_str()))?;
-                (config, sets)
+                let file = ctxgate::input::config::read_config(path, max_input_bytes())?;
+                (file.config, file.sets_wire_format)
             }
             None => (Config::default(), false),
         };
@@ -286,7 +269,7 @@ impl ConfigArgs {
             (None, false) => input_format,
         };
         if let Some(arg) = &self.envelope {
-            config.envelope = read_envelope(arg)?;
+            config.envelope = ctxgate::input::config::read_envelope(arg, max_input_bytes())?;
         }
         config.validate()?;
         Ok(config)
@@ -296,57 +279,18 @@ impl ConfigArgs {
 /// `--config FILE` alone (check, gen): the SPEC §2 config in the file,
 /// fields it leaves out at their defaults; errors name the file.
 pub fn load_config(path: &Path) -> Result<Config, Failure> {
-    let name = path.display().to_string();
-    let bytes = read_file(path, &name, "the config")?;
-    let value = parse_object(&bytes, &name, "config")?;
-    let config = Config::from_value(Value::Object(value)).map_err(|e| e.in_file(name.as_str()))?;
-    config.validate().map_err(|e| e.in_file(name.as_str()))?;
-    Ok(config)
+    Ok(ctxgate::input::config::read_valid_config(
+        path,
+        max_input_bytes(),
+    )?)
 }
 
-/// `--gen-config FILE` (check, gen): a `GenConfig`, every field optional,
-/// unknown fields rejected; errors name the file.
+/// `--gen-config FILE` (check, gen): errors name the file.
 pub fn load_gen_config(path: &Path) -> Result<ctxgate::generate::GenConfig, Failure> {
-    let name = path.display().to_string();
-    let bytes = read_file(path, &name, "the gen-config")?;
-    Ok(ctxgate::generate::GenConfig::from_json(&bytes).map_err(|e| e.in_file(name.as_str()))?)
-}
-
-/// `--envelope`: inline JSON when it looks like JSON, else a file name.
-fn read_envelope(arg: &str) -> Result<Map<String, Value>, Failure> {
-    if arg.trim_start().starts_with(['{', '[']) {
-        parse_object(arg.as_bytes(), "--envelope", "envelope")
-    } else {
-        let bytes = read_file(Path::new(arg), arg, "the envelope")?;
-        parse_object(&bytes, arg, "envelope")
-    }
-}
-
-/// Parse `bytes` as a JSON object (a config, an envelope), naming `name` in errors.
-fn parse_object(bytes: &[u8], name: &str, what: &str) -> Result<Map<String, Value>, Failure> {
-    if bytes.iter().all(u8::is_ascii_whitespace) {
-        return Err(InputError::new(
-            InputErrorKind::Empty,
-            format!("{what}: empty, expected a JSON object"),
-        )
-        .in_file(name)
-        .into());
-    }
-    let value = parse_json(bytes).map_err(|mut e| {
-        // A config or an envelope has no messages to point at.
-        e.message = None;
-        e.problem = format!("{what}: {}", e.problem);
-        e.in_file(name)
-    })?;
-    match value {
-        Value::Object(map) => Ok(map),
-        other => Err(InputError::shape(format!(
-            "{what}: expected a JSON object, found {}",
-            json_type(&other)
-        ))
-        .in_file(name)
-        .into()),
-    }
+    Ok(ctxgate::input::config::read_gen_config(
+        path,
+        max_input_bytes(),
+    )?)
 }
 
 /// Print a JSON value, compact, on one line of stdout. A closed pipe

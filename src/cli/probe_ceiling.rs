@@ -11,15 +11,13 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use clap::Args as ClapArgs;
-use serde_json::{json, Value};
-
 use super::common::{format_parser, group, ConfigArgs, Failure};
+use clap::Args as ClapArgs;
 use ctxgate::transport::{
-    probe, smallest_shaped_body, HttpOptions, HttpWire, Limit, Probe, ProbeOptions, ProbeReport,
-    Reception, Target, Verdict, Wire, MAX_PROBE_BYTES,
+    probe, probe_shown, smallest_shaped_body, HttpOptions, HttpWire, Limit, Probe, ProbeOptions,
+    ProbeReport, Target, Verdict, Wire, MAX_PROBE_BYTES,
 };
-use ctxgate::{Config, WireFormat};
+use ctxgate::WireFormat;
 
 /// Measure the largest JSON request body an endpoint accepts, to the byte
 #[derive(Debug, ClapArgs)]
@@ -142,10 +140,12 @@ pub fn run(args: Args) -> Result<(), Failure> {
         .as_ref()
         .map(|_| config.transport_max_body_bytes);
     let verdict = Verdict::of(&report, file_ceiling);
+    let file = args.config.as_deref();
     if args.json {
-        super::common::print_json(&to_json(&url, &args, &config, &report, &verdict))?;
+        let shown = probe_shown::to_json(&url, &args.method, &config, file, &report, &verdict);
+        super::common::print_json(&shown)?;
     } else {
-        print_human(&args, &report, &verdict);
+        out!("{}", probe_shown::human(&report, &verdict, file));
     }
     outcome(&verdict, &url, &report)
 }
@@ -167,107 +167,4 @@ fn outcome(verdict: &Verdict, url: &str, report: &ProbeReport) -> Result<(), Fai
         )),
         _ => Ok(()),
     }
-}
-
-fn print_human(args: &Args, report: &ProbeReport, verdict: &Verdict) {
-    let n = report.probes.len();
-    match &report.limit {
-        Limit::Exact { accepted } => {
-            let refused = report
-                .probes
-                .iter()
-                .find(|p| p.bytes == accepted + 1)
-                .map(|p| format!(" ({})", p.answer.label()))
-                .unwrap_or_default();
-            outln!(
-                "limit: {} bytes — the largest body accepted; {} bytes refused{refused}",
-                group(*accepted),
-                group(accepted + 1)
-            );
-        }
-        Limit::AtLeast { accepted } => outln!(
-            "limit: none found — every size up to --max ({} bytes) was accepted",
-            group(*accepted)
-        ),
-        Limit::BelowSmallest { refused } => outln!(
-            "limit: below {} bytes — even the smallest body was refused",
-            group(*refused)
-        ),
-        Limit::NoAnswer {
-            at,
-            accepted,
-            refused,
-            ..
-        } => outln!(
-            "limit: not found — no answer to {} bytes (largest accepted so far: {}, smallest refused: {})",
-            group(*at),
-            accepted.map_or("none".to_owned(), group),
-            refused.map_or("none".to_owned(), group),
-        ),
-    }
-    outln!("{n} requests; answers: {}", verdict.answers_line());
-    for w in &verdict.warnings {
-        outln!("warning: {w}");
-    }
-    if let (Some(path), false) = (&args.config, verdict.config_above) {
-        if matches!(report.limit, Limit::Exact { .. }) {
-            outln!(
-                "{}: transportMaxBodyBytes is within the limit",
-                path.display()
-            );
-        }
-    }
-}
-
-fn to_json(
-    url: &str,
-    args: &Args,
-    config: &Config,
-    report: &ProbeReport,
-    verdict: &Verdict,
-) -> Value {
-    let (kind, accepted, refused) = match &report.limit {
-        Limit::Exact { accepted } => ("exact", Some(*accepted), Some(accepted + 1)),
-        Limit::AtLeast { accepted } => ("at-least", Some(*accepted), None),
-        Limit::BelowSmallest { refused } => ("below-smallest", None, Some(*refused)),
-        Limit::NoAnswer {
-            accepted, refused, ..
-        } => ("no-answer", *accepted, *refused),
-    };
-    let probes: Vec<Value> = report
-        .probes
-        .iter()
-        .map(|p| {
-            json!({
-                "bytes": p.bytes,
-                "status": p.answer.status(),
-                "accepted": match p.answer.reception() {
-                    Reception::Accepted => Some(true),
-                    Reception::Refused => Some(false),
-                    Reception::Unknown => None,
-                },
-                "answer": p.answer.to_string(),
-            })
-        })
-        .collect();
-    json!({
-        "url": url,
-        "method": args.method.to_ascii_uppercase(),
-        "wireFormat": config.wire_format.as_str(),
-        "smallest": report.smallest,
-        "max": report.max,
-        "limit": if kind == "exact" { accepted.map(Value::from) } else { None }.unwrap_or(Value::Null),
-        "kind": kind,
-        "largestAccepted": accepted,
-        "smallestRefused": refused,
-        "requests": report.probes.len(),
-        "answers": verdict.answers,
-        "probes": probes,
-        "config": args.config.as_ref().map(|p| json!({
-            "file": p.display().to_string(),
-            "transportMaxBodyBytes": config.transport_max_body_bytes,
-            "aboveLimit": verdict.config_above,
-        })),
-        "warnings": verdict.warnings,
-    })
 }

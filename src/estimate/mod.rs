@@ -17,6 +17,7 @@ use crate::model::{Content, Message};
 pub mod images;
 mod incremental;
 mod safe;
+pub mod table;
 #[cfg(feature = "calibrate")]
 pub mod tokenizer;
 pub use incremental::{Incremental, MessageCost};

@@ -10,6 +10,7 @@
 //! ([`open_regular`]): a FIFO or a device named as an input is an error,
 //! never opened for reading. Folders are searched by [`mod@walk`].
 
+pub mod config;
 pub mod walk;
 
 pub use walk::{walk, Note, Walked};

@@ -27,6 +27,23 @@ pub fn group(n: u64) -> String {
     out
 }
 
+/// Whitespace runs collapsed to one space, control characters dropped,
+/// cut to `max` characters with an ellipsis: a preview on one line.
+pub fn collapse(text: &str, max: usize) -> String {
+    let mut chars = text.split_whitespace().enumerate().flat_map(|(i, word)| {
+        (i > 0)
+            .then_some(' ')
+            .into_iter()
+            .chain(word.chars().filter(|c| !c.is_control()))
+    });
+    let mut out: String = chars.by_ref().take(max).collect();
+    if chars.next().is_some() {
+        out.pop();
+        out.push('…');
+    }
+    out
+}
+
 /// Subject-provided text made safe for a terminal and for one line of a
 /// report: control characters (newlines included), DEL, C1 controls and
 /// bidirectional overrides become `\u{…}` escapes, so that a subject can
@@ -72,5 +89,14 @@ mod tests {
         assert_eq!(truncate_utf8("a世b", 4), "a世");
         assert_eq!(truncate_utf8("🦀", 3), "");
         assert_eq!(truncate_utf8("abc", 10), "abc");
+    }
+
+    #[test]
+    fn previews_are_one_bounded_line() {
+        assert_eq!(collapse("  a\n\n b\tc ", 10), "a b c");
+        assert_eq!(collapse("abcdef", 4), "abc…");
+        assert_eq!(collapse("abcd", 4), "abcd");
+        assert_eq!(collapse("", 4), "");
+        assert_eq!(collapse("日本語テキスト", 3), "日本…");
     }
 }

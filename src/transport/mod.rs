@@ -28,6 +28,7 @@
 
 mod http;
 mod probe;
+pub mod probe_shown;
 mod target;
 mod wired;
 
