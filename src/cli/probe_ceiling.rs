@@ -14,7 +14,7 @@ use std::sync::Arc;
 use super::common::{format_parser, group, ConfigArgs, Failure};
 use clap::Args as ClapArgs;
 use ctxgate::transport::{
-    probe, probe_shown, smallest_shaped_body, HttpOptions, HttpWire, Limit, Probe, ProbeOptions,
+    probe, shown, smallest_shaped_body, HttpOptions, HttpWire, Limit, Probe, ProbeOptions,
     ProbeReport, Target, Verdict, Wire, MAX_PROBE_BYTES,
 };
 use ctxgate::WireFormat;
@@ -142,10 +142,10 @@ pub fn run(args: Args) -> Result<(), Failure> {
     let verdict = Verdict::of(&report, file_ceiling);
     let file = args.config.as_deref();
     if args.json {
-        let shown = probe_shown::to_json(&url, &args.method, &config, file, &report, &verdict);
+        let shown = shown::probe_json(&url, &args.method, &config, file, &report, &verdict);
         super::common::print_json(&shown)?;
     } else {
-        out!("{}", probe_shown::human(&report, &verdict, file));
+        out!("{}", shown::probe_human(&report, &verdict, file));
     }
     outcome(&verdict, &url, &report)
 }

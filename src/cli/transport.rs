@@ -9,7 +9,7 @@ use clap::Args as ClapArgs;
 use super::common::{group, Failure};
 use super::probe_ceiling::{open_wire, parse_headers};
 use ctxgate::subject::Subject;
-use ctxgate::transport::{HttpOptions, TransportLog, TransportSummary, Wire, Wired};
+use ctxgate::transport::{shown, HttpOptions, TransportLog, Wire, Wired};
 use ctxgate::Config;
 
 #[derive(Debug, ClapArgs)]
@@ -91,7 +91,7 @@ impl Live {
     /// stopped answering (the rest of the run was not sent to it).
     pub fn finish(&self) -> (String, Option<Failure>) {
         let s = self.log.summary();
-        let text = summary_text(&self.url, &s);
+        let text = shown::live_summary(&self.url, &s);
         let failure = s.stopped.as_ref().map(|(bytes, error)| {
             Failure::failed(format!(
                 "{}: no answer to a {}-byte body ({error}); nothing more was sent to it, so the rest of the run was not checked against the real transport",
@@ -102,55 +102,4 @@ impl Live {
         });
         (text, failure)
     }
-}
-
-fn summary_text(url: &str, s: &TransportSummary) -> String {
-    let answers: Vec<String> = s
-        .answers
-        .iter()
-        .map(|(k, n)| format!("{k} ×{}", group(*n)))
-        .collect();
-    let mut out = format!(
-        "transport {url}: {} request bodies sent (shrinking included): {} accepted, {} refused; answers: {}\n",
-        group(s.sent),
-        group(s.accepted),
-        group(s.refused),
-        if answers.is_empty() { "none".to_owned() } else { answers.join(", ") }
-    );
-    if s.agreed() && s.accepted + s.refused > 0 {
-        out.push_str("transport: ctxgate's exact size and the endpoint agreed on every body answered (each one refused was over the ceiling, each one accepted under it)\n");
-    }
-    let lines = [
-        (
-            s.refused_under_ceiling,
-            &s.first_refused_under_ceiling,
-            "refused although ctxgate measured them under the ceiling — the ceiling is above this endpoint's real limit",
-        ),
-        (
-            s.accepted_over_ceiling,
-            &s.first_accepted_over_ceiling,
-            "accepted although ctxgate measured them over the ceiling — the ceiling is below this endpoint's limit",
-        ),
-        (
-            s.size_mismatches,
-            &s.first_size_mismatch,
-            "sent with another length than ctxgate measured — ctxgate's exact size is wrong",
-        ),
-    ];
-    for (n, first, what) in lines {
-        if n > 0 {
-            out.push_str(&format!("DISAGREEMENT: {} bodies {what}", group(n)));
-            if let Some(d) = first {
-                out.push_str(&format!("; the first: {d}"));
-            }
-            out.push('\n');
-        }
-    }
-    if let Some((bytes, error)) = &s.stopped {
-        out.push_str(&format!(
-            "transport: STOPPED at a {}-byte body that got no answer ({error})\n",
-            group(*bytes)
-        ));
-    }
-    out
 }

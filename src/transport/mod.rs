@@ -28,7 +28,7 @@
 
 mod http;
 mod probe;
-pub mod probe_shown;
+pub mod shown;
 mod target;
 mod wired;
 

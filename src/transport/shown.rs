@@ -1,18 +1,19 @@
-//! What `ctxgate probe-ceiling` shows of a probe: the limit found and the
-//! answers, as lines for a person or one JSON object.
+//! What the commands show of a real transport: a probe's limit and answers
+//! (`ctxgate probe-ceiling`, as lines for a person or one JSON object), and
+//! what a live endpoint answered during a run (`check --transport`).
 
 use std::path::Path;
 
 use serde_json::{json, Value};
 
-use super::{Limit, ProbeReport, Reception, Verdict};
+use super::{Limit, ProbeReport, Reception, TransportSummary, Verdict};
 use crate::config::Config;
 use crate::model::text::group;
 
 /// The summary after the probes' own lines: the limit, the answers, the
 /// warnings, and — given the config file the ceiling came from — whether
 /// its `transportMaxBodyBytes` is within the limit.
-pub fn human(report: &ProbeReport, verdict: &Verdict, config_file: Option<&Path>) -> String {
+pub fn probe_human(report: &ProbeReport, verdict: &Verdict, config_file: Option<&Path>) -> String {
     let mut out = match &report.limit {
         Limit::Exact { accepted } => {
             let refused = report
@@ -67,7 +68,7 @@ pub fn human(report: &ProbeReport, verdict: &Verdict, config_file: Option<&Path>
 }
 
 /// The `--json` object: the limit, every probe, and the config's check.
-pub fn to_json(
+pub fn probe_json(
     url: &str,
     method: &str,
     config: &Config,
@@ -119,4 +120,57 @@ pub fn to_json(
         })),
         "warnings": verdict.warnings,
     })
+}
+
+/// What a live endpoint answered during a run, in a few lines: the tally,
+/// every disagreement with ctxgate's exact size, and where it stopped.
+pub fn live_summary(url: &str, s: &TransportSummary) -> String {
+    let answers: Vec<String> = s
+        .answers
+        .iter()
+        .map(|(k, n)| format!("{k} ×{}", group(*n)))
+        .collect();
+    let mut out = format!(
+        "transport {url}: {} request bodies sent (shrinking included): {} accepted, {} refused; answers: {}\n",
+        group(s.sent),
+        group(s.accepted),
+        group(s.refused),
+        if answers.is_empty() { "none".to_owned() } else { answers.join(", ") }
+    );
+    if s.agreed() && s.accepted + s.refused > 0 {
+        out.push_str("transport: ctxgate's exact size and the endpoint agreed on every body answered (each one refused was over the ceiling, each one accepted under it)\n");
+    }
+    let lines = [
+        (
+            s.refused_under_ceiling,
+            &s.first_refused_under_ceiling,
+            "refused although ctxgate measured them under the ceiling — the ceiling is above this endpoint's real limit",
+        ),
+        (
+            s.accepted_over_ceiling,
+            &s.first_accepted_over_ceiling,
+            "accepted although ctxgate measured them over the ceiling — the ceiling is below this endpoint's limit",
+        ),
+        (
+            s.size_mismatches,
+            &s.first_size_mismatch,
+            "sent with another length than ctxgate measured — ctxgate's exact size is wrong",
+        ),
+    ];
+    for (n, first, what) in lines {
+        if n > 0 {
+            out.push_str(&format!("DISAGREEMENT: {} bodies {what}", group(n)));
+            if let Some(d) = first {
+                out.push_str(&format!("; the first: {d}"));
+            }
+            out.push('\n');
+        }
+    }
+    if let Some((bytes, error)) = &s.stopped {
+        out.push_str(&format!(
+            "transport: STOPPED at a {}-byte body that got no answer ({error})\n",
+            group(*bytes)
+        ));
+    }
+    out
 }
