@@ -92,6 +92,15 @@ mod tests {
     }
 
     #[test]
+    fn grouping() {
+        assert_eq!(group(0), "0");
+        assert_eq!(group(999), "999");
+        assert_eq!(group(1000), "1,000");
+        assert_eq!(group(102_400), "102,400");
+        assert_eq!(group(12_345_678), "12,345,678");
+    }
+
+    #[test]
     fn previews_are_one_bounded_line() {
         assert_eq!(collapse("  a\n\n b\tc ", 10), "a b c");
         assert_eq!(collapse("abcdef", 4), "abc…");

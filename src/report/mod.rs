@@ -3,6 +3,7 @@
 //! and JUnit XML (one test case per invariant) for CI systems.
 
 pub mod diff;
+pub mod file;
 pub mod junit;
 pub mod merge;
 mod read;

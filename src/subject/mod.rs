@@ -13,6 +13,7 @@ mod process;
 pub mod protocol;
 pub mod reaper;
 mod serve;
+pub mod start;
 mod written;
 
 pub use answer::{CompactAnswer, EstimateAnswer, EstimateReply};
