@@ -54,16 +54,19 @@ impl ContentClass {
     ];
 
     /// Every class: the seven text classes, then `images`.
-    pub const EVERY: [ContentClass; 8] = [
-        ContentClass::Prose,
-        ContentClass::Code,
-        ContentClass::Json,
-        ContentClass::Cjk,
-        ContentClass::Multilingual,
-        ContentClass::Emoji,
-        ContentClass::Escapes,
-        ContentClass::Images,
-    ];
+    pub const EVERY: [ContentClass; 8] = {
+        let [prose, code, json, cjk, multilingual, emoji, escapes] = ContentClass::ALL;
+        [
+            prose,
+            code,
+            json,
+            cjk,
+            multilingual,
+            emoji,
+            escapes,
+            ContentClass::Images,
+        ]
+    };
 
     /// A class of text (every class but `images`).
     pub fn is_text(self) -> bool {
