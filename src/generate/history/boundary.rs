@@ -72,16 +72,7 @@ impl Gen<'_, '_, '_> {
         let Some(i) = self.text_messages(case, n as usize) else {
             return false;
         };
-        let saved = case.messages[i].content.clone();
-        let pad = text::text(&mut self.t, ContentClass::Prose, n as usize);
-        if let Content::Text(s) = &mut case.messages[i].content {
-            s.push_str(&pad);
-        }
-        if case.body_bytes() as i64 == want {
-            return true;
-        }
-        case.messages[i].content = saved;
-        false
+        self.pad_text(case, i, n as usize, |c| c.body_bytes() as i64 == want)
     }
 
     pub(in crate::generate) fn pad_to_trigger(&mut self, case: &mut Case, off: i64) -> bool {
@@ -94,15 +85,27 @@ impl Gen<'_, '_, '_> {
         let Some(i) = self.text_messages(case, ((deficit + 1) * bpt) as usize) else {
             return false;
         };
-        let saved = case.messages[i].content.clone();
         let a = case.messages[i].content.text().len() as i64;
         let old = (a + bpt - 1) / bpt;
         let n = (old + deficit) * bpt - a;
-        let pad = text::text(&mut self.t, ContentClass::Prose, n as usize);
+        self.pad_text(case, i, n as usize, |c| c.estimate() as i64 == want)
+    }
+
+    /// Pad message `i`'s text with `n` bytes of prose; keep the padding
+    /// when the padded case is `on_target`, else put the text back.
+    fn pad_text(
+        &mut self,
+        case: &mut Case,
+        i: usize,
+        n: usize,
+        on_target: impl Fn(&Case) -> bool,
+    ) -> bool {
+        let saved = case.messages[i].content.clone();
+        let pad = text::text(&mut self.t, ContentClass::Prose, n);
         if let Content::Text(s) = &mut case.messages[i].content {
             s.push_str(&pad);
         }
-        if case.estimate() as i64 == want {
+        if on_target(case) {
             return true;
         }
         case.messages[i].content = saved;
