@@ -10,7 +10,7 @@ use super::fold::{fold_call, fold_iterations, keep_body};
 use super::values::{envelope_candidate_count, value_candidate, value_candidate_count};
 use crate::generate::history::set_trigger;
 use crate::generate::Case;
-use crate::model::{iterations, Content, Role};
+use crate::model::{iterations, Content, Message, Role};
 
 /// One way to make a case smaller (indexes refer to the case it was made for).
 #[derive(Debug, Clone)]
@@ -256,23 +256,8 @@ pub(crate) fn apply(case: &Case, edit: &Edit, anchored: bool, well_formed: bool)
         }
         Edit::DropPins => msgs.iter_mut().for_each(|m| m.pinned = None),
         Edit::DropPin(i) => msgs.get_mut(*i)?.pinned = None,
-        Edit::DropExtras => {
-            for m in msgs.iter_mut() {
-                m.extra.clear();
-                m.tool_calls
-                    .iter_mut()
-                    .flatten()
-                    .for_each(|c| c.extra.clear());
-            }
-        }
-        Edit::DropMessageExtras(i) => {
-            let m = msgs.get_mut(*i)?;
-            m.extra.clear();
-            m.tool_calls
-                .iter_mut()
-                .flatten()
-                .for_each(|c| c.extra.clear());
-        }
+        Edit::DropExtras => msgs.iter_mut().for_each(drop_extras),
+        Edit::DropMessageExtras(i) => drop_extras(msgs.get_mut(*i)?),
         Edit::Envelope(nth) => {
             let env = Value::Object(std::mem::take(&mut c.config.envelope));
             match value_candidate(&env, 0, *nth)? {
@@ -322,6 +307,15 @@ pub(crate) fn apply(case: &Case, edit: &Edit, anchored: bool, well_formed: bool)
         return None;
     }
     Some(c)
+}
+
+/// A message's extra fields and its calls' gone.
+fn drop_extras(m: &mut Message) {
+    m.extra.clear();
+    m.tool_calls
+        .iter_mut()
+        .flatten()
+        .for_each(|c| c.extra.clear());
 }
 
 /// Move the ceiling and the trigger by as much as the edit moved the body
