@@ -2,7 +2,7 @@
 //! them: what the pieces alone rarely hold. A third of each class's corpus
 //! is written here; JSON strings take their non-prose text from here too.
 
-use super::ContentClass;
+use super::{push_capitalised, ContentClass};
 use crate::generate::rng::SplitMix64;
 
 pub(crate) const WORDS: &[&str] = &[
@@ -330,11 +330,7 @@ fn prose(rng: &mut SplitMix64, s: &mut String, n: usize) {
         for k in 0..words {
             let w = *rng.pick(WORDS);
             if k == 0 {
-                let mut cs = w.chars();
-                if let Some(c) = cs.next() {
-                    s.push(c.to_ascii_uppercase());
-                    s.push_str(cs.as_str());
-                }
+                push_capitalised(s, w);
             } else {
                 s.push(' ');
                 match rng.below(24) {

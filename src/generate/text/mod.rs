@@ -171,6 +171,15 @@ pub fn bulk_value(rng: &mut SplitMix64, depth: usize, budget: u64) -> Value {
     Value::Object(obj)
 }
 
+/// `word` with its first letter upper-cased, at the end of `s`.
+fn push_capitalised(s: &mut String, word: &str) {
+    let mut cs = word.chars();
+    if let Some(c) = cs.next() {
+        s.extend(c.to_uppercase());
+        s.push_str(cs.as_str());
+    }
+}
+
 /// Cut on a char boundary and pad with spaces to exactly `n` bytes.
 fn fit(mut s: String, n: usize) -> String {
     let cut = truncate_utf8(&s, n).len();
