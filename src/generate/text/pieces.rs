@@ -144,11 +144,7 @@ fn english_sentence(rng: &mut Rng) -> String {
             _ => rng.pick(WORDS).to_string(),
         };
         if k == 0 {
-            let mut c = word.chars();
-            if let Some(first) = c.next() {
-                s.extend(first.to_uppercase());
-                s.push_str(c.as_str());
-            }
+            super::push_capitalised(&mut s, &word);
         } else {
             s.push_str(&word);
         }
