@@ -96,6 +96,33 @@ pub fn run(
     }
 }
 
+impl SuiteCase {
+    /// The fixture's lines in a human report: `ok`, `FAIL` or `FAULT` (with
+    /// the fixture's `see` when `see`, then what failed) or `SKIP`.
+    pub fn human(&self, see: bool) -> String {
+        let shown = self.path.display();
+        let see = match see {
+            true => format!("\n  see: {}", self.see),
+            false => String::new(),
+        };
+        match &self.outcome {
+            Replayed::Held { judged } => format!("ok    {shown} ({judged} invariant(s) held)\n"),
+            Replayed::Failed(violations) => {
+                let mut out = format!("FAIL  {shown}{see}\n");
+                for line in crate::report::violation_lines(violations) {
+                    let _ = writeln!(out, "  {line}");
+                }
+                out
+            }
+            Replayed::Fault(fault) => format!(
+                "FAULT {shown}{see}\n  {}\n",
+                fault.to_string().replace('\n', "\n  ")
+            ),
+            Replayed::Skipped { why } => format!("SKIP  {shown}: nothing judged: {why}\n"),
+        }
+    }
+}
+
 impl SuiteReport {
     fn count(&self, f: impl Fn(&Replayed) -> bool) -> usize {
         self.cases.iter().filter(|c| f(&c.outcome)).count()
@@ -144,29 +171,7 @@ impl SuiteReport {
     pub fn human(&self) -> String {
         let mut out = format!("suite {}\n", self.source.display());
         for c in &self.cases {
-            let shown = c.path.display();
-            match &c.outcome {
-                Replayed::Held { judged } => {
-                    let _ = writeln!(out, "ok    {shown} ({judged} invariant(s) held)");
-                }
-                Replayed::Failed(violations) => {
-                    let _ = writeln!(out, "FAIL  {shown}\n  see: {}", c.see);
-                    for line in crate::report::violation_lines(violations) {
-                        let _ = writeln!(out, "  {line}");
-                    }
-                }
-                Replayed::Fault(fault) => {
-                    let _ = writeln!(
-                        out,
-                        "FAULT {shown}\n  see: {}\n  {}",
-                        c.see,
-                        fault.to_string().replace('\n', "\n  ")
-                    );
-                }
-                Replayed::Skipped { why } => {
-                    let _ = writeln!(out, "SKIP  {shown}: nothing judged: {why}");
-                }
-            }
+            out += &c.human(true);
         }
         let _ = writeln!(
             out,

@@ -9,7 +9,8 @@ use clap::Args as ClapArgs;
 
 use super::common::Failure;
 use super::subject::SubjectArgs;
-use ctxgate::fixture::{collect, replay, Fixture, Replayed};
+use ctxgate::fixture::{collect, replay, Fixture};
+use ctxgate::suite::{SuiteCase, SuiteReport};
 
 #[derive(Debug, ClapArgs)]
 #[command(after_help = "\
@@ -57,47 +58,35 @@ pub fn run(mut args: Args) -> Result<(), Failure> {
         outln!("(tracing: → a request line sent, ← an answer line received)");
     }
     let mut subject = args.subject.open()?;
-    let (mut failed, mut held, mut skipped) = (0usize, 0usize, 0usize);
     let mut unexpected = Vec::new();
+    let mut report = SuiteReport {
+        source: PathBuf::new(),
+        cases: Vec::new(),
+    };
     for (path, fixture) in files.iter().zip(&fixtures) {
         let shown = path.display();
         if args.trace {
             outln!("--- {shown}");
         }
         let (outcome, unportable) = replay(subject.as_mut(), fixture);
-        match &outcome {
-            Replayed::Held { judged } => {
-                held += 1;
-                outln!("ok    {shown} ({judged} invariant(s) held)");
-            }
-            Replayed::Failed(violations) => {
-                failed += 1;
-                outln!("FAIL  {shown}");
-                for line in ctxgate::report::violation_lines(violations) {
-                    outln!("  {line}");
-                }
-            }
-            Replayed::Fault(fault) => {
-                failed += 1;
-                outln!(
-                    "FAULT {shown}\n  {}",
-                    fault.to_string().replace('\n', "\n  ")
-                );
-            }
-            Replayed::Skipped { why } => {
-                skipped += 1;
-                outln!("SKIP  {shown}: nothing judged: {why}");
-            }
-        }
+        let case = SuiteCase {
+            path: path.clone(),
+            name: fixture.name.clone(),
+            see: fixture.see.clone(),
+            outcome,
+        };
+        out!("{}", case.human(false));
         if unportable > 0 {
             outln!(
                 "  note: {unportable} number(s) here have no spelling every JSON library keeps (2^64, 1e400, 0.00001…), and the subject does not claim exact numbers"
             );
         }
-        if args.expect_failures && !outcome.reproduces() {
+        if args.expect_failures && !case.outcome.reproduces() {
             unexpected.push(shown.to_string());
         }
+        report.cases.push(case);
     }
+    let (held, failed, skipped) = (report.held(), report.failed(), report.skipped());
     outln!("\nreplay: {held} held, {failed} failed, {skipped} skipped");
     let name = &subject.info().name;
     if args.expect_failures {
