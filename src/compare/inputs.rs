@@ -13,7 +13,7 @@
 use crate::body;
 use crate::calibrate::samples::{self, ContentClass};
 use crate::calibrate::{
-    image_samples, message_real_tokens, Encoding, History, IMAGES, REAL_HISTORIES,
+    image_samples, message_real_tokens, per_encoding, History, IMAGES, REAL_HISTORIES,
 };
 use crate::generate::{case_from_seed, GenConfig};
 use crate::harness::appended_message;
@@ -56,8 +56,9 @@ pub struct Set {
     pub labels: Vec<String>,
     /// Each history with [`appended_message`] after it (`estimate-monotone`).
     pub longer: Vec<Vec<Message>>,
-    /// Per encoding ([`Encoding::ALL`] order), per history, per message:
-    /// real tokens of content plus toolCalls JSON.
+    /// Per encoding ([`Encoding::ALL`](crate::calibrate::Encoding::ALL)
+    /// order), per history, per message: real tokens of content plus
+    /// toolCalls JSON.
     pub real: [Vec<Vec<u64>>; 2],
     /// Bytes of the engine JSON of every history and longer history: what
     /// a pass over the set sends as messages.
@@ -136,33 +137,16 @@ pub fn build(corpus: &[History], options: &InputOptions) -> Vec<Set> {
         let (histories, labels) = toolloop(options.toolloop_seed, options.toolloop_histories);
         raw.push((TOOLLOOP.to_owned(), SetKind::ToolLoop, histories, labels));
     }
-    // The two encodings tokenise in parallel: building is mostly BPE.
-    let real: Vec<Vec<Vec<Vec<u64>>>> = std::thread::scope(|scope| {
-        let handles: Vec<_> = Encoding::ALL
-            .into_iter()
-            .map(|encoding| {
-                let raw = &raw;
-                scope.spawn(move || {
-                    raw.iter()
-                        .map(|(_, _, histories, _)| {
-                            histories
-                                .iter()
-                                .map(|h| {
-                                    h.iter().map(|m| message_real_tokens(m, encoding)).collect()
-                                })
-                                .collect()
-                        })
-                        .collect()
-                })
+    let [mut cl100k, mut o200k]: [Vec<Vec<Vec<u64>>>; 2] = per_encoding(|encoding| {
+        raw.iter()
+            .map(|(_, _, histories, _)| {
+                histories
+                    .iter()
+                    .map(|h| h.iter().map(|m| message_real_tokens(m, encoding)).collect())
+                    .collect()
             })
-            .collect();
-        handles
-            .into_iter()
-            .map(|h| h.join().expect("a tokenising thread panicked"))
             .collect()
     });
-    let [mut cl100k, mut o200k]: [Vec<Vec<Vec<u64>>>; 2] =
-        real.try_into().expect("one count per encoding");
     raw.into_iter()
         .enumerate()
         .map(|(s, (name, kind, histories, labels))| {
