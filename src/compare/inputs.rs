@@ -90,6 +90,34 @@ pub struct InputOptions {
     pub toolloop_histories: usize,
 }
 
+impl InputOptions {
+    /// The real histories alone: no samples, no ToolLoop histories.
+    #[cfg(test)]
+    pub(crate) fn real_only() -> InputOptions {
+        InputOptions {
+            seed: 1,
+            samples_per_class: 0,
+            toolloop_seed: 1,
+            toolloop_histories: 0,
+        }
+    }
+}
+
+/// For the tests: the real set of one history, `calls.json`, whose
+/// assistant reads a file.
+#[cfg(test)]
+pub(crate) fn one_call_set() -> Set {
+    let corpus = [History {
+        name: "calls.json".into(),
+        messages: vec![
+            Message::user("read the file please"),
+            crate::estimate::read_file_call("c1", "src/main.rs"),
+            Message::tool("c1", "fn main() {}"),
+        ],
+    }];
+    build(&corpus, &InputOptions::real_only()).remove(0)
+}
+
 /// Build every set: the classes in calibrate's order, the images, the real histories,
 /// then the ToolLoop histories (a set left empty by its option, or an
 /// empty corpus, is left out).
