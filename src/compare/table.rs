@@ -492,7 +492,7 @@ impl Comparison {
     /// writes markdown.
     fn sections(&self, bold: bool) -> Vec<Section> {
         let labels: Vec<&str> = self.estimators.iter().map(|e| e.label).collect();
-        let better = if bold { "bold" } else { "*" };
+        let better = if bold { "bold:" } else { "*" };
         let mut out: Vec<Section> = Encoding::ALL
             .into_iter()
             .enumerate()
