@@ -272,8 +272,9 @@ pub fn is_elision_of(out: &Message, orig: &Message) -> bool {
     elided > 0 && same_but_content(out, orig)
 }
 
-/// Every field equal but `content`.
-fn same_but_content(a: &Message, b: &Message) -> bool {
+/// Every field equal but `content` (wire hints aside, as in `Message`'s
+/// equality).
+pub(crate) fn same_but_content(a: &Message, b: &Message) -> bool {
     a.role == b.role
         && a.tool_call_id == b.tool_call_id
         && a.pinned == b.pinned

@@ -317,6 +317,10 @@ fn json_svg_and_markdown_outputs() {
         "{md}"
     );
     assert!(md.contains("| all sets, estimates/s |"), "{md}");
+    assert!(
+        md.contains("**estimate ÷ real tokens per history, cl100k_base** (bold: the better;"),
+        "{md}"
+    );
 }
 
 #[test]

@@ -78,6 +78,17 @@ impl Default for Options {
     }
 }
 
+/// `count` in each encoding, in [`Encoding::ALL`] order, the encodings on
+/// threads of their own: calibrate and compare are mostly BPE.
+pub(crate) fn per_encoding<T: Send>(count: impl Fn(Encoding) -> T + Sync) -> [T; 2] {
+    let count = &count;
+    std::thread::scope(|scope| {
+        Encoding::ALL
+            .map(|encoding| scope.spawn(move || count(encoding)))
+            .map(|h| h.join().expect("a tokenising thread panicked"))
+    })
+}
+
 /// Read the corpus, generate the samples, count, and report.
 pub fn calibrate(options: &Options) -> Result<Report, CalibrateError> {
     let start = Instant::now();
@@ -119,22 +130,9 @@ pub fn calibrate_on(histories: &[History], options: &Options) -> Report {
         .iter()
         .map(|(_, s)| Measured::new(s, &config))
         .collect();
-    // The two encodings tokenise in parallel: the run is mostly BPE.
-    let real_counts: Vec<Vec<Vec<u64>>> = std::thread::scope(|scope| {
-        let handles: Vec<_> = Encoding::ALL
-            .into_iter()
-            .map(|encoding| {
-                let sets = &sets;
-                scope.spawn(move || {
-                    sets.iter()
-                        .map(|(_, s)| s.iter().map(|h| history_real_tokens(h, encoding)).collect())
-                        .collect()
-                })
-            })
-            .collect();
-        handles
-            .into_iter()
-            .map(|h| h.join().expect("a tokenising thread panicked"))
+    let real_counts: [Vec<Vec<u64>>; 2] = per_encoding(|encoding| {
+        sets.iter()
+            .map(|(_, s)| s.iter().map(|h| history_real_tokens(h, encoding)).collect())
             .collect()
     });
 

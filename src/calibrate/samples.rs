@@ -105,20 +105,9 @@ mod tests {
                 .map(|m| m.content.text().into_owned())
                 .collect::<String>()
         };
-        assert!(
-            text(ContentClass::Cjk)
-                .chars()
-                .filter(|c| c.len_utf8() == 3)
-                .count()
-                > 1000
-        );
-        assert!(
-            text(ContentClass::Emoji)
-                .chars()
-                .filter(|c| c.len_utf8() == 4)
-                .count()
-                > 200
-        );
+        let of_width = |c, bytes| text(c).chars().filter(|ch| ch.len_utf8() == bytes).count();
+        assert!(of_width(ContentClass::Cjk, 3) > 1000);
+        assert!(of_width(ContentClass::Emoji, 4) > 200);
         assert!(text(ContentClass::Escapes).contains('\u{1b}'));
         assert!(text(ContentClass::Prose).is_ascii());
     }

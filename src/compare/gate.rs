@@ -205,12 +205,10 @@ mod tests {
     use std::time::Duration;
 
     use super::*;
-    use crate::calibrate::History;
-    use crate::compare::inputs::{build, InputOptions};
+    use crate::compare::inputs::{one_call_set, InputOptions};
     use crate::compare::report::{EstimatorInfo, SetResult, Speed};
     use crate::compare::{EstimatorSpec, SetStats, LABELS};
     use crate::config::Config;
-    use crate::model::{Message, ToolCall};
     use crate::subject::EstimateAnswer;
 
     /// One real history with a call; estimator k answers `answers[k]`
@@ -220,28 +218,7 @@ mod tests {
         protocol: &[Option<u64>],
         in_process: &[Option<u64>],
     ) -> Comparison {
-        let corpus = [History {
-            name: "h.json".into(),
-            messages: vec![
-                Message::user("read the file please"),
-                Message::assistant_calls(
-                    "",
-                    vec![ToolCall::new(
-                        "c1",
-                        "read_file",
-                        serde_json::json!({"path": "src/main.rs"}),
-                    )],
-                ),
-                Message::tool("c1", "fn main() {}"),
-            ],
-        }];
-        let inputs = InputOptions {
-            seed: 1,
-            samples_per_class: 0,
-            toolloop_seed: 1,
-            toolloop_histories: 0,
-        };
-        let set = build(&corpus, &inputs).remove(0);
+        let set = one_call_set();
         let config = Config::default();
         let estimators = answers
             .iter()
@@ -275,7 +252,7 @@ mod tests {
             corpus_skipped: None,
             images_skipped: None,
             corpus_notes: Vec::new(),
-            inputs,
+            inputs: InputOptions::real_only(),
             bytes_per_token: 4,
             rounds: 1,
             serve: None,

@@ -13,7 +13,7 @@
 use crate::body;
 use crate::calibrate::samples::{self, ContentClass};
 use crate::calibrate::{
-    image_samples, message_real_tokens, Encoding, History, IMAGES, REAL_HISTORIES,
+    image_samples, message_real_tokens, per_encoding, History, IMAGES, REAL_HISTORIES,
 };
 use crate::generate::{case_from_seed, GenConfig};
 use crate::harness::appended_message;
@@ -56,8 +56,9 @@ pub struct Set {
     pub labels: Vec<String>,
     /// Each history with [`appended_message`] after it (`estimate-monotone`).
     pub longer: Vec<Vec<Message>>,
-    /// Per encoding ([`Encoding::ALL`] order), per history, per message:
-    /// real tokens of content plus toolCalls JSON.
+    /// Per encoding ([`Encoding::ALL`](crate::calibrate::Encoding::ALL)
+    /// order), per history, per message: real tokens of content plus
+    /// toolCalls JSON.
     pub real: [Vec<Vec<u64>>; 2],
     /// Bytes of the engine JSON of every history and longer history: what
     /// a pass over the set sends as messages.
@@ -87,6 +88,34 @@ pub struct InputOptions {
     pub samples_per_class: usize,
     pub toolloop_seed: u64,
     pub toolloop_histories: usize,
+}
+
+impl InputOptions {
+    /// The real histories alone: no samples, no ToolLoop histories.
+    #[cfg(test)]
+    pub(crate) fn real_only() -> InputOptions {
+        InputOptions {
+            seed: 1,
+            samples_per_class: 0,
+            toolloop_seed: 1,
+            toolloop_histories: 0,
+        }
+    }
+}
+
+/// For the tests: the real set of one history, `calls.json`, whose
+/// assistant reads a file.
+#[cfg(test)]
+pub(crate) fn one_call_set() -> Set {
+    let corpus = [History {
+        name: "calls.json".into(),
+        messages: vec![
+            Message::user("read the file please"),
+            crate::estimate::read_file_call("c1", "src/main.rs"),
+            Message::tool("c1", "fn main() {}"),
+        ],
+    }];
+    build(&corpus, &InputOptions::real_only()).remove(0)
 }
 
 /// Build every set: the classes in calibrate's order, the images, the real histories,
@@ -136,33 +165,16 @@ pub fn build(corpus: &[History], options: &InputOptions) -> Vec<Set> {
         let (histories, labels) = toolloop(options.toolloop_seed, options.toolloop_histories);
         raw.push((TOOLLOOP.to_owned(), SetKind::ToolLoop, histories, labels));
     }
-    // The two encodings tokenise in parallel: building is mostly BPE.
-    let real: Vec<Vec<Vec<Vec<u64>>>> = std::thread::scope(|scope| {
-        let handles: Vec<_> = Encoding::ALL
-            .into_iter()
-            .map(|encoding| {
-                let raw = &raw;
-                scope.spawn(move || {
-                    raw.iter()
-                        .map(|(_, _, histories, _)| {
-                            histories
-                                .iter()
-                                .map(|h| {
-                                    h.iter().map(|m| message_real_tokens(m, encoding)).collect()
-                                })
-                                .collect()
-                        })
-                        .collect()
-                })
+    let [mut cl100k, mut o200k]: [Vec<Vec<Vec<u64>>>; 2] = per_encoding(|encoding| {
+        raw.iter()
+            .map(|(_, _, histories, _)| {
+                histories
+                    .iter()
+                    .map(|h| h.iter().map(|m| message_real_tokens(m, encoding)).collect())
+                    .collect()
             })
-            .collect();
-        handles
-            .into_iter()
-            .map(|h| h.join().expect("a tokenising thread panicked"))
             .collect()
     });
-    let [mut cl100k, mut o200k]: [Vec<Vec<Vec<u64>>>; 2] =
-        real.try_into().expect("one count per encoding");
     raw.into_iter()
         .enumerate()
         .map(|(s, (name, kind, histories, labels))| {

@@ -156,36 +156,8 @@ impl SetStats {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::calibrate::History;
-    use crate::compare::inputs::{build, InputOptions};
-    use crate::model::{Message, ToolCall};
+    use crate::compare::inputs::one_call_set;
     use crate::subject::EstimateAnswer;
-    use serde_json::json;
-
-    fn one_set() -> Set {
-        let corpus = [History {
-            name: "calls.json".into(),
-            messages: vec![
-                Message::user("read the file please"),
-                Message::assistant_calls(
-                    "",
-                    vec![ToolCall::new(
-                        "c1",
-                        "read_file",
-                        json!({"path": "src/main.rs"}),
-                    )],
-                ),
-                Message::tool("c1", "fn main() {}"),
-            ],
-        }];
-        let options = InputOptions {
-            seed: 1,
-            samples_per_class: 0,
-            toolloop_seed: 1,
-            toolloop_histories: 0,
-        };
-        build(&corpus, &options).remove(0)
-    }
 
     fn answer(per: Vec<u64>) -> EstimateAnswer {
         EstimateAnswer {
@@ -196,7 +168,7 @@ mod tests {
 
     #[test]
     fn a_content_only_answer_is_below_the_floor_at_the_call() {
-        let set = one_set();
+        let set = one_call_set();
         let config = Config::default();
         // content-only: the call's message weighs nothing.
         let content_only = vec![(answer(vec![5, 0, 3]), answer(vec![5, 0, 3, 2]))];
@@ -226,7 +198,7 @@ mod tests {
 
     #[test]
     fn per_message_figures_that_do_not_add_up_disagree() {
-        let set = one_set();
+        let set = one_call_set();
         let wrong = EstimateAnswer {
             tokens: 100,
             per_message: Some(vec![1, 2]),

@@ -265,6 +265,24 @@ impl Table {
     }
 }
 
+/// A table under its title; the note follows the title, outside markdown's
+/// bold.
+struct Section {
+    title: String,
+    note: String,
+    table: Table,
+}
+
+impl Section {
+    fn new(title: impl Into<String>, table: Table) -> Section {
+        Section {
+            title: title.into(),
+            note: String::new(),
+            table,
+        }
+    }
+}
+
 /// Sets as rows, a column group per metric, a column per estimator.
 fn metric_table(
     labels: &[&str],
@@ -383,18 +401,22 @@ impl Comparison {
         let blank = || vec![String::new(), String::new()];
         let n = labels.len();
 
+        // ctxgate serve's rate over all sets, then each estimator's.
+        let rate_cells = |rate: &dyn Fn(Option<Duration>) -> f64| {
+            let protocol: Vec<f64> = (0..n).map(|k| rate(self.protocol_time(k))).collect();
+            let mut cells = cells(Rank::Higher, Form::Rate, &protocol, bold);
+            cells.insert(0, value(Form::Rate, rate(self.serve_time())));
+            cells
+        };
+
         let mut all = vec!["all sets, estimates/s".to_owned(), requests.to_string()];
         all.push(format!("{:.2}", bytes as f64 / 1e6));
-        all.push(value(Form::Rate, per_s(self.serve_time())));
-        let protocol: Vec<f64> = (0..n).map(|k| per_s(self.protocol_time(k))).collect();
-        all.extend(cells(Rank::Higher, Form::Rate, &protocol, bold));
+        all.extend(rate_cells(&per_s));
         rows.push(all);
 
         let mut mb = vec!["all sets, MB/s".to_owned()];
         mb.extend(blank());
-        mb.push(value(Form::Rate, mb_s(self.serve_time())));
-        let protocol: Vec<f64> = (0..n).map(|k| mb_s(self.protocol_time(k))).collect();
-        mb.extend(cells(Rank::Higher, Form::Rate, &protocol, bold));
+        mb.extend(rate_cells(&mb_s));
         rows.push(mb);
 
         let mut own = vec!["own cost (protocol − serve), s".to_owned()];
@@ -459,24 +481,39 @@ impl Comparison {
                 e.spec.shown().replace('|', "\\|")
             )?;
         }
+        for s in self.sections(true) {
+            writeln!(f, "\n**{}**{}\n", s.title, s.note)?;
+            s.table.markdown(f)?;
+        }
+        Ok(())
+    }
+
+    /// The tables after the header, in order, each with its title; `bold`
+    /// writes markdown.
+    fn sections(&self, bold: bool) -> Vec<Section> {
         let labels: Vec<&str> = self.estimators.iter().map(|e| e.label).collect();
-        for (e, encoding) in Encoding::ALL.into_iter().enumerate() {
-            writeln!(
-                f,
-                "\n**estimate ÷ real tokens per history, {}** (bold: the better; after a later estimator's value: its difference to {})\n",
-                encoding.name(),
-                labels[0]
-            )?;
-            metric_table(&labels, &RATIO_METRICS, &self.sets, e, true).markdown(f)?;
-        }
-        writeln!(f, "\n**{CHECKS_TITLE}**\n")?;
-        metric_table(&labels, &CHECK_METRICS, &self.sets, 0, true).markdown(f)?;
+        let better = if bold { "bold:" } else { "*" };
+        let mut out: Vec<Section> = Encoding::ALL
+            .into_iter()
+            .enumerate()
+            .map(|(e, encoding)| Section {
+                title: format!("estimate ÷ real tokens per history, {}", encoding.name()),
+                note: format!(
+                    " ({better} the better; after a later estimator's value: its difference to {})",
+                    labels[0]
+                ),
+                table: metric_table(&labels, &RATIO_METRICS, &self.sets, e, bold),
+            })
+            .collect();
+        out.push(Section::new(
+            CHECKS_TITLE,
+            metric_table(&labels, &CHECK_METRICS, &self.sets, 0, bold),
+        ));
         if let Some(t) = self.images_table() {
-            writeln!(f, "\n**{IMAGES_TITLE}**\n")?;
-            t.markdown(f)?;
+            out.push(Section::new(IMAGES_TITLE, t));
         }
-        writeln!(f, "\n**{}**\n", self.speed_title())?;
-        self.speed_table(true).markdown(f)
+        out.push(Section::new(self.speed_title(), self.speed_table(bold)));
+        out
     }
 
     /// The `images` set, per image: its base64 bytes, SPEC §3's tokens
@@ -546,24 +583,11 @@ impl fmt::Display for Comparison {
         for e in &self.estimators {
             writeln!(f, "  {}  {}", e.label, e.describe())?;
         }
-        let labels: Vec<&str> = self.estimators.iter().map(|e| e.label).collect();
-        for (e, encoding) in Encoding::ALL.into_iter().enumerate() {
-            writeln!(
-                f,
-                "\nestimate ÷ real tokens per history, {} (* the better; after a later estimator's value: its difference to {})",
-                encoding.name(),
-                labels[0]
-            )?;
-            metric_table(&labels, &RATIO_METRICS, &self.sets, e, false).text(f)?;
+        for s in self.sections(false) {
+            writeln!(f, "\n{}{}", s.title, s.note)?;
+            s.table.text(f)?;
         }
-        writeln!(f, "\n{CHECKS_TITLE}")?;
-        metric_table(&labels, &CHECK_METRICS, &self.sets, 0, false).text(f)?;
-        if let Some(t) = self.images_table() {
-            writeln!(f, "\n{IMAGES_TITLE}")?;
-            t.text(f)?;
-        }
-        writeln!(f, "\n{}", self.speed_title())?;
-        self.speed_table(false).text(f)
+        Ok(())
     }
 }
 
@@ -585,21 +609,22 @@ mod tests {
 
     #[test]
     fn cells_mark_the_winner_and_give_differences() {
+        let text = |rank, form, values: [f64; 2]| cells(rank, form, &values, false);
         assert_eq!(
-            cells(Rank::Lower, Form::Share, &[0.98, 1.0], false),
+            text(Rank::Lower, Form::Share, [0.98, 1.0]),
             ["98.0%*", "100.0% +2.0pt"]
+        );
+        assert_eq!(
+            text(Rank::Higher, Form::Rate, [1000.0, 2500.0]),
+            ["1,000", "2,500* +150%"]
+        );
+        assert_eq!(
+            text(Rank::Lower, Form::Count, [0.0, 250.0]),
+            ["0*", "250 +250"]
         );
         assert_eq!(
             cells(Rank::NearOne, Form::Ratio, &[0.85, 0.0], true),
             ["**0.85**", "0.00 -100%"]
-        );
-        assert_eq!(
-            cells(Rank::Higher, Form::Rate, &[1000.0, 2500.0], false),
-            ["1,000", "2,500* +150%"]
-        );
-        assert_eq!(
-            cells(Rank::Lower, Form::Count, &[0.0, 250.0], false),
-            ["0*", "250 +250"]
         );
     }
 }

@@ -137,23 +137,23 @@ pub fn by_name(name: &str) -> Option<Box<dyn Estimator>> {
     }
 }
 
+/// For the crate's tests: an assistant message with one call, `id`,
+/// reading the file at `path`.
+#[cfg(test)]
+pub(crate) fn read_file_call(id: &str, path: &str) -> Message {
+    let call = crate::model::ToolCall::new(id, "read_file", serde_json::json!({ "path": path }));
+    Message::assistant_calls("", vec![call])
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::ToolCall;
     use serde_json::json;
 
     #[test]
     fn tool_calls_weigh_under_adr_0098_and_not_before() {
         let config = Config::default();
-        let m = Message::assistant_calls(
-            "",
-            vec![ToolCall::new(
-                "call_1",
-                "read_file",
-                json!({"path": "apps/api/src/main.ts"}),
-            )],
-        );
+        let m = read_file_call("call_1", "apps/api/src/main.ts");
         let json_len = serde_json::to_vec(&json!([{"id":"call_1","name":"read_file","arguments":{"path":"apps/api/src/main.ts"}}]))
             .unwrap()
             .len() as u64;

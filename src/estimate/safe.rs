@@ -202,8 +202,7 @@ impl Estimator for SafeClasswise {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::ToolCall;
-    use serde_json::json;
+    use crate::estimate::read_file_call;
 
     #[test]
     fn profile_counts_characters_by_class() {
@@ -225,14 +224,7 @@ mod tests {
 
     #[test]
     fn tool_calls_weigh_as_their_json() {
-        let m = Message::assistant_calls(
-            "",
-            vec![ToolCall::new(
-                "call_1",
-                "read_file",
-                json!({"path": "a/b.rs"}),
-            )],
-        );
+        let m = read_file_call("call_1", "a/b.rs");
         let json = tool_calls_json(&m).unwrap();
         assert_eq!(json.len() as u64, crate::body::tool_calls_size(m.calls()));
         let est = SafeClasswise::default().message_tokens(&m, &Config::default());

@@ -117,8 +117,7 @@ impl Estimator for Tiktoken {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::ToolCall;
-    use serde_json::json;
+    use crate::estimate::read_file_call;
 
     #[test]
     fn known_counts() {
@@ -133,14 +132,7 @@ mod tests {
 
     #[test]
     fn calls_count_as_their_engine_json() {
-        let m = Message::assistant_calls(
-            "",
-            vec![ToolCall::new(
-                "call_1",
-                "read_file",
-                json!({"path": "a.rs"}),
-            )],
-        );
+        let m = read_file_call("call_1", "a.rs");
         let text = tool_calls_json(&m).unwrap();
         assert_eq!(
             text,

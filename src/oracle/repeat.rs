@@ -8,18 +8,13 @@ use crate::subject::CompactAnswer;
 pub fn deterministic(first: &CompactAnswer, second: &CompactAnswer) -> Vec<Violation> {
     let inv = Invariant::Deterministic;
     match (first, second) {
-        (CompactAnswer::Messages(a), CompactAnswer::Messages(b)) => match first_difference(a, b) {
-            None => vec![],
-            Some(i) => vec![Violation::new(
-                inv,
-                format!(
-                    "two runs on the same input differ at output message {i} ({} vs {} messages)",
-                    a.len(),
-                    b.len()
-                ),
+        (CompactAnswer::Messages(a), CompactAnswer::Messages(b)) => differ(inv, a, b, |i| {
+            format!(
+                "two runs on the same input differ at output message {i} ({} vs {} messages)",
+                a.len(),
+                b.len()
             )
-            .message(i)],
-        },
+        }),
         (CompactAnswer::CannotFit { .. }, CompactAnswer::CannotFit { .. })
         | (CompactAnswer::InvalidInput { .. }, CompactAnswer::InvalidInput { .. }) => vec![],
         (a, b) => vec![Violation::new(
@@ -37,23 +32,32 @@ pub fn deterministic(first: &CompactAnswer, second: &CompactAnswer) -> Vec<Viola
 pub fn idempotent(output: &[Message], again: &CompactAnswer) -> Vec<Violation> {
     let inv = Invariant::Idempotent;
     match again {
-        CompactAnswer::Messages(b) => match first_difference(output, b) {
-            None => vec![],
-            Some(i) => vec![Violation::new(
-                inv,
-                format!(
-                    "compacting the output again changed it at message {i} ({} messages became {})",
-                    output.len(),
-                    b.len()
-                ),
+        CompactAnswer::Messages(b) => differ(inv, output, b, |i| {
+            format!(
+                "compacting the output again changed it at message {i} ({} messages became {})",
+                output.len(),
+                b.len()
             )
-            .message(i)],
-        },
+        }),
         other => vec![Violation::new(
             inv,
             format!("compacting the output again answered {}", other.describe()),
         )],
     }
+}
+
+/// A violation at the first message where `a` and `b` differ, if they do,
+/// `detail` saying it of that index.
+fn differ(
+    inv: Invariant,
+    a: &[Message],
+    b: &[Message],
+    detail: impl FnOnce(usize) -> String,
+) -> Vec<Violation> {
+    first_difference(a, b)
+        .map(|i| Violation::new(inv, detail(i)).message(i))
+        .into_iter()
+        .collect()
 }
 
 /// Index of the first message where `a` and `b` differ, if they do.

@@ -20,7 +20,7 @@
 
 use super::{Invariant, Violation};
 use crate::config::Config;
-use crate::contract::{elidable, is_elision_of, Head};
+use crate::contract::{elidable, is_elision_of, same_but_content, Head};
 use crate::model::{iterations, Message, Part};
 
 /// An output message stands for input message `x`: it is `x`, or `x`
@@ -325,7 +325,7 @@ pub fn single_bounded_summary(
     for &i in &new {
         let o = &output[i];
         if let Some(k) = (0..input.len()).find(|&k| {
-            input[k].has_images() && same_fields(o, &input[k]) && o.content != input[k].content
+            input[k].has_images() && same_but_content(o, &input[k]) && o.content != input[k].content
         }) {
             let gone: Vec<String> = input[k]
                 .content
@@ -370,15 +370,6 @@ pub fn single_bounded_summary(
         }
     }
     out
-}
-
-/// Every field equal but `content` (and wire hints).
-fn same_fields(a: &Message, b: &Message) -> bool {
-    a.role == b.role
-        && a.tool_call_id == b.tool_call_id
-        && a.pinned == b.pinned
-        && a.tool_calls == b.tool_calls
-        && crate::model::value::same_members(&a.extra, &b.extra)
 }
 
 /// The bytes of a content, for the summary's bound: its text, and the
