@@ -127,7 +127,7 @@ fn source_hint(i: &Image) -> Option<&Fields> {
 
 /// Serialised size of [`part_block`]`(p)`, without copying an image's data.
 pub fn part_block_size(p: &Part) -> u64 {
-    use crate::model::json_size::{object_size_of, string_size, value_size};
+    use crate::model::json_size::{add_sizes, object_size_of, string_size, value_size};
     match p {
         Part::Image(i) => {
             let mut source: Vec<(&str, u64)> = match &i.source {
@@ -138,20 +138,12 @@ pub fn part_block_size(p: &Part) -> u64 {
                 ],
                 ImageSource::Url(u) => vec![("type", string_size("url")), ("url", string_size(u))],
             };
-            for (k, v) in source_hint(i).into_iter().flatten() {
-                if !source.iter().any(|(n, _)| *n == k) {
-                    source.push((k.as_str(), value_size(v)));
-                }
-            }
+            add_sizes(&mut source, source_hint(i).into_iter().flatten());
             let mut b: Vec<(&str, u64)> = vec![
                 ("type", string_size("image")),
                 ("source", object_size_of(source.into_iter())),
             ];
-            for (k, v) in &i.extra {
-                if !b.iter().any(|(n, _)| *n == k) {
-                    b.push((k.as_str(), value_size(v)));
-                }
-            }
+            add_sizes(&mut b, &i.extra);
             object_size_of(b.into_iter())
         }
         other => value_size(&part_block(other)),

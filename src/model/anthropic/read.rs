@@ -6,6 +6,7 @@ use super::parts::{block_to_part, is_image_block};
 use super::{merge_hint, put, wrap, Fields};
 use crate::error::{json_type, InputError};
 use crate::model::engine::{non_empty_id, CALL_FIELDS, MESSAGE_FIELDS};
+use crate::model::field::expect;
 use crate::model::{Content, Message, Role, ToolCall};
 
 pub(super) fn read_system(v: &Value) -> Result<Vec<Message>, InputError> {
@@ -212,16 +213,13 @@ fn read_assistant_blocks(blocks: &[Value], msg: &mut Message) -> Result<(), Stri
 
 fn read_tool_use(obj: &Fields) -> Result<ToolCall, String> {
     let id = non_empty_id(obj.get("id").ok_or("`tool_use` block has no `id`")?)?;
-    let name = match obj.get("name") {
-        Some(Value::String(s)) => s.clone(),
-        Some(other) => {
-            return Err(format!(
-                "`tool_use` {id:?}: `name` must be a string, found {}",
-                json_type(other)
-            ))
-        }
-        None => return Err(format!("`tool_use` {id:?} has no `name`")),
-    };
+    let name = expect(
+        obj.get("name"),
+        Value::as_str,
+        format_args!("`tool_use` {id:?}: `name` must be a string"),
+        format_args!("`tool_use` {id:?} has no `name`"),
+    )?
+    .to_owned();
     let input = obj
         .get("input")
         .ok_or_else(|| format!("`tool_use` {id:?} has no `input`"))?
@@ -240,16 +238,13 @@ fn read_tool_use(obj: &Fields) -> Result<ToolCall, String> {
 }
 
 fn read_tool_result(obj: &Fields, index: usize) -> Result<Message, String> {
-    let id = match obj.get("tool_use_id") {
-        Some(Value::String(s)) => s.clone(),
-        Some(other) => {
-            return Err(format!(
-                "`tool_use_id` must be a string, found {}",
-                json_type(other)
-            ))
-        }
-        None => return Err("`tool_result` block has no `tool_use_id`".into()),
-    };
+    let id = expect(
+        obj.get("tool_use_id"),
+        Value::as_str,
+        "`tool_use_id` must be a string",
+        "`tool_result` block has no `tool_use_id`",
+    )?
+    .to_owned();
     let mut m = Message::tool(id, Content::Absent);
     let mut h = Fields::new();
     h.insert("index".into(), Value::from(index));

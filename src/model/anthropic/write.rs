@@ -6,7 +6,7 @@ use serde_json::{Map, Value};
 use super::parts::{part_block, part_blocks};
 use super::read::block_type;
 use super::{hint, hint_fields, hint_usize, Fields};
-use crate::model::engine::{CALL_FIELDS, MESSAGE_FIELDS};
+use crate::model::engine::{own_fields, CALL_FIELDS, MESSAGE_FIELDS};
 use crate::model::{Content, Message, Role, ToolCall};
 
 pub(super) fn write_system(head: &[Message], first: Option<&Message>) -> Option<Value> {
@@ -382,16 +382,6 @@ fn tool_result_block(m: &Message, h: Option<&Fields>) -> Value {
     add_fields(&mut b, own_fields(&m.extra, &MESSAGE_FIELDS));
     add_fields(&mut b, hint_fields(h, "blockExtra").into_iter().flatten());
     Value::Object(b)
-}
-
-/// `extra` without the names the engine reserves (as the engine writes it).
-fn own_fields<'a>(
-    extra: &'a Fields,
-    names: &'a [&'a str],
-) -> impl Iterator<Item = (&'a String, &'a Value)> + 'a {
-    extra
-        .iter()
-        .filter(move |(k, _)| !names.contains(&k.as_str()))
 }
 
 /// Add fields that are not there yet (the fields already written win).
