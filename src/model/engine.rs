@@ -173,11 +173,7 @@ pub fn message_to_value(m: &Message) -> Value {
     if let Some(p) = m.pinned {
         obj.insert("pinned".into(), Value::Bool(p));
     }
-    for (k, v) in m
-        .extra
-        .iter()
-        .filter(|(k, _)| !MESSAGE_FIELDS.contains(&k.as_str()))
-    {
+    for (k, v) in own_fields(&m.extra, &MESSAGE_FIELDS) {
         obj.insert(k.clone(), v.clone());
     }
     Value::Object(obj)
@@ -189,6 +185,17 @@ pub const MESSAGE_FIELDS: [&str; 5] = ["role", "content", "toolCalls", "toolCall
 /// The fields the engine format names on a tool call.
 pub const CALL_FIELDS: [&str; 3] = ["id", "name", "arguments"];
 
+/// The entries of `extra` the engine writes: those whose names it does not
+/// reserve (`names`, [`MESSAGE_FIELDS`] or [`CALL_FIELDS`]).
+pub(crate) fn own_fields<'a>(
+    extra: &'a Map<String, Value>,
+    names: &'a [&'a str],
+) -> impl Iterator<Item = (&'a String, &'a Value)> + 'a {
+    extra
+        .iter()
+        .filter(move |(k, _)| !names.contains(&k.as_str()))
+}
+
 /// The engine JSON of a `toolCalls` array: what ADR 0098's estimator counts.
 pub fn tool_calls_to_value(calls: &[ToolCall]) -> Value {
     Value::Array(calls.iter().map(tool_call_to_value).collect())
@@ -199,11 +206,7 @@ pub fn tool_call_to_value(c: &ToolCall) -> Value {
     obj.insert("id".into(), Value::String(c.id.clone()));
     obj.insert("name".into(), Value::String(c.name.clone()));
     obj.insert("arguments".into(), Value::clone(&c.arguments));
-    for (k, v) in c
-        .extra
-        .iter()
-        .filter(|(k, _)| !CALL_FIELDS.contains(&k.as_str()))
-    {
+    for (k, v) in own_fields(&c.extra, &CALL_FIELDS) {
         obj.insert(k.clone(), v.clone());
     }
     Value::Object(obj)
@@ -256,11 +259,7 @@ impl serde::Serialize for MessageJson<'_> {
         if let Some(p) = m.pinned {
             map.serialize_entry("pinned", &p)?;
         }
-        for (k, v) in m
-            .extra
-            .iter()
-            .filter(|(k, _)| !MESSAGE_FIELDS.contains(&k.as_str()))
-        {
+        for (k, v) in own_fields(&m.extra, &MESSAGE_FIELDS) {
             map.serialize_entry(k, v)?;
         }
         map.end()
@@ -281,11 +280,7 @@ impl serde::Serialize for CallJson<'_> {
         map.serialize_entry("id", &c.id)?;
         map.serialize_entry("name", &c.name)?;
         map.serialize_entry("arguments", &*c.arguments)?;
-        for (k, v) in c
-            .extra
-            .iter()
-            .filter(|(k, _)| !CALL_FIELDS.contains(&k.as_str()))
-        {
+        for (k, v) in own_fields(&c.extra, &CALL_FIELDS) {
             map.serialize_entry(k, v)?;
         }
         map.end()

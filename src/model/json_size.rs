@@ -251,6 +251,20 @@ pub(crate) fn object_size_of<'a>(entries: impl Iterator<Item = (&'a str, u64)>) 
     object_size(entries)
 }
 
+/// Add to an object's entries the sizes of `fields` whose keys it does
+/// not hold yet (the entries already there win, as the writers'
+/// `add_fields` do).
+pub(crate) fn add_sizes<'a>(
+    entries: &mut Vec<(&'a str, u64)>,
+    fields: impl IntoIterator<Item = (&'a String, &'a Value)>,
+) {
+    for (k, v) in fields {
+        if !entries.iter().any(|(n, _)| *n == k) {
+            entries.push((k.as_str(), value_size(v)));
+        }
+    }
+}
+
 /// Size of an object from its entries' keys and value sizes.
 pub(crate) fn object_size<'a>(entries: impl Iterator<Item = (&'a str, u64)>) -> u64 {
     let mut n = 0usize;

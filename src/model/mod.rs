@@ -11,6 +11,7 @@ pub(crate) mod document;
 pub mod engine;
 pub mod engine_de;
 pub mod engine_ser;
+pub(crate) mod field;
 mod format;
 mod iteration;
 pub mod json_size;

@@ -33,6 +33,7 @@
 use serde_json::{json, Map, Value};
 
 use super::engine::{non_empty_id, read_role};
+use super::field::expect;
 use super::parts::{split_data_url, Image, ImageData, ImageSource, Part, TextPart};
 use super::{Content, Message, Role, ToolCall};
 use crate::error::{json_type, InputError, InputErrorKind};
@@ -163,16 +164,13 @@ fn part_from_value(v: &Value) -> Result<Part, String> {
     })?;
     match obj.get("type").and_then(Value::as_str) {
         Some("text") => {
-            let text = match obj.get("text") {
-                Some(Value::String(s)) => s.clone(),
-                Some(other) => {
-                    return Err(format!(
-                        "a text part's `text` must be a string, found {}",
-                        json_type(other)
-                    ))
-                }
-                None => return Err("a text part has no `text`".into()),
-            };
+            let text = expect(
+                obj.get("text"),
+                Value::as_str,
+                "a text part's `text` must be a string",
+                "a text part has no `text`",
+            )?
+            .to_owned();
             let extra = obj
                 .iter()
                 .filter(|(k, _)| *k != "type" && *k != "text")
@@ -181,29 +179,21 @@ fn part_from_value(v: &Value) -> Result<Part, String> {
             Ok(Part::Text(TextPart { text, extra }))
         }
         Some("image_url") => {
-            let inner = match obj.get("image_url") {
-                Some(Value::Object(o)) => o,
-                Some(other) => {
-                    return Err(format!(
-                        "`image_url` must be an object with a `url`, found {}",
-                        json_type(other)
-                    ))
-                }
-                None => return Err("an `image_url` part has no `image_url`".into()),
-            };
-            let url = match inner.get("url") {
-                Some(Value::String(u)) => u,
-                Some(other) => {
-                    return Err(format!(
-                        "`image_url.url` must be a string, found {}",
-                        json_type(other)
-                    ))
-                }
-                None => return Err("`image_url` has no `url`".into()),
-            };
+            let inner = expect(
+                obj.get("image_url"),
+                Value::as_object,
+                "`image_url` must be an object with a `url`",
+                "an `image_url` part has no `image_url`",
+            )?;
+            let url = expect(
+                inner.get("url"),
+                Value::as_str,
+                "`image_url.url` must be a string",
+                "`image_url` has no `url`",
+            )?;
             let source = match split_data_url(url)? {
                 Some((media, data)) => ImageSource::Inline(ImageData::new(media, data)),
-                None => ImageSource::Url(url.clone()),
+                None => ImageSource::Url(url.to_owned()),
             };
             let mut extra: Map<String, Value> = obj
                 .iter()
@@ -301,7 +291,7 @@ fn data_url(d: &ImageData) -> String {
 
 /// Serialised size of one part in this format, without writing it.
 pub fn part_size(p: &Part) -> u64 {
-    use super::json_size::{object_size_of, string_size, value_size};
+    use super::json_size::{add_sizes, object_size_of, string_size, value_size};
     match p {
         Part::Image(i) => {
             let url = match &i.source {
@@ -316,21 +306,13 @@ pub fn part_size(p: &Part) -> u64 {
                     inner.push(("detail", value_size(d)));
                 }
             }
-            for (k, v) in image_url_hint(i).into_iter().flatten() {
-                if !inner.iter().any(|(n, _)| *n == k) {
-                    inner.push((k.as_str(), value_size(v)));
-                }
-            }
+            add_sizes(&mut inner, image_url_hint(i).into_iter().flatten());
             let mut outer: Vec<(&str, u64)> = vec![
                 ("type", string_size("image_url")),
                 ("image_url", object_size_of(inner.into_iter())),
             ];
-            for (k, v) in &i.extra {
-                let moved = inside && k == "detail";
-                if !moved && !outer.iter().any(|(n, _)| *n == k) {
-                    outer.push((k.as_str(), value_size(v)));
-                }
-            }
+            let moved = |k: &String| inside && k == "detail";
+            add_sizes(&mut outer, i.extra.iter().filter(|(k, _)| !moved(k)));
             object_size_of(outer.into_iter())
         }
         Part::Text(t) => {
@@ -338,11 +320,7 @@ pub fn part_size(p: &Part) -> u64 {
                 ("type", string_size("text")),
                 ("text", string_size(&t.text)),
             ];
-            for (k, v) in &t.extra {
-                if !o.iter().any(|(n, _)| *n == k) {
-                    o.push((k.as_str(), value_size(v)));
-                }
-            }
+            add_sizes(&mut o, &t.extra);
             object_size_of(o.into_iter())
         }
         Part::Other(v) => value_size(v),
@@ -459,16 +437,13 @@ fn read_call(v: &Value) -> Result<ToolCall, String> {
         .ok_or_else(|| format!("call {id:?} has no `function`"))?
         .as_object()
         .ok_or_else(|| format!("call {id:?}: `function` must be an object"))?;
-    let name = match function.get("name") {
-        Some(Value::String(s)) => s.clone(),
-        Some(other) => {
-            return Err(format!(
-                "call {id:?}: `function.name` must be a string, found {}",
-                json_type(other)
-            ))
-        }
-        None => return Err(format!("call {id:?} has no `function.name`")),
-    };
+    let name = expect(
+        function.get("name"),
+        Value::as_str,
+        format_args!("call {id:?}: `function.name` must be a string"),
+        format_args!("call {id:?} has no `function.name`"),
+    )?
+    .to_owned();
     let (arguments, text) = match function.get("arguments") {
         Some(Value::String(text)) => (parse_arguments(text), Some(text.clone())),
         // Some producers send arguments as an object already: keep the value.

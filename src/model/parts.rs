@@ -45,6 +45,7 @@ use std::sync::Arc;
 
 use serde_json::{Map, Value};
 
+use super::field::{expect, into_string};
 use super::value::same_members;
 use crate::error::json_type;
 
@@ -317,16 +318,12 @@ pub fn part_from_value(v: Value) -> Result<Part, String> {
     };
     match obj.get("type").and_then(Value::as_str) {
         Some("text") => {
-            let text = match obj.shift_remove("text") {
-                Some(Value::String(s)) => s,
-                Some(other) => {
-                    return Err(format!(
-                        "a text part's `text` must be a string, found {}",
-                        json_type(&other)
-                    ))
-                }
-                None => return Err("a text part has no `text`".into()),
-            };
+            let text = expect(
+                obj.shift_remove("text"),
+                into_string,
+                "a text part's `text` must be a string",
+                "a text part has no `text`",
+            )?;
             obj.shift_remove("type");
             Ok(Part::Text(TextPart { text, extra: obj }))
         }

@@ -6,7 +6,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use std::ops::Range;
 
-use super::in_process::{answer, estimator_fn};
+use super::in_process::{answer, estimator_fn, EstimateFn};
 use super::{CompactAnswer, InProcess, SubjectInfo};
 use crate::body::{body_bytes, body_value};
 use crate::config::Config;
@@ -260,42 +260,28 @@ impl Defect {
         let info = SubjectInfo::new(format!("defect:{}", self.name()), "0");
         let adr = || Some(estimator_fn(Adr0098));
         match self {
-            Defect::ContentOnlyEstimator => InProcess::new(
+            Defect::ContentOnlyEstimator => reference_as(
                 info,
-                |c, m| answer(with(&ContentOnly, &DigestSummariser, exact_body).compact(c, m)),
+                || with(&ContentOnly, &DigestSummariser, exact_body),
                 Some(estimator_fn(ContentOnly)),
             ),
-            Defect::WindowIgnoresCeiling => InProcess::new(
-                info,
-                |c, m| {
-                    let blind = Config {
-                        transport_max_body_bytes: u64::MAX / 2,
-                        ..c.clone()
-                    };
-                    answer(Reference::default().compact(&blind, m))
-                },
-                adr(),
-            ),
+            Defect::WindowIgnoresCeiling => reference_under(info, Reference::default, |c| Config {
+                transport_max_body_bytes: u64::MAX / 2,
+                ..c.clone()
+            }),
             Defect::CutByMessageCount => InProcess::new(info, cut_by_message_count, adr()),
-            Defect::PrematureCompaction => InProcess::new(
+            Defect::PrematureCompaction => reference_under(info, Reference::default, |c| Config {
+                threshold: c.threshold / 2.0,
+                ..c.clone()
+            }),
+            Defect::CeilingWithoutEscaping => reference_as(
                 info,
-                |c, m| {
-                    let eager = Config {
-                        threshold: c.threshold / 2.0,
-                        ..c.clone()
-                    };
-                    answer(Reference::default().compact(&eager, m))
-                },
+                || with(&Adr0098, &DigestSummariser, unescaped_body),
                 adr(),
             ),
-            Defect::CeilingWithoutEscaping => InProcess::new(
+            Defect::CharsNotBytes => reference_as(
                 info,
-                |c, m| answer(with(&Adr0098, &DigestSummariser, unescaped_body).compact(c, m)),
-                adr(),
-            ),
-            Defect::CharsNotBytes => InProcess::new(
-                info,
-                |c, m| answer(with(&Utf16Estimator, &DigestSummariser, utf16_body).compact(c, m)),
+                || with(&Utf16Estimator, &DigestSummariser, utf16_body),
                 Some(estimator_fn(Utf16Estimator)),
             ),
             Defect::DropsSystemPrompt => InProcess::new(
@@ -308,122 +294,106 @@ impl Defect {
                 },
                 adr(),
             ),
-            Defect::UnboundedSummary => InProcess::new(
+            Defect::UnboundedSummary => reference_under(
                 info,
-                |c, m| {
-                    let loose = Config {
-                        summary_max_bytes: usize::MAX / 2,
-                        ..c.clone()
-                    };
-                    let out = with(&Adr0098, &Concatenate, exact_body).compact(&loose, m);
-                    answer(out)
+                || with(&Adr0098, &Concatenate, exact_body),
+                |c| Config {
+                    summary_max_bytes: usize::MAX / 2,
+                    ..c.clone()
                 },
-                adr(),
             ),
-            Defect::NondeterministicSummary => InProcess::new(
+            Defect::NondeterministicSummary => {
+                reference_as(info, || with(&Adr0098, &Counter, exact_body), adr())
+            }
+            Defect::WindowedEstimator => reference_as(
                 info,
-                |c, m| answer(with(&Adr0098, &Counter, exact_body).compact(c, m)),
-                adr(),
-            ),
-            Defect::WindowedEstimator => InProcess::new(
-                info,
-                |c, m| answer(with(&RecentWindow, &DigestSummariser, exact_body).compact(c, m)),
+                || with(&RecentWindow, &DigestSummariser, exact_body),
                 Some(estimator_fn(RecentWindow)),
             ),
             Defect::NoFallbackBelowKeepRecent => {
                 InProcess::new(info, no_fallback_below_keep_recent, adr())
             }
-            Defect::TruncatesToolResults => InProcess::new(
+            Defect::TruncatesToolResults => reference_changed(info, |out| {
+                for msg in out.iter_mut().filter(|x| x.role == Role::Tool) {
+                    let text = msg.content.text();
+                    if text.len() > 512 {
+                        let cut = truncate_utf8(&text, 512);
+                        msg.content = format!("{cut}…[truncated]").into();
+                    }
+                }
+            }),
+            Defect::TruncatesResultsOver16K => reference_changed(info, |out| {
+                for msg in out.iter_mut().filter(|x| x.role == Role::Tool) {
+                    let text = msg.content.text();
+                    if text.len() > RESULT_CAP_16K {
+                        msg.content = truncate_utf8(&text, RESULT_CAP_16K).to_owned().into();
+                    }
+                }
+            }),
+            Defect::SortsResultsById => reference_changed(info, |out| {
+                for r in iterations(out) {
+                    out[r.start + 1..r.end].sort_by(|a, b| a.tool_call_id.cmp(&b.tool_call_id));
+                }
+            }),
+            Defect::ResummarisesSummary => {
+                reference_as(info, || with(&Adr0098, &FreshDigest, exact_body), adr())
+            }
+            Defect::SummariesPileUp => {
+                reference_as(info, || with(&Adr0098, &Notes, exact_body), adr())
+            }
+            Defect::ImagesWeightless => reference_as(
                 info,
-                |c, m| {
-                    reference_then(c, m, |out| {
-                        for msg in out.iter_mut().filter(|x| x.role == Role::Tool) {
-                            let text = msg.content.text();
-                            if text.len() > 512 {
-                                let cut = truncate_utf8(&text, 512);
-                                msg.content = format!("{cut}…[truncated]").into();
-                            }
-                        }
-                    })
-                },
-                adr(),
-            ),
-            Defect::TruncatesResultsOver16K => InProcess::new(
-                info,
-                |c, m| {
-                    reference_then(c, m, |out| {
-                        for msg in out.iter_mut().filter(|x| x.role == Role::Tool) {
-                            let text = msg.content.text();
-                            if text.len() > RESULT_CAP_16K {
-                                msg.content =
-                                    truncate_utf8(&text, RESULT_CAP_16K).to_owned().into();
-                            }
-                        }
-                    })
-                },
-                adr(),
-            ),
-            Defect::SortsResultsById => InProcess::new(
-                info,
-                |c, m| {
-                    reference_then(c, m, |out| {
-                        for r in iterations(out) {
-                            out[r.start + 1..r.end]
-                                .sort_by(|a, b| a.tool_call_id.cmp(&b.tool_call_id));
-                        }
-                    })
-                },
-                adr(),
-            ),
-            Defect::ResummarisesSummary => InProcess::new(
-                info,
-                |c, m| answer(with(&Adr0098, &FreshDigest, exact_body).compact(c, m)),
-                adr(),
-            ),
-            Defect::SummariesPileUp => InProcess::new(
-                info,
-                |c, m| answer(with(&Adr0098, &Notes, exact_body).compact(c, m)),
-                adr(),
-            ),
-            Defect::ImagesWeightless => InProcess::new(
-                info,
-                |c, m| {
-                    answer(with(&TextOnly, &DigestSummariser, body_without_images).compact(c, m))
-                },
+                || with(&TextOnly, &DigestSummariser, body_without_images),
                 Some(estimator_fn(TextOnly)),
             ),
             // It does not answer `estimate`: a subject is timed by its own
             // count when it does (SPEC §6), and by that count this one is
             // consistent; ctxgate's adr-0098 shows the premature compaction.
-            Defect::Base64AsText => InProcess::new(
+            Defect::Base64AsText => reference_as(
                 info,
-                |c, m| answer(with(&Base64Text, &DigestSummariser, exact_body).compact(c, m)),
+                || with(&Base64Text, &DigestSummariser, exact_body),
                 None,
             ),
-            Defect::ElidesLastIteration => InProcess::new(
-                info,
-                |c, m| answer(eliding(Elision::AlsoLastAndPinned).compact(c, m)),
-                adr(),
-            ),
-            Defect::ElisionDropsPart => InProcess::new(
-                info,
-                |c, m| answer(eliding(Elision::DropPart).compact(c, m)),
-                adr(),
-            ),
-            Defect::ElisionChangesText => InProcess::new(
-                info,
-                |c, m| answer(eliding(Elision::AndText).compact(c, m)),
-                adr(),
-            ),
+            Defect::ElidesLastIteration => {
+                reference_as(info, || eliding(Elision::AlsoLastAndPinned), adr())
+            }
+            Defect::ElisionDropsPart => reference_as(info, || eliding(Elision::DropPart), adr()),
+            Defect::ElisionChangesText => reference_as(info, || eliding(Elision::AndText), adr()),
             Defect::SummaryReembedsImages => InProcess::new(info, summary_reembeds_images, adr()),
         }
     }
 }
 
-/// The reference's answer, with `change` applied to the history when it compacted.
 /// The cap of [`Defect::TruncatesResultsOver16K`], in bytes.
 const RESULT_CAP_16K: usize = 16 * 1024;
 
+/// A reference of the defect's own making (another estimator, summariser,
+/// body measure or elision; `make` runs for every request), answering
+/// `estimate` with `estimate`.
+fn reference_as(
+    info: SubjectInfo,
+    make: fn() -> Reference<'static>,
+    estimate: Option<EstimateFn>,
+) -> InProcess {
+    InProcess::new(info, move |c, m| answer(make().compact(c, m)), estimate)
+}
+
+/// The reference `make` makes, run under `change` of the config asked for
+/// (a defect that ignores a limit or moves the trigger), answering
+/// `estimate` with adr-0098.
+fn reference_under(
+    info: SubjectInfo,
+    make: fn() -> Reference<'static>,
+    change: fn(&Config) -> Config,
+) -> InProcess {
+    InProcess::new(
+        info,
+        move |c, m| answer(make().compact(&change(c), m)),
+        Some(estimator_fn(Adr0098)),
+    )
+}
+
+/// The reference's answer, with `change` applied to the history when it compacted.
 fn reference_then(
     config: &Config,
     msgs: &[Message],
@@ -436,6 +406,15 @@ fn reference_then(
         }
         other => answer(other),
     }
+}
+
+/// [`reference_then`] as a subject, answering `estimate` with adr-0098.
+fn reference_changed(info: SubjectInfo, change: fn(&mut Vec<Message>)) -> InProcess {
+    InProcess::new(
+        info,
+        move |c, m| reference_then(c, m, change),
+        Some(estimator_fn(Adr0098)),
+    )
 }
 
 /// SPEC §4 steps 1–3 only: head + pinned + summary + the last `keepRecent`

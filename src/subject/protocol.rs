@@ -22,6 +22,7 @@ use crate::config::Config;
 use crate::error::json_type;
 use crate::invariant::InvariantSet;
 use crate::model::engine_de::Lookup;
+use crate::model::field::{expect, into_array};
 use crate::model::{
     read_messages, read_messages_owned, write_messages, Message, WireFormat, WireFormats,
 };
@@ -447,30 +448,14 @@ pub fn parse_compact_reply(v: Value, format: WireFormat) -> Result<CompactAnswer
     if let Some(answer) = parse_error(&obj)? {
         return Ok(answer);
     }
-    let bad = |p: String| {
-        Fault::new(
-            FaultKind::Protocol,
-            format!("the answer's messages do not parse: {p}"),
-        )
-    };
-    let raw = match obj.shift_remove("messages") {
-        Some(Value::Array(a)) => a,
-        Some(other) => {
-            return Err(bad(format!(
-                "`messages` must be an array, found {}",
-                json_type(&other)
-            )))
-        }
-        None => return Err(bad("no `messages`".into())),
-    };
-    let system = if format == WireFormat::Anthropic {
-        obj.get("system")
-    } else {
-        None
-    };
-    read_messages_owned(format, system, raw)
+    take_messages_owned(&mut obj, format)
         .map(CompactAnswer::Messages)
-        .map_err(|e| bad(e.to_string()))
+        .map_err(|p| {
+            Fault::new(
+                FaultKind::Protocol,
+                format!("the answer's messages do not parse: {p}"),
+            )
+        })
 }
 
 /// Write an answer to `compact` as one line (with its `\n`), directly.
@@ -517,42 +502,31 @@ pub fn take_messages_owned(
     obj: &mut Map<String, Value>,
     format: WireFormat,
 ) -> Result<Vec<Message>, String> {
-    let raw = match obj.shift_remove("messages") {
-        Some(Value::Array(a)) => a,
-        Some(other) => {
-            return Err(format!(
-                "`messages` must be an array, found {}",
-                json_type(&other)
-            ))
-        }
-        None => return Err("no `messages`".into()),
-    };
-    let system = if format == WireFormat::Anthropic {
-        obj.get("system")
-    } else {
-        None
-    };
-    read_messages_owned(format, system, raw).map_err(|e| e.to_string())
+    let raw = expect(
+        obj.shift_remove("messages"),
+        into_array,
+        "`messages` must be an array",
+        "no `messages`",
+    )?;
+    read_messages_owned(format, system_of(obj, format), raw).map_err(|e| e.to_string())
 }
 
 /// Read the messages (and `system`, for anthropic) of a request or answer.
 pub fn take_messages(obj: &Map<String, Value>, format: WireFormat) -> Result<Vec<Message>, String> {
-    let raw = match obj.get("messages") {
-        Some(Value::Array(a)) => a,
-        Some(other) => {
-            return Err(format!(
-                "`messages` must be an array, found {}",
-                json_type(other)
-            ))
-        }
-        None => return Err("no `messages`".into()),
-    };
-    let system = if format == WireFormat::Anthropic {
-        obj.get("system")
-    } else {
-        None
-    };
-    read_messages(format, system, raw).map_err(|e| e.to_string())
+    let raw = expect(
+        obj.get("messages"),
+        Value::as_array,
+        "`messages` must be an array",
+        "no `messages`",
+    )?;
+    read_messages(format, system_of(obj, format), raw).map_err(|e| e.to_string())
+}
+
+/// The top-level `system` of a request or answer, which only the
+/// anthropic format has.
+fn system_of(obj: &Map<String, Value>, format: WireFormat) -> Option<&Value> {
+    obj.get("system")
+        .filter(|_| format == WireFormat::Anthropic)
 }
 
 /// An answer to `compact`.

@@ -1,0 +1,40 @@
+//! One field of a JSON object, read as the JSON type a reader wants: its
+//! value, or the error every reader gives when it is absent or of another
+//! type. The caller adds where the field is (the block, the message).
+
+use std::borrow::Borrow;
+use std::fmt::Display;
+
+use serde_json::Value;
+
+use crate::error::json_type;
+
+/// `field` as `pick` takes it (`Value::as_str`, [`into_string`]…); else
+/// `missing` when it is absent, or "{wrong}, found {its JSON type}" when
+/// `pick` does not take it.
+pub(crate) fn expect<V: Borrow<Value>, T>(
+    field: Option<V>,
+    pick: impl FnOnce(V) -> Option<T>,
+    wrong: impl Display,
+    missing: impl Display,
+) -> Result<T, String> {
+    let v = field.ok_or_else(|| missing.to_string())?;
+    let found = json_type(v.borrow());
+    pick(v).ok_or_else(|| format!("{wrong}, found {found}"))
+}
+
+/// A string, moved out of its value.
+pub(crate) fn into_string(v: Value) -> Option<String> {
+    match v {
+        Value::String(s) => Some(s),
+        _ => None,
+    }
+}
+
+/// An array, moved out of its value.
+pub(crate) fn into_array(v: Value) -> Option<Vec<Value>> {
+    match v {
+        Value::Array(a) => Some(a),
+        _ => None,
+    }
+}

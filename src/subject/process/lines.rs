@@ -1,0 +1,285 @@
+//! A batch's lines: the request lines written before the subject is held
+//! (histories shared between requests written once), the answer lines as
+//! they come, and what was sent.
+
+use std::sync::Arc;
+
+use serde_json::Value;
+
+use super::STDOUT_ONLY_PROTOCOL;
+use crate::model::engine_ser::written_alike;
+use crate::model::WireFormat;
+use crate::subject::protocol::{
+    parse_compact_line, parse_estimate_answer, read_line_expecting, read_line_knowing,
+    write_request_rest, ProtocolLine,
+};
+use crate::subject::written::{MessageJson, Written};
+use crate::subject::{CompactAnswer, Fault, FaultKind, Reply, Request};
+
+/// A batch's request lines, written before the subject is held (`Lane`):
+/// each but its opening `{"op":…,"id":N`, which `submit` writes once the
+/// id is known.
+pub(crate) struct Prepared {
+    pub(super) format: WireFormat,
+    pub(super) lines: Vec<Rest>,
+    pub(super) jsons: Vec<Option<Arc<Vec<u8>>>>,
+}
+
+/// A request line but its head (`{"op":…,"id":…`).
+pub(super) enum Rest {
+    /// `,"config":` config `,"messages":` messages `}` — written as these
+    /// parts, not copied into one line first.
+    Engine {
+        config: Arc<Vec<u8>>,
+        messages: Arc<Vec<u8>>,
+    },
+    /// The whole rest, in another format.
+    Line(Vec<u8>),
+}
+
+impl Prepared {
+    /// `written` keeps what was written lately: the batches of a case
+    /// share a config and most of their messages.
+    pub(crate) fn new(
+        format: WireFormat,
+        requests: &[Request<'_>],
+        written: &mut Written,
+    ) -> Prepared {
+        if format == WireFormat::Engine {
+            let jsons = shared_messages_json(requests, &mut written.messages);
+            let lines = requests
+                .iter()
+                .zip(&jsons)
+                .map(|(r, json)| Rest::Engine {
+                    config: written.config(r.config()),
+                    messages: Arc::clone(json.as_ref().expect("engine JSON is written")),
+                })
+                .collect();
+            return Prepared {
+                format,
+                lines,
+                jsons,
+            };
+        }
+        let lines = requests
+            .iter()
+            .map(|r| {
+                let (Request::Compact(config, msgs) | Request::Estimate(config, msgs)) = *r;
+                let cfg = written.config(config);
+                let mut rest = Vec::with_capacity(cfg.len() + 256);
+                write_request_rest(&mut rest, &cfg, msgs, format, None);
+                Rest::Line(rest)
+            })
+            .collect();
+        Prepared {
+            format,
+            lines,
+            jsons: vec![None; requests.len()],
+        }
+    }
+}
+
+/// An answer line as it came, not yet read.
+pub(crate) struct Answer {
+    pub(super) line: Vec<u8>,
+    /// The first id the process that wrote it was sent.
+    pub(super) first_id: u64,
+}
+
+impl Answer {
+    /// Read it as the answer to request `id` (the hello has none); for a
+    /// compact answer, `expected` is the history's JSON, which an answer
+    /// that hands it back unchanged repeats (not parsed again).
+    pub(super) fn read(
+        self,
+        format: WireFormat,
+        id: Option<u64>,
+        expected: Option<&[u8]>,
+        known: Option<&MessageJson>,
+    ) -> Result<ProtocolLine, Fault> {
+        let answer = self.line;
+        let line = match known {
+            Some(k) => read_line_knowing(&answer, format, expected, &|json| k.read(json)),
+            None => read_line_expecting(&answer, format, expected),
+        };
+        let line = line.map_err(|e| {
+            let shown = String::from_utf8_lossy(&answer[..answer.len().min(200)]).into_owned();
+            Fault::new(
+                FaultKind::MalformedLine,
+                format!("not a JSON object line ({e}): {shown:?}; {STDOUT_ONLY_PROTOCOL}"),
+            )
+        })?;
+        let Some(id) = id else { return Ok(line) };
+        match line.fields.get("id").and_then(Value::as_u64) {
+            Some(got) if got == id => Ok(line),
+            // An answer to a request already answered: a line nobody asked
+            // for, which arrived after the next request was sent.
+            Some(got) if got < id && got >= self.first_id => Err(Fault::new(
+                FaultKind::UnsolicitedLine,
+                format!("answered request {got} a second time, when request {id} was asked"),
+            )),
+            _ => Err(Fault::new(
+                FaultKind::WrongId,
+                format!(
+                    "answered id {} to request {id}",
+                    crate::model::one_line(
+                        &line.fields.get("id").unwrap_or(&Value::Null).to_string()
+                    )
+                ),
+            )),
+        }
+    }
+
+    /// Read it as the reply to `req`, the `n`-th request of `sent`; the
+    /// messages `written` wrote are not read again.
+    pub(crate) fn reply(
+        self,
+        format: WireFormat,
+        req: &Request<'_>,
+        sent: &Sent,
+        n: usize,
+        written: &Written,
+    ) -> Result<Reply, Fault> {
+        let expected = match req {
+            Request::Compact(..) => sent.jsons[n].as_deref().map(Vec::as_slice),
+            Request::Estimate(..) => None,
+        };
+        let known = matches!(req, Request::Compact(..)).then_some(&written.messages);
+        let line = self.read(format, Some(sent.ids[n]), expected, known)?;
+        match req {
+            Request::Compact(_, msgs) if line.echoed => {
+                Ok(Reply::Compact(CompactAnswer::Messages(msgs.to_vec())))
+            }
+            Request::Compact(..) => parse_compact_line(line, format).map(Reply::Compact),
+            Request::Estimate(..) => parse_estimate_answer(&line.fields).map(Reply::Estimate),
+        }
+    }
+}
+
+/// Requests sent, awaiting their answers: their ids, the history JSON each
+/// was written with, and which start of the process they went to.
+pub(crate) struct Sent {
+    pub(super) ids: Vec<u64>,
+    pub(super) jsons: Vec<Option<Arc<Vec<u8>>>>,
+    pub(super) start: u32,
+}
+/// The engine JSON of each request's history, written once for requests
+/// that share a history, and extended (not rewritten) for one that is an
+/// earlier one's plus a few messages (the longer history of
+/// `estimate-monotone`). A message written in an earlier batch is copied
+/// from `cache`.
+fn shared_messages_json<'a>(
+    requests: &[Request<'a>],
+    cache: &mut MessageJson,
+) -> Vec<Option<Arc<Vec<u8>>>> {
+    cache.make_room();
+    // Each history's JSON, and where each of its messages ends in it.
+    let mut out: Vec<(Arc<Vec<u8>>, Vec<usize>)> = Vec::with_capacity(requests.len());
+    for (k, r) in requests.iter().enumerate() {
+        let msgs = r.messages();
+        let mut found = None;
+        for (j, earlier) in requests[..k].iter().enumerate() {
+            let e = earlier.messages();
+            let (json, ends) = &out[j];
+            if std::ptr::eq(e, msgs) {
+                found = Some((Arc::clone(json), ends.clone()));
+                break;
+            }
+            if !msgs.is_empty() && msgs.len() < e.len() && std::ptr::eq(msgs.as_ptr(), e.as_ptr()) {
+                // The first messages of the same history (a ToolLoop's
+                // first turn): a slice of its JSON.
+                let end = ends[msgs.len() - 1];
+                let mut shorter = Vec::with_capacity(end + 1);
+                shorter.extend_from_slice(&json[..end]);
+                shorter.push(b']');
+                found = Some((Arc::new(shorter), ends[..msgs.len()].to_vec()));
+                break;
+            }
+            if !e.is_empty()
+                && e.len() < msgs.len()
+                && msgs.iter().zip(e).all(|(a, b)| written_alike(a, b))
+            {
+                let mut longer = json[..json.len() - 1].to_vec();
+                let mut ends = ends.clone();
+                cache.write_all(&mut longer, &msgs[e.len()..], false, &mut ends);
+                longer.push(b']');
+                found = Some((Arc::new(longer), ends));
+                break;
+            }
+        }
+        out.push(found.unwrap_or_else(|| {
+            let mut json = vec![b'['];
+            let mut ends = Vec::with_capacity(msgs.len());
+            cache.write_all(&mut json, msgs, true, &mut ends);
+            json.push(b']');
+            (Arc::new(json), ends)
+        }));
+    }
+    out.into_iter().map(|(json, _)| Some(json)).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::Message;
+    use crate::subject::protocol::write_messages_json;
+
+    /// A batch's histories that share messages (the same, one message
+    /// more, the first messages of the same history) are written from one
+    /// another, byte for byte as each written alone.
+    #[test]
+    fn shared_histories_are_written_as_each_alone() {
+        let gen = crate::generate::GenConfig::default();
+        for index in 0..200 {
+            let case = crate::generate::case_from_seed(3, index, &gen);
+            let input = &case.messages;
+            let mut longer = input.clone();
+            longer.push(Message::tool("x", "approved"));
+            let cut = input.len() / 2;
+            let prefix = &input[..cut];
+            let requests = [
+                Request::Compact(&case.config, input),
+                Request::Estimate(&case.config, input),
+                Request::Estimate(&case.config, &longer),
+                Request::Compact(&case.config, prefix),
+            ];
+            let jsons = shared_messages_json(&requests, &mut MessageJson::default());
+            for (r, json) in requests.iter().zip(&jsons) {
+                let mut alone = Vec::new();
+                write_messages_json(&mut alone, r.messages());
+                assert!(**json.as_ref().unwrap() == alone, "case {index}");
+            }
+        }
+    }
+
+    /// Batch after batch through one cache, as a lane sends a run's
+    /// ToolLoops (each turn a copy of an earlier history, messages dropped,
+    /// one rewritten, the case's next ones appended; many cases, past the
+    /// cache's bound): every history byte for byte as written alone.
+    #[test]
+    fn histories_written_from_earlier_batches_are_written_as_alone() {
+        let gen = crate::generate::GenConfig::default();
+        let mut cache = MessageJson::default();
+        for index in 0..600 {
+            let case = crate::generate::case_from_seed(9, index, &gen);
+            let input = &case.messages;
+            let mut history: Vec<Message> = input[..input.len().min(3)].to_vec();
+            for (turn, m) in input.iter().enumerate().skip(3) {
+                history.push(m.clone());
+                if turn % 4 == 0 && history.len() > 4 {
+                    history.remove(1);
+                    history[1] = Message::assistant(format!("summary of turn {turn}"));
+                }
+                let sent = history.clone();
+                let requests = [Request::Compact(&case.config, &sent)];
+                let jsons = shared_messages_json(&requests, &mut cache);
+                let mut alone = Vec::new();
+                write_messages_json(&mut alone, &sent);
+                assert!(
+                    **jsons[0].as_ref().unwrap() == alone,
+                    "case {index}, turn {turn}"
+                );
+            }
+        }
+    }
+}
