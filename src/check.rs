@@ -16,7 +16,7 @@ use crate::generate::{Case, Coverage};
 use crate::harness::{run_case, CaseResult};
 use crate::oracle::{Invariant, InvariantSet, Verdict, Violation};
 use crate::run::shrink::{shrink_failing, shrink_fault};
-use crate::run::{FirstOf, Judge, RunContext, Runner};
+use crate::run::{Dealt, FirstOf, Judge, RunContext, Runner};
 use crate::subject::{Fault, FaultKind, Subject, SubjectInfo};
 
 pub use crate::run::{case_at, save, CaseSource, CheckOptions, Progress, Saved, Shard};
@@ -527,13 +527,12 @@ impl Judge for Single {
             .is_some_and(|f| f.kind == FaultKind::Stopped)
     }
 
-    fn record(
-        &self,
-        st: &mut SingleState,
-        index: u64,
-        case: &Case,
-        result: &CaseResult,
-    ) -> Vec<Find> {
+    fn record(&self, st: &mut SingleState, dealt: &Dealt<'_, CaseResult>) -> Vec<Find> {
+        let Dealt {
+            index,
+            case,
+            result,
+        } = *dealt;
         let report = &mut st.report;
         report.coverage.record_case(case);
         report.bytes += result.body;
@@ -568,11 +567,14 @@ impl Judge for Single {
         &self,
         sides: &mut [&mut dyn Subject],
         run: &RunContext<'_>,
-        index: u64,
-        case: &Case,
-        result: &CaseResult,
+        dealt: &Dealt<'_, CaseResult>,
         find: &Find,
     ) -> Shrunk {
+        let Dealt {
+            index,
+            case,
+            result,
+        } = *dealt;
         let subject = &mut *sides[0];
         match find {
             Find::Fault(fault) => {

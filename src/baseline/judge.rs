@@ -17,7 +17,7 @@ use crate::generate::Case;
 use crate::harness::{run_case, CaseResult};
 use crate::oracle::{Invariant, InvariantSet, Verdict, Violation};
 use crate::run::shrink::{shrink_failing, shrink_fault};
-use crate::run::{FirstOf, Judge, RunContext, Runner};
+use crate::run::{Dealt, FirstOf, Judge, RunContext, Runner};
 use crate::subject::{CompactAnswer, Fault, FaultKind, Subject, SubjectInfo};
 
 /// Compare `subject` with `baseline`, on this thread.
@@ -258,42 +258,27 @@ impl Judge for Pair {
         stopped(s) || stopped(b)
     }
 
-    fn record(
-        &self,
-        st: &mut PairState,
-        index: u64,
-        case: &Case,
-        (s, b): &(CaseResult, CaseResult),
-    ) -> Vec<Find> {
-        st.record(index, case, s, b)
+    fn record(&self, st: &mut PairState, dealt: &Dealt<'_, (CaseResult, CaseResult)>) -> Vec<Find> {
+        let (s, b) = dealt.result;
+        st.record(dealt.index, dealt.case, s, b)
     }
 
     fn shrink(
         &self,
         sides: &mut [&mut dyn Subject],
         run: &RunContext<'_>,
-        index: u64,
-        case: &Case,
-        (s, _): &(CaseResult, CaseResult),
+        dealt: &Dealt<'_, (CaseResult, CaseResult)>,
         find: &Find,
     ) -> Shrunk {
         let [subject, baseline] = sides else {
             unreachable!("a gate's worker has a subject and a baseline")
         };
+        let (s, b) = (&mut **subject, &mut **baseline);
         match find {
-            Find::Fault(fault) => {
-                Shrunk::Fault(self.shrink_fault(*subject, *baseline, run, index, case, fault))
+            Find::Fault(fault) => Shrunk::Fault(self.shrink_fault(s, b, run, dealt, fault)),
+            Find::Regression { inv, baseline_held } => {
+                Shrunk::Regression(self.shrink_regression(s, b, run, dealt, *inv, *baseline_held))
             }
-            Find::Regression { inv, baseline_held } => Shrunk::Regression(self.shrink_regression(
-                *subject,
-                *baseline,
-                run,
-                index,
-                case,
-                s,
-                *inv,
-                *baseline_held,
-            )),
         }
     }
 
@@ -325,18 +310,16 @@ impl Judge for Pair {
 impl Pair {
     /// Shrink a regression of `inv` on "the baseline does not fail (holds,
     /// if it held on the case), the subject fails".
-    #[allow(clippy::too_many_arguments)]
     fn shrink_regression(
         &self,
         subject: &mut dyn Subject,
         baseline: &mut dyn Subject,
         run: &RunContext<'_>,
-        index: u64,
-        case: &Case,
-        found: &CaseResult,
+        dealt: &Dealt<'_, (CaseResult, CaseResult)>,
         inv: Invariant,
         baseline_held: bool,
     ) -> Regression {
+        let (index, case, (found, _)) = (dealt.index, dealt.case, dealt.result);
         let only = InvariantSet::from_iter([inv]);
         let baseline_checks = self.baseline_checked.contains(inv);
         let mut last: Option<(Violation, String, Option<CompactAnswer>)> = None;
@@ -401,10 +384,10 @@ impl Pair {
         subject: &mut dyn Subject,
         baseline: &mut dyn Subject,
         run: &RunContext<'_>,
-        index: u64,
-        case: &Case,
+        dealt: &Dealt<'_, (CaseResult, CaseResult)>,
         fault: &Fault,
     ) -> FaultRecord {
+        let (index, case) = (dealt.index, dealt.case);
         let kind = fault.kind.clone();
         let (checked, baseline_checked) = (self.checked, self.baseline_checked);
         let mut last = fault.clone();

@@ -93,11 +93,14 @@ mod tests {
 
     #[test]
     fn grouping() {
-        assert_eq!(group(0), "0");
-        assert_eq!(group(999), "999");
-        assert_eq!(group(1000), "1,000");
-        assert_eq!(group(102_400), "102,400");
-        assert_eq!(group(12_345_678), "12,345,678");
+        for (n, shown) in [
+            (0, "0"),
+            (999, "999"),
+            (1000, "1,000"),
+            (12_345_678, "12,345,678"),
+        ] {
+            assert_eq!(group(n), shown);
+        }
     }
 
     #[test]

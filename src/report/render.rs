@@ -55,16 +55,7 @@ impl Outcome {
                 junit: &|| super::junit(r, hint),
                 markdown: &|p| super::markdown_with_suite(r, hint, p),
             }
-            .render(
-                kind,
-                suite.as_ref().map(|s| SuiteParts {
-                    human: s.human(),
-                    markdown: s.markdown(),
-                    json: s.to_json(),
-                    junit: s.junit_testsuite(),
-                    problems: s.problem().into_iter().collect(),
-                }),
-            ),
+            .render(kind, suite.as_ref().map(SuiteParts::of_run)),
             Outcome::Gate {
                 report: r,
                 suite,
@@ -75,16 +66,7 @@ impl Outcome {
                 junit: &|| gate::junit(r, hints),
                 markdown: &|p| gate::markdown_with_suite(r, hints, p),
             }
-            .render(
-                kind,
-                suite.as_ref().map(|s| SuiteParts {
-                    human: s.human(),
-                    markdown: s.markdown(),
-                    json: s.to_json(),
-                    junit: s.junit_testsuite(r.fail_on),
-                    problems: s.problems(r.fail_on),
-                }),
-            ),
+            .render(kind, suite.as_ref().map(|s| SuiteParts::of_gate(s, r))),
         }
     }
 
@@ -196,6 +178,29 @@ struct SuiteParts {
     json: Value,
     junit: junit::Suite,
     problems: Vec<String>,
+}
+
+impl SuiteParts {
+    fn of_run(s: &SuiteReport) -> SuiteParts {
+        SuiteParts {
+            human: s.human(),
+            markdown: s.markdown(),
+            json: s.to_json(),
+            junit: s.junit_testsuite(),
+            problems: s.problem().into_iter().collect(),
+        }
+    }
+
+    /// The suite of a gate, judged under the gate's `--fail-on`.
+    fn of_gate(s: &SuiteGate, gate: &BaselineReport) -> SuiteParts {
+        SuiteParts {
+            human: s.human(),
+            markdown: s.markdown(),
+            json: s.to_json(),
+            junit: s.junit_testsuite(gate.fail_on),
+            problems: s.problems(gate.fail_on),
+        }
+    }
 }
 
 /// A human report's last line: the run's verdict, or, when its suite

@@ -232,21 +232,13 @@ pub(crate) trait Judge: Sync {
     fn stopped(&self, result: &Self::Result) -> bool;
     /// Count the case; the finds this worker is to shrink (those that are,
     /// so far, the first of their kind).
-    fn record(
-        &self,
-        state: &mut Self::State,
-        index: u64,
-        case: &Case,
-        result: &Self::Result,
-    ) -> Vec<Self::Claim>;
+    fn record(&self, state: &mut Self::State, dealt: &Dealt<'_, Self::Result>) -> Vec<Self::Claim>;
     /// Shrink one claim to the smallest case that shows it still.
     fn shrink(
         &self,
         sides: &mut [&mut dyn Subject],
         run: &RunContext<'_>,
-        index: u64,
-        case: &Case,
-        result: &Self::Result,
+        dealt: &Dealt<'_, Self::Result>,
         claim: &Self::Claim,
     ) -> Self::Kept;
     /// Keep what shrinking gave, unless a worker found an earlier case of
@@ -254,6 +246,14 @@ pub(crate) trait Judge: Sync {
     fn keep(&self, state: &mut Self::State, index: u64, claim: Self::Claim, kept: Self::Kept);
     /// Cases counted, and kinds of failure and fault found so far.
     fn progress(&self, state: &Self::State) -> (u64, usize, usize);
+}
+
+/// A case as a worker dealt and ran it: its index in the run, the case,
+/// and what running it on every side gave.
+pub(crate) struct Dealt<'c, R> {
+    pub index: u64,
+    pub case: &'c Case,
+    pub result: &'c R,
 }
 
 /// What a judge's shrinking needs to know of the run.
@@ -474,11 +474,14 @@ impl<J: Judge> Runner<J> {
                 self.stopped_by_time.store(true, Ordering::Relaxed);
                 break; // not judged: the run is over
             }
-            let claims = self.judge.record(&mut self.lock(), index, &case, &result);
+            let dealt = Dealt {
+                index,
+                case: &case,
+                result: &result,
+            };
+            let claims = self.judge.record(&mut self.lock(), &dealt);
             for claim in claims {
-                let kept = self
-                    .judge
-                    .shrink(sides, &run, index, &case, &result, &claim);
+                let kept = self.judge.shrink(sides, &run, &dealt, &claim);
                 self.judge.keep(&mut self.lock(), index, claim, kept);
             }
             if let Some(p) = on_progress.as_mut() {
