@@ -8,10 +8,5 @@
 # own (adapters/lib/pinned-venv.sh). `run.sh --install [VERSION]` only installs.
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-default=1.5.2
-install=no
-if [ "${1:-}" = "--install" ]; then install=yes; shift; fi
 source "$here/../lib/pinned-venv.sh"
-ctxgate_pinned_venv "$here" langchain "${1:-$default}"
-if [ "$install" = yes ]; then exit 0; fi
-exec "$venv/bin/python" "$here/adapter.py"
+ctxgate_run_pinned "$here" langchain 1.5.2 "$@"

@@ -10,13 +10,5 @@
 # mapping test on `ctxgate gen` cases.
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-default=0.0.30
-mode=serve
-case "${1:-}" in --install) mode=install; shift ;; --roundtrip) mode=roundtrip; shift ;; esac
 source "$here/../lib/pinned-venv.sh"
-ctxgate_pinned_venv "$here" langmem "${1:-$default}"
-case "$mode" in
-    install) exit 0 ;;
-    roundtrip) exec "$venv/bin/python" "$here/adapter.py" --roundtrip ;;
-esac
-exec "$venv/bin/python" "$here/adapter.py"
+ctxgate_run_pinned "$here" langmem 0.0.30 "$@"

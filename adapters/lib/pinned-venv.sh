@@ -32,3 +32,24 @@ ctxgate_pinned_venv() {
         } >&2
     fi
 }
+
+# The rest of an adapter's run.sh, after its header comment:
+#
+#   ctxgate_run_pinned "$here" PACKAGE DEFAULT_VERSION "$@"
+#
+# `run.sh [VERSION]` serves the protocol with $here/adapter.py in the venv of
+# that version (the default pin without one); `run.sh --install [VERSION]`
+# only installs (CI does it before `check`, so that a subject's first hello
+# does not wait on pip); `run.sh --roundtrip [VERSION] < cases.jsonl` runs
+# the adapter's lossless mapping test on `ctxgate gen` cases, where it has one.
+ctxgate_run_pinned() {
+    local here=$1 package=$2 default=$3 mode=serve
+    shift 3
+    case "${1:-}" in --install) mode=install; shift ;; --roundtrip) mode=roundtrip; shift ;; esac
+    ctxgate_pinned_venv "$here" "$package" "${1:-$default}"
+    case "$mode" in
+        install) exit 0 ;;
+        roundtrip) exec "$venv/bin/python" "$here/adapter.py" --roundtrip ;;
+    esac
+    exec "$venv/bin/python" "$here/adapter.py"
+}

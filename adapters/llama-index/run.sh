@@ -7,10 +7,5 @@
 # its own (adapters/lib/pinned-venv.sh). `run.sh --install [VERSION]` only installs.
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-default=0.11.14
-install=no
-if [ "${1:-}" = "--install" ]; then install=yes; shift; fi
 source "$here/../lib/pinned-venv.sh"
-ctxgate_pinned_venv "$here" llama-index-core "${1:-$default}"
-if [ "$install" = yes ]; then exit 0; fi
-exec "$venv/bin/python" "$here/adapter.py"
+ctxgate_run_pinned "$here" llama-index-core 0.11.14 "$@"
