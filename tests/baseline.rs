@@ -8,62 +8,21 @@
 //! that compared nothing never passes.
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::time::Duration;
 
 use serde_json::Value;
 
-struct Out {
-    code: i32,
-    stdout: String,
-    stderr: String,
+mod common;
+
+use common::process::{ctxgate_within, Out, TempDir};
+
+/// `ctxgate ARGS`, killed (the test failed) after five minutes.
+fn run(args: &[&str]) -> Out {
+    ctxgate_within(args, Duration::from_secs(300))
 }
 
 fn bin() -> &'static str {
     env!("CARGO_BIN_EXE_ctxgate")
-}
-
-fn run(args: &[&str]) -> Out {
-    let out = Command::new(bin())
-        .args(args)
-        .output()
-        .expect("the binary runs");
-    Out {
-        code: out.status.code().unwrap_or(-1),
-        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-    }
-}
-
-struct TempDir(PathBuf);
-
-impl TempDir {
-    fn new(name: &str) -> TempDir {
-        let dir =
-            std::env::temp_dir().join(format!("ctxgate-baseline-{}-{name}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).unwrap();
-        TempDir(dir)
-    }
-
-    fn path(&self, name: &str) -> String {
-        self.0.join(name).to_str().unwrap().to_owned()
-    }
-
-    fn fixtures(&self) -> Vec<PathBuf> {
-        let mut v: Vec<PathBuf> = std::fs::read_dir(&self.0)
-            .unwrap()
-            .map(|e| e.unwrap().path())
-            .filter(|p| p.extension().is_some_and(|e| e == "json"))
-            .collect();
-        v.sort();
-        v
-    }
-}
-
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
 }
 
 fn serve(defect: Option<&str>) -> String {
@@ -83,7 +42,7 @@ fn script(name: &str, kind: &str) -> String {
 /// `check --subject SUBJECT --baseline BASELINE` over 150 cases of seed 3,
 /// fixtures saved in `dir`, plus `extra`.
 fn compare(subject: &str, baseline: &str, dir: &TempDir, extra: &[&str]) -> Out {
-    let save = dir.0.to_str().unwrap();
+    let save = dir.dir();
     let mut args = vec![
         "check",
         "--subject",
@@ -216,7 +175,7 @@ fn every_report_form_says_what_regressed() {
     let subject = serve(Some("drops-system-prompt"));
     let baseline = serve(None);
     // JSON, to a file; the human summary still goes to stdout.
-    let json_path = dir.path("report.json");
+    let json_path = dir.join("report.json");
     let out = compare(
         &subject,
         &baseline,
@@ -498,7 +457,7 @@ fn the_report_does_not_depend_on_the_number_of_workers() {
 #[test]
 fn also_report_writes_the_other_forms_of_the_same_run() {
     let dir = TempDir::new("also");
-    let (junit, md) = (dir.path("junit.xml"), dir.path("report.md"));
+    let (junit, md) = (dir.join("junit.xml"), dir.join("report.md"));
     let out = compare(
         &serve(Some("drops-system-prompt")),
         &serve(None),
@@ -534,7 +493,7 @@ fn also_report_writes_the_other_forms_of_the_same_run() {
 #[test]
 fn a_fixed_config_is_kept_by_the_regressions_fixture() {
     let dir = TempDir::new("config");
-    let config = dir.path("prod.json");
+    let config = dir.join("prod.json");
     std::fs::write(
         &config,
         r#"{"contextWindow":20000,"threshold":0.7,"transportMaxBodyBytes":102400,"bytesPerToken":4,"keepRecent":2,"summaryMaxBytes":2048}"#,
@@ -575,7 +534,7 @@ fn the_gate_compares_a_suite_fixture_by_fixture() {
         serve(Some("cut-by-message-count")),
         serve(Some("drops-system-prompt")),
     );
-    let save = tmp.path("found");
+    let save = tmp.join("found");
     let gate = |subject: &str, baseline: &str, extra: &[&str]| {
         let mut args = vec![
             "check",
@@ -595,7 +554,7 @@ fn the_gate_compares_a_suite_fixture_by_fixture() {
         args.extend(extra);
         run(&args)
     };
-    let whole = tmp.path("whole.json");
+    let whole = tmp.join("whole.json");
     let out = gate(&cut, &drops, &["--report", "json", "--out", &whole]);
     assert_eq!(out.code, 1, "{}", out.stderr);
     assert!(
@@ -671,7 +630,7 @@ fn the_gate_compares_a_suite_fixture_by_fixture() {
     // Shards: shard 1 replays the suite, and the merge keeps it.
     let mut shards = Vec::new();
     for k in ["1/2", "2/2"] {
-        let path = tmp.path(&format!("shard-{}.json", &k[..1]));
+        let path = tmp.join(&format!("shard-{}.json", &k[..1]));
         let out = gate(
             &cut,
             &drops,
@@ -681,7 +640,7 @@ fn the_gate_compares_a_suite_fixture_by_fixture() {
         shards.push(path);
     }
     assert!(read_json(&shards[1]).get("suite").is_none());
-    let merged = tmp.path("merged.json");
+    let merged = tmp.join("merged.json");
     let out = run(&[
         "report", "merge", &shards[0], &shards[1], "--report", "json", "--out", &merged,
     ]);

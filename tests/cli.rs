@@ -16,6 +16,8 @@ use std::process::{Command, Stdio};
 
 use serde_json::{json, Map, Value};
 
+use common::process::TempDir;
+
 // ---------------------------------------------------------------- running
 
 struct Out {
@@ -71,29 +73,6 @@ fn ctxgate<S: AsRef<std::ffi::OsStr>>(args: &[S], stdin: Option<&[u8]>) -> Out {
 
 fn run(args: &[&str]) -> Out {
     ctxgate(args, None)
-}
-
-/// A folder under the system temp dir, removed on drop.
-struct TempDir(PathBuf);
-
-impl TempDir {
-    fn new(name: &str) -> TempDir {
-        let dir = std::env::temp_dir().join(format!("ctxgate-cli-{}-{name}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        TempDir(dir)
-    }
-
-    fn file(&self, name: &str, bytes: impl AsRef<[u8]>) -> String {
-        let path = self.0.join(name);
-        std::fs::write(&path, bytes).unwrap();
-        path.to_str().unwrap().to_owned()
-    }
-}
-
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
 }
 
 fn manifest_dir() -> &'static Path {

@@ -8,40 +8,26 @@
 //! what is tested is what the figures say, not how fast they come.
 #![cfg(feature = "calibrate")]
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
+use std::time::Duration;
 
 use serde_json::Value;
 
-struct Out {
-    code: i32,
-    stdout: String,
-    stderr: String,
-}
+mod common;
 
-impl Out {
-    fn json(&self) -> Value {
-        serde_json::from_str(&self.stdout).unwrap_or_else(|e| {
-            panic!(
-                "stdout is not JSON ({e}); stderr: {}\nstdout: {}",
-                self.stderr, self.stdout
-            )
-        })
-    }
-}
+use common::process::{run_within, Out, TempDir};
 
+/// `ctxgate compare-estimators ARGS` in the repository, killed (the test
+/// failed) after five minutes.
 fn ctxgate(args: &[&str]) -> Out {
-    let out = Command::new(env!("CARGO_BIN_EXE_ctxgate"))
-        .arg("compare-estimators")
-        .args(args)
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .output()
-        .expect("the binary runs");
-    Out {
-        code: out.status.code().expect("exited, not killed by a signal"),
-        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-    }
+    run_within(
+        Command::new(env!("CARGO_BIN_EXE_ctxgate"))
+            .arg("compare-estimators")
+            .args(args)
+            .current_dir(env!("CARGO_MANIFEST_DIR")),
+        Duration::from_secs(300),
+    )
 }
 
 /// Few generated inputs, one round: the real corpus stays whole.
@@ -56,33 +42,6 @@ fn python(path: &str) -> String {
         "python3 {}",
         Path::new(env!("CARGO_MANIFEST_DIR")).join(path).display()
     )
-}
-
-/// A folder under the system temp dir, removed on drop.
-struct TempDir(PathBuf);
-
-impl TempDir {
-    fn new(name: &str) -> TempDir {
-        let dir =
-            std::env::temp_dir().join(format!("ctxgate-compare-{}-{name}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).unwrap();
-        TempDir(dir)
-    }
-
-    fn path(&self, name: &str) -> String {
-        self.0.join(name).display().to_string()
-    }
-
-    fn dir(&self) -> &str {
-        self.0.to_str().unwrap()
-    }
-}
-
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
 }
 
 /// Estimator `k`'s figures on `set`.
@@ -181,7 +140,7 @@ fn the_content_only_variant_is_below_the_floor_and_real_tokens_where_calls_are()
 #[test]
 fn json_svg_and_markdown_outputs() {
     let tmp = TempDir::new("outputs");
-    let svg = tmp.path("plot.svg");
+    let svg = tmp.join("plot.svg");
     // Order on the command line is the report's order, across the two flags.
     let slow = python("tests/subjects/slow_estimator.py") + " 0";
     let out = ctxgate(&with_small(&[
@@ -388,7 +347,7 @@ fn fail_if_worse_catches_a_slower_estimator() {
         .enumerate()
     {
         std::fs::write(
-            tmp.path(&format!("h{i}.json")),
+            tmp.join(&format!("h{i}.json")),
             format!(r#"[{{"role":"user","content":"{text}"}}]"#),
         )
         .unwrap();
@@ -427,9 +386,9 @@ fn fail_if_worse_catches_a_slower_estimator() {
 #[test]
 fn bad_input_exits_2_with_a_clear_message() {
     let tmp = TempDir::new("bad");
-    let empty = tmp.path("empty");
+    let empty = tmp.join("empty");
     std::fs::create_dir_all(&empty).unwrap();
-    let broken = tmp.path("broken");
+    let broken = tmp.join("broken");
     std::fs::create_dir_all(&broken).unwrap();
     std::fs::write(
         Path::new(&broken).join("bad.json"),

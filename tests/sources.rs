@@ -4,7 +4,6 @@
 //! `../shared/data/real-histories`, never copied here.
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::sync::Arc;
 
 use ctxgate::check::{self, CheckOptions};
@@ -16,52 +15,13 @@ use ctxgate::subject::InProcess;
 use ctxgate::{Config, WireFormat};
 use serde_json::{json, Value};
 
-struct Out {
-    code: i32,
-    stdout: String,
-    stderr: String,
-}
+mod common;
 
+use common::process::{ctxgate_within, Out, TempDir};
+
+/// `ctxgate ARGS`, killed (the test failed) after five minutes.
 fn ctxgate(args: &[&str]) -> Out {
-    let out = Command::new(env!("CARGO_BIN_EXE_ctxgate"))
-        .args(args)
-        .output()
-        .expect("the binary runs");
-    Out {
-        code: out.status.code().expect("exited"),
-        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-    }
-}
-
-/// A folder under the system temp dir, removed on drop.
-struct TempDir(PathBuf);
-
-impl TempDir {
-    fn new(name: &str) -> TempDir {
-        let dir =
-            std::env::temp_dir().join(format!("ctxgate-sources-{}-{name}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).unwrap();
-        TempDir(dir)
-    }
-
-    fn file(&self, name: &str, bytes: impl AsRef<[u8]>) -> String {
-        let path = self.0.join(name);
-        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-        std::fs::write(&path, bytes).unwrap();
-        path.to_str().unwrap().to_owned()
-    }
-
-    fn path(&self) -> &str {
-        self.0.to_str().unwrap()
-    }
-}
-
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
+    ctxgate_within(args, std::time::Duration::from_secs(300))
 }
 
 fn real_histories() -> PathBuf {
@@ -304,18 +264,18 @@ fn corpus_errors_name_the_file_and_exit_2() {
     let dir = TempDir::new("corpus-errors");
     let empty = TempDir::new("corpus-empty");
     empty.file("README.md", "no histories here");
-    let out = ctxgate(&["check", "--corpus", empty.path(), "--cases", "5"]);
+    let out = ctxgate(&["check", "--corpus", empty.dir(), "--cases", "5"]);
     assert_eq!(out.code, 2, "{}", out.stderr);
     assert!(out.stderr.contains("holds no history"), "{}", out.stderr);
 
     let good = r#"[{"role":"user","content":"hi"},{"role":"assistant","content":"hello"}]"#;
     dir.file("a/good.json", good);
     dir.file("b/many.jsonl", format!("{good}\n\n{good}\n"));
-    let out = ctxgate(&["check", "--corpus", dir.path(), "--cases", "3"]);
+    let out = ctxgate(&["check", "--corpus", dir.dir(), "--cases", "3"]);
     assert!(out.stderr.contains("3 real histories"), "{}", out.stderr);
 
     dir.file("b/bad.jsonl", format!("{good}\n{{\"messages\": 3}}\n"));
-    let out = ctxgate(&["check", "--corpus", dir.path(), "--cases", "3"]);
+    let out = ctxgate(&["check", "--corpus", dir.dir(), "--cases", "3"]);
     assert_eq!(out.code, 2, "{}", out.stderr);
     assert!(
         out.stderr.contains("bad.jsonl") && out.stderr.contains("line 2"),
@@ -324,7 +284,7 @@ fn corpus_errors_name_the_file_and_exit_2() {
     );
     std::fs::remove_file(dir.0.join("b/bad.jsonl")).unwrap();
     dir.file("c/broken.json", "[{\"role\": \"user\", \"content\": ");
-    let out = ctxgate(&["check", "--corpus", dir.path(), "--cases", "3"]);
+    let out = ctxgate(&["check", "--corpus", dir.dir(), "--cases", "3"]);
     assert_eq!(out.code, 2, "{}", out.stderr);
     assert!(out.stderr.contains("broken.json"), "{}", out.stderr);
     let out = ctxgate(&[

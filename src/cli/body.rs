@@ -6,7 +6,7 @@ use std::io::{self, Write as _};
 
 use ctxgate::body::{body_bytes, body_value};
 
-use super::common::{ConfigArgs, Failure, HistoryArgs};
+use super::common::{write_outcome, ConfigArgs, Failure, HistoryArgs};
 
 /// Print the exact request body of a history: the config's envelope with
 /// `messages` (and, for anthropic, `system`) in the wire format.
@@ -46,11 +46,7 @@ pub fn run(args: Args) -> Result<(), Failure> {
         .write_all(&body)
         .and_then(|()| out.write_all(b"\n"))
         .and_then(|()| out.flush());
-    if let Err(e) = written {
-        if e.kind() != io::ErrorKind::BrokenPipe {
-            return Err(Failure::bad_input(format!("cannot write the body: {e}")));
-        }
-    }
+    write_outcome(written)?;
     eprintln!(
         "ctxgate body: {} bytes of {} body (ceiling {})",
         body.len(),

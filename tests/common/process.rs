@@ -21,6 +21,17 @@ impl Out {
     pub fn all(&self) -> String {
         format!("{}{}", self.stdout, self.stderr)
     }
+
+    /// stdout as one JSON document (the test fails, showing both streams,
+    /// when it is not).
+    pub fn json(&self) -> serde_json::Value {
+        serde_json::from_str(&self.stdout).unwrap_or_else(|e| {
+            panic!(
+                "stdout is not JSON ({e}); stderr: {}\nstdout: {}",
+                self.stderr, self.stdout
+            )
+        })
+    }
 }
 
 /// `ctxgate ARGS`, killed after `limit` (the test fails: it hung).
@@ -112,9 +123,33 @@ impl TempDir {
         &self.0
     }
 
+    /// The folder, as a string (for an argument).
+    pub fn dir(&self) -> &str {
+        self.0.to_str().expect("a UTF-8 temp dir")
+    }
+
     /// A path inside, as a string.
     pub fn join(&self, name: &str) -> String {
         self.0.join(name).display().to_string()
+    }
+
+    /// Write a file inside (its folders made), and give its path.
+    pub fn file(&self, name: &str, bytes: impl AsRef<[u8]>) -> String {
+        let path = self.0.join(name);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(&path, bytes).unwrap();
+        path.display().to_string()
+    }
+
+    /// The JSON files directly inside (saved fixtures), in name order.
+    pub fn fixtures(&self) -> Vec<std::path::PathBuf> {
+        let mut v: Vec<_> = std::fs::read_dir(&self.0)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .filter(|p| p.extension().is_some_and(|e| e == "json"))
+            .collect();
+        v.sort();
+        v
     }
 }
 
