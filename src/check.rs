@@ -8,7 +8,6 @@
 //! reproducible from it.
 
 use std::collections::BTreeMap;
-use std::time::Duration;
 
 use crate::body::body_bytes;
 use crate::fixture::Fixture;
@@ -19,7 +18,8 @@ use crate::run::shrink::{shrink_failing, shrink_fault};
 use crate::run::{Dealt, FirstOf, Judge, RunContext, Runner};
 use crate::subject::{Fault, FaultKind, Subject, SubjectInfo};
 
-pub use crate::run::{case_at, save, CaseSource, CheckOptions, Progress, Saved, Shard};
+pub(crate) use crate::run::add_count;
+pub use crate::run::{case_at, save, CaseSource, CheckOptions, Progress, RunFacts, Saved, Shard};
 
 /// How often an invariant held; in JSON `pass`, `fail`, `notApplicable`
 /// and `notApplicableBecause`.
@@ -113,7 +113,8 @@ pub struct CheckReport {
     pub subject: SubjectInfo,
     pub seed: u64,
     pub cases: u64,
-    pub elapsed: Duration,
+    /// Its time, images not sent, formats re-aimed, formats measured.
+    pub run: RunFacts,
     /// Body bytes of every generated case, summed (throughput).
     pub bytes: u64,
     pub checked: InvariantSet,
@@ -121,25 +122,11 @@ pub struct CheckReport {
     pub failures: Vec<Failure>,
     pub faults: Vec<FaultRecord>,
     pub coverage: Coverage,
-    /// The time budget ended the run before `cases`.
-    pub stopped_by_time: bool,
     /// What the protocol carried, for a subject behind a process boundary
     /// (shrinking included).
     pub traffic: Option<crate::subject::Traffic>,
     /// The shard this run was, if it was one.
     pub shard: Option<Shard>,
-    /// Cases with images that the subject was not sent, because its hello
-    /// says it takes text only (`contentParts: false`, SPEC §6): generated
-    /// ones went without their images, corpus ones not at all.
-    pub images_not_sent: u64,
-    /// Cases drawn in a wire format the subject does not measure (its
-    /// hello's `wireFormats`, SPEC §6) and sent in one it does: generated
-    /// ones drawn again in its formats, corpus ones and a `--config` of
-    /// another format measured in its first.
-    pub formats_re_aimed: u64,
-    /// The wire formats the cases were measured in: those of
-    /// `--wire-format` (default all three) the subject measures.
-    pub wire_formats: crate::model::WireFormats,
 }
 
 impl CheckReport {
@@ -257,18 +244,7 @@ impl CheckReport {
         }
         add_count(&mut self.cases, other.cases, "cases")?;
         add_count(&mut self.bytes, other.bytes, "bodyBytes")?;
-        add_count(
-            &mut self.images_not_sent,
-            other.images_not_sent,
-            "imageCasesNotSent",
-        )?;
-        add_count(
-            &mut self.formats_re_aimed,
-            other.formats_re_aimed,
-            "casesReAimedToWireFormats",
-        )?;
-        self.elapsed = self.elapsed.max(other.elapsed);
-        self.stopped_by_time |= other.stopped_by_time;
+        self.run.merge(&other.run)?;
         self.coverage.merge(&other.coverage);
         self.traffic = match (self.traffic, other.traffic) {
             (Some(a), Some(b)) => Some(a + b),
@@ -323,7 +299,7 @@ impl CheckReport {
             }];
         }
         if self.cases == 0 {
-            return vec![if self.stopped_by_time {
+            return vec![if self.run.stopped_by_time {
                 "no case ran: the time budget ended before the first case".into()
             } else {
                 "no case ran".into()
@@ -346,15 +322,6 @@ impl CheckReport {
             })
             .collect()
     }
-}
-
-/// `*total += n` for a merge of shards' reports; an error naming `what`
-/// when the sum passes 2^64.
-pub(crate) fn add_count(total: &mut u64, n: u64, what: &str) -> Result<(), String> {
-    *total = total
-        .checked_add(n)
-        .ok_or_else(|| format!("`{what}` added up passes 2^64"))?;
-    Ok(())
 }
 
 /// Join `theirs` into `ours`, shards' records of which a run keeps one of
@@ -454,19 +421,18 @@ impl Single {
             subject: info.clone(),
             seed: opts.seed,
             cases: 0,
-            elapsed: Duration::ZERO,
+            run: RunFacts {
+                wire_formats: opts.wire_formats,
+                ..RunFacts::default()
+            },
             bytes: 0,
             checked,
             tally: checked.iter().map(|i| (i, Tally::default())).collect(),
             failures: Vec::new(),
             faults: Vec::new(),
             coverage: Coverage::default(),
-            stopped_by_time: false,
             traffic: None,
             shard: opts.shard,
-            images_not_sent: 0,
-            formats_re_aimed: 0,
-            wire_formats: opts.wire_formats,
         };
         let state = SingleState {
             report,
@@ -482,11 +448,7 @@ impl Single {
         let done = runner.finish();
         let st = done.state;
         let mut report = st.report;
-        report.elapsed = done.elapsed;
-        report.stopped_by_time = done.stopped_by_time;
-        report.images_not_sent = done.images_not_sent;
-        report.formats_re_aimed = done.formats_re_aimed;
-        report.wire_formats = done.wire_formats;
+        report.run = done.facts;
         report.failures.sort_by_key(|f| (f.case_index, f.invariant));
         report
             .faults

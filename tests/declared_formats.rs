@@ -170,13 +170,20 @@ fn an_in_process_compactor_declaring_formats_receives_only_those() {
         *seen.lock().unwrap(),
         BTreeSet::from(["engine", "anthropic"])
     );
-    assert!(report.formats_re_aimed > 20, "{}", report.formats_re_aimed);
+    assert!(
+        report.run.formats_re_aimed > 20,
+        "{}",
+        report.run.formats_re_aimed
+    );
     let json = ctxgate::report::to_json(&report, &Default::default());
     assert_eq!(
         json["wireFormats"],
         serde_json::json!(["engine", "anthropic"])
     );
-    assert_eq!(json["casesReAimedToWireFormats"], report.formats_re_aimed);
+    assert_eq!(
+        json["casesReAimedToWireFormats"],
+        report.run.formats_re_aimed
+    );
 }
 
 /// `ctxgate body` prints exactly the body `estimate` measures: its bytes
@@ -269,19 +276,26 @@ fn a_gate_counts_the_cases_re_aimed_to_its_sides_formats() {
         .wire_formats(&[WireFormat::Engine, WireFormat::Anthropic])
         .into_subject();
     let report = common::gate_against_reference(&mut subject, 200, 28);
-    assert!(report.formats_re_aimed > 20, "{}", report.formats_re_aimed);
+    assert!(
+        report.run.formats_re_aimed > 20,
+        "{}",
+        report.run.formats_re_aimed
+    );
     let hints = Default::default();
     let text = ctxgate::baseline::report::human(&report, &hints);
     assert!(
         text.contains(&format!(
             "wire formats: engine, anthropic (the subject's hello `wireFormats` measures these only): {} case(s)",
-            report.formats_re_aimed
+            report.run.formats_re_aimed
         )),
         "{text}"
     );
     let json = ctxgate::baseline::report::to_json(&report, &hints);
-    assert_eq!(json["casesReAimedToWireFormats"], report.formats_re_aimed);
+    assert_eq!(
+        json["casesReAimedToWireFormats"],
+        report.run.formats_re_aimed
+    );
     let back = ctxgate::baseline::merge::from_json(&json).unwrap();
-    assert_eq!(back.formats_re_aimed, report.formats_re_aimed);
-    assert_eq!(back.wire_formats, report.wire_formats);
+    assert_eq!(back.run.formats_re_aimed, report.run.formats_re_aimed);
+    assert_eq!(back.run.wire_formats, report.run.wire_formats);
 }

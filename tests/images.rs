@@ -347,7 +347,11 @@ fn a_text_only_subject_is_sent_no_parts_and_the_report_counts_them() {
     };
     let report = ctxgate::testing::check(&mut subject, &opts);
     assert!(report.faults.is_empty(), "{:?}", report.faults);
-    assert!(report.images_not_sent >= 10, "{}", report.images_not_sent);
+    assert!(
+        report.run.images_not_sent >= 10,
+        "{}",
+        report.run.images_not_sent
+    );
     let text = ctxgate::report::human(&report, &Default::default());
     assert!(text.contains("contentParts: false"), "{text}");
     // Sent no images, it is not judged on them: a pass would be vacuous.

@@ -122,22 +122,7 @@ pub fn from_json(v: &Value) -> Result<BaselineReport, String> {
         cases: count(v.get("cases"), "cases")?,
         baseline_faulted: count(v.get("baselineFaulted"), "baselineFaulted")?,
         uncompared_failures: count(v.get("uncomparedFailures"), "uncomparedFailures")?,
-        elapsed: std::time::Duration::from_secs_f64(
-            field("seconds")?
-                .as_f64()
-                .ok_or("`seconds` is not a number")?
-                .max(0.0),
-        ),
-        stopped_by_time: field("stoppedByTime")?.as_bool().unwrap_or(false),
-        images_not_sent: v
-            .get("imageCasesNotSent")
-            .and_then(Value::as_u64)
-            .unwrap_or(0),
-        formats_re_aimed: v
-            .get("casesReAimedToWireFormats")
-            .and_then(Value::as_u64)
-            .unwrap_or(0),
-        wire_formats: crate::report::wire_formats_of(v.get("wireFormats")),
+        run: crate::run::RunFacts::from_json(v)?,
         checked: invariants.keys().copied().collect(),
         invariants,
         regressions,
@@ -327,18 +312,7 @@ impl BaselineReport {
             other.uncompared_failures,
             "uncomparedFailures",
         )?;
-        add_count(
-            &mut self.images_not_sent,
-            other.images_not_sent,
-            "imageCasesNotSent",
-        )?;
-        add_count(
-            &mut self.formats_re_aimed,
-            other.formats_re_aimed,
-            "casesReAimedToWireFormats",
-        )?;
-        self.elapsed = self.elapsed.max(other.elapsed);
-        self.stopped_by_time |= other.stopped_by_time;
+        self.run.merge(&other.run)?;
         self.shard = None;
         for (inv, d) in other.invariants {
             self.checked.insert(inv);

@@ -131,16 +131,9 @@ pub struct BaselineReport {
     pub baseline_faulted: u64,
     /// Subject failures on those cases (counted by `any-failure`).
     pub uncompared_failures: u64,
-    pub elapsed: std::time::Duration,
-    pub stopped_by_time: bool,
-    /// Cases with images that were sent without them (or, from a corpus,
-    /// not at all), because a side takes text only (`contentParts: false`).
-    pub images_not_sent: u64,
-    /// Cases drawn in a wire format a side does not measure (its hello's
-    /// `wireFormats`) and sent in one both do.
-    pub formats_re_aimed: u64,
-    /// The wire formats the cases were measured in.
-    pub wire_formats: crate::model::WireFormats,
+    /// Its time, images not sent, formats re-aimed, formats measured (a
+    /// side that takes text only or does not measure a format is why).
+    pub run: crate::run::RunFacts,
     /// The invariants checked on the subject; the baseline's are those of
     /// them it claims.
     pub checked: InvariantSet,
@@ -175,7 +168,7 @@ impl BaselineReport {
             )];
         }
         if self.cases == 0 {
-            return vec![if self.stopped_by_time {
+            return vec![if self.run.stopped_by_time {
                 "no case ran: the time budget ended before the first case".into()
             } else {
                 "no case ran".into()

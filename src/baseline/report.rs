@@ -137,14 +137,14 @@ pub(crate) fn human_with_suite(r: &BaselineReport, hints: &Hints, suite: &[Strin
         out,
         "{} cases in {:.2} s, {} compared{}{}",
         r.cases,
-        r.elapsed.as_secs_f64(),
+        r.run.elapsed.as_secs_f64(),
         r.compared(),
         if r.baseline_faulted > 0 {
             format!(" ({} not: the baseline faulted)", r.baseline_faulted)
         } else {
             String::new()
         },
-        if r.stopped_by_time {
+        if r.run.stopped_by_time {
             " (time budget reached)"
         } else {
             ""
@@ -154,11 +154,11 @@ pub(crate) fn human_with_suite(r: &BaselineReport, hints: &Hints, suite: &[Strin
         &mut out,
         &crate::report::NotSent {
             text_only: !r.subject.content_parts || !r.baseline.content_parts,
-            images_not_sent: r.images_not_sent,
-            wire_formats: r.wire_formats,
+            images_not_sent: r.run.images_not_sent,
+            wire_formats: r.run.wire_formats,
             declared_all_formats: r.subject.wire_formats.is_all()
                 && r.baseline.wire_formats.is_all(),
-            formats_re_aimed: r.formats_re_aimed,
+            formats_re_aimed: r.run.formats_re_aimed,
         },
     );
     let _ = writeln!(out);
@@ -488,11 +488,11 @@ pub fn to_json(r: &BaselineReport, hints: &Hints) -> Value {
         "compared": r.compared(),
         "baselineFaulted": r.baseline_faulted,
         "uncomparedFailures": r.uncompared_failures,
-        "seconds": r.elapsed.as_secs_f64(),
-        "stoppedByTime": r.stopped_by_time,
-        "imageCasesNotSent": r.images_not_sent,
-        "wireFormats": r.wire_formats.names(),
-        "casesReAimedToWireFormats": r.formats_re_aimed,
+        "seconds": r.run.elapsed.as_secs_f64(),
+        "stoppedByTime": r.run.stopped_by_time,
+        "imageCasesNotSent": r.run.images_not_sent,
+        "wireFormats": r.run.wire_formats.names(),
+        "casesReAimedToWireFormats": r.run.formats_re_aimed,
         "invariants": r.invariants,
         "notCompared": r.not_compared(),
         "regressions": regressions,
@@ -577,7 +577,7 @@ pub fn junit(r: &BaselineReport, hints: &Hints) -> TestSuite {
     }
     TestSuite {
         name: format!("ctxgate check --baseline (seed {})", r.seed),
-        seconds: Some(r.elapsed.as_secs_f64()),
+        seconds: Some(r.run.elapsed.as_secs_f64()),
         cases,
     }
 }
@@ -619,7 +619,7 @@ pub(crate) fn markdown_with_suite(r: &BaselineReport, hints: &Hints, suite: &[St
             .map(|s| format!(", shard {}/{}", s.k, s.n))
             .unwrap_or_default(),
         r.compared(),
-        r.elapsed.as_secs_f64(),
+        r.run.elapsed.as_secs_f64(),
         r.fail_on.name()
     );
     let _ = writeln!(out, "{}\n", md(&line));

@@ -127,7 +127,7 @@ pub fn human(r: &CheckReport, hint: &ReplayHint) -> String {
 /// The human report, its verdict joined by the problems of the run's suite.
 pub(crate) fn human_with_suite(r: &CheckReport, hint: &ReplayHint, suite: &[String]) -> String {
     let mut out = String::new();
-    let secs = r.elapsed.as_secs_f64().max(1e-9);
+    let secs = r.run.elapsed.as_secs_f64().max(1e-9);
     let shard = match r.shard {
         _ if r.one_case() => format!(", case {} alone", r.shard.map_or(0, |s| s.k - 1)),
         Some(s) => format!(
@@ -151,7 +151,7 @@ pub(crate) fn human_with_suite(r: &CheckReport, hint: &ReplayHint, suite: &[Stri
         secs,
         r.cases as f64 / secs,
         r.bytes as f64 / secs / 1e6,
-        if r.stopped_by_time {
+        if r.run.stopped_by_time {
             " (time budget reached)"
         } else {
             ""
@@ -161,10 +161,10 @@ pub(crate) fn human_with_suite(r: &CheckReport, hint: &ReplayHint, suite: &[Stri
         &mut out,
         &NotSent {
             text_only: !r.subject.content_parts,
-            images_not_sent: r.images_not_sent,
-            wire_formats: r.wire_formats,
+            images_not_sent: r.run.images_not_sent,
+            wire_formats: r.run.wire_formats,
             declared_all_formats: r.subject.wire_formats.is_all(),
-            formats_re_aimed: r.formats_re_aimed,
+            formats_re_aimed: r.run.formats_re_aimed,
         },
     );
     if let Some(t) = r.traffic.filter(|t| t.requests > 0) {
@@ -378,7 +378,7 @@ fn save_error(saved: &Saved) -> Option<&str> {
 
 /// The JSON report.
 pub fn to_json(r: &CheckReport, hint: &ReplayHint) -> Value {
-    let secs = r.elapsed.as_secs_f64().max(1e-9);
+    let secs = r.run.elapsed.as_secs_f64().max(1e-9);
     let failures: Vec<Value> = r
         .failures
         .iter()
@@ -428,13 +428,13 @@ pub fn to_json(r: &CheckReport, hint: &ReplayHint) -> Value {
         "replayWith": hint.to_json(),
         "shard": r.shard.map(|s| format!("{}/{}", s.k, s.n)),
         "cases": r.cases,
-        "seconds": r.elapsed.as_secs_f64(),
+        "seconds": r.run.elapsed.as_secs_f64(),
         "casesPerSecond": r.cases as f64 / secs,
         "bodyBytes": r.bytes,
-        "stoppedByTime": r.stopped_by_time,
-        "imageCasesNotSent": r.images_not_sent,
-        "wireFormats": r.wire_formats.names(),
-        "casesReAimedToWireFormats": r.formats_re_aimed,
+        "stoppedByTime": r.run.stopped_by_time,
+        "imageCasesNotSent": r.run.images_not_sent,
+        "wireFormats": r.run.wire_formats.names(),
+        "casesReAimedToWireFormats": r.run.formats_re_aimed,
         "protocol": r.traffic,
         "invariants": r.tally,
         "notChecked": r.not_checked(),
@@ -477,7 +477,7 @@ pub(crate) fn markdown_with_suite(r: &CheckReport, hint: &ReplayHint, suite: &[S
         r.shard
             .map(|s| format!(", shard {}/{}", s.k, s.n))
             .unwrap_or_default(),
-        r.elapsed.as_secs_f64()
+        r.run.elapsed.as_secs_f64()
     );
     let _ = writeln!(
         out,
@@ -578,7 +578,7 @@ pub fn junit(r: &CheckReport, hint: &ReplayHint) -> junit::Suite {
     }
     junit::Suite {
         name: format!("ctxgate check (seed {})", r.seed),
-        seconds: Some(r.elapsed.as_secs_f64()),
+        seconds: Some(r.run.elapsed.as_secs_f64()),
         cases,
     }
 }

@@ -37,30 +37,15 @@ pub fn from_json(v: &Value) -> Result<CheckReport, String> {
         subject: info,
         seed: count_of(field("seed")?, "seed")?,
         cases: count_of(field("cases")?, "cases")?,
-        elapsed: std::time::Duration::from_secs_f64(
-            field("seconds")?
-                .as_f64()
-                .ok_or("`seconds` is not a number")?
-                .max(0.0),
-        ),
+        run: crate::run::RunFacts::from_json(v)?,
         bytes: count_of(field("bodyBytes")?, "bodyBytes")?,
         checked: tally.keys().copied().collect(),
         tally,
         failures,
         faults,
         coverage,
-        stopped_by_time: field("stoppedByTime")?.as_bool().unwrap_or(false),
         traffic,
         shard,
-        images_not_sent: v
-            .get("imageCasesNotSent")
-            .and_then(Value::as_u64)
-            .unwrap_or(0),
-        formats_re_aimed: v
-            .get("casesReAimedToWireFormats")
-            .and_then(Value::as_u64)
-            .unwrap_or(0),
-        wire_formats: wire_formats_of(v.get("wireFormats")),
     })
 }
 

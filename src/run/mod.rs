@@ -510,11 +510,13 @@ impl<J: Judge> Runner<J> {
     /// The run is over: what its judge counted and kept.
     pub(crate) fn finish(self) -> Done<J> {
         Done {
-            elapsed: self.start.elapsed(),
-            stopped_by_time: self.stopped_by_time.into_inner(),
-            images_not_sent: self.images_not_sent.into_inner(),
-            formats_re_aimed: self.formats_re_aimed.into_inner(),
-            wire_formats: self.formats.map_or(WireFormats::ALL, |f| f.kept),
+            facts: RunFacts {
+                elapsed: self.start.elapsed(),
+                stopped_by_time: self.stopped_by_time.into_inner(),
+                images_not_sent: self.images_not_sent.into_inner(),
+                formats_re_aimed: self.formats_re_aimed.into_inner(),
+                wire_formats: self.formats.map_or(WireFormats::ALL, |f| f.kept),
+            },
             state: self.state.into_inner().unwrap_or_else(|e| e.into_inner()),
             judge: self.judge,
             opts: self.opts,
@@ -527,12 +529,79 @@ pub(crate) struct Done<J: Judge> {
     pub judge: J,
     pub opts: CheckOptions,
     pub state: J::State,
+    pub facts: RunFacts,
+}
+
+/// What a run as a whole did, beside its verdicts: the same for a check
+/// and a gate, written at the top of their JSON reports and joined alike
+/// when shards are merged.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct RunFacts {
     pub elapsed: Duration,
+    /// The time budget ended the run before its cases.
     pub stopped_by_time: bool,
+    /// Cases with images that the subject was not sent, because its hello
+    /// says it takes text only (`contentParts: false`, SPEC §6): generated
+    /// ones went without their images, corpus ones not at all.
     pub images_not_sent: u64,
+    /// Cases drawn in a wire format the subject does not measure (its
+    /// hello's `wireFormats`, SPEC §6) and sent in one it does: generated
+    /// ones drawn again in its formats, corpus ones and a `--config` of
+    /// another format measured in its first.
     pub formats_re_aimed: u64,
-    /// The formats the cases were measured in.
+    /// The wire formats the cases were measured in: those of
+    /// `--wire-format` (default all three) the subject measures.
     pub wire_formats: WireFormats,
+}
+
+impl RunFacts {
+    /// Join another shard's facts: counts add up, the longest time stands.
+    pub(crate) fn merge(&mut self, other: &RunFacts) -> Result<(), String> {
+        add_count(
+            &mut self.images_not_sent,
+            other.images_not_sent,
+            "imageCasesNotSent",
+        )?;
+        add_count(
+            &mut self.formats_re_aimed,
+            other.formats_re_aimed,
+            "casesReAimedToWireFormats",
+        )?;
+        self.elapsed = self.elapsed.max(other.elapsed);
+        self.stopped_by_time |= other.stopped_by_time;
+        Ok(())
+    }
+
+    /// Read back what a JSON report wrote: `seconds`, `stoppedByTime`,
+    /// `imageCasesNotSent`, `casesReAimedToWireFormats`, `wireFormats`.
+    pub(crate) fn from_json(v: &serde_json::Value) -> Result<RunFacts, String> {
+        let count = |k: &str| v.get(k).and_then(serde_json::Value::as_u64).unwrap_or(0);
+        let seconds = v
+            .get("seconds")
+            .ok_or("no `seconds`")?
+            .as_f64()
+            .ok_or("`seconds` is not a number")?;
+        Ok(RunFacts {
+            elapsed: Duration::from_secs_f64(seconds.max(0.0)),
+            stopped_by_time: v
+                .get("stoppedByTime")
+                .ok_or("no `stoppedByTime`")?
+                .as_bool()
+                .unwrap_or(false),
+            images_not_sent: count("imageCasesNotSent"),
+            formats_re_aimed: count("casesReAimedToWireFormats"),
+            wire_formats: crate::report::wire_formats_of(v.get("wireFormats")),
+        })
+    }
+}
+
+/// `*total += n` for a merge of shards' reports; an error naming `what`
+/// when the sum passes 2^64.
+pub(crate) fn add_count(total: &mut u64, n: u64, what: &str) -> Result<(), String> {
+    *total = total
+        .checked_add(n)
+        .ok_or_else(|| format!("`{what}` added up passes 2^64"))?;
+    Ok(())
 }
 
 /// Run `work` on each of `items`, each on a thread of its own, calling
