@@ -150,17 +150,7 @@ pub(crate) fn human_with_suite(r: &BaselineReport, hints: &Hints, suite: &[Strin
             ""
         }
     );
-    crate::report::write_not_sent(
-        &mut out,
-        &crate::report::NotSent {
-            text_only: !r.subject.content_parts || !r.baseline.content_parts,
-            images_not_sent: r.run.images_not_sent,
-            wire_formats: r.run.wire_formats,
-            declared_all_formats: r.subject.wire_formats.is_all()
-                && r.baseline.wire_formats.is_all(),
-            formats_re_aimed: r.run.formats_re_aimed,
-        },
-    );
+    crate::report::write_not_sent(&mut out, &r.run, &[&r.subject, &r.baseline]);
     let _ = writeln!(out);
     let _ = writeln!(
         out,

@@ -21,8 +21,9 @@ use serde_json::{json, Value};
 
 use crate::body::body_bytes;
 
-use crate::check::{CheckReport, Saved};
+use crate::check::{CheckReport, RunFacts, Saved};
 use crate::model::{engine, Message};
+use crate::subject::SubjectInfo;
 
 /// How to print the command that replays a fixture: the flags that chose
 /// the subject (`--subject CMD`, `--defect NAME`, `--estimator NAME`; none:
@@ -66,38 +67,29 @@ impl ReplayHint {
     }
 }
 
-/// What a run sent otherwise than drawn, because of what the subject
-/// declared in its hello (SPEC §6) or `--wire-format`.
-pub(crate) struct NotSent {
-    /// The subject (or, in a gate, a side) takes text only.
-    pub text_only: bool,
-    pub images_not_sent: u64,
-    /// The formats the cases were measured in.
-    pub wire_formats: crate::model::WireFormats,
-    /// The subject measures every format (so `--wire-format` chose them).
-    pub declared_all_formats: bool,
-    pub formats_re_aimed: u64,
-}
-
-/// The lines of a human report that say what a run did not send as drawn:
-/// image cases to a text-only subject, cases re-aimed to its formats.
-pub(crate) fn write_not_sent(out: &mut String, n: &NotSent) {
-    if n.text_only || n.images_not_sent > 0 {
+/// The lines of a human report that say what a run did not send as drawn,
+/// because of what the subject — in a gate, either side — declared in its
+/// hello (SPEC §6) or `--wire-format`: image cases to a text-only subject,
+/// cases re-aimed to its formats.
+pub(crate) fn write_not_sent(out: &mut String, run: &RunFacts, sides: &[&SubjectInfo]) {
+    let text_only = sides.iter().any(|s| !s.content_parts);
+    if text_only || run.images_not_sent > 0 {
         let _ = writeln!(
             out,
             "contentParts: false — the subject takes text only: {} case(s) with images were not sent (generated ones went without their images; the coverage table's image rows stay unreached)",
-            n.images_not_sent
+            run.images_not_sent
         );
     }
-    if !n.wire_formats.is_all() || n.formats_re_aimed > 0 {
-        let why = match n.declared_all_formats {
+    if !run.wire_formats.is_all() || run.formats_re_aimed > 0 {
+        // Every side measures every format: `--wire-format` chose them.
+        let why = match sides.iter().all(|s| s.wire_formats.is_all()) {
             true => "--wire-format",
             false => "the subject's hello `wireFormats` measures these only",
         };
         let _ = writeln!(
             out,
             "wire formats: {} ({why}): {} case(s) drawn in another format were sent in one of these",
-            n.wire_formats, n.formats_re_aimed
+            run.wire_formats, run.formats_re_aimed
         );
     }
 }
@@ -157,16 +149,7 @@ pub(crate) fn human_with_suite(r: &CheckReport, hint: &ReplayHint, suite: &[Stri
             ""
         }
     );
-    write_not_sent(
-        &mut out,
-        &NotSent {
-            text_only: !r.subject.content_parts,
-            images_not_sent: r.run.images_not_sent,
-            wire_formats: r.run.wire_formats,
-            declared_all_formats: r.subject.wire_formats.is_all(),
-            formats_re_aimed: r.run.formats_re_aimed,
-        },
-    );
+    write_not_sent(&mut out, &r.run, &[&r.subject]);
     if let Some(t) = r.traffic.filter(|t| t.requests > 0) {
         let per = |x: u64| x as f64 / r.cases.max(1) as f64;
         let _ = writeln!(
