@@ -39,7 +39,7 @@
 //! # Writing back without loss
 //!
 //! What the engine model cannot hold is kept in the hidden `wire` hints of
-//! [`Message`] and [`ToolCall`], under an `"anthropic"` key: the block
+//! [`Message`] and [`ToolCall`](crate::model::ToolCall), under an `"anthropic"` key: the block
 //! layout of array content (text blocks as templates holding their byte
 //! length in place of their text; non-text blocks verbatim; `null` marking
 //! where a `tool_use` goes), the place of each `tool_result` block in its
