@@ -13,7 +13,7 @@ use super::behaviour::{change_line, Measures, COLUMN_NAMES};
 use super::{BaselineReport, FailOn, Shared};
 use crate::body::body_bytes;
 use crate::report::junit::{Case as TestCase, Suite as TestSuite};
-use crate::report::render::{human_verdict, markdown_mark};
+use crate::report::{human_verdict, markdown_mark};
 use crate::report::{
     md, replay_line, write_answer, write_answer_details, write_history, ReplayHint,
 };

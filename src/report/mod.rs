@@ -12,7 +12,7 @@ pub mod render;
 pub use read::from_json;
 pub(crate) use read::{
     failure_from_json, fault_from_json, fault_record_from_json, field_as, invariant_from_name,
-    subject_from_json, wire_formats_of,
+    subject_from_json,
 };
 
 use std::fmt::Write as _;
@@ -263,7 +263,7 @@ pub(crate) fn human_with_suite(r: &CheckReport, hint: &ReplayHint, suite: &[Stri
             r.seed
         )
     };
-    let _ = writeln!(out, "{}", render::human_verdict(&verdict, suite));
+    let _ = writeln!(out, "{}", human_verdict(&verdict, suite));
     out
 }
 
@@ -450,7 +450,7 @@ pub(crate) fn markdown_with_suite(r: &CheckReport, hint: &ReplayHint, suite: &[S
         "### ctxgate check: {} {} — {}\n",
         md(&r.subject.name),
         md(&r.subject.version),
-        render::markdown_mark(verdict, suite)
+        markdown_mark(verdict, suite)
     );
     let _ = writeln!(
         out,
@@ -563,6 +563,28 @@ pub fn junit(r: &CheckReport, hint: &ReplayHint) -> junit::Suite {
         name: format!("ctxgate check (seed {})", r.seed),
         seconds: Some(r.run.elapsed.as_secs_f64()),
         cases,
+    }
+}
+
+/// A human report's last line: the run's verdict, or, when its suite
+/// failed, that first (a run whose suite failed must not end on "OK").
+pub(crate) fn human_verdict(verdict: &str, suite: &[String]) -> String {
+    match suite {
+        [] => verdict.to_owned(),
+        _ => format!(
+            "FAILED: {}; the generated cases: {verdict}",
+            suite.join("; ")
+        ),
+    }
+}
+
+/// A Markdown report's mark in its head line, with the suite's failure.
+pub(crate) fn markdown_mark(mark: &str, suite: &[String]) -> String {
+    let why = suite.join("; ");
+    match mark {
+        _ if suite.is_empty() => mark.to_owned(),
+        _ if mark.starts_with('❌') => format!("{mark}; {why}"),
+        _ => format!("❌ {why} (the generated cases: {mark})"),
     }
 }
 

@@ -49,16 +49,6 @@ pub fn from_json(v: &Value) -> Result<CheckReport, String> {
     })
 }
 
-/// A `wireFormats` list of a JSON report; all three when absent or empty.
-pub(crate) fn wire_formats_of(list: Option<&Value>) -> crate::model::WireFormats {
-    let names = list.and_then(Value::as_array).into_iter().flatten();
-    let formats: Vec<_> = names.filter_map(|n| n.as_str()?.parse().ok()).collect();
-    match crate::model::WireFormats::of(&formats) {
-        set if set.is_empty() => crate::model::WireFormats::ALL,
-        set => set,
-    }
-}
-
 /// Member `k` of `v`, read by serde; errors name it.
 pub(crate) fn field_as<T: serde::de::DeserializeOwned>(v: &Value, k: &str) -> Result<T, String> {
     let member = v.get(k).cloned().ok_or_else(|| format!("no `{k}`"))?;
@@ -94,7 +84,7 @@ pub(crate) fn subject_from_json(subject: &Value) -> Result<crate::subject::Subje
         .get("contentParts")
         .and_then(Value::as_bool)
         .unwrap_or(true);
-    info.wire_formats = wire_formats_of(subject.get("wireFormats"));
+    info.wire_formats = crate::model::WireFormats::from_names(subject.get("wireFormats"));
     if let Some(list) = subject.get("claims").and_then(Value::as_array) {
         let names: Vec<&str> = list.iter().filter_map(Value::as_str).collect();
         info.invariants = Some(crate::oracle::InvariantSet::parse_list(&names.join(","))?);

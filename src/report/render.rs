@@ -202,25 +202,3 @@ impl SuiteParts {
         }
     }
 }
-
-/// A human report's last line: the run's verdict, or, when its suite
-/// failed, that first (a run whose suite failed must not end on "OK").
-pub(crate) fn human_verdict(verdict: &str, suite: &[String]) -> String {
-    match suite {
-        [] => verdict.to_owned(),
-        _ => format!(
-            "FAILED: {}; the generated cases: {verdict}",
-            suite.join("; ")
-        ),
-    }
-}
-
-/// A Markdown report's mark in its head line, with the suite's failure.
-pub(crate) fn markdown_mark(mark: &str, suite: &[String]) -> String {
-    let why = suite.join("; ");
-    match mark {
-        _ if suite.is_empty() => mark.to_owned(),
-        _ if mark.starts_with('❌') => format!("{mark}; {why}"),
-        _ => format!("❌ {why} (the generated cases: {mark})"),
-    }
-}

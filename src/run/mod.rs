@@ -590,7 +590,7 @@ impl RunFacts {
                 .unwrap_or(false),
             images_not_sent: count("imageCasesNotSent"),
             formats_re_aimed: count("casesReAimedToWireFormats"),
-            wire_formats: crate::report::wire_formats_of(v.get("wireFormats")),
+            wire_formats: WireFormats::from_names(v.get("wireFormats")),
         })
     }
 }

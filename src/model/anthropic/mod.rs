@@ -71,6 +71,7 @@
 //! assembles engine messages back into anthropic ones, and `parts` holds
 //! the blocks of content parts both ways. The hints they share are here.
 
+mod block;
 mod parts;
 mod read;
 mod write;

@@ -4,8 +4,7 @@
 
 use serde_json::Value;
 
-use super::read::{block_object, block_type, read_text};
-use super::write::{add_fields, text_block};
+use super::block::{add_fields, block_object, block_type, read_text, text_block};
 use super::{Fields, NS, PART_ERROR};
 use crate::error::json_type;
 use crate::model::parts::{Image, ImageData, ImageSource, Part, TextPart};

@@ -2,6 +2,7 @@
 
 use serde_json::Value;
 
+use super::block::{block_object, block_type, read_text};
 use super::parts::{block_to_part, is_image_block};
 use super::{merge_hint, put, wrap, Fields};
 use crate::error::{json_type, InputError};
@@ -297,19 +298,6 @@ fn read_tool_result(obj: &Fields, index: usize) -> Result<Message, String> {
     put(&mut h, "blockExtra", reserved);
     m.wire = wrap(h);
     Ok(m)
-}
-pub(super) fn block_object(b: &Value) -> Result<&Fields, String> {
-    b.as_object()
-        .ok_or_else(|| format!("expected a content block object, found {}", json_type(b)))
-}
-
-pub(super) fn block_type(obj: &Fields) -> Option<&str> {
-    obj.get("type").and_then(Value::as_str)
-}
-
-pub(super) fn read_text(v: &Value) -> Result<&str, String> {
-    v.as_str()
-        .ok_or_else(|| format!("`text` must be a string, found {}", json_type(v)))
 }
 
 fn read_pinned(v: &Value) -> Result<bool, String> {

@@ -3,8 +3,8 @@
 
 use serde_json::{Map, Value};
 
+use super::block::{add_fields, block_type, text_block};
 use super::parts::{part_block, part_blocks};
-use super::read::block_type;
 use super::{hint, hint_fields, hint_usize, Fields};
 use crate::model::engine::{own_fields, CALL_FIELDS, MESSAGE_FIELDS};
 use crate::model::{Content, Message, Role, ToolCall};
@@ -328,13 +328,6 @@ fn split_text<'a>(text: &'a str, lens: &[usize]) -> Option<Vec<&'a str>> {
     (pos == text.len()).then_some(out)
 }
 
-pub(super) fn text_block(text: &str) -> Fields {
-    let mut b = Map::new();
-    b.insert("type".into(), "text".into());
-    b.insert("text".into(), Value::String(text.to_owned()));
-    b
-}
-
 fn tool_use_block(c: &ToolCall) -> Value {
     let mut b = Map::new();
     b.insert("type".into(), "tool_use".into());
@@ -382,14 +375,4 @@ fn tool_result_block(m: &Message, h: Option<&Fields>) -> Value {
     add_fields(&mut b, own_fields(&m.extra, &MESSAGE_FIELDS));
     add_fields(&mut b, hint_fields(h, "blockExtra").into_iter().flatten());
     Value::Object(b)
-}
-
-/// Add fields that are not there yet (the fields already written win).
-pub(super) fn add_fields<'a>(
-    to: &mut Fields,
-    from: impl IntoIterator<Item = (&'a String, &'a Value)>,
-) {
-    for (k, v) in from {
-        to.entry(k.clone()).or_insert_with(|| v.clone());
-    }
 }
