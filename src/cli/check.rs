@@ -377,22 +377,17 @@ fn run_gate(
     opts: &CheckOptions,
     (jobs, suite): (usize, Option<SuiteFixtures<'_>>),
 ) -> Result<Outcome, Failure> {
-    let side = SubjectArgs {
-        subject: Some(cmd.to_owned()),
-        timeout: args.subject.timeout,
-        max_line_bytes: args.subject.max_line_bytes,
-        defect: None,
-        estimator: None,
-        command: Vec::new(),
-        trace: false,
-    };
-    let mut baselines = side.open_jobs(jobs, args.lanes).map_err(|f| Failure {
-        message: format!(
-            "--baseline: {}",
-            f.message.replacen("subject", "baseline", 1)
-        ),
-        ..f
-    })?;
+    let mut baselines = args
+        .subject
+        .program(cmd)
+        .open_jobs(jobs, args.lanes)
+        .map_err(|f| Failure {
+            message: format!(
+                "--baseline: {}",
+                f.message.replacen("subject", "baseline", 1)
+            ),
+            ..f
+        })?;
     // An in-process subject is one handle per job; the baseline has
     // lanes: one more in-process subject per lane, so each lane has a worker.
     while subjects.len() < baselines.len() && !args.subject.is_external() {

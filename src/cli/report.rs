@@ -56,20 +56,10 @@ pub struct MergeArgs {
 
 pub fn run(args: Args) -> Result<(), Failure> {
     let ReportCommand::Merge(args) = args.command;
-    let mut reports = Vec::with_capacity(args.files.len());
-    for path in &args.files {
-        let name = path.display().to_string();
-        let bytes = ctxgate::input::read_file(path, "the report", super::common::max_input_bytes())
-            .map_err(Failure::from)?;
-        let expected = "a report of `ctxgate check --report json`, a JSON object";
-        let json = ctxgate::model::parse_json_expecting(&bytes, expected).map_err(|mut e| {
-            // A report is no history: an index the history parser found
-            // means nothing here.
-            e.message = None;
-            e.in_file(&name)
-        })?;
-        reports.push(ShardReport { name, json });
-    }
+    let cap = super::common::max_input_bytes();
+    let reports = (args.files.iter())
+        .map(|path| ShardReport::read(path, cap))
+        .collect::<Result<Vec<_>, _>>()?;
     let merged = merge(reports, args.subject.as_deref(), args.baseline.as_deref())
         .map_err(Failure::bad_input)?;
     let rendered = merged.render(args.report);

@@ -60,6 +60,18 @@ impl SubjectArgs {
         ctxgate::report::ReplayHint { flags }
     }
 
+    /// Another program under the same limits (the gate's baseline).
+    pub fn program(&self, cmd: &str) -> SubjectArgs {
+        SubjectArgs {
+            subject: Some(cmd.to_owned()),
+            defect: None,
+            estimator: None,
+            command: Vec::new(),
+            trace: false,
+            ..self.clone()
+        }
+    }
+
     /// The command as the user gave it (`None`: the reference).
     pub fn shown(&self) -> Option<String> {
         if !self.command.is_empty() {

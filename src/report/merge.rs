@@ -19,6 +19,23 @@ pub struct ShardReport {
     pub json: Value,
 }
 
+impl ShardReport {
+    /// Read a JSON report from `path`, at most `cap` bytes; errors name the
+    /// file and the problem.
+    pub fn read(path: &std::path::Path, cap: u64) -> Result<ShardReport, crate::InputError> {
+        let name = path.display().to_string();
+        let bytes = crate::input::read_file(path, "the report", cap)?;
+        let expected = "a report of `ctxgate check --report json`, a JSON object";
+        let json = crate::model::parse_json_expecting(&bytes, expected).map_err(|mut e| {
+            // A report is no history: an index the history parser found
+            // means nothing here.
+            e.message = None;
+            e.in_file(&name)
+        })?;
+        Ok(ShardReport { name, json })
+    }
+}
+
 /// Merge `reports`, all of one kind (check or gate) and together all the
 /// shards of one run, each once (or one whole run's report, to write it
 /// again in another form). `subject` and `baseline` override the replay
