@@ -15,13 +15,45 @@
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
-use serde_json::{json, Value};
+use serde_json::Value;
 
 use crate::error::InputError;
 use crate::fixture::{collect, replay, Fixture, Replayed};
 use crate::oracle::Violation;
 use crate::report::junit;
 use crate::subject::Subject;
+
+/// A suite report's JSON (`held`, `failed`, `skipped` are written for the
+/// reader and counted again from the fixtures when read back).
+#[derive(serde::Serialize, serde::Deserialize)]
+struct SuiteJson {
+    source: String,
+    #[serde(skip_deserializing)]
+    held: usize,
+    #[serde(skip_deserializing)]
+    failed: usize,
+    #[serde(skip_deserializing)]
+    skipped: usize,
+    fixtures: Vec<CaseJson>,
+}
+
+#[derive(serde::Serialize, serde::Deserialize)]
+struct CaseJson {
+    path: String,
+    name: String,
+    see: String,
+    #[serde(flatten)]
+    outcome: OutcomeJson,
+}
+
+#[derive(serde::Serialize, serde::Deserialize)]
+#[serde(tag = "outcome", rename_all = "lowercase")]
+enum OutcomeJson {
+    Held { judged: usize },
+    Failed { violations: Vec<Violation> },
+    Fault { fault: crate::subject::Fault },
+    Skipped { why: String },
+}
 
 /// One fixture of a suite and what replaying it gave.
 #[derive(Debug, Clone)]
@@ -184,98 +216,47 @@ impl SuiteReport {
     }
 
     /// `{"source", "held", "failed", "skipped", "fixtures": [{"path",
-    /// "name", "see", "outcome", "violations"|"fault"|"why"}]}`.
+    /// "name", "see", "outcome", "judged"|"violations"|"fault"|"why"}]}`.
     pub fn to_json(&self) -> Value {
-        let fixtures: Vec<Value> = self
-            .cases
-            .iter()
-            .map(|c| {
-                let mut v = json!({
-                    "path": c.path.display().to_string(),
-                    "name": c.name,
-                    "see": c.see,
-                });
-                let extra = match &c.outcome {
-                    Replayed::Held { judged } => json!({"outcome": "held", "judged": judged}),
-                    Replayed::Failed(vs) => json!({
-                        "outcome": "failed",
-                        "violations": vs.iter().map(Violation::to_json).collect::<Vec<_>>(),
-                    }),
-                    Replayed::Fault(f) => json!({
-                        "outcome": "fault",
-                        "fault": {"kind": f.kind.name(), "detail": f.detail, "stderr": f.stderr},
-                    }),
-                    Replayed::Skipped { why } => json!({"outcome": "skipped", "why": why}),
-                };
-                if let (Value::Object(a), Value::Object(b)) = (&mut v, extra) {
-                    a.extend(b);
-                }
-                v
-            })
-            .collect();
-        json!({
-            "source": self.source.display().to_string(),
-            "held": self.held(),
-            "failed": self.failed(),
-            "skipped": self.skipped(),
-            "fixtures": fixtures,
-        })
+        let case = |c: &SuiteCase| CaseJson {
+            path: c.path.display().to_string(),
+            name: c.name.clone(),
+            see: c.see.clone(),
+            outcome: match c.outcome.clone() {
+                Replayed::Held { judged } => OutcomeJson::Held { judged },
+                Replayed::Failed(violations) => OutcomeJson::Failed { violations },
+                Replayed::Fault(fault) => OutcomeJson::Fault { fault },
+                Replayed::Skipped { why } => OutcomeJson::Skipped { why },
+            },
+        };
+        let json = SuiteJson {
+            source: self.source.display().to_string(),
+            held: self.held(),
+            failed: self.failed(),
+            skipped: self.skipped(),
+            fixtures: self.cases.iter().map(case).collect(),
+        };
+        serde_json::to_value(json).expect("a report is JSON")
     }
 
     /// The report [`to_json`](Self::to_json) wrote (`report merge` reads
     /// the suite's outcome back from shard 1's report).
     pub fn from_json(v: &Value) -> Result<SuiteReport, String> {
-        let text = |x: &Value, k: &str| -> Result<String, String> {
-            x.get(k)
-                .and_then(Value::as_str)
-                .map(str::to_owned)
-                .ok_or_else(|| format!("`{k}` is not text"))
+        let json: SuiteJson = crate::report::json::read(v)?;
+        let case = |c: CaseJson| SuiteCase {
+            path: PathBuf::from(c.path),
+            name: c.name,
+            see: c.see,
+            outcome: match c.outcome {
+                OutcomeJson::Held { judged } => Replayed::Held { judged },
+                OutcomeJson::Failed { violations } => Replayed::Failed(violations),
+                OutcomeJson::Fault { fault } => Replayed::Fault(fault),
+                OutcomeJson::Skipped { why } => Replayed::Skipped { why },
+            },
         };
-        let fixtures = v
-            .get("fixtures")
-            .and_then(Value::as_array)
-            .ok_or("`fixtures` is not a list")?;
-        let cases = fixtures
-            .iter()
-            .map(|c| {
-                let outcome = match text(c, "outcome")?.as_str() {
-                    "held" => Replayed::Held {
-                        judged: c
-                            .get("judged")
-                            .and_then(Value::as_u64)
-                            .ok_or("`judged` is not a count")?
-                            as usize,
-                    },
-                    "failed" => Replayed::Failed(
-                        c.get("violations")
-                            .and_then(Value::as_array)
-                            .ok_or("`violations` is not a list")?
-                            .iter()
-                            .map(|x| {
-                                Violation::from_json(x).ok_or("a violation names no invariant")
-                            })
-                            .collect::<Result<_, _>>()?,
-                    ),
-                    "fault" => Replayed::Fault(crate::report::fault_from_json(
-                        c.get("fault")
-                            .ok_or("a fault outcome without its `fault`")?,
-                    )?),
-                    "skipped" => Replayed::Skipped {
-                        why: text(c, "why")?,
-                    },
-                    other => return Err(format!("unknown outcome {other:?}")),
-                };
-                Ok(SuiteCase {
-                    path: PathBuf::from(text(c, "path")?),
-                    name: text(c, "name")?,
-                    see: text(c, "see")?,
-                    outcome,
-                })
-            })
-            .collect::<Result<_, String>>()?;
         Ok(SuiteReport {
-            source: PathBuf::from(text(v, "source")?),
-            cases,
+            source: PathBuf::from(json.source),
+            cases: json.fixtures.into_iter().map(case).collect(),
         })
     }
 

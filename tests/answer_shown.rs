@@ -88,7 +88,7 @@ fn a_gate_regression_shows_the_answer_in_every_form() {
     }
     let json: serde_json::Value = serde_json::from_str(&gate(ReportKind::Json)).unwrap();
     assert_eq!(json["regressions"][0]["answer"]["kind"], "messages");
-    let back = ctxgate::baseline::merge::from_json(&json).unwrap();
+    let back = ctxgate::baseline::json::from_json(&json).unwrap();
     let Outcome::Gate { report, .. } = &outcome else {
         unreachable!("built as a gate")
     };

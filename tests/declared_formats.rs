@@ -290,12 +290,12 @@ fn a_gate_counts_the_cases_re_aimed_to_its_sides_formats() {
         )),
         "{text}"
     );
-    let json = ctxgate::baseline::report::to_json(&report, &hints);
+    let json = ctxgate::baseline::json::to_json(&report, &hints);
     assert_eq!(
         json["casesReAimedToWireFormats"],
         report.run.formats_re_aimed
     );
-    let back = ctxgate::baseline::merge::from_json(&json).unwrap();
+    let back = ctxgate::baseline::json::from_json(&json).unwrap();
     assert_eq!(back.run.formats_re_aimed, report.run.formats_re_aimed);
     assert_eq!(back.run.wire_formats, report.run.wire_formats);
 }

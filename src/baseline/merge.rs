@@ -1,205 +1,10 @@
-//! A baseline gate's JSON report read back, and the reports of a seed's
-//! shards joined into the one a run over all their cases writes: what
-//! `ctxgate report merge` does with `check --baseline --shard K/N`.
+//! The reports of a seed's shards of a baseline gate joined into the one
+//! a run over all their cases writes: what `ctxgate report merge` does
+//! with `check --baseline --shard K/N` (the reports are read by
+//! `baseline/json.rs`).
 
-use std::collections::BTreeMap;
-
-use serde_json::Value;
-
-use super::behaviour::{Behaviour, CaseChange, CaseClass, ClassDelta, Measures};
-use super::{
-    BaselineFault, BaselineReport, FailOn, InvariantDelta, Regression, Shared, SubjectFault,
-};
+use super::{BaselineReport, Shared};
 use crate::check::{add_count, join_first_of_kind};
-use crate::oracle::Violation;
-use crate::report::{
-    failure_from_json, fault_from_json, fault_record_from_json, invariant_from_name,
-    subject_from_json,
-};
-
-/// Read a report back from what [`super::report::to_json`] wrote. Errors
-/// say which field is missing or wrong.
-pub fn from_json(v: &Value) -> Result<BaselineReport, String> {
-    let field = |k: &str| v.get(k).ok_or_else(|| format!("no `{k}`"));
-    let list = |k: &str| -> Result<&Vec<Value>, String> {
-        field(k)?
-            .as_array()
-            .ok_or_else(|| format!("`{k}` is not an array"))
-    };
-    let fail_on = match field("failOn")?.as_str() {
-        Some("regressions") => FailOn::Regressions,
-        Some("any-failure") => FailOn::AnyFailure,
-        Some("never") => FailOn::Never,
-        _ => return Err("`failOn` is not regressions, any-failure or never".into()),
-    };
-    let invariants: BTreeMap<_, InvariantDelta> = crate::report::field_as(v, "invariants")?;
-    let regressions = list("regressions")?
-        .iter()
-        .map(|g| {
-            Ok(Regression {
-                failure: failure_from_json(g)?,
-                baseline: g
-                    .get("baseline")
-                    .and_then(Value::as_str)
-                    .unwrap_or("")
-                    .to_owned(),
-            })
-        })
-        .collect::<Result<Vec<_>, String>>()?;
-    let shared = |k: &str| {
-        list(k)?
-            .iter()
-            .map(shared_from_json)
-            .collect::<Result<Vec<_>, _>>()
-    };
-    let subject_faults = list("subjectFaults")?
-        .iter()
-        .map(|f| {
-            let new = count(f.get("new"), "new")?;
-            let shared = count(f.get("shared"), "shared")?;
-            let mut g = f.clone();
-            // `count` is new + shared; without a regression no fixture is
-            // written (none was shrunk), and none is written back.
-            g["count"] = (new + shared).into();
-            if new == 0 {
-                g["fixture"] = placeholder_fixture();
-            }
-            Ok(SubjectFault {
-                record: fault_record_from_json(&g)?,
-                new,
-                shared,
-            })
-        })
-        .collect::<Result<Vec<_>, String>>()?;
-    let baseline_faults = list("baselineFaults")?
-        .iter()
-        .map(|f| {
-            Ok(BaselineFault {
-                case_index: count(f.get("case"), "case")?,
-                fault: fault_from_json(f)?,
-                count: count(f.get("count"), "count")?,
-            })
-        })
-        .collect::<Result<Vec<_>, String>>()?;
-    let mut behaviour = Behaviour::default();
-    for (name, c) in field("behaviour")?
-        .as_object()
-        .ok_or("`behaviour` is not an object")?
-    {
-        if name == "all" {
-            continue; // the classes' sum
-        }
-        let class = CaseClass::ALL
-            .into_iter()
-            .find(|c| c.name() == name)
-            .ok_or_else(|| format!("unknown case class {name:?}"))?;
-        let changed_most = c
-            .get("changedMost")
-            .and_then(Value::as_array)
-            .ok_or_else(|| format!("{name}: no `changedMost`"))?
-            .iter()
-            .map(change_from_json)
-            .collect::<Result<Vec<_>, String>>()?;
-        behaviour.classes.insert(
-            class,
-            ClassDelta {
-                subject: measures_from_json(c.get("subject"))?,
-                baseline: measures_from_json(c.get("baseline"))?,
-                changed_most,
-                changed: count(c.get("changed"), "changed")?,
-            },
-        );
-    }
-    let shard = match v.get("shard").and_then(Value::as_str) {
-        Some(s) => Some(crate::check::Shard::parse(s)?),
-        None => None,
-    };
-    Ok(BaselineReport {
-        subject: subject_from_json(field("subject")?)?,
-        baseline: subject_from_json(field("baseline")?)?,
-        seed: count(v.get("seed"), "seed")?,
-        shard,
-        cases: count(v.get("cases"), "cases")?,
-        baseline_faulted: count(v.get("baselineFaulted"), "baselineFaulted")?,
-        uncompared_failures: count(v.get("uncomparedFailures"), "uncomparedFailures")?,
-        run: crate::run::RunFacts::from_json(v)?,
-        checked: invariants.keys().copied().collect(),
-        invariants,
-        regressions,
-        known: shared("known")?,
-        fixes: shared("fixes")?,
-        subject_faults,
-        baseline_faults,
-        behaviour,
-        fail_on,
-    })
-}
-
-fn count(x: Option<&Value>, what: &str) -> Result<u64, String> {
-    x.and_then(Value::as_u64)
-        .ok_or_else(|| format!("`{what}` is not a count"))
-}
-
-/// A fixture for a fault record no report shows one of (a subject fault
-/// kind with no new case: nothing was shrunk).
-fn placeholder_fixture() -> Value {
-    let f = crate::fixture::Fixture::new(
-        crate::config::Config::default(),
-        Vec::new(),
-        crate::oracle::InvariantSet::empty(),
-        "",
-    );
-    f.to_json()
-}
-
-fn shared_from_json(s: &Value) -> Result<Shared, String> {
-    let inv = invariant_from_name(s.get("invariant").and_then(Value::as_str).unwrap_or(""))?;
-    Ok(Shared {
-        invariant: inv,
-        case_index: count(s.get("case"), "case")?,
-        count: count(s.get("count"), "count")?,
-        subject: match s.get("subject") {
-            None | Some(Value::Null) => None,
-            Some(v) => {
-                Some(Violation::from_json(v).ok_or("a known failure's violation does not read")?)
-            }
-        },
-        baseline: s
-            .get("baseline")
-            .and_then(Violation::from_json)
-            .ok_or("a shared failure has no baseline violation")?,
-    })
-}
-
-fn measures_from_json(m: Option<&Value>) -> Result<Measures, String> {
-    let m = m.ok_or("a class without both sides' measures")?;
-    let sums = m
-        .get("sums")
-        .ok_or("measures without `sums` (a report from an older ctxgate?)")?;
-    Ok(Measures {
-        answered: count(m.get("answered"), "answered")?,
-        compacted: count(m.get("compacted"), "compacted")?,
-        cannot_fit: count(m.get("cannotFit"), "cannotFit")?,
-        retention_ppm: count(sums.get("retentionPpm"), "retentionPpm")?,
-        messages_kept: count(sums.get("messagesKept"), "messagesKept")?,
-        iterations_kept: count(sums.get("iterationsKept"), "iterationsKept")?,
-        summary_bytes: count(sums.get("summaryBytes"), "summaryBytes")?,
-        estimated: count(sums.get("estimated"), "estimated")?,
-        estimate_ppm: count(sums.get("estimatePpm"), "estimatePpm")?,
-    })
-}
-
-fn change_from_json(c: &Value) -> Result<CaseChange, String> {
-    let outcomes = c
-        .get("outcomes")
-        .ok_or("a change without `outcomes` (a report from an older ctxgate?)")?;
-    Ok(CaseChange {
-        case_index: count(c.get("case"), "case")?,
-        score_ppm: count(c.get("scorePpm"), "scorePpm")?,
-        subject: crate::report::field_as(outcomes, "subject")?,
-        baseline: crate::report::field_as(outcomes, "baseline")?,
-    })
-}
 
 impl BaselineReport {
     /// Join the report of another shard of the same gate (same subject,
@@ -377,7 +182,8 @@ impl BaselineReport {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
+    use crate::baseline::json::from_json;
+    use serde_json::{json, Value};
 
     /// A gate's report with only subject faults: (kind, first case, new,
     /// shared), and one baseline fault kind (first case, count).
@@ -391,7 +197,7 @@ mod tests {
             .map(|&(kind, case, new, shared)| {
                 json!({"kind": kind, "detail": format!("{kind} at {case}"), "stderr": "",
                        "case": case, "new": new, "shared": shared,
-                       "fixture": if new > 0 { placeholder_fixture() } else { Value::Null }})
+                       "fixture": if new > 0 { empty_fixture() } else { Value::Null }})
             })
             .collect();
         let v = json!({
@@ -405,6 +211,12 @@ mod tests {
             "behaviour": {},
         });
         from_json(&v).expect("reads")
+    }
+
+    fn empty_fixture() -> Value {
+        let config = crate::config::Config::default();
+        let none = crate::oracle::InvariantSet::empty();
+        crate::fixture::Fixture::new(config, Vec::new(), none, "").to_json()
     }
 
     /// A fault kind keeps the record of its first new case when either

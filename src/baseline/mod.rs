@@ -29,6 +29,7 @@
 //! `--lanes` for each side), or render reports ([`report`]).
 
 pub mod behaviour;
+pub mod json;
 mod judge;
 pub mod merge;
 pub mod report;
@@ -44,7 +45,8 @@ pub use behaviour::Behaviour;
 pub use judge::{run, run_parallel};
 
 /// What fails the gate (exit 1): `--fail-on`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
 pub enum FailOn {
     /// A regression (an invariant or a fault new in the subject).
     #[default]
@@ -90,10 +92,11 @@ pub struct Regression {
 }
 
 /// A failure both sides share (known), or one the subject fixed: the first
-/// case, the count, and the violations there.
-#[derive(Debug, Clone)]
+/// case, the count, and the violations there (in JSON, these fields).
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct Shared {
     pub invariant: Invariant,
+    #[serde(rename = "case")]
     pub case_index: u64,
     pub count: u64,
     /// The subject's violation (for a fix: `None`, it held).
@@ -110,11 +113,14 @@ pub struct SubjectFault {
     pub shared: u64,
 }
 
-/// A baseline fault kind: reported, never the subject's.
-#[derive(Debug, Clone)]
+/// A baseline fault kind: reported, never the subject's (in JSON, the
+/// fault's fields, `case` and `count`).
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct BaselineFault {
-    pub case_index: u64,
+    #[serde(flatten)]
     pub fault: Fault,
+    #[serde(rename = "case")]
+    pub case_index: u64,
     pub count: u64,
 }
 

@@ -135,14 +135,13 @@ impl WireFormats {
         self.iter().map(WireFormat::as_str).collect()
     }
 
-    /// A JSON list of names as [`names`](Self::names) wrote it (a report's
-    /// `wireFormats`); all three when it is absent or names none.
-    pub fn from_names(list: Option<&serde_json::Value>) -> WireFormats {
-        let names = list
-            .and_then(serde_json::Value::as_array)
-            .into_iter()
-            .flatten();
-        let formats: Vec<_> = names.filter_map(|n| n.as_str()?.parse().ok()).collect();
+    /// The names [`names`](Self::names) wrote (a report's `wireFormats`);
+    /// all three when it names none.
+    pub fn from_names<S: AsRef<str>>(names: &[S]) -> WireFormats {
+        let formats: Vec<_> = names
+            .iter()
+            .filter_map(|n| n.as_ref().parse().ok())
+            .collect();
         match WireFormats::of(&formats) {
             set if set.is_empty() => WireFormats::ALL,
             set => set,

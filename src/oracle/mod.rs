@@ -57,16 +57,21 @@ use crate::contract::{judge_estimate, Head, TriggerRange};
 use crate::model::{check_well_formed, Message};
 use crate::subject::{CompactAnswer, EstimateReply};
 
-/// One broken invariant, with what a person needs to see why.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// One broken invariant, with what a person needs to see why. In JSON
+/// (a report, `report merge` reading it back) its fields in this order,
+/// `numbers` an object.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Violation {
     pub invariant: Invariant,
     /// Indexes of the messages involved. Which history they index is said
     /// in `detail` ("input" or "output").
+    #[serde(default)]
     pub messages: Vec<usize>,
     /// Tool-call ids involved.
+    #[serde(default)]
     pub ids: Vec<String>,
     /// Named figures: bytes, tokens, ceiling, trigger…
+    #[serde(default, with = "named_numbers")]
     pub numbers: Vec<(Cow<'static, str>, u64)>,
     /// One sentence: what should have held and what was seen.
     pub detail: String,
@@ -105,52 +110,25 @@ impl Violation {
         self.numbers.push((Cow::Borrowed(name), value));
         self
     }
+}
 
-    /// Read back what [`Violation::to_json`] wrote (for `report merge`).
-    pub fn from_json(v: &serde_json::Value) -> Option<Violation> {
-        let invariant = Invariant::parse(v.get("invariant")?.as_str()?)?;
-        let list = |k: &str| {
-            v.get(k)
-                .and_then(|x| x.as_array())
-                .cloned()
-                .unwrap_or_default()
-        };
-        Some(Violation {
-            invariant,
-            messages: list("messages")
-                .iter()
-                .filter_map(|x| x.as_u64().map(|n| n as usize))
-                .collect(),
-            ids: list("ids")
-                .iter()
-                .filter_map(|x| x.as_str().map(str::to_owned))
-                .collect(),
-            numbers: v
-                .get("numbers")
-                .and_then(|n| n.as_object())
-                .map(|o| {
-                    o.iter()
-                        .filter_map(|(k, x)| Some((Cow::Owned(k.clone()), x.as_u64()?)))
-                        .collect()
-                })
-                .unwrap_or_default(),
-            detail: v.get("detail")?.as_str()?.to_owned(),
-        })
+/// A violation's named figures as a JSON object, in their order.
+mod named_numbers {
+    use serde::{Deserialize, Deserializer, Serializer};
+    use std::borrow::Cow;
+
+    type Numbers = Vec<(Cow<'static, str>, u64)>;
+
+    pub fn serialize<S: Serializer>(numbers: &Numbers, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_map(numbers.iter().map(|(k, v)| (k, v)))
     }
 
-    pub fn to_json(&self) -> serde_json::Value {
-        let numbers: serde_json::Map<String, serde_json::Value> = self
-            .numbers
-            .iter()
-            .map(|(k, v)| (k.to_string(), (*v).into()))
-            .collect();
-        serde_json::json!({
-            "invariant": self.invariant.name(),
-            "messages": self.messages,
-            "ids": self.ids,
-            "numbers": numbers,
-            "detail": self.detail,
-        })
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Numbers, D::Error> {
+        let map = serde_json::Map::deserialize(d)?;
+        Ok(map
+            .into_iter()
+            .filter_map(|(k, v)| Some((Cow::Owned(k), v.as_u64()?)))
+            .collect())
     }
 }
 

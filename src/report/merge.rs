@@ -71,7 +71,7 @@ pub fn merge(
         let report = fold(
             reports,
             "a ctxgate baseline gate's report",
-            crate::baseline::merge::from_json,
+            crate::baseline::json::from_json,
             BaselineReport::consistent,
             BaselineReport::merge,
         )?;

@@ -4,16 +4,12 @@
 
 pub mod diff;
 pub mod file;
+pub(crate) mod json;
 pub mod junit;
 pub mod merge;
-mod read;
 pub mod render;
 
-pub use read::from_json;
-pub(crate) use read::{
-    failure_from_json, fault_from_json, fault_record_from_json, field_as, invariant_from_name,
-    subject_from_json,
-};
+pub use json::{from_json, to_json};
 
 use std::fmt::Write as _;
 
@@ -350,81 +346,6 @@ pub(crate) fn replay_line(out: &mut String, saved: &Saved, hint: &ReplayHint) {
             let _ = writeln!(out, "  NOT SAVED: {why}");
         }
     }
-}
-
-fn save_error(saved: &Saved) -> Option<&str> {
-    match saved {
-        Saved::Failed(why) => Some(why),
-        _ => None,
-    }
-}
-
-/// The JSON report.
-pub fn to_json(r: &CheckReport, hint: &ReplayHint) -> Value {
-    let secs = r.run.elapsed.as_secs_f64().max(1e-9);
-    let failures: Vec<Value> = r
-        .failures
-        .iter()
-        .map(|f| {
-            json!({
-                "invariant": f.invariant.name(),
-                "case": f.case_index,
-                "violation": f.violation.to_json(),
-                "original": {"messages": f.original_size.0, "bodyBytes": f.original_size.1},
-                "fixture": f.fixture.to_json(),
-                "answer": f.answer.as_ref().map(|a| diff::answer_json(&f.fixture.messages, a)),
-                "saved": f.saved.path().map(|p| p.display().to_string()),
-                "saveError": save_error(&f.saved),
-                "replay": f.saved.path().map(|p| hint.command(&p.display().to_string())),
-            })
-        })
-        .collect();
-    let faults: Vec<Value> = r
-        .faults
-        .iter()
-        .map(|f| {
-            json!({
-                "kind": f.fault.kind.name(),
-                "detail": f.fault.detail,
-                "stderr": f.fault.stderr,
-                "count": f.count,
-                "case": f.case_index,
-                "fixture": f.fixture.to_json(),
-                "saved": f.saved.path().map(|p| p.display().to_string()),
-                "saveError": save_error(&f.saved),
-            })
-        })
-        .collect();
-    json!({
-        "ok": r.ok(),
-        "subject": {
-            "name": r.subject.name,
-            "version": r.subject.version,
-            "format": r.subject.format.as_str(),
-            "estimates": r.subject.estimates,
-            "claims": r.subject.invariants.map(|s| s.names()),
-            "numbers": if r.subject.exact_numbers { "exact" } else { "portable" },
-            "contentParts": r.subject.content_parts,
-            "wireFormats": r.subject.wire_formats.names(),
-        },
-        "seed": r.seed,
-        "replayWith": hint.to_json(),
-        "shard": r.shard.map(|s| format!("{}/{}", s.k, s.n)),
-        "cases": r.cases,
-        "seconds": r.run.elapsed.as_secs_f64(),
-        "casesPerSecond": r.cases as f64 / secs,
-        "bodyBytes": r.bytes,
-        "stoppedByTime": r.run.stopped_by_time,
-        "imageCasesNotSent": r.run.images_not_sent,
-        "wireFormats": r.run.wire_formats.names(),
-        "casesReAimedToWireFormats": r.run.formats_re_aimed,
-        "protocol": r.traffic,
-        "invariants": r.tally,
-        "notChecked": r.not_checked(),
-        "failures": failures,
-        "faults": faults,
-        "coverage": r.coverage.to_json(),
-    })
 }
 
 /// Markdown, for `$GITHUB_STEP_SUMMARY` or a pull-request comment: the

@@ -62,7 +62,7 @@ impl Outcome {
                 hints,
             } => Forms {
                 human: &|p| gate::human_with_suite(r, hints, p),
-                json: &|| gate::to_json(r, hints),
+                json: &|| crate::baseline::json::to_json(r, hints),
                 junit: &|| gate::junit(r, hints),
                 markdown: &|p| gate::markdown_with_suite(r, hints, p),
             }

@@ -571,28 +571,6 @@ impl RunFacts {
         self.stopped_by_time |= other.stopped_by_time;
         Ok(())
     }
-
-    /// Read back what a JSON report wrote: `seconds`, `stoppedByTime`,
-    /// `imageCasesNotSent`, `casesReAimedToWireFormats`, `wireFormats`.
-    pub(crate) fn from_json(v: &serde_json::Value) -> Result<RunFacts, String> {
-        let count = |k: &str| v.get(k).and_then(serde_json::Value::as_u64).unwrap_or(0);
-        let seconds = v
-            .get("seconds")
-            .ok_or("no `seconds`")?
-            .as_f64()
-            .ok_or("`seconds` is not a number")?;
-        Ok(RunFacts {
-            elapsed: Duration::from_secs_f64(seconds.max(0.0)),
-            stopped_by_time: v
-                .get("stoppedByTime")
-                .ok_or("no `stoppedByTime`")?
-                .as_bool()
-                .unwrap_or(false),
-            images_not_sent: count("imageCasesNotSent"),
-            formats_re_aimed: count("casesReAimedToWireFormats"),
-            wire_formats: WireFormats::from_names(v.get("wireFormats")),
-        })
-    }
 }
 
 /// `*total += n` for a merge of shards' reports; an error naming `what`

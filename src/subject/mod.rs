@@ -100,7 +100,11 @@ impl SubjectInfo {
 }
 
 /// How a subject failed to answer: a fault of the subject, never an answer.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+/// In JSON, its [`name`](FaultKind::name).
+#[derive(
+    Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize,
+)]
+#[serde(rename_all = "kebab-case")]
 pub enum FaultKind {
     /// The process exited or the in-process compactor panicked.
     Crash,
@@ -164,11 +168,14 @@ impl FaultKind {
     }
 }
 
-/// A subject's fault, with what it printed on stderr around it.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// A subject's fault, with what it printed on stderr around it (in JSON,
+/// these fields).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Fault {
     pub kind: FaultKind,
+    #[serde(default)]
     pub detail: String,
+    #[serde(default)]
     pub stderr: String,
 }
 

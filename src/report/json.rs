@@ -1,0 +1,379 @@
+//! A check report's JSON as serde types: what `--report json` writes, in
+//! the order its fields are declared, and what `report merge` reads back
+//! (serde's errors name the field that is missing or wrong). The gate's
+//! report is `baseline/json.rs`, on the parts here.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::check::{CheckReport, Failure, FaultRecord, Saved, Tally};
+use crate::fixture::Fixture;
+use crate::oracle::{Invariant, InvariantSet, Violation};
+use crate::run::RunFacts;
+use crate::subject::{Fault, SubjectInfo, Traffic};
+
+use super::ReplayHint;
+
+/// A `T` read from `v`; an error names the field it is about
+/// (`failures[0].invariant: unknown invariant "x"`).
+pub(crate) fn read<'v, T: Deserialize<'v>>(v: &'v Value) -> Result<T, String> {
+    serde_path_to_error::deserialize(v).map_err(|e| match e.path().to_string().as_str() {
+        "." => e.inner().to_string(),
+        path => format!("`{path}`: {}", e.inner()),
+    })
+}
+
+fn yes() -> bool {
+    true
+}
+
+/// A subject as a report names it.
+#[derive(Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct SubjectJson {
+    #[serde(default)]
+    name: String,
+    #[serde(default)]
+    version: String,
+    #[serde(default)]
+    format: String,
+    #[serde(default = "yes")]
+    estimates: bool,
+    #[serde(default)]
+    claims: Option<Vec<String>>,
+    /// `exact` or `portable`: a check's report says it, a gate's does not.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    numbers: Option<String>,
+    #[serde(default = "yes")]
+    content_parts: bool,
+    #[serde(default)]
+    wire_formats: Vec<String>,
+}
+
+impl SubjectJson {
+    pub(crate) fn of(i: &SubjectInfo, with_numbers: bool) -> SubjectJson {
+        let numbers = if i.exact_numbers { "exact" } else { "portable" };
+        SubjectJson {
+            name: i.name.clone(),
+            version: i.version.clone(),
+            format: i.format.as_str().to_owned(),
+            estimates: i.estimates,
+            claims: i.invariants.map(|s| owned(s.names())),
+            numbers: with_numbers.then(|| numbers.to_owned()),
+            content_parts: i.content_parts,
+            wire_formats: owned(i.wire_formats.names()),
+        }
+    }
+
+    pub(crate) fn info(self) -> Result<SubjectInfo, String> {
+        let mut info = SubjectInfo::new(self.name, self.version);
+        info.format = crate::model::WireFormat::parse(&self.format).unwrap_or_default();
+        info.estimates = self.estimates;
+        info.exact_numbers = self.numbers.as_deref() == Some("exact");
+        info.content_parts = self.content_parts;
+        info.wire_formats = crate::model::WireFormats::from_names(&self.wire_formats);
+        if let Some(names) = self.claims {
+            info.invariants = Some(InvariantSet::parse_list(&names.join(","))?);
+        }
+        Ok(info)
+    }
+}
+
+pub(crate) fn owned(names: Vec<&str>) -> Vec<String> {
+    names.into_iter().map(str::to_owned).collect()
+}
+
+/// What a failure's case was before it was shrunk.
+#[derive(Serialize, Deserialize, Default)]
+#[serde(rename_all = "camelCase", default)]
+struct Original {
+    messages: u64,
+    body_bytes: u64,
+}
+
+/// A failure, of a check (`saveError`) or a gate's regression
+/// (`baseline`, `replayBaseline`).
+#[derive(Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct FailureJson {
+    invariant: Invariant,
+    case: u64,
+    violation: Violation,
+    /// A regression's: what the baseline did on the shrunk case.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) baseline: Option<String>,
+    #[serde(default)]
+    original: Original,
+    fixture: Value,
+    #[serde(default)]
+    answer: Option<Value>,
+    #[serde(default)]
+    saved: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    save_error: Option<Option<String>>,
+    #[serde(default)]
+    replay: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    replay_baseline: Option<Option<String>>,
+}
+
+impl FailureJson {
+    /// A check's failure; a gate's regression when `baseline` is given
+    /// (what the baseline did, and how it replays).
+    pub(crate) fn of(
+        f: &Failure,
+        hint: &ReplayHint,
+        baseline: Option<(&str, &ReplayHint)>,
+    ) -> FailureJson {
+        let saved = path(&f.saved);
+        FailureJson {
+            invariant: f.invariant,
+            case: f.case_index,
+            violation: f.violation.clone(),
+            baseline: baseline.map(|(b, _)| b.to_owned()),
+            original: Original {
+                messages: f.original_size.0 as u64,
+                body_bytes: f.original_size.1,
+            },
+            fixture: f.fixture.to_json(),
+            answer: f
+                .answer
+                .as_ref()
+                .map(|a| super::diff::answer_json(&f.fixture.messages, a)),
+            save_error: baseline.is_none().then(|| save_error(&f.saved)),
+            replay: saved.as_deref().map(|p| hint.command(p)),
+            replay_baseline: baseline.map(|(_, h)| saved.as_deref().map(|p| h.command(p))),
+            saved,
+        }
+    }
+
+    pub(crate) fn failure(self) -> Result<Failure, String> {
+        Ok(Failure {
+            invariant: self.invariant,
+            case_index: self.case,
+            violation: self.violation,
+            original_size: (self.original.messages as usize, self.original.body_bytes),
+            fixture: fixture(self.fixture)?,
+            saved: saved(self.saved, self.save_error.flatten()),
+            answer: self.answer.as_ref().and_then(super::diff::answer_from_json),
+        })
+    }
+}
+
+pub(crate) fn fixture(v: Value) -> Result<Fixture, String> {
+    Fixture::from_json(v).map_err(|e| format!("a fixture: {e}"))
+}
+
+pub(crate) fn path(saved: &Saved) -> Option<String> {
+    saved.path().map(|p| p.display().to_string())
+}
+
+fn save_error(saved: &Saved) -> Option<String> {
+    match saved {
+        Saved::Failed(why) => Some(why.clone()),
+        _ => None,
+    }
+}
+
+pub(crate) fn saved(path: Option<String>, error: Option<String>) -> Saved {
+    match (path, error) {
+        (Some(p), _) => Saved::At(p.into()),
+        (None, Some(e)) => Saved::Failed(e),
+        (None, None) => Saved::NotAsked,
+    }
+}
+
+/// A check's fault kind: its first case, its fixture, how many cases.
+#[derive(Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct FaultJson {
+    #[serde(flatten)]
+    fault: Fault,
+    count: u64,
+    case: u64,
+    fixture: Value,
+    #[serde(default)]
+    saved: Option<String>,
+    #[serde(default)]
+    save_error: Option<String>,
+}
+
+impl FaultJson {
+    fn of(f: &FaultRecord) -> FaultJson {
+        FaultJson {
+            fault: f.fault.clone(),
+            count: f.count,
+            case: f.case_index,
+            fixture: f.fixture.to_json(),
+            saved: path(&f.saved),
+            save_error: save_error(&f.saved),
+        }
+    }
+
+    fn record(self) -> Result<FaultRecord, String> {
+        Ok(FaultRecord {
+            case_index: self.case,
+            fault: self.fault,
+            fixture: fixture(self.fixture)?,
+            saved: saved(self.saved, self.save_error),
+            count: self.count,
+        })
+    }
+}
+
+/// The facts of a whole run, as both reports write them (each in its own
+/// place among their fields).
+pub(crate) fn run_facts(
+    seconds: f64,
+    stopped_by_time: bool,
+    images_not_sent: u64,
+    wire_formats: &[String],
+    formats_re_aimed: u64,
+) -> RunFacts {
+    RunFacts {
+        elapsed: std::time::Duration::from_secs_f64(seconds.max(0.0)),
+        stopped_by_time,
+        images_not_sent,
+        formats_re_aimed,
+        wire_formats: crate::model::WireFormats::from_names(wire_formats),
+    }
+}
+
+pub(crate) fn shard(s: Option<&str>) -> Result<Option<crate::check::Shard>, String> {
+    s.map(crate::check::Shard::parse).transpose()
+}
+
+/// A check's report.
+#[derive(Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct CheckJson {
+    #[serde(default)]
+    ok: bool,
+    subject: SubjectJson,
+    seed: u64,
+    #[serde(default)]
+    replay_with: Vec<String>,
+    #[serde(default)]
+    shard: Option<String>,
+    cases: u64,
+    seconds: f64,
+    #[serde(default)]
+    cases_per_second: f64,
+    body_bytes: u64,
+    stopped_by_time: bool,
+    #[serde(default)]
+    image_cases_not_sent: u64,
+    #[serde(default)]
+    wire_formats: Vec<String>,
+    #[serde(default)]
+    cases_re_aimed_to_wire_formats: u64,
+    #[serde(default)]
+    protocol: Option<Traffic>,
+    invariants: BTreeMap<Invariant, Tally>,
+    #[serde(default)]
+    not_checked: Vec<String>,
+    failures: Vec<FailureJson>,
+    faults: Vec<FaultJson>,
+    coverage: Value,
+}
+
+/// The JSON report.
+pub fn to_json(r: &CheckReport, hint: &ReplayHint) -> Value {
+    let secs = r.run.elapsed.as_secs_f64().max(1e-9);
+    let json = CheckJson {
+        ok: r.ok(),
+        subject: SubjectJson::of(&r.subject, true),
+        seed: r.seed,
+        replay_with: hint.flags.clone(),
+        shard: r.shard.map(|s| s.to_string()),
+        cases: r.cases,
+        seconds: r.run.elapsed.as_secs_f64(),
+        cases_per_second: r.cases as f64 / secs,
+        body_bytes: r.bytes,
+        stopped_by_time: r.run.stopped_by_time,
+        image_cases_not_sent: r.run.images_not_sent,
+        wire_formats: owned(r.run.wire_formats.names()),
+        cases_re_aimed_to_wire_formats: r.run.formats_re_aimed,
+        protocol: r.traffic,
+        invariants: r.tally.clone(),
+        not_checked: r.not_checked(),
+        failures: r
+            .failures
+            .iter()
+            .map(|f| FailureJson::of(f, hint, None))
+            .collect(),
+        faults: r.faults.iter().map(FaultJson::of).collect(),
+        coverage: r.coverage.to_json(),
+    };
+    serde_json::to_value(json).expect("a report is JSON")
+}
+
+/// Read a report back from what [`to_json`] wrote: what `ctxgate report
+/// merge` joins. Errors say which field is missing or wrong.
+pub fn from_json(v: &Value) -> Result<CheckReport, String> {
+    let r: CheckJson = read(v)?;
+    let coverage = crate::generate::Coverage::from_json(&r.coverage)
+        .ok_or("`coverage` lacks its totals (a report from an older ctxgate?)")?;
+    Ok(CheckReport {
+        subject: r.subject.info()?,
+        seed: r.seed,
+        cases: r.cases,
+        run: run_facts(
+            r.seconds,
+            r.stopped_by_time,
+            r.image_cases_not_sent,
+            &r.wire_formats,
+            r.cases_re_aimed_to_wire_formats,
+        ),
+        bytes: r.body_bytes,
+        checked: r.invariants.keys().copied().collect(),
+        tally: r.invariants,
+        failures: r
+            .failures
+            .into_iter()
+            .map(FailureJson::failure)
+            .collect::<Result<_, _>>()?,
+        faults: r
+            .faults
+            .into_iter()
+            .map(FaultJson::record)
+            .collect::<Result<_, _>>()?,
+        coverage,
+        traffic: r.protocol,
+        shard: shard(r.shard.as_deref())?,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    /// A report that does not read says which field is wrong, however deep.
+    #[test]
+    fn a_broken_report_names_the_field() {
+        let mut v = json!({
+            "subject": {"name": "s"}, "seed": 1, "cases": 1, "seconds": 0.5,
+            "bodyBytes": 10, "stoppedByTime": false, "invariants": {},
+            "failures": [{"invariant": "nope", "case": 0, "violation": {}, "fixture": {}}],
+            "faults": [], "coverage": {},
+        });
+        let e = from_json(&v).unwrap_err();
+        assert!(
+            e.starts_with("`failures[0].invariant`: unknown invariant"),
+            "{e}"
+        );
+        v["failures"] = json!([]);
+        v["invariants"] = json!({"tool-pairing": {"pass": "many"}});
+        let e = from_json(&v).unwrap_err();
+        assert!(
+            e.starts_with("`invariants.tool-pairing.pass`: invalid type"),
+            "{e}"
+        );
+        v["invariants"] = json!({});
+        v.as_object_mut().unwrap().remove("seed");
+        assert_eq!(from_json(&v).unwrap_err(), "missing field `seed`");
+    }
+}
