@@ -57,6 +57,28 @@ impl Tally {
     }
 
     /// Count another run's or shard's verdicts too.
+    /// A tally read back from a report (`at` is where): its counts add up
+    /// to the run's `cases`, its reasons to its not-applicable count.
+    pub(crate) fn adds_up_to(&self, cases: u64, at: &str) -> Result<(), String> {
+        let sum =
+            (self.pass.checked_add(self.fail)).and_then(|s| s.checked_add(self.not_applicable));
+        if sum != Some(cases) {
+            return Err(format!(
+                "`{at}`: pass {} + fail {} + notApplicable {} is not `cases` ({cases})",
+                self.pass, self.fail, self.not_applicable
+            ));
+        }
+        let reasons = (self.reasons.values()).try_fold(0u64, |a, &n| a.checked_add(n));
+        if !self.reasons.is_empty() && reasons != Some(self.not_applicable) {
+            return Err(format!(
+                "`{at}.notApplicableBecause` adds up to {}, not notApplicable ({})",
+                reasons.map_or("more than 2^64".to_owned(), |n| n.to_string()),
+                self.not_applicable
+            ));
+        }
+        Ok(())
+    }
+
     pub fn add(&mut self, other: &Tally) {
         self.pass += other.pass;
         self.fail += other.fail;
@@ -152,24 +174,7 @@ impl CheckReport {
     pub fn consistent(&self) -> Result<(), String> {
         for (inv, t) in &self.tally {
             let name = inv.name();
-            let sum = t
-                .pass
-                .checked_add(t.fail)
-                .and_then(|s| s.checked_add(t.not_applicable));
-            if sum != Some(self.cases) {
-                return Err(format!(
-                    "`invariants.{name}`: pass {} + fail {} + notApplicable {} is not `cases` ({})",
-                    t.pass, t.fail, t.not_applicable, self.cases
-                ));
-            }
-            let reasons = t.reasons.values().try_fold(0u64, |a, &n| a.checked_add(n));
-            if !t.reasons.is_empty() && reasons != Some(t.not_applicable) {
-                return Err(format!(
-                    "`invariants.{name}.notApplicableBecause` adds up to {}, not notApplicable ({})",
-                    reasons.map_or("more than 2^64".to_owned(), |n| n.to_string()),
-                    t.not_applicable
-                ));
-            }
+            t.adds_up_to(self.cases, &format!("invariants.{name}"))?;
             let recorded = self.failures.iter().any(|f| f.invariant == *inv);
             if (t.fail > 0) != recorded {
                 return Err(match recorded {

@@ -18,6 +18,7 @@ use crate::contract::{judge_estimate, Pressure};
 use crate::generate::Case;
 use crate::harness::CaseResult;
 use crate::model::{head_len, iterations, Message};
+use crate::report::table::Table;
 use crate::subject::CompactAnswer;
 
 /// How many cases of each class are kept as "changed most".
@@ -345,17 +346,6 @@ type Column = (
     fn(f64) -> String,
 );
 
-/// The behaviour table's column titles, in order.
-pub(crate) const COLUMN_NAMES: [&str; 7] = [
-    "compacted",
-    "cannot_fit",
-    "retention",
-    "messages kept",
-    "iterations kept",
-    "summary bytes",
-    "estimate/body",
-];
-
 const COLUMNS: [Column; 7] = [
     ("compacted", Measures::compaction_rate, pct),
     ("cannot_fit", Measures::cannot_fit_rate, pct),
@@ -367,26 +357,24 @@ const COLUMNS: [Column; 7] = [
 ];
 
 impl Behaviour {
-    /// The behaviour table's rows, one per case class and one for all of
-    /// them (`all` names it): class, cases answered, one "baseline →
-    /// subject" cell per column ([`COLUMN_NAMES`]). Every report form
-    /// prints these.
-    pub(crate) fn table_rows(&self, all: &'static str) -> Vec<(&'static str, u64, Vec<String>)> {
-        let row = |name, s: &Measures, b: &Measures| {
-            let cells = COLUMNS
-                .iter()
-                .map(|(_, f, fmt)| pair(f(b), f(s), *fmt))
-                .collect();
-            (name, s.answered, cells)
+    /// The behaviour table, every report form's: a row per case class
+    /// and one for all of them (`all` names it): class, cases answered,
+    /// one "baseline → subject" cell per column.
+    pub(crate) fn table(&self, all: &'static str) -> Table<'static> {
+        let mut columns = vec![("class", 26, 0), ("cases", 6, 1)];
+        columns.extend(COLUMNS.map(|c| (c.0, 17, 2)));
+        let mut table = Table::new(columns, false);
+        let mut row = |name: &str, s: &Measures, b: &Measures| {
+            let mut cells = vec![name.to_owned(), s.answered.to_string()];
+            cells.extend(COLUMNS.iter().map(|(_, f, fmt)| pair(f(b), f(s), *fmt)));
+            table.row(cells, "");
         };
+        for (c, d) in &self.classes {
+            row(c.name(), &d.subject, &d.baseline);
+        }
         let (ts, tb) = self.total();
-        let mut rows: Vec<_> = self
-            .classes
-            .iter()
-            .map(|(c, d)| row(c.name(), &d.subject, &d.baseline))
-            .collect();
-        rows.push(row(all, &ts, &tb));
-        rows
+        row(all, &ts, &tb);
+        table
     }
 }
 

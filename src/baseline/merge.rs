@@ -17,19 +17,6 @@ impl BaselineReport {
     /// on record exactly when its count of them is not zero. Checked on a
     /// report read back from a file, before it is merged.
     pub fn consistent(&self) -> Result<(), String> {
-        let adds_up = |t: &crate::check::Tally, side: &str, name: &str| {
-            let sum = t
-                .pass
-                .checked_add(t.fail)
-                .and_then(|s| s.checked_add(t.not_applicable));
-            match sum == Some(self.cases) {
-                true => Ok(()),
-                false => Err(format!(
-                    "`invariants.{name}.{side}`: pass {} + fail {} + notApplicable {} is not `cases` ({})",
-                    t.pass, t.fail, t.not_applicable, self.cases
-                )),
-            }
-        };
         if self.baseline_faulted > self.cases {
             return Err(format!(
                 "{} case(s) not compared in a gate of {}",
@@ -38,9 +25,10 @@ impl BaselineReport {
         }
         for (inv, d) in &self.invariants {
             let name = inv.name();
-            adds_up(&d.subject, "subject", name)?;
+            let at = |side| format!("invariants.{name}.{side}");
+            d.subject.adds_up_to(self.cases, &at("subject"))?;
             if let Some(b) = &d.baseline {
-                adds_up(b, "baseline", name)?;
+                b.adds_up_to(self.cases, &at("baseline"))?;
             }
             if d.compared > self.cases {
                 return Err(format!(

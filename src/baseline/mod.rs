@@ -44,16 +44,27 @@ use crate::subject::{Fault, SubjectInfo};
 pub use behaviour::Behaviour;
 pub use judge::{run, run_parallel};
 
-/// What fails the gate (exit 1): `--fail-on`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
+/// What fails the gate (exit 1): `--fail-on`. A run that compared
+/// nothing fails whatever it says.
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Default,
+    serde::Serialize,
+    serde::Deserialize,
+    clap::ValueEnum,
+)]
 #[serde(rename_all = "kebab-case")]
 pub enum FailOn {
-    /// A regression (an invariant or a fault new in the subject).
+    /// A regression: an invariant or a fault the baseline does not share
     #[default]
     Regressions,
-    /// Any failure of the subject, known ones too.
+    /// Any failure of the subject, known ones too
     AnyFailure,
-    /// Nothing the subject did (a run that compared nothing still fails).
+    /// Nothing the subject did
     Never,
 }
 

@@ -7,13 +7,13 @@
 
 use std::fmt::Write as _;
 
-use super::behaviour::{change_line, COLUMN_NAMES};
+use super::behaviour::change_line;
 use super::{BaselineReport, FailOn, Shared};
-use crate::body::body_bytes;
 use crate::report::junit::{Case as TestCase, Suite as TestSuite};
-use crate::report::{human_verdict, markdown_mark};
+use crate::report::table::Table;
 use crate::report::{
-    md, replay_line, write_answer, write_answer_details, write_history, ReplayHint,
+    failure_text, human_verdict, markdown_mark, md, write_answer_details, write_fault,
+    write_shrunk_case, ReplayHint,
 };
 
 /// How to replay a fixture on each side.
@@ -109,6 +109,52 @@ fn shared_line(s: &Shared) -> String {
     line
 }
 
+/// A gate's table: each invariant's regressions, known failures, fixes
+/// and compared cases, and (in text) each side's pass/fail/n-a counts;
+/// marked when it regressed, was never compared, or is known (`md`: or
+/// fixed, as Markdown marks it).
+fn delta_table(r: &BaselineReport, md: bool) -> Table<'static> {
+    let mut columns = vec![
+        ("invariant", 28, 0),
+        ("regressed", 9, 1),
+        ("known", 6, 1),
+        ("fixed", 6, 1),
+        ("compared", 9, 1),
+    ];
+    if !md {
+        columns.extend([("subject p/f/na", 17, 2), ("baseline p/f/na", 17, 2)]);
+    }
+    let mut table = Table::new(columns, true);
+    let pfn = |t: &crate::check::Tally| format!("{}/{}/{}", t.pass, t.fail, t.not_applicable);
+    for (inv, d) in &r.invariants {
+        let mark = match (md, d.regressed > 0, d.compared == 0, d.known > 0) {
+            (false, true, ..) => "REGRESSED",
+            (false, _, true, _) => "NEVER COMPARED",
+            (true, true, ..) => "❌",
+            (true, _, true, _) => "⚠️ never compared",
+            (_, _, _, true) => "known",
+            (true, ..) if d.fixed > 0 => "fixed",
+            _ => "",
+        };
+        let name = if md {
+            format!("`{inv}`")
+        } else {
+            inv.to_string()
+        };
+        let mut cells = vec![name];
+        cells.extend([d.regressed, d.known, d.fixed, d.compared].map(|n| n.to_string()));
+        if !md {
+            let baseline = d.baseline.as_ref().map(pfn);
+            cells.extend([
+                pfn(&d.subject),
+                baseline.unwrap_or_else(|| "not claimed".into()),
+            ]);
+        }
+        table.row(cells, mark);
+    }
+    table
+}
+
 /// The human report.
 pub fn human(r: &BaselineReport, hints: &Hints) -> String {
     human_with_suite(r, hints, &[])
@@ -150,37 +196,7 @@ pub(crate) fn human_with_suite(r: &BaselineReport, hints: &Hints, suite: &[Strin
     );
     crate::report::write_not_sent(&mut out, &r.run, &[&r.subject, &r.baseline]);
     let _ = writeln!(out);
-    let _ = writeln!(
-        out,
-        "{:<28} {:>9} {:>6} {:>6} {:>9}  {:>17}  {:>17}",
-        "invariant", "regressed", "known", "fixed", "compared", "subject p/f/na", "baseline p/f/na"
-    );
-    let pfn = |t: &crate::check::Tally| format!("{}/{}/{}", t.pass, t.fail, t.not_applicable);
-    for (inv, d) in &r.invariants {
-        let mark = if d.regressed > 0 {
-            "REGRESSED"
-        } else if d.compared == 0 {
-            "NEVER COMPARED"
-        } else if d.known > 0 {
-            "known"
-        } else {
-            ""
-        };
-        let _ = writeln!(
-            out,
-            "{:<28} {:>9} {:>6} {:>6} {:>9}  {:>17}  {:>17}  {mark}",
-            inv.name(),
-            d.regressed,
-            d.known,
-            d.fixed,
-            d.compared,
-            pfn(&d.subject),
-            d.baseline
-                .as_ref()
-                .map(pfn)
-                .unwrap_or_else(|| "not claimed".into()),
-        );
-    }
+    delta_table(r, false).text(&mut out);
     crate::report::write_not_checked(&mut out, &r.checked);
     for g in &r.regressions {
         let f = &g.failure;
@@ -194,18 +210,7 @@ pub(crate) fn human_with_suite(r: &BaselineReport, hints: &Hints, suite: &[Strin
         );
         let _ = writeln!(out, "  subject: {}", f.violation);
         let _ = writeln!(out, "  baseline: {} on the shrunk case", g.baseline);
-        let _ = writeln!(
-            out,
-            "  shrunk from {} messages / {} bytes to {} messages / {} bytes:",
-            f.original_size.0,
-            f.original_size.1,
-            f.fixture.messages.len(),
-            body_bytes(&f.fixture.config, &f.fixture.messages)
-        );
-        let _ = writeln!(out, "  config: {}", f.fixture.config.to_value());
-        write_history(&mut out, &f.fixture.messages);
-        write_answer(&mut out, f);
-        replay_line(&mut out, &f.saved, &hints.subject);
+        write_shrunk_case(&mut out, f, &hints.subject);
         if let Some(p) = f.saved.path() {
             let _ = writeln!(
                 out,
@@ -215,10 +220,8 @@ pub(crate) fn human_with_suite(r: &BaselineReport, hints: &Hints, suite: &[Strin
         }
     }
     for f in &r.subject_faults {
-        let _ = writeln!(out);
         let rec = &f.record;
-        let _ = writeln!(
-            out,
+        let head = format!(
             "{} {} ({} new case(s), {} shared with a baseline fault, first at case {})",
             if f.new > 0 {
                 "REGRESSION fault"
@@ -230,13 +233,7 @@ pub(crate) fn human_with_suite(r: &BaselineReport, hints: &Hints, suite: &[Strin
             f.shared,
             rec.case_index
         );
-        for line in rec.fault.to_string().lines() {
-            let _ = writeln!(out, "  {line}");
-        }
-        if f.new > 0 {
-            write_history(&mut out, &rec.fixture.messages);
-            replay_line(&mut out, &rec.saved, &hints.subject);
-        }
+        write_fault(&mut out, &head, rec, (f.new > 0).then_some(&hints.subject));
     }
     if !r.known.is_empty() {
         let _ = writeln!(out);
@@ -290,18 +287,7 @@ pub(crate) fn human_with_suite(r: &BaselineReport, hints: &Hints, suite: &[Strin
             out,
             "behaviour, baseline → subject, per case class (the cases both answered):"
         );
-        let _ = write!(out, "{:<26} {:>6}", "class", "cases");
-        for name in COLUMN_NAMES {
-            let _ = write!(out, "  {name:>17}");
-        }
-        let _ = writeln!(out);
-        for (name, answered, cells) in r.behaviour.table_rows("all") {
-            let _ = write!(out, "{name:<26} {answered:>6}");
-            for cell in cells {
-                let _ = write!(out, "  {cell:>17}");
-            }
-            let _ = writeln!(out);
-        }
+        r.behaviour.table("all").text(&mut out);
         let changed: Vec<_> = r
             .behaviour
             .classes
@@ -372,10 +358,8 @@ pub fn junit(r: &BaselineReport, hints: &Hints) -> TestSuite {
         }
         let failure = if let Some(g) = r.regressions.iter().find(|g| g.failure.invariant == *inv) {
             let f = &g.failure;
-            let mut body = format!("{}\nbaseline: {}\n", f.violation, g.baseline);
-            write_history(&mut body, &f.fixture.messages);
-            write_answer(&mut body, f);
-            replay_line(&mut body, &f.saved, &hints.subject);
+            let head = format!("{}\nbaseline: {}\n", f.violation, g.baseline);
+            let body = failure_text(head, f, &hints.subject);
             Some(("regression", f.violation.detail.clone(), body))
         } else if d.compared == 0 {
             let why = format!("{inv} was never compared in {} case(s)", r.compared());
@@ -459,32 +443,7 @@ pub(crate) fn markdown_with_suite(r: &BaselineReport, hints: &Hints, suite: &[St
         r.fail_on.name()
     );
     let _ = writeln!(out, "{}\n", md(&line));
-    let _ = writeln!(
-        out,
-        "| invariant | regressed | known | fixed | compared |  |\n|---|---:|---:|---:|---:|---|"
-    );
-    for (inv, d) in &r.invariants {
-        let mark = if d.regressed > 0 {
-            "❌"
-        } else if d.compared == 0 {
-            "⚠️ never compared"
-        } else if d.known > 0 {
-            "known"
-        } else if d.fixed > 0 {
-            "fixed"
-        } else {
-            ""
-        };
-        let _ = writeln!(
-            out,
-            "| `{}` | {} | {} | {} | {} | {mark} |",
-            inv.name(),
-            d.regressed,
-            d.known,
-            d.fixed,
-            d.compared
-        );
-    }
+    delta_table(r, true).markdown(&mut out);
     for line in r.not_compared() {
         let _ = writeln!(out, "\n⚠️ {}", md(&line));
     }
@@ -552,22 +511,7 @@ pub(crate) fn markdown_with_suite(r: &BaselineReport, hints: &Hints, suite: &[St
     }
     if !r.behaviour.classes.is_empty() {
         let _ = writeln!(out, "\n#### Behaviour, baseline → subject\n");
-        let _ = write!(out, "| class | cases |");
-        for name in COLUMN_NAMES {
-            let _ = write!(out, " {name} |");
-        }
-        let _ = write!(out, "\n|---|---:|");
-        for _ in COLUMN_NAMES {
-            let _ = write!(out, "---:|");
-        }
-        let _ = writeln!(out);
-        for (name, answered, cells) in r.behaviour.table_rows("**all**") {
-            let _ = write!(out, "| {name} | {answered} |");
-            for cell in cells {
-                let _ = write!(out, " {cell} |");
-            }
-            let _ = writeln!(out);
-        }
+        r.behaviour.table("**all**").markdown(&mut out);
         let changed: Vec<_> = r
             .behaviour
             .classes

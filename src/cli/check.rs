@@ -124,7 +124,7 @@ pub struct Args {
     /// `any-failure` of the subject (known ones too), or `never`. A run that
     /// compared nothing fails whatever this says [default: regressions]
     #[arg(long, value_enum, value_name = "WHAT", requires = "baseline")]
-    pub fail_on: Option<FailOnArg>,
+    pub fail_on: Option<FailOn>,
 
     /// Which JSON numbers to send: `portable` ones every stock JSON library
     /// writes back unchanged, or also `exact`-preservation ones (`1.50`,
@@ -144,17 +144,6 @@ pub struct Args {
 
     #[command(flatten)]
     pub sources: super::check_sources::SourceArgs,
-}
-
-/// `--fail-on`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum FailOnArg {
-    /// A regression: an invariant or a fault the baseline does not share
-    Regressions,
-    /// Any failure of the subject, known ones too
-    AnyFailure,
-    /// Nothing the subject did
-    Never,
 }
 
 pub fn run_check(args: Args) -> Result<(), Failure> {
@@ -396,11 +385,7 @@ fn run_gate(
     let workers = subjects.len().min(baselines.len());
     subjects.truncate(workers);
     baselines.truncate(workers);
-    let fail_on = match args.fail_on {
-        None | Some(FailOnArg::Regressions) => FailOn::Regressions,
-        Some(FailOnArg::AnyFailure) => FailOn::AnyFailure,
-        Some(FailOnArg::Never) => FailOn::Never,
-    };
+    let fail_on = args.fail_on.unwrap_or_default();
     eprintln!(
         "ctxgate check: subject {} {} against baseline {} {}, seed {}, up to {} cases{}",
         subjects[0].info().name,

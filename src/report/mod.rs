@@ -8,6 +8,7 @@ pub(crate) mod json;
 pub mod junit;
 pub mod merge;
 pub mod render;
+pub(crate) mod table;
 
 pub use json::{from_json, to_json};
 
@@ -17,7 +18,7 @@ use serde_json::{json, Value};
 
 use crate::body::body_bytes;
 
-use crate::check::{CheckReport, RunFacts, Saved};
+use crate::check::{CheckReport, Failure, FaultRecord, RunFacts, Saved};
 use crate::model::{engine, Message};
 use crate::subject::SubjectInfo;
 
@@ -159,61 +160,18 @@ pub(crate) fn human_with_suite(r: &CheckReport, hint: &ReplayHint, suite: &[Stri
         );
     }
     let _ = writeln!(out);
-    let _ = writeln!(
-        out,
-        "{:<28} {:>8} {:>8} {:>8}",
-        "invariant", "pass", "fail", "n/a"
-    );
-    for (inv, t) in &r.tally {
-        let mark = if t.fail > 0 {
-            "FAIL"
-        } else if !t.exercised() && !r.one_case() {
-            "NEVER EXERCISED"
-        } else {
-            ""
-        };
-        let _ = writeln!(
-            out,
-            "{:<28} {:>8} {:>8} {:>8}  {mark}",
-            inv.name(),
-            t.pass,
-            t.fail,
-            t.not_applicable
-        );
-    }
+    tally_table(r, false).text(&mut out);
     write_not_checked(&mut out, &r.checked);
     for f in &r.failures {
         let _ = writeln!(out);
         let _ = writeln!(out, "FAILED {} (case {})", f.invariant, f.case_index);
         let _ = writeln!(out, "  {}", f.violation);
-        let shrunk_bytes = body_bytes(&f.fixture.config, &f.fixture.messages);
-        let _ = writeln!(
-            out,
-            "  shrunk from {} messages / {} bytes to {} messages / {} bytes:",
-            f.original_size.0,
-            f.original_size.1,
-            f.fixture.messages.len(),
-            shrunk_bytes
-        );
-        let _ = writeln!(out, "  config: {}", f.fixture.config.to_value());
-        write_history(&mut out, &f.fixture.messages);
-        write_answer(&mut out, f);
-        replay_line(&mut out, &f.saved, hint);
+        write_shrunk_case(&mut out, f, hint);
     }
     for f in &r.faults {
-        let _ = writeln!(out);
-        let _ = writeln!(
-            out,
-            "FAULT {} ({} case(s), first at case {})",
-            f.fault.kind.name(),
-            f.count,
-            f.case_index
-        );
-        for line in f.fault.to_string().lines() {
-            let _ = writeln!(out, "  {line}");
-        }
-        write_history(&mut out, &f.fixture.messages);
-        replay_line(&mut out, &f.saved, hint);
+        let (kind, n, first) = (f.fault.kind.name(), f.count, f.case_index);
+        let head = format!("FAULT {kind} ({n} case(s), first at case {first})");
+        write_fault(&mut out, &head, f, Some(hint));
     }
     // The coverage table is long (a row per shape); what failed comes
     // first, so that a reader sees it without scrolling past the table.
@@ -261,6 +219,54 @@ pub(crate) fn human_with_suite(r: &CheckReport, hint: &ReplayHint, suite: &[Stri
     };
     let _ = writeln!(out, "{}", human_verdict(&verdict, suite));
     out
+}
+
+/// A failure's minimal case in a human report: its size before and after
+/// shrinking, its config, its messages (capped), what the compactor
+/// answered, and the command that replays it.
+pub(crate) fn write_shrunk_case(out: &mut String, f: &Failure, hint: &ReplayHint) {
+    let _ = writeln!(
+        out,
+        "  shrunk from {} messages / {} bytes to {} messages / {} bytes:",
+        f.original_size.0,
+        f.original_size.1,
+        f.fixture.messages.len(),
+        body_bytes(&f.fixture.config, &f.fixture.messages)
+    );
+    let _ = writeln!(out, "  config: {}", f.fixture.config.to_value());
+    failure_lines(out, f, hint);
+}
+
+/// A failure's messages, the compactor's answer and the replay line.
+fn failure_lines(out: &mut String, f: &Failure, hint: &ReplayHint) {
+    write_history(out, &f.fixture.messages);
+    write_answer(out, f);
+    replay_line(out, &f.saved, hint);
+}
+
+/// A fault kind in a human report: `head`, the fault, and, given how to
+/// replay it, its case (capped) and the replay line.
+pub(crate) fn write_fault(
+    out: &mut String,
+    head: &str,
+    f: &FaultRecord,
+    hint: Option<&ReplayHint>,
+) {
+    let _ = writeln!(out, "\n{head}");
+    for line in f.fault.to_string().lines() {
+        let _ = writeln!(out, "  {line}");
+    }
+    if let Some(hint) = hint {
+        write_history(out, &f.fixture.messages);
+        replay_line(out, &f.saved, hint);
+    }
+}
+
+/// A JUnit failure's text: `head`, then the failure's case, the answer
+/// and the replay line.
+pub(crate) fn failure_text(mut head: String, f: &Failure, hint: &ReplayHint) -> String {
+    failure_lines(&mut head, f, hint);
+    head
 }
 
 /// [`write_answer`] in a Markdown report: a folded block.
@@ -383,27 +389,7 @@ pub(crate) fn markdown_with_suite(r: &CheckReport, hint: &ReplayHint, suite: &[S
             .unwrap_or_default(),
         r.run.elapsed.as_secs_f64()
     );
-    let _ = writeln!(
-        out,
-        "| invariant | pass | fail | n/a |  |\n|---|---:|---:|---:|---|"
-    );
-    for (inv, t) in &r.tally {
-        let mark = if t.fail > 0 {
-            "❌"
-        } else if !t.exercised() {
-            "⚠️ never exercised"
-        } else {
-            ""
-        };
-        let _ = writeln!(
-            out,
-            "| `{}` | {} | {} | {} | {mark} |",
-            inv.name(),
-            t.pass,
-            t.fail,
-            t.not_applicable
-        );
-    }
+    tally_table(r, true).markdown(&mut out);
     for line in r.not_checked() {
         let _ = writeln!(out, "\n⚠️ {}", md(&line));
     }
@@ -437,6 +423,35 @@ pub(crate) fn markdown_with_suite(r: &CheckReport, hint: &ReplayHint, suite: &[S
     out
 }
 
+/// A check's table: each invariant's pass, fail and n/a counts, marked
+/// when it failed or was never exercised (`md`: as Markdown marks it).
+fn tally_table(r: &CheckReport, md: bool) -> table::Table<'static> {
+    let columns = vec![
+        ("invariant", 28, 0),
+        ("pass", 8, 1),
+        ("fail", 8, 1),
+        ("n/a", 8, 1),
+    ];
+    let mut table = table::Table::new(columns, true);
+    for (inv, t) in &r.tally {
+        let mark = match (md, t.fail > 0, !t.exercised()) {
+            (false, true, _) => "FAIL",
+            (false, _, true) if !r.one_case() => "NEVER EXERCISED",
+            (true, true, _) => "❌",
+            (true, _, true) => "⚠️ never exercised",
+            _ => "",
+        };
+        let name = if md {
+            format!("`{inv}`")
+        } else {
+            inv.to_string()
+        };
+        let counts = [t.pass, t.fail, t.not_applicable].map(|n| n.to_string());
+        table.row([vec![name], counts.to_vec()].concat(), mark);
+    }
+    table
+}
+
 /// Text safe inside a Markdown table cell or line.
 pub(crate) fn md(s: &str) -> String {
     crate::model::one_line(s)
@@ -453,10 +468,7 @@ pub fn junit(r: &CheckReport, hint: &ReplayHint) -> junit::Suite {
         let case = junit::Case::new(&class, inv.name());
         cases.push(match r.failures.iter().find(|f| f.invariant == *inv) {
             Some(f) => {
-                let mut body = format!("{}\n", f.violation);
-                write_history(&mut body, &f.fixture.messages);
-                write_answer(&mut body, f);
-                replay_line(&mut body, &f.saved, hint);
+                let body = failure_text(format!("{}\n", f.violation), f, hint);
                 case.failed(inv.name(), &f.violation.detail, &body)
             }
             // A gate that checked nothing has not passed: a failure, not a skip.
