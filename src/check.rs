@@ -239,14 +239,7 @@ impl CheckReport {
                 self.subject.name, self.subject.version, other.subject.name, other.subject.version
             ));
         }
-        let names = |r: &CheckReport| r.tally.keys().map(|i| i.name()).collect::<Vec<_>>();
-        if names(self) != names(&other) {
-            return Err(format!(
-                "it checked {} where the others checked {}: the shards of one run check the same invariants (`--invariants`)",
-                names(&other).join(", "),
-                names(self).join(", ")
-            ));
-        }
+        crate::run::same_invariants(&self.tally, &other.tally)?;
         add_count(&mut self.cases, other.cases, "cases")?;
         add_count(&mut self.bytes, other.bytes, "bodyBytes")?;
         self.run.merge(&other.run)?;

@@ -293,6 +293,12 @@ impl Behaviour {
         (s, b)
     }
 
+    /// The classes with cases that changed, for the "changed most" lists.
+    pub(crate) fn changed(&self) -> Vec<(&CaseClass, &ClassDelta)> {
+        let changed = |(_, d): &(&CaseClass, &ClassDelta)| !d.changed_most.is_empty();
+        self.classes.iter().filter(changed).collect()
+    }
+
     /// Join another worker's or shard's figures.
     pub fn merge(&mut self, other: &Behaviour) {
         for (k, o) in &other.classes {

@@ -86,14 +86,7 @@ impl BaselineReport {
                 other.fail_on.name()
             ));
         }
-        let names = |r: &BaselineReport| r.invariants.keys().map(|i| i.name()).collect::<Vec<_>>();
-        if names(self) != names(&other) {
-            return Err(format!(
-                "it checked {} where the others checked {}: the shards of one run check the same invariants (`--invariants`)",
-                names(&other).join(", "),
-                names(self).join(", ")
-            ));
-        }
+        crate::run::same_invariants(&self.invariants, &other.invariants)?;
         add_count(&mut self.cases, other.cases, "cases")?;
         add_count(
             &mut self.baseline_faulted,

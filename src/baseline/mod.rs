@@ -37,6 +37,8 @@ pub mod suite;
 
 use std::collections::BTreeMap;
 
+use serde::{Deserialize, Serialize};
+
 use crate::check::{Failure, FaultRecord, Shard, Tally};
 use crate::oracle::{Invariant, InvariantSet, Verdict, Violation};
 use crate::subject::{Fault, SubjectInfo};
@@ -46,17 +48,7 @@ pub use judge::{run, run_parallel};
 
 /// What fails the gate (exit 1): `--fail-on`. A run that compared
 /// nothing fails whatever it says.
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    Default,
-    serde::Serialize,
-    serde::Deserialize,
-    clap::ValueEnum,
-)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, clap::ValueEnum)]
 #[serde(rename_all = "kebab-case")]
 pub enum FailOn {
     /// A regression: an invariant or a fault the baseline does not share
@@ -79,7 +71,7 @@ impl FailOn {
 }
 
 /// One invariant on both sides, over the compared cases.
-#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct InvariantDelta {
     pub regressed: u64,
     pub known: u64,
@@ -104,7 +96,7 @@ pub struct Regression {
 
 /// A failure both sides share (known), or one the subject fixed: the first
 /// case, the count, and the violations there (in JSON, these fields).
-#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Shared {
     pub invariant: Invariant,
     #[serde(rename = "case")]
@@ -126,7 +118,7 @@ pub struct SubjectFault {
 
 /// A baseline fault kind: reported, never the subject's (in JSON, the
 /// fault's fields, `case` and `count`).
-#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct BaselineFault {
     #[serde(flatten)]
     pub fault: Fault,

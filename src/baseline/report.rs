@@ -12,7 +12,7 @@ use super::{BaselineReport, FailOn, Shared};
 use crate::report::junit::{Case as TestCase, Suite as TestSuite};
 use crate::report::table::Table;
 use crate::report::{
-    failure_text, human_verdict, markdown_mark, md, write_answer_details, write_fault,
+    failure_text, human_verdict, markdown_failure, markdown_fault, markdown_mark, md, write_fault,
     write_shrunk_case, ReplayHint,
 };
 
@@ -288,12 +288,7 @@ pub(crate) fn human_with_suite(r: &BaselineReport, hints: &Hints, suite: &[Strin
             "behaviour, baseline → subject, per case class (the cases both answered):"
         );
         r.behaviour.table("all").text(&mut out);
-        let changed: Vec<_> = r
-            .behaviour
-            .classes
-            .iter()
-            .filter(|(_, d)| !d.changed_most.is_empty())
-            .collect();
+        let changed = r.behaviour.changed();
         if !changed.is_empty() {
             let _ = writeln!(out, "changed most (rerun case N: {}):", hints.rerun(r.seed));
             for (c, d) in changed {
@@ -451,35 +446,13 @@ pub(crate) fn markdown_with_suite(r: &BaselineReport, hints: &Hints, suite: &[St
         let _ = writeln!(out, "\n#### Regressions");
     }
     for g in &r.regressions {
-        let f = &g.failure;
-        let _ = writeln!(
-            out,
-            "\n**{}** (case {}): {} — the baseline: {}",
-            f.invariant,
-            f.case_index,
-            md(&f.violation.detail),
-            md(&g.baseline)
-        );
-        write_answer_details(&mut out, f);
-        if let Some(p) = f.saved.path() {
-            let p = p.display().to_string();
-            let _ = writeln!(
-                out,
-                "```sh\n{}\n{}  # holds\n```",
-                hints.subject.command(&p),
-                hints.baseline.command(&p)
-            );
-        }
+        let tail = format!(" — the baseline: {}", md(&g.baseline));
+        let replays = [(&hints.subject, ""), (&hints.baseline, "  # holds")];
+        markdown_failure(&mut out, &g.failure, &tail, &replays);
     }
     for f in r.fault_regressions() {
-        let _ = writeln!(
-            out,
-            "\n**fault {}** ({} new case(s), first at case {}): {}",
-            f.record.fault.kind.name(),
-            f.new,
-            f.record.case_index,
-            md(&f.record.fault.detail)
-        );
+        let counted = format!("{} new case(s)", f.new);
+        markdown_fault(&mut out, &f.record.fault, &counted, f.record.case_index);
     }
     if !r.known.is_empty() {
         let _ = writeln!(out, "\n#### Known failures (shared with the baseline)\n");
@@ -512,12 +485,7 @@ pub(crate) fn markdown_with_suite(r: &BaselineReport, hints: &Hints, suite: &[St
     if !r.behaviour.classes.is_empty() {
         let _ = writeln!(out, "\n#### Behaviour, baseline → subject\n");
         r.behaviour.table("**all**").markdown(&mut out);
-        let changed: Vec<_> = r
-            .behaviour
-            .classes
-            .iter()
-            .filter(|(_, d)| !d.changed_most.is_empty())
-            .collect();
+        let changed = r.behaviour.changed();
         if !changed.is_empty() {
             let _ = writeln!(
                 out,

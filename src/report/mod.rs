@@ -20,7 +20,7 @@ use crate::body::body_bytes;
 
 use crate::check::{CheckReport, Failure, FaultRecord, RunFacts, Saved};
 use crate::model::{engine, Message};
-use crate::subject::SubjectInfo;
+use crate::subject::{Fault, SubjectInfo};
 
 /// How to print the command that replays a fixture: the flags that chose
 /// the subject (`--subject CMD`, `--defect NAME`, `--estimator NAME`; none:
@@ -269,8 +269,38 @@ pub(crate) fn failure_text(mut head: String, f: &Failure, hint: &ReplayHint) -> 
     head
 }
 
+/// A failure in a Markdown report: its line (`tail` after the violation),
+/// what the compactor answered (folded), and the commands that replay it,
+/// each with its note.
+pub(crate) fn markdown_failure(
+    out: &mut String,
+    f: &Failure,
+    tail: &str,
+    replays: &[(&ReplayHint, &str)],
+) {
+    let (inv, case, detail) = (f.invariant, f.case_index, md(&f.violation.detail));
+    let _ = writeln!(out, "\n**{inv}** (case {case}): {detail}{tail}");
+    write_answer_details(out, f);
+    if let Some(p) = f.saved.path() {
+        let p = p.display().to_string();
+        let lines: Vec<String> = (replays.iter())
+            .map(|(hint, note)| format!("{}{note}", hint.command(&p)))
+            .collect();
+        let _ = writeln!(out, "```sh\n{}\n```", lines.join("\n"));
+    }
+}
+
+/// A fault kind's line in a Markdown report.
+pub(crate) fn markdown_fault(out: &mut String, fault: &Fault, counted: &str, first: u64) {
+    let (kind, detail) = (fault.kind.name(), md(&fault.detail));
+    let _ = writeln!(
+        out,
+        "\n**fault {kind}** ({counted}, first at case {first}): {detail}"
+    );
+}
+
 /// [`write_answer`] in a Markdown report: a folded block.
-pub(crate) fn write_answer_details(out: &mut String, f: &crate::check::Failure) {
+fn write_answer_details(out: &mut String, f: &crate::check::Failure) {
     let mut answer = String::new();
     write_answer(&mut answer, f);
     if !answer.is_empty() {
@@ -394,30 +424,14 @@ pub(crate) fn markdown_with_suite(r: &CheckReport, hint: &ReplayHint, suite: &[S
         let _ = writeln!(out, "\n⚠️ {}", md(&line));
     }
     for f in &r.failures {
-        let _ = writeln!(
-            out,
-            "\n**{}** (case {}): {}",
-            f.invariant,
-            f.case_index,
-            md(&f.violation.detail)
-        );
-        write_answer_details(&mut out, f);
-        if let Some(p) = f.saved.path() {
-            let _ = writeln!(
-                out,
-                "```sh\n{}\n```",
-                hint.command(&p.display().to_string())
-            );
-        }
+        markdown_failure(&mut out, f, "", &[(hint, "")]);
     }
     for f in &r.faults {
-        let _ = writeln!(
-            out,
-            "\n**fault {}** ({} case(s), first at case {}): {}",
-            f.fault.kind.name(),
-            f.count,
+        markdown_fault(
+            &mut out,
+            &f.fault,
+            &format!("{} case(s)", f.count),
             f.case_index,
-            md(&f.fault.detail)
         );
     }
     out

@@ -573,6 +573,24 @@ impl RunFacts {
     }
 }
 
+/// A merge's check that two shards checked the same invariants (the
+/// keys of their reports' `invariants`).
+pub(crate) fn same_invariants<A, B>(
+    mine: &std::collections::BTreeMap<crate::oracle::Invariant, A>,
+    theirs: &std::collections::BTreeMap<crate::oracle::Invariant, B>,
+) -> Result<(), String> {
+    let names = |keys: Vec<&crate::oracle::Invariant>| {
+        keys.iter().map(|i| i.name()).collect::<Vec<_>>().join(", ")
+    };
+    let (mine, theirs) = (names(mine.keys().collect()), names(theirs.keys().collect()));
+    match mine == theirs {
+        true => Ok(()),
+        false => Err(format!(
+            "it checked {theirs} where the others checked {mine}: the shards of one run check the same invariants (`--invariants`)"
+        )),
+    }
+}
+
 /// `*total += n` for a merge of shards' reports; an error naming `what`
 /// when the sum passes 2^64.
 pub(crate) fn add_count(total: &mut u64, n: u64, what: &str) -> Result<(), String> {
