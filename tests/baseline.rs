@@ -69,11 +69,7 @@ fn a_regression_fails_the_gate_naming_the_invariant_with_its_fixture() {
     let baseline = serve(None);
     let out = compare(&subject, &baseline, &dir, &[]);
     assert_eq!(out.code, 1, "{}\n{}", out.stdout, out.stderr);
-    assert!(
-        out.stdout.contains("REGRESSION pinned-kept"),
-        "{}",
-        out.stdout
-    );
+    out.stdout_has("REGRESSION pinned-kept");
     assert!(
         out.stderr.contains("regression(s)") && out.stderr.contains("pinned-kept"),
         "{}",
@@ -94,11 +90,7 @@ fn a_regression_fails_the_gate_naming_the_invariant_with_its_fixture() {
         })
         .expect("the pinned-kept regression is saved");
     let f = fixture.to_str().unwrap();
-    assert!(
-        out.stdout.contains(&format!("replay {f}")),
-        "{}",
-        out.stdout
-    );
+    out.stdout_has(&format!("replay {f}"));
     let on_subject = run(&["replay", f, "--subject", &subject]);
     assert_eq!(on_subject.code, 1, "{}", on_subject.stdout);
     let on_baseline = run(&["replay", f, "--subject", &baseline]);
@@ -124,23 +116,15 @@ fn the_same_defect_on_both_sides_is_known_and_passes_the_gate() {
     let both = serve(Some("drops-system-prompt"));
     let out = compare(&both, &both, &dir, &[]);
     assert_eq!(out.code, 0, "{}\n{}", out.stdout, out.stderr);
-    assert!(
-        out.stdout.contains("KNOWN (both sides fail"),
-        "{}",
-        out.stdout
-    );
-    assert!(out.stdout.contains("  pinned-kept: "), "{}", out.stdout);
+    out.stdout_has("KNOWN (both sides fail");
+    out.stdout_has("  pinned-kept: ");
     assert!(!out.stdout.contains("REGRESSION"), "{}", out.stdout);
-    assert!(out.stdout.contains("OK: no regression"), "{}", out.stdout);
+    out.stdout_has("OK: no regression");
     assert!(dir.fixtures().is_empty(), "no regression, no fixture");
     // The same run fails under --fail-on any-failure, and passes under never.
     let strict = compare(&both, &both, &dir, &["--fail-on", "any-failure"]);
     assert_eq!(strict.code, 1, "{}", strict.stdout);
-    assert!(
-        strict.stderr.contains("known failure(s)"),
-        "{}",
-        strict.stderr
-    );
+    strict.stderr_has("known failure(s)");
     let lax = compare(
         &serve(Some("drops-system-prompt")),
         &serve(None),
@@ -148,11 +132,7 @@ fn the_same_defect_on_both_sides_is_known_and_passes_the_gate() {
         &["--fail-on", "never"],
     );
     assert_eq!(lax.code, 0, "{}", lax.stdout);
-    assert!(
-        lax.stdout.contains("REGRESSION pinned-kept"),
-        "{}",
-        lax.stdout
-    );
+    lax.stdout_has("REGRESSION pinned-kept");
 }
 
 #[test]
@@ -160,12 +140,8 @@ fn a_fix_is_listed_and_passes_the_gate() {
     let dir = TempDir::new("fix");
     let out = compare(&serve(None), &serve(Some("drops-system-prompt")), &dir, &[]);
     assert_eq!(out.code, 0, "{}\n{}", out.stdout, out.stderr);
-    assert!(
-        out.stdout.contains("FIXED (the baseline failed"),
-        "{}",
-        out.stdout
-    );
-    assert!(out.stdout.contains("  pinned-kept: "), "{}", out.stdout);
+    out.stdout_has("FIXED (the baseline failed");
+    out.stdout_has("  pinned-kept: ");
     assert!(!out.stdout.contains("REGRESSION"), "{}", out.stdout);
 }
 
@@ -183,11 +159,7 @@ fn every_report_form_says_what_regressed() {
         &["--report", "json", "--out", &json_path],
     );
     assert_eq!(out.code, 1, "{}", out.stderr);
-    assert!(
-        out.stdout.contains("REGRESSION pinned-kept"),
-        "{}",
-        out.stdout
-    );
+    out.stdout_has("REGRESSION pinned-kept");
     let v: Value = serde_json::from_str(&std::fs::read_to_string(&json_path).unwrap()).unwrap();
     assert_eq!(v["ok"], false);
     assert_eq!(v["failOn"], "regressions");
@@ -264,7 +236,7 @@ fn markdown_and_junit_of_a_known_failure_do_not_fail() {
     let both = serve(Some("drops-system-prompt"));
     let out = compare(&both, &both, &dir, &["--report", "markdown"]);
     assert_eq!(out.code, 0, "{}", out.stderr);
-    assert!(out.stdout.contains("✅ no regression"), "{}", out.stdout);
+    out.stdout_has("✅ no regression");
     assert!(
         out.stdout
             .contains("#### Known failures (shared with the baseline)"),
@@ -273,12 +245,8 @@ fn markdown_and_junit_of_a_known_failure_do_not_fail() {
     );
     let out = compare(&both, &both, &dir, &["--report", "junit"]);
     assert_eq!(out.code, 0);
-    assert!(out.stdout.contains("failures=\"0\""), "{}", out.stdout);
-    assert!(
-        out.stdout.contains("known (shared with the baseline)"),
-        "{}",
-        out.stdout
-    );
+    out.stdout_has("failures=\"0\"");
+    out.stdout_has("known (shared with the baseline)");
     let out = compare(
         &both,
         &both,
@@ -286,7 +254,7 @@ fn markdown_and_junit_of_a_known_failure_do_not_fail() {
         &["--report", "junit", "--fail-on", "any-failure"],
     );
     assert_eq!(out.code, 1);
-    assert!(out.stdout.contains("type=\"known\""), "{}", out.stdout);
+    out.stdout_has("type=\"known\"");
 }
 
 #[test]
@@ -321,12 +289,8 @@ fn a_subject_fault_the_baseline_does_not_share_is_a_regression() {
     let dir = TempDir::new("subject-fault");
     let out = compare(&script("faulty.py", "crash"), &serve(None), &dir, &[]);
     assert_eq!(out.code, 1, "{}\n{}", out.stdout, out.stderr);
-    assert!(
-        out.stdout.contains("REGRESSION fault crash"),
-        "{}",
-        out.stdout
-    );
-    assert!(out.stderr.contains("fault crash"), "{}", out.stderr);
+    out.stdout_has("REGRESSION fault crash");
+    out.stderr_has("fault crash");
     assert!(
         dir.fixtures().iter().any(|p| p
             .file_name()
@@ -350,20 +314,16 @@ fn a_run_that_compared_nothing_never_passes() {
         &["--fail-on", "never", "--report", "markdown"],
     );
     assert_eq!(out.code, 1, "{}\n{}", out.stdout, out.stderr);
-    assert!(out.stdout.contains("⚠️"), "{}", out.stdout);
+    out.stdout_has("⚠️");
     assert!(!out.stdout.contains("✅"), "{}", out.stdout);
-    assert!(
-        out.stderr.contains("no case was compared"),
-        "{}",
-        out.stderr
-    );
+    out.stderr_has("no case was compared");
 }
 
 #[test]
 fn bad_baseline_usage_exits_2() {
     let out = run(&["check", "--fail-on", "never", "--cases", "5"]);
     assert_eq!(out.code, 2, "{}", out.stderr);
-    assert!(out.stderr.contains("--baseline"), "{}", out.stderr);
+    out.stderr_has("--baseline");
     let out = run(&[
         "check",
         "--baseline",
@@ -374,10 +334,10 @@ fn bad_baseline_usage_exits_2() {
         "5",
     ]);
     assert_eq!(out.code, 2, "{}", out.stderr);
-    assert!(out.stderr.contains("--transport"), "{}", out.stderr);
+    out.stderr_has("--transport");
     let out = run(&["check", "--baseline", "", "--cases", "5"]);
     assert_eq!(out.code, 2, "{}", out.stderr);
-    assert!(out.stderr.contains("--baseline"), "{}", out.stderr);
+    out.stderr_has("--baseline");
     let out = run(&[
         "check",
         "--baseline",
@@ -386,11 +346,7 @@ fn bad_baseline_usage_exits_2() {
         "5",
     ]);
     assert_eq!(out.code, 2, "{}", out.stderr);
-    assert!(
-        out.stderr.contains("baseline did not start"),
-        "{}",
-        out.stderr
-    );
+    out.stderr_has("baseline did not start");
 }
 
 /// In process: the same seed gives the same comparison whatever the
@@ -470,22 +426,14 @@ fn also_report_writes_the_other_forms_of_the_same_run() {
         ],
     );
     assert_eq!(out.code, 1, "{}", out.stderr);
-    assert!(
-        out.stdout.contains("REGRESSION pinned-kept"),
-        "{}",
-        out.stdout
-    );
+    out.stdout_has("REGRESSION pinned-kept");
     let junit = std::fs::read_to_string(junit).unwrap();
     assert!(junit.contains("type=\"regression\""), "{junit}");
     let md = std::fs::read_to_string(md).unwrap();
     assert!(md.contains("**pinned-kept**"), "{md}");
     let bad = run(&["check", "--cases", "5", "--also-report", "pdf=x.pdf"]);
     assert_eq!(bad.code, 2);
-    assert!(
-        bad.stderr.contains("unknown form \"pdf\""),
-        "{}",
-        bad.stderr
-    );
+    bad.stderr_has("unknown form \"pdf\"");
 }
 
 /// `--config FILE` with `--baseline`: every case, on both sides, runs under
@@ -557,11 +505,7 @@ fn the_gate_compares_a_suite_fixture_by_fixture() {
     let whole = tmp.join("whole.json");
     let out = gate(&cut, &drops, &["--report", "json", "--out", &whole]);
     assert_eq!(out.code, 1, "{}", out.stderr);
-    assert!(
-        out.stderr.contains("suite fixture(s) regressed"),
-        "{}",
-        out.stderr
-    );
+    out.stderr_has("suite fixture(s) regressed");
     let report = read_json(&whole);
     let s = &report["suite"];
     let names = |k: &str| -> Vec<String> {
@@ -603,7 +547,7 @@ fn the_gate_compares_a_suite_fixture_by_fixture() {
     assert!(
         regressed.iter().all(|n| !known.contains(n)) && fixed.iter().all(|n| !known.contains(n))
     );
-    assert!(out.stdout.contains("REGRESSED  "), "{}", out.stdout);
+    out.stdout_has("REGRESSED  ");
     assert_eq!(report["ok"], false);
     let human = gate(&cut, &drops, &[]).stdout;
     let last = human.trim_end().lines().last().unwrap();
@@ -617,10 +561,10 @@ fn the_gate_compares_a_suite_fixture_by_fixture() {
     // The same bug on both sides: known, and the gate passes on it.
     let out = gate(&drops, &drops, &["--report", "junit"]);
     assert_eq!(out.code, 0, "{}", out.stderr);
-    assert!(out.stdout.contains("<system-out>known: "), "{}", out.stdout);
+    out.stdout_has("<system-out>known: ");
     let out = gate(&drops, &drops, &["--fail-on", "any-failure"]);
     assert_eq!(out.code, 1, "{}", out.stderr);
-    assert!(out.stdout.contains("known      "), "{}", out.stdout);
+    out.stdout_has("known      ");
     assert!(
         out.stderr
             .contains("suite fixture(s) the subject fails, known"),
@@ -645,11 +589,7 @@ fn the_gate_compares_a_suite_fixture_by_fixture() {
         "report", "merge", &shards[0], &shards[1], "--report", "json", "--out", &merged,
     ]);
     assert_eq!(out.code, 1, "{}", out.stderr);
-    assert!(
-        out.stderr.contains("suite fixture(s) regressed"),
-        "{}",
-        out.stderr
-    );
+    out.stderr_has("suite fixture(s) regressed");
     let strip = |path: &str| {
         let mut v = read_json(path);
         for k in ["seconds", "shard"] {

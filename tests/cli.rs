@@ -10,65 +10,21 @@
 
 mod common;
 
-use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Command;
 
 use serde_json::{json, Map, Value};
 
-use common::process::TempDir;
+use common::process::{run_fed, Out, Stdin, TempDir};
 
 // ---------------------------------------------------------------- running
 
-struct Out {
-    code: i32,
-    stdout: Vec<u8>,
-    stderr: String,
-}
-
-impl Out {
-    fn json(&self) -> Value {
-        serde_json::from_slice(&self.stdout).unwrap_or_else(|e| {
-            panic!(
-                "stdout is not JSON ({e}); stderr: {}\nstdout: {}",
-                self.stderr,
-                String::from_utf8_lossy(&self.stdout)
-            )
-        })
-    }
-
-    fn ok(self) -> Out {
-        assert_eq!(self.code, 0, "expected success; stderr: {}", self.stderr);
-        self
-    }
-}
-
+/// `ctxgate ARGS`, reading `stdin` (or nothing), killed after two
+/// minutes (the test fails: it hung).
 fn ctxgate<S: AsRef<std::ffi::OsStr>>(args: &[S], stdin: Option<&[u8]>) -> Out {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_ctxgate"))
-        .args(args)
-        .stdin(if stdin.is_some() {
-            Stdio::piped()
-        } else {
-            Stdio::null()
-        })
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("the binary runs");
-    if let Some(bytes) = stdin {
-        let mut pipe = child.stdin.take().expect("stdin is piped");
-        let bytes = bytes.to_vec();
-        // Write from a thread: a large input must not deadlock against stdout.
-        std::thread::spawn(move || {
-            let _ = pipe.write_all(&bytes);
-        });
-    }
-    let out = child.wait_with_output().expect("the binary finishes");
-    Out {
-        code: out.status.code().expect("exited, not killed by a signal"),
-        stdout: out.stdout,
-        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-    }
+    let stdin = stdin.map_or(Stdin::Null, |bytes| Stdin::Bytes(bytes.to_vec()));
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_ctxgate"));
+    run_fed(cmd.args(args), stdin, std::time::Duration::from_secs(120))
 }
 
 fn run(args: &[&str]) -> Out {
@@ -635,7 +591,7 @@ fn estimate_and_compact_read_anthropic() {
 fn estimate_prints_a_readable_table() {
     let path = example(EXAMPLE);
     let out = run(&["estimate", "--config", &example(EXPRESS), &path]).ok();
-    let text = String::from_utf8(out.stdout).unwrap();
+    let text = out.stdout;
     let doc = read_json(&path);
     let want = expected_estimate(
         &doc,
@@ -681,7 +637,7 @@ fn estimate_prints_a_readable_table() {
     assert!(text.lines().all(|l| l.chars().count() < 120), "{text}");
 
     let out = run(&["estimate", &path]).ok();
-    let text = String::from_utf8(out.stdout).unwrap();
+    let text = out.stdout;
     assert!(text.contains("would compact     no"), "{text}");
 }
 
@@ -708,11 +664,11 @@ fn compact_shrinks_the_example_under_the_express_limit_in_its_shape() {
     );
     assert!(outp.iter().all(|m| m.get("tool_calls").is_none()));
     // One line of compact JSON.
-    assert_eq!(out.stdout.iter().filter(|&&b| b == b'\n').count(), 1);
-    assert!(!out.stdout.starts_with(b"[\n"));
+    assert_eq!(out.stdout.matches('\n').count(), 1);
+    assert!(!out.stdout.starts_with("[\n"));
     // --verbose: the summary on stderr.
-    assert!(out.stderr.contains("compacted"), "{}", out.stderr);
-    assert!(out.stderr.contains("102,400"), "{}", out.stderr);
+    out.stderr_has("compacted");
+    out.stderr_has("102,400");
 }
 
 #[test]
@@ -800,10 +756,7 @@ fn compact_under_the_trigger_returns_the_history_unchanged() {
     // Byte for byte, when the input is compact JSON in the writer's field order.
     let compact_text = serde_json::to_string(&read_json(&example(EXAMPLE))).unwrap() + "\n";
     let path = tmp.file("example-compact.json", &compact_text);
-    assert_eq!(
-        String::from_utf8(run(&["compact", &path]).ok().stdout).unwrap(),
-        compact_text
-    );
+    assert_eq!(run(&["compact", &path]).ok().stdout, compact_text);
 }
 
 #[test]
@@ -832,14 +785,14 @@ fn cannot_fit_exits_1_with_the_bytes_needed_and_the_ceiling() {
     let out = run(&["compact", "--transport-max-body-bytes", "1000", &path]);
     assert_eq!(out.code, 1, "{}", out.stderr);
     assert!(out.stdout.is_empty());
-    assert!(out.stderr.contains("cannot_fit"), "{}", out.stderr);
-    assert!(out.stderr.contains(&path), "{}", out.stderr);
+    out.stderr_has("cannot_fit");
+    out.stderr_has(&path);
     assert!(
         out.stderr.contains(&format!("{needed} bytes")),
         "needs {needed}: {}",
         out.stderr
     );
-    assert!(out.stderr.contains("1000-byte ceiling"), "{}", out.stderr);
+    out.stderr_has("1000-byte ceiling");
 }
 
 // ------------------------------------------------------------ bad input
@@ -903,9 +856,9 @@ fn invalid_utf8() {
     for command in ["estimate", "compact"] {
         let out = run(&[command, &f]);
         assert_eq!(out.code, 2);
-        assert!(out.stderr.contains(&f), "{}", out.stderr);
-        assert!(out.stderr.contains("UTF-8"), "{}", out.stderr);
-        assert!(out.stderr.contains(&format!("byte {at}")), "{}", out.stderr);
+        out.stderr_has(&f);
+        out.stderr_has("UTF-8");
+        out.stderr_has(&format!("byte {at}"));
         assert!(!out.stderr.contains("panicked"));
     }
 }
@@ -1096,14 +1049,10 @@ fn bad_config_files_and_flags() {
     // Flags are checked as the config's fields are.
     let out = run(&["estimate", "--threshold", "1.5", &history]);
     assert_eq!(out.code, 2);
-    assert!(
-        out.stderr.contains("`threshold` must be in (0, 1]"),
-        "{}",
-        out.stderr
-    );
+    out.stderr_has("`threshold` must be in (0, 1]");
     let out = run(&["compact", "--keep-recent", "0", &history]);
     assert_eq!(out.code, 2);
-    assert!(out.stderr.contains("keepRecent"), "{}", out.stderr);
+    out.stderr_has("keepRecent");
     let out = run(&["estimate", "--envelope", "[1]", &history]);
     assert_eq!(out.code, 2);
     assert!(
@@ -1114,7 +1063,7 @@ fn bad_config_files_and_flags() {
     );
     let out = run(&["estimate", "--envelope", r#"{"model": "#, &history]);
     assert_eq!(out.code, 2);
-    assert!(out.stderr.contains("truncated JSON"), "{}", out.stderr);
+    out.stderr_has("truncated JSON");
 }
 
 #[test]
@@ -1136,7 +1085,7 @@ fn bad_usage_exits_2() {
     }
     assert_eq!(run(&["--help"]).code, 0);
     assert_eq!(run(&["compact", "--help"]).code, 0);
-    let help = String::from_utf8(run(&["estimate", "--help"]).stdout).unwrap();
+    let help = run(&["estimate", "--help"]).stdout;
     assert!(help.contains("--wire-format") && help.contains("--envelope"));
 }
 
@@ -1168,7 +1117,7 @@ fn a_check_that_would_check_nothing_is_bad_usage() {
         "--invariants",
         "progress",
     ]);
-    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stdout = out.stdout.as_str();
     assert_eq!(out.code, 1, "{}", out.stderr);
     assert!(
         stdout.contains(
@@ -1239,7 +1188,7 @@ fn report_merge_joins_shards_as_one_run() {
     run(&args);
     let out = run(&["report", "merge", &reports[0], &other]);
     assert_eq!(out.code, 2, "{}", out.stderr);
-    assert!(out.stderr.contains("seeds differ"), "{}", out.stderr);
+    out.stderr_has("seeds differ");
     // Only the whole set of a run's shards merges, each once.
     for (files, says) in [
         (
@@ -1363,25 +1312,25 @@ fn report_merge_keeps_the_suites_outcome() {
     let one_of = format!("1 of {total} suite fixture(s) failed");
     let out = merge(&[&failed_path, &shards[1]], &[]);
     assert_eq!(out.code, 1, "{}", out.stderr);
-    assert!(out.stderr.contains(&one_of), "{}", out.stderr);
-    let human = String::from_utf8_lossy(&out.stdout);
+    out.stderr_has(&one_of);
+    let human = out.stdout.as_str();
     assert!(human.contains(&format!("FAIL  {name}")), "{human}");
     assert!(human.contains("a result without its call"), "{human}");
     // Its verdict is the last line, and not the generated cases' "OK".
     let last = human.trim_end().lines().last().unwrap();
     assert!(last.starts_with(&format!("FAILED: {one_of}")), "{last}");
     let out = merge(&[&failed_path, &shards[1]], &["--report", "markdown"]);
-    let md = String::from_utf8_lossy(&out.stdout);
+    let md = out.stdout.as_str();
     let head = md
         .lines()
         .find(|l| l.starts_with("### ctxgate check"))
         .unwrap();
     assert!(head.contains(&format!("— ❌ {one_of}")), "{head}");
     let out = merge(&[&failed_path, &shards[1]], &["--report", "json"]);
-    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let v: Value = serde_json::from_str(&out.stdout).unwrap();
     assert_eq!(v["ok"], false);
     let out = merge(&[&failed_path, &shards[1]], &["--report", "junit"]);
-    let junit = String::from_utf8_lossy(&out.stdout);
+    let junit = out.stdout.as_str();
     assert!(
         junit.contains("failures=\"1\" skipped=\"0\"") && junit.contains("type=\"tool-pairing\""),
         "{junit}"
@@ -1392,7 +1341,7 @@ fn report_merge_keeps_the_suites_outcome() {
     let twice_path = tmp.file("shard-2-suite.json", twice.to_string());
     let out = merge(&[&shards[0], &twice_path], &[]);
     assert_eq!(out.code, 2, "{}", out.stderr);
-    assert!(out.stderr.contains("only shard 1"), "{}", out.stderr);
+    out.stderr_has("only shard 1");
 }
 
 /// The shards of a baseline gate merge into the report of the gate over
@@ -1461,7 +1410,7 @@ fn report_merge_joins_a_baseline_gates_shards_as_one_gate() {
         &baseline,
     ]);
     assert_eq!(out.code, 1, "{}", out.stderr);
-    assert!(out.stderr.contains("regression(s)"), "{}", out.stderr);
+    out.stderr_has("regression(s)");
     let strip = |path: &str| {
         let mut v = read_json(path);
         for k in ["seconds", "shard"] {
@@ -1485,27 +1434,23 @@ fn report_merge_joins_a_baseline_gates_shards_as_one_gate() {
     // The human form of the merged gate reads as the whole gate's.
     let human = run(&["report", "merge", &shards[2], &shards[0], &shards[1]]);
     assert_eq!(human.code, 1);
-    let text = String::from_utf8_lossy(&human.stdout);
+    let text = human.stdout.as_str();
     assert!(text.contains("FAILED: 1 regression(s)"), "{text}");
     // Two shards of three leave a third of the cases unsaid: no merge.
     let out = run(&["report", "merge", &shards[0], &shards[2]]);
     assert_eq!(out.code, 2, "{}", out.stderr);
-    assert!(
-        out.stderr.contains("shard(s) 2/3 missing"),
-        "{}",
-        out.stderr
-    );
+    out.stderr_has("shard(s) 2/3 missing");
     // Another baseline, or another --fail-on, does not merge.
     let other = format!("{dir}/other.json");
     let serve = format!("{bin} serve");
     gate_of(&serve, &["--shard", "2/3"], &other);
     let out = run(&["report", "merge", &shards[0], &other]);
     assert_eq!(out.code, 2, "{}", out.stderr);
-    assert!(out.stderr.contains("baselines differ"), "{}", out.stderr);
+    out.stderr_has("baselines differ");
     gate(&["--shard", "2/3", "--fail-on", "never"], &other);
     let out = run(&["report", "merge", &shards[0], &other]);
     assert_eq!(out.code, 2, "{}", out.stderr);
-    assert!(out.stderr.contains("--fail-on differs"), "{}", out.stderr);
+    out.stderr_has("--fail-on differs");
 }
 
 /// A run that ends before its report (here: a subject that cannot start)
@@ -1561,7 +1506,7 @@ fn a_run_without_a_report_leaves_no_report_file() {
 #[test]
 fn list_defects_prints_one_line_per_defect_with_what_it_breaks() {
     let out = run(&["check", "--list-defects"]).ok();
-    let text = String::from_utf8(out.stdout).unwrap();
+    let text = out.stdout;
     let lines: Vec<&str> = text.lines().collect();
     let all = ctxgate::subject::defects::Defect::ALL;
     assert_eq!(lines.len(), all.len(), "{text}");
@@ -1582,14 +1527,16 @@ fn list_defects_prints_one_line_per_defect_with_what_it_breaks() {
 #[test]
 fn estimate_lines_measures_each_generated_case_as_estimate_json_does() {
     let tmp = TempDir::new("estimate-lines");
-    let cases = run(&["gen", "--seed", "5", "--cases", "12"]).ok().stdout;
+    let cases = run(&["gen", "--seed", "5", "--cases", "12"])
+        .ok()
+        .stdout_bytes;
     let out = ctxgate(
         &["estimate", "--lines", "--wire-format", "anthropic", "-"],
         Some(&cases),
     )
     .ok();
     let answers: Vec<Value> = out
-        .stdout
+        .stdout_bytes
         .split(|&b| b == b'\n')
         .filter(|l| !l.is_empty())
         .map(|l| serde_json::from_slice(l).expect("one JSON object a line"))
@@ -1628,11 +1575,7 @@ fn estimate_lines_measures_each_generated_case_as_estimate_json_does() {
     let path = tmp.file("cases.jsonl", "[1]\n");
     let bad = run(&["estimate", "--lines", &path]);
     assert_eq!(bad.code, 2);
-    assert!(
-        bad.stderr.contains("cases.jsonl, line 1: "),
-        "{}",
-        bad.stderr
-    );
+    bad.stderr_has("cases.jsonl, line 1: ");
     // A config flag other than --wire-format has no case to apply to.
     assert_eq!(
         run(&["estimate", "--lines", "--keep-recent", "3", &path]).code,
@@ -1656,7 +1599,7 @@ fn check_case_reruns_the_case_a_report_cites() {
         "pinned-kept",
     ]);
     assert_eq!(whole.code, 1, "{}", whole.stderr);
-    let stdout = String::from_utf8_lossy(&whole.stdout).into_owned();
+    let stdout = whole.stdout.clone();
     let line = stdout
         .lines()
         .find(|l| l.starts_with("FAILED pinned-kept (case "))
@@ -1676,7 +1619,7 @@ fn check_case_reruns_the_case_a_report_cites() {
         "pinned-kept",
     ]);
     assert_eq!(one.code, 1, "{}", one.stderr);
-    let text = String::from_utf8_lossy(&one.stdout);
+    let text = one.stdout.as_str();
     assert!(text.contains(line), "{text}");
     assert!(text.contains("\n1 cases in "), "{text}");
     // --case with --shard is bad usage, and so is --case without the
@@ -1684,11 +1627,7 @@ fn check_case_reruns_the_case_a_report_cites() {
     assert_eq!(run(&["check", "--case", "3", "--shard", "1/2"]).code, 2);
     let unseeded = run(&["check", "--case", "3"]);
     assert_eq!(unseeded.code, 2);
-    assert!(
-        unseeded.stderr.contains("--case N needs the run's --seed"),
-        "{}",
-        unseeded.stderr
-    );
+    unseeded.stderr_has("--case N needs the run's --seed");
 }
 
 /// A gate's behaviour table cites case numbers and prints the command that
@@ -1710,7 +1649,7 @@ fn the_behaviour_table_prints_the_command_that_reruns_a_case() {
         ];
         args.extend_from_slice(extra);
         let out = run(&args);
-        (out.code, String::from_utf8_lossy(&out.stdout).into_owned())
+        (out.code, out.stdout.clone())
     };
     let (code, text) = gate(&["--cases", "150"]);
     assert_eq!(code, 1, "{text}");
@@ -1745,7 +1684,7 @@ fn the_behaviour_table_prints_the_command_that_reruns_a_case() {
         .map(|w| if w == "N" { n.to_owned() } else { w.clone() })
         .collect();
     let one = run(&args.iter().map(String::as_str).collect::<Vec<_>>());
-    let one_text = String::from_utf8_lossy(&one.stdout);
+    let one_text = one.stdout.as_str();
     assert_eq!(one.code, 1, "{one_text}");
     assert!(one_text.contains(cited), "{cited}\n{one_text}");
     assert!(
@@ -1755,7 +1694,7 @@ fn the_behaviour_table_prints_the_command_that_reruns_a_case() {
     assert!(!one_text.contains("NOT COMPARED"), "{one_text}");
     // The reference alone on that case: passes on what the case exercised.
     let alone = run(&["check", "--seed", "98", "--case", n]);
-    let alone_text = String::from_utf8_lossy(&alone.stdout);
+    let alone_text = alone.stdout.as_str();
     assert_eq!(alone.code, 0, "{alone_text}");
     assert!(
         alone_text.contains("this one case exercised held"),
@@ -1779,7 +1718,7 @@ fn replay_trace_prints_each_request_and_answer_line() {
     ] {
         let out = run(&args);
         assert_eq!(out.code, 0, "{args:?}: {}", out.stderr);
-        let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+        let stdout = out.stdout.clone();
         let lines: Vec<&str> = stdout.lines().collect();
         assert!(
             lines.contains(&r#"→ {"op":"hello","protocol":1}"#),
@@ -1819,7 +1758,7 @@ fn replay_trace_prints_each_request_and_answer_line() {
         "drops-system-prompt",
     ]);
     assert_eq!(out.code, 1, "{}", out.stderr);
-    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    let stdout = out.stdout.clone();
     let head = r#"{"role":"system","content":"You are the QA gate."}"#;
     let request = stdout
         .lines()
@@ -1829,7 +1768,7 @@ fn replay_trace_prints_each_request_and_answer_line() {
     assert!(!answer.expect(&stdout).contains(head), "{stdout}");
     // Without --trace, no protocol line is printed.
     let quiet = run(&["replay", image]);
-    assert!(!String::from_utf8_lossy(&quiet.stdout).contains("→ "));
+    assert!(!quiet.stdout.contains("→ "));
 }
 
 /// A reader that stops early (`ctxgate … | head`) ends the run quietly
@@ -1837,6 +1776,7 @@ fn replay_trace_prints_each_request_and_answer_line() {
 #[test]
 fn a_reader_that_goes_away_ends_the_run_without_a_panic() {
     use std::io::{BufRead, BufReader};
+    use std::process::Stdio;
     let mut child = Command::new(env!("CARGO_BIN_EXE_ctxgate"))
         .args(["replay", "suites/known-bugs", "--trace"])
         .stdout(Stdio::piped())

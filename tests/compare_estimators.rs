@@ -294,12 +294,8 @@ fn fail_if_worse_both_ways() {
         "--fail-if-worse",
     ]));
     assert_eq!(out.code, 1, "{}", out.stderr);
-    assert!(out.stderr.contains("--fail-if-worse"), "{}", out.stderr);
-    assert!(
-        out.stderr.contains("is below the ADR floor (tokens of the serialised toolCalls) on json-arguments: 40 of 40 histories"),
-        "{}",
-        out.stderr
-    );
+    out.stderr_has("--fail-if-worse");
+    out.stderr_has("is below the ADR floor (tokens of the serialised toolCalls) on json-arguments: 40 of 40 histories");
     assert!(
         out.stderr
             .contains("below real cl100k_base tokens more often than A (adr-0098 ")
@@ -366,16 +362,8 @@ fn fail_if_worse_catches_a_slower_estimator() {
     ];
     let out = ctxgate(&[&["--builtin", "adr-0098", "--subject", &slow][..], &args].concat());
     assert_eq!(out.code, 1, "{}", out.stderr);
-    assert!(
-        out.stderr.contains("slower than A (adr-0098"),
-        "{}",
-        out.stderr
-    );
-    assert!(
-        out.stderr.contains("over --max-slowdown 2"),
-        "{}",
-        out.stderr
-    );
+    out.stderr_has("slower than A (adr-0098");
+    out.stderr_has("over --max-slowdown 2");
     // Right answers, so nothing else is held against it.
     assert!(!out.stderr.contains("floor"), "{}", out.stderr);
     // Slow first, the fast one second: no slowdown.
@@ -466,7 +454,7 @@ fn bad_input_exits_2_with_a_clear_message() {
     }
     // The subject without estimate is named, as its hello names itself.
     let out = ctxgate(&["--builtin", "adr-0098", "--subject", &no_estimate]);
-    assert!(out.stderr.contains("(faulty-garbage 0)"), "{}", out.stderr);
+    out.stderr_has("(faulty-garbage 0)");
 }
 
 #[test]

@@ -72,12 +72,8 @@ fn a_subject_declaring_openai_receives_only_openai_configs() {
         .map(|c| c["wireFormat"].as_str().unwrap())
         .collect();
     assert_eq!(formats, BTreeSet::from(["openai"]), "{}", out.all());
-    assert!(
-        out.stdout.contains(
-            "wire formats: openai (the subject's hello `wireFormats` measures these only): "
-        ),
-        "{}",
-        out.stdout
+    out.stdout_has(
+        "wire formats: openai (the subject's hello `wireFormats` measures these only): ",
     );
     // At the default shares (25% openai) most cases were re-aimed.
     let re_aimed: u64 = out
@@ -136,11 +132,7 @@ fn wire_format_outside_the_declared_ones_is_bad_usage() {
     let log = log_file("refused.jsonl");
     let out = check_logged(&log, Some("openai"), &["--wire-format", "engine"]);
     assert_eq!(out.code, 2, "{}", out.all());
-    assert!(
-        out.stderr.contains("measures its body in openai only"),
-        "{}",
-        out.stderr
-    );
+    out.stderr_has("measures its body in openai only");
 }
 
 /// The in-process `Compactor` gets the same option.

@@ -75,7 +75,7 @@ fn every_folder_reader_skips_loops_fifos_and_devices_by_name() {
     );
     assert_eq!(out.code, 0, "{}", out.all());
     names_every_hostile_entry(&out);
-    assert!(out.stderr.contains("2 real histories"), "{}", out.stderr);
+    out.stderr_has("2 real histories");
 
     // compare-estimators --corpus: it read /dev/zero to 2 GiB.
     let out = ctxgate_within(
@@ -129,10 +129,10 @@ fn every_folder_reader_skips_loops_fifos_and_devices_by_name() {
     for path in [suite.join("fifo.json"), "/dev/zero".to_owned()] {
         let out = ctxgate_within(&["replay", &path], limit);
         assert_eq!(out.code, 2, "{path}: {}", out.all());
-        assert!(out.stderr.contains("not a regular file"), "{}", out.stderr);
+        out.stderr_has("not a regular file");
         let out = ctxgate_within(&["estimate", &path], limit);
         assert_eq!(out.code, 2, "{path}: {}", out.all());
-        assert!(out.stderr.contains("not a regular file"), "{}", out.stderr);
+        out.stderr_has("not a regular file");
     }
 }
 
@@ -162,8 +162,8 @@ fn compare_estimators_reads_its_corpus_under_the_input_cap() {
         "1",
     ]);
     assert_eq!(out.code, 2, "{}", out.all());
-    assert!(out.stderr.contains("big.json"), "{}", out.stderr);
-    assert!(out.stderr.contains("1000000-byte cap"), "{}", out.stderr);
+    out.stderr_has("big.json");
+    out.stderr_has("1000000-byte cap");
 }
 
 /// Three shards of one run, as JSON reports: (path, value).
@@ -269,12 +269,12 @@ fn report_merge_checks_every_shard_against_itself_and_the_others() {
     write(&pb, &b);
     let out = ctxgate_within(&["report", "merge", &pa, &pb], Duration::from_secs(20));
     assert_eq!(out.code, 2, "{}", out.all());
-    assert!(out.stderr.contains("at most"), "{}", out.stderr);
+    out.stderr_has("at most");
 
     // One shard of three, alone, is not the run.
     let out = ctxgate(&["report", "merge", paths[0]]);
     assert_eq!(out.code, 2, "{}", out.all());
-    assert!(out.stderr.contains("2/3, 3/3 missing"), "{}", out.stderr);
+    out.stderr_has("2/3, 3/3 missing");
 }
 
 #[test]
@@ -291,11 +291,7 @@ fn what_would_fail_at_the_end_is_refused_before_the_first_case() {
         "1",
     ]);
     assert_eq!(out.code, 2, "{}", out.all());
-    assert!(
-        out.stderr.contains("cannot save fixtures there (--save)"),
-        "{}",
-        out.stderr
-    );
+    out.stderr_has("cannot save fixtures there (--save)");
     assert!(
         !out.stdout.contains("cases in"),
         "cases ran first: {}",
@@ -312,11 +308,7 @@ fn what_would_fail_at_the_end_is_refused_before_the_first_case() {
     std::fs::write(&gen, "[1,2]").unwrap();
     let out = ctxgate(&["check", "--gen-config", &gen, "--cases", "5"]);
     assert_eq!(out.code, 2, "{}", out.all());
-    assert!(
-        out.stderr.contains("expected a JSON object"),
-        "{}",
-        out.stderr
-    );
+    out.stderr_has("expected a JSON object");
 }
 
 #[test]
@@ -379,7 +371,7 @@ fn a_subject_that_closes_its_stdout_before_hello_is_reported_then() {
         "3",
     ]);
     assert_eq!(out.code, 1, "{}", out.all());
-    assert!(out.stderr.contains("closed its stdout"), "{}", out.stderr);
+    out.stderr_has("closed its stdout");
     // Reported within the exit grace (1 s), not the 10 s start allowance.
     assert!(out.seconds < 6.0, "{} s", out.seconds);
 }
@@ -460,7 +452,7 @@ fn the_docs_word_is_kept_a_baseline_fault_is_not_a_fix_and_per_message_has_one_f
         "1",
     ]);
     assert_eq!(out.code, 1, "{}", out.all());
-    assert!(out.stderr.contains("`perMessage` has"), "{}", out.stderr);
+    out.stderr_has("`perMessage` has");
     let out = ctxgate(&["check", "--subject", &long, "--cases", "20", "--seed", "1"]);
     assert_eq!(out.code, 1, "{}", out.all());
     assert!(out.all().contains("perMessage has"), "{}", out.all());

@@ -5,17 +5,13 @@
 //! checks the exit code, and scans /proc for any process carrying the
 //! test's marker.
 
-use std::io::Read;
-use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+mod common;
 
-struct Ran {
-    code: Option<i32>,
-    stdout: String,
-    stderr: String,
-    secs: f64,
-}
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Duration;
+
+use common::process::{run_fed, Out, Stdin};
 
 /// The binary under test: this build's, or `CTXGATE_UNDER_TEST` (to show
 /// that a test fails against an older build).
@@ -23,56 +19,12 @@ fn bin() -> String {
     std::env::var("CTXGATE_UNDER_TEST").unwrap_or_else(|_| env!("CARGO_BIN_EXE_ctxgate").into())
 }
 
-/// Run ctxgate with `args`, killing it (and failing) past `limit` seconds.
-fn ctxgate(args: &[&str], stdin: Option<&str>, limit: f64) -> Ran {
-    let start = Instant::now();
-    let mut child = Command::new(bin())
-        .args(args)
-        .stdin(if stdin.is_some() {
-            Stdio::piped()
-        } else {
-            Stdio::null()
-        })
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("ctxgate runs");
-    if let Some(path) = stdin {
-        let mut pipe = child.stdin.take().unwrap();
-        let mut file = std::fs::File::open(path).unwrap();
-        std::thread::spawn(move || {
-            let _ = std::io::copy(&mut file, &mut pipe);
-        });
-    }
-    let mut out = child.stdout.take().unwrap();
-    let mut err = child.stderr.take().unwrap();
-    let o = std::thread::spawn(move || {
-        let mut s = String::new();
-        let _ = out.read_to_string(&mut s);
-        s
-    });
-    let e = std::thread::spawn(move || {
-        let mut s = String::new();
-        let _ = err.read_to_string(&mut s);
-        s
-    });
-    let status = loop {
-        if let Some(status) = child.try_wait().unwrap() {
-            break status;
-        }
-        if start.elapsed().as_secs_f64() > limit {
-            let _ = child.kill();
-            let _ = child.wait();
-            panic!("ctxgate {args:?} ran past {limit} s");
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    };
-    Ran {
-        code: status.code(),
-        stdout: o.join().unwrap(),
-        stderr: e.join().unwrap(),
-        secs: start.elapsed().as_secs_f64(),
-    }
+/// Run ctxgate with `args` (stdin: the file at `stdin`, or nothing),
+/// killing it (and failing) past `limit` seconds.
+fn ctxgate(args: &[&str], stdin: Option<&str>, limit: f64) -> Out {
+    let stdin = stdin.map_or(Stdin::Null, |path| Stdin::File(path.into()));
+    let limit = Duration::from_secs_f64(limit);
+    run_fed(Command::new(bin()).args(args), stdin, limit)
 }
 
 fn temp(name: &str) -> PathBuf {
@@ -122,7 +74,7 @@ fn hostile(kind: &str, marker: &str) -> String {
     format!("python3 {} {kind} {marker}", script.display())
 }
 
-fn check_hostile(kind: &str, extra: &[&str], limit: f64) -> (Ran, serde_json::Value, String) {
+fn check_hostile(kind: &str, extra: &[&str], limit: f64) -> (Out, serde_json::Value, String) {
     let dir = temp(kind);
     let m = marker(kind);
     let report = dir.join("report.json");
@@ -169,7 +121,7 @@ fn fault_kinds(report: &serde_json::Value) -> Vec<String> {
 fn a_closed_stdout_is_a_fault_not_a_hang() {
     let (ran, report, m) =
         check_hostile("closed-stdout", &["--cases", "3", "--timeout", "1"], 30.0);
-    assert_eq!(ran.code, Some(1), "{}\n{}", ran.stdout, ran.stderr);
+    assert_eq!(ran.code, 1, "{}\n{}", ran.stdout, ran.stderr);
     assert!(
         fault_kinds(&report).contains(&"closed-stdout".to_owned()),
         "{report}"
@@ -187,7 +139,7 @@ fn a_closed_stdout_is_a_fault_not_a_hang() {
 #[test]
 fn no_descendant_outlives_the_run() {
     let (ran, report, m) = check_hostile("daemon", &["--cases", "4", "--timeout", "5"], 60.0);
-    assert_eq!(ran.code, Some(1), "the crash is a fault: {}", ran.stdout);
+    assert_eq!(ran.code, 1, "the crash is a fault: {}", ran.stdout);
     assert!(
         fault_kinds(&report).contains(&"crash".to_owned()),
         "{report}"
@@ -204,7 +156,7 @@ fn no_descendant_outlives_the_run() {
 #[test]
 fn an_unsolicited_line_is_a_fault_and_charges_no_invariant() {
     let (ran, report, m) = check_hostile("unsolicited", &["--cases", "5", "--timeout", "5"], 60.0);
-    assert_eq!(ran.code, Some(1), "{}", ran.stdout);
+    assert_eq!(ran.code, 1, "{}", ran.stdout);
     assert!(
         fault_kinds(&report).contains(&"unsolicited-line".to_owned()),
         "{report}"
@@ -228,7 +180,7 @@ fn subject_text_cannot_drive_the_terminal() {
         );
         assert!(!text.contains("\nFAKE: OK"), "a forged line:\n{text}");
     }
-    assert!(ran.stdout.contains("evil\\u{1b}"), "{}", ran.stdout);
+    ran.stdout_has("evil\\u{1b}");
 }
 
 /// Class 7: --time bounds the whole run, shrinking included, with a
@@ -241,12 +193,12 @@ fn time_bounds_the_whole_run() {
         &["--cases", "1000", "--time", "3", "--timeout", "1"],
         30.0,
     );
-    assert_eq!(ran.code, Some(1), "{}", ran.stdout);
+    assert_eq!(ran.code, 1, "{}", ran.stdout);
     assert!(
         fault_kinds(&report).contains(&"timeout".to_owned()),
         "{report}"
     );
-    assert!(ran.secs < 3.0 + 1.0 + 2.0, "took {:.1} s", ran.secs);
+    assert!(ran.seconds < 3.0 + 1.0 + 2.0, "took {:.1} s", ran.seconds);
     assert!(survivors(&m).is_empty());
 }
 
@@ -273,13 +225,13 @@ fn bad_flags_are_usage_errors_before_any_work() {
     ];
     for args in cases {
         let ran = ctxgate(args, None, 10.0);
-        assert_eq!(ran.code, Some(2), "{args:?}: {}", ran.stderr);
+        assert_eq!(ran.code, 2, "{args:?}: {}", ran.stderr);
         assert!(
             ran.stderr.starts_with("error: "),
             "{args:?}: {}",
             ran.stderr
         );
-        assert!(ran.secs < 2.0, "{args:?}: {:.1} s", ran.secs);
+        assert!(ran.seconds < 2.0, "{args:?}: {:.1} s", ran.seconds);
     }
     assert!(survivors(&m).is_empty());
 }
@@ -301,14 +253,14 @@ fn unbounded_input_is_refused_while_reading() {
     ];
     for args in cases {
         let ran = ctxgate(args, None, 20.0);
-        assert_eq!(ran.code, Some(2), "{args:?}: {}", ran.stderr);
+        assert_eq!(ran.code, 2, "{args:?}: {}", ran.stderr);
         assert!(ran.stderr.contains("/dev/zero"), "{args:?}: {}", ran.stderr);
         assert!(
             ran.stderr.contains("not a regular file"),
             "{args:?}: {}",
             ran.stderr
         );
-        assert!(ran.secs < 5.0, "{args:?}: {:.1} s", ran.secs);
+        assert!(ran.seconds < 5.0, "{args:?}: {:.1} s", ran.seconds);
     }
     // serve: a 3 MB line of zeros under a 1 MB cap, then a real request.
     let dir = temp("serve");
@@ -321,7 +273,7 @@ fn unbounded_input_is_refused_while_reading() {
         feed.to_str(),
         20.0,
     );
-    assert_eq!(ran.code, Some(0), "{}", ran.stderr);
+    assert_eq!(ran.code, 0, "{}", ran.stderr);
     let answers: Vec<&str> = ran.stdout.lines().collect();
     assert_eq!(answers.len(), 2, "{}", ran.stdout);
     assert!(answers[0].contains("invalid_input") && answers[0].contains("cap"));
@@ -343,12 +295,8 @@ fn replay_survives_loops_and_fifos() {
     let made = Command::new("mkfifo").arg(&fifo).status().unwrap();
     assert!(made.success());
     let ran = ctxgate(&["replay", dir.to_str().unwrap()], None, 20.0);
-    assert_eq!(ran.code, Some(0), "{}\n{}", ran.stdout, ran.stderr);
-    assert!(
-        ran.stdout.contains("replay: 1 held, 0 failed, 0 skipped"),
-        "{}",
-        ran.stdout
-    );
+    assert_eq!(ran.code, 0, "{}\n{}", ran.stdout, ran.stderr);
+    ran.stdout_has("replay: 1 held, 0 failed, 0 skipped");
 }
 
 /// Class 5: a symlink planted under a fixture's name in the save folder
@@ -377,7 +325,7 @@ fn saving_never_follows_a_planted_symlink() {
     let first: Vec<String> = args(&save);
     let first: Vec<&str> = first.iter().map(String::as_str).collect();
     let ran = ctxgate(&first, None, 60.0);
-    assert_eq!(ran.code, Some(1), "{}", ran.stdout);
+    assert_eq!(ran.code, 1, "{}", ran.stdout);
     let names: Vec<PathBuf> = std::fs::read_dir(&save)
         .unwrap()
         .map(|e| e.unwrap().path())
@@ -387,7 +335,7 @@ fn saving_never_follows_a_planted_symlink() {
     std::fs::remove_file(&names[0]).unwrap();
     std::os::unix::fs::symlink(&outside, &names[0]).unwrap();
     let ran = ctxgate(&first, None, 60.0);
-    assert_eq!(ran.code, Some(1), "{}", ran.stdout);
+    assert_eq!(ran.code, 1, "{}", ran.stdout);
     assert_eq!(std::fs::read_to_string(&outside).unwrap(), "precious");
     let meta = std::fs::symlink_metadata(&names[0]).unwrap();
     assert!(meta.is_file(), "the symlink was replaced by the fixture");
@@ -471,7 +419,7 @@ fn restarts_under_jobs_never_kill_a_sibling() {
             None,
             120.0,
         );
-        assert_eq!(ran.code, Some(1), "{}", ran.stdout);
+        assert_eq!(ran.code, 1, "{}", ran.stdout);
         let json: serde_json::Value =
             serde_json::from_str(&std::fs::read_to_string(&report).unwrap()).unwrap();
         assert_eq!(fault_kinds(&json), ["wrong-id"], "{}", ran.stdout);

@@ -147,8 +147,8 @@ fn gen_config_round_trips_shapes_the_swarm_and_rejects_unknown_fields() {
     let typo = dir.file("typo.json", r#"{"maxParalelCalls": 2}"#);
     let out = ctxgate(&["gen", "--gen-config", &typo]);
     assert_eq!(out.code, 2, "{}", out.stderr);
-    assert!(out.stderr.contains("typo.json"), "{}", out.stderr);
-    assert!(out.stderr.contains("maxParalelCalls"), "{}", out.stderr);
+    out.stderr_has("typo.json");
+    out.stderr_has("maxParalelCalls");
     let wide = dir.file("wide.json", r#"{"pinnedPercent": 101}"#);
     let out = ctxgate(&["check", "--gen-config", &wide, "--cases", "1"]);
     assert_eq!(out.code, 2, "{}", out.stderr);
@@ -266,13 +266,13 @@ fn corpus_errors_name_the_file_and_exit_2() {
     empty.file("README.md", "no histories here");
     let out = ctxgate(&["check", "--corpus", empty.dir(), "--cases", "5"]);
     assert_eq!(out.code, 2, "{}", out.stderr);
-    assert!(out.stderr.contains("holds no history"), "{}", out.stderr);
+    out.stderr_has("holds no history");
 
     let good = r#"[{"role":"user","content":"hi"},{"role":"assistant","content":"hello"}]"#;
     dir.file("a/good.json", good);
     dir.file("b/many.jsonl", format!("{good}\n\n{good}\n"));
     let out = ctxgate(&["check", "--corpus", dir.dir(), "--cases", "3"]);
-    assert!(out.stderr.contains("3 real histories"), "{}", out.stderr);
+    out.stderr_has("3 real histories");
 
     dir.file("b/bad.jsonl", format!("{good}\n{{\"messages\": 3}}\n"));
     let out = ctxgate(&["check", "--corpus", dir.dir(), "--cases", "3"]);
@@ -286,7 +286,7 @@ fn corpus_errors_name_the_file_and_exit_2() {
     dir.file("c/broken.json", "[{\"role\": \"user\", \"content\": ");
     let out = ctxgate(&["check", "--corpus", dir.dir(), "--cases", "3"]);
     assert_eq!(out.code, 2, "{}", out.stderr);
-    assert!(out.stderr.contains("broken.json"), "{}", out.stderr);
+    out.stderr_has("broken.json");
     let out = ctxgate(&[
         "check",
         "--corpus",

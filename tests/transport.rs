@@ -196,13 +196,7 @@ fn probe_ceiling_measures_a_limit_to_the_byte() {
 
     let human = ctxgate(&["probe-ceiling", &server.url()]);
     assert_eq!(human.code, 0, "{}", human.stderr);
-    assert!(
-        human.stdout.contains(
-            "limit: 12,345 bytes — the largest body accepted; 12,346 bytes refused (413)"
-        ),
-        "{}",
-        human.stdout
-    );
+    human.stdout_has("limit: 12,345 bytes — the largest body accepted; 12,346 bytes refused (413)");
 }
 
 #[test]
@@ -236,11 +230,7 @@ fn probe_ceiling_finds_express_default_in_few_requests_and_checks_the_config() {
         config.to_str().unwrap(),
     ]);
     assert_eq!(out.code, 1, "{}", out.stderr);
-    assert!(
-        out.stdout.contains("transportMaxBodyBytes is 8,388,608, above this endpoint's limit of 102,400 bytes: your compactor will send bodies this server refuses"),
-        "{}",
-        out.stdout
-    );
+    out.stdout_has("transportMaxBodyBytes is 8,388,608, above this endpoint's limit of 102,400 bytes: your compactor will send bodies this server refuses");
 }
 
 #[test]
@@ -272,8 +262,8 @@ fn hosts_other_than_loopback_are_refused_before_any_connection() {
     let elsewhere = format!("http://0.0.0.0:{}/", server.port);
     let out = ctxgate(&["probe-ceiling", &elsewhere]);
     assert_eq!(out.code, 2, "{}", out.stderr);
-    assert!(out.stderr.contains("is not loopback"), "{}", out.stderr);
-    assert!(out.stderr.contains("--allow-remote"), "{}", out.stderr);
+    out.stderr_has("is not loopback");
+    out.stderr_has("--allow-remote");
     let out = ctxgate(&[
         "check",
         "--cases",
@@ -284,7 +274,7 @@ fn hosts_other_than_loopback_are_refused_before_any_connection() {
         "102400",
     ]);
     assert_eq!(out.code, 2, "{}", out.stderr);
-    assert!(out.stderr.contains("is not loopback"), "{}", out.stderr);
+    out.stderr_has("is not loopback");
     for url in [
         "http://example.invalid/",
         "http://10.255.255.1:8080/",
@@ -292,7 +282,7 @@ fn hosts_other_than_loopback_are_refused_before_any_connection() {
     ] {
         let out = ctxgate(&["probe-ceiling", url, "--timeout", "1"]);
         assert_eq!(out.code, 2, "{url}: {}", out.stderr);
-        assert!(out.stderr.contains("nothing was sent"), "{}", out.stderr);
+        out.stderr_has("nothing was sent");
     }
     std::thread::sleep(Duration::from_millis(200));
     assert_eq!(server.connections(), 0, "a refused URL was connected to");
@@ -318,11 +308,7 @@ fn an_endpoint_that_never_answers_does_not_hang_the_run() {
     let server = Server::start(Mode::Silent);
     let out = ctxgate(&["probe-ceiling", &server.url(), "--timeout", "0.5"]);
     assert_eq!(out.code, 1, "{}", out.stderr);
-    assert!(
-        out.stderr.contains("no answer to a 1,024-byte body"),
-        "{}",
-        out.stderr
-    );
+    out.stderr_has("no answer to a 1,024-byte body");
     assert_eq!(
         server.connections(),
         1,
@@ -349,8 +335,8 @@ fn an_endpoint_that_never_answers_does_not_hang_the_run() {
         dir.to_str().unwrap(),
     ]);
     assert_eq!(out.code, 1, "{}\n{}", out.stdout, out.stderr);
-    assert!(out.stderr.contains("no answer to a"), "{}", out.stderr);
-    assert!(out.stdout.contains("transport: STOPPED"), "{}", out.stdout);
+    out.stderr_has("no answer to a");
+    out.stdout_has("transport: STOPPED");
     // Each worker waits out at most one timeout (a pooled connection may
     // have its reset confirmed once): the sending stops at once.
     assert!(
@@ -386,11 +372,7 @@ fn check_transport_with_the_reference_under_the_real_limit_has_no_refusal() {
     assert!(bodies.iter().all(|&b| b <= 102_400), "{bodies:?}");
     let line = format!("{} accepted, 0 refused", bodies.len());
     assert!(out.stdout.contains(&line), "{line}:\n{}", out.stdout);
-    assert!(
-        out.stdout.contains("agreed on every body answered"),
-        "{}",
-        out.stdout
-    );
+    out.stdout_has("agreed on every body answered");
 }
 
 #[test]
@@ -552,11 +534,7 @@ fn a_name_that_passed_the_rule_is_connected_to_at_the_addresses_checked() {
             "200000",
         ]);
         assert_eq!(out.code, 0, "{url}: {}{}", out.stdout, out.stderr);
-        assert!(
-            out.stdout.contains("limit: 102,400 bytes"),
-            "{}",
-            out.stdout
-        );
+        out.stdout_has("limit: 102,400 bytes");
         let out = ctxgate(&[
             "check",
             "--cases",
@@ -569,7 +547,7 @@ fn a_name_that_passed_the_rule_is_connected_to_at_the_addresses_checked() {
             &config,
         ]);
         assert_eq!(out.code, 0, "{url}: {}{}", out.stdout, out.stderr);
-        assert!(out.stdout.contains(" refused; "), "{}", out.stdout);
+        out.stdout_has(" refused; ");
     }
     assert!(!here.bodies().is_empty(), "nothing reached 127.0.0.1");
     assert_eq!(
@@ -742,11 +720,7 @@ fn framing_headers_and_bad_ports_are_refused_and_answers_are_escaped() {
                 ])
             };
             assert_eq!(out.code, 2, "{flag} {header}: {}{}", out.stdout, out.stderr);
-            assert!(
-                out.stderr.contains("frames each request itself"),
-                "{}",
-                out.stderr
-            );
+            out.stderr_has("frames each request itself");
         }
     }
     for port in ["65536", "99999", "4294967377", "0"] {

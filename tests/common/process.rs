@@ -7,8 +7,11 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 pub struct Out {
+    /// The exit code; -1 when a signal ended the process.
     pub code: i32,
+    /// stdout as text (invalid UTF-8 replaced); its bytes as written.
     pub stdout: String,
+    pub stdout_bytes: Vec<u8>,
     pub stderr: String,
     pub seconds: f64,
     /// The process's peak resident set, in KiB (`getrusage`'s `ru_maxrss`
@@ -20,6 +23,33 @@ impl Out {
     /// stdout and stderr, for assertion messages.
     pub fn all(&self) -> String {
         format!("{}{}", self.stdout, self.stderr)
+    }
+
+    /// The run, which must have succeeded (the test fails, showing stderr).
+    #[track_caller]
+    pub fn ok(self) -> Out {
+        assert_eq!(self.code, 0, "expected success; stderr: {}", self.stderr);
+        self
+    }
+
+    /// Fails the test, showing stdout, unless stdout contains `s`.
+    #[track_caller]
+    pub fn stdout_has(&self, s: &str) {
+        assert!(
+            self.stdout.contains(s),
+            "stdout lacks {s:?}:\n{}",
+            self.stdout
+        );
+    }
+
+    /// Fails the test, showing stderr, unless stderr contains `s`.
+    #[track_caller]
+    pub fn stderr_has(&self, s: &str) {
+        assert!(
+            self.stderr.contains(s),
+            "stderr lacks {s:?}:\n{}",
+            self.stderr
+        );
     }
 
     /// stdout as one JSON document (the test fails, showing both streams,
@@ -47,24 +77,50 @@ pub fn ctxgate(args: &[&str]) -> Out {
     ctxgate_within(args, Duration::from_secs(120))
 }
 
-/// Any command, killed after `limit`.
+/// What a command reads on stdin.
+pub enum Stdin {
+    Null,
+    File(std::path::PathBuf),
+    Bytes(Vec<u8>),
+}
+
+/// Any command, stdin empty, killed after `limit`.
+pub fn run_within(cmd: &mut Command, limit: Duration) -> Out {
+    run_fed(cmd, Stdin::Null, limit)
+}
+
+/// Any command reading `stdin`, killed after `limit` (the test fails: it
+/// hung).
 // Reaped by wait4 below (which Child::wait cannot replace: it gives no
 // rusage); clippy sees only that Child::wait is not called on every path.
 #[allow(clippy::zombie_processes)]
-pub fn run_within(cmd: &mut Command, limit: Duration) -> Out {
+pub fn run_fed(cmd: &mut Command, stdin: Stdin, limit: Duration) -> Out {
     let started = Instant::now();
+    let (stdio, bytes) = match stdin {
+        Stdin::Null => (Stdio::null(), None),
+        Stdin::File(path) => (Stdio::from(std::fs::File::open(path).unwrap()), None),
+        Stdin::Bytes(bytes) => (Stdio::piped(), Some(bytes)),
+    };
     let mut child = cmd
-        .stdin(Stdio::null())
+        .stdin(stdio)
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
         .expect("the command starts");
+    if let Some(bytes) = bytes {
+        let mut pipe = child.stdin.take().unwrap();
+        // From a thread: a large input must not deadlock against stdout.
+        std::thread::spawn(move || {
+            use std::io::Write;
+            let _ = pipe.write_all(&bytes);
+        });
+    }
     let mut stdout = child.stdout.take().unwrap();
     let mut stderr = child.stderr.take().unwrap();
     let out = std::thread::spawn(move || {
         let mut s = Vec::new();
         let _ = stdout.read_to_end(&mut s);
-        String::from_utf8_lossy(&s).into_owned()
+        s
     });
     let err = std::thread::spawn(move || {
         let mut s = Vec::new();
@@ -99,9 +155,11 @@ pub fn run_within(cmd: &mut Command, limit: Duration) -> Out {
     } else {
         -1
     };
+    let stdout_bytes = out.join().unwrap();
     Out {
         code,
-        stdout: out.join().unwrap(),
+        stdout: String::from_utf8_lossy(&stdout_bytes).into_owned(),
+        stdout_bytes,
         stderr: err.join().unwrap(),
         seconds: started.elapsed().as_secs_f64(),
         max_rss_kib: rss,
