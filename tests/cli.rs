@@ -52,6 +52,13 @@ fn real_histories() -> Option<PathBuf> {
     common::data_dir(&manifest_dir().join("../shared/data/real-histories"))
 }
 
+/// A report with its times blanked (`1.2 s`, `time="…"`, `timestamp="…"`),
+/// to compare two renderings of one run.
+fn without_times(s: &str) -> String {
+    let times = regex::Regex::new(r#"\d+\.\d+ s\b|time="[^"]*"|timestamp="[^"]*""#).unwrap();
+    times.replace_all(s, "<T>").into_owned()
+}
+
 fn read_json(path: &str) -> Value {
     serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap()
 }
@@ -1180,6 +1187,47 @@ fn report_merge_joins_shards_as_one_run() {
         v
     };
     assert_eq!(strip(&merged), strip(&whole));
+    // One merge writes every form a CI job wants, as `check` does: the
+    // same reports as a merge a form, the human one on stdout.
+    let (md, xml, again) = (
+        format!("{dir}/merged.md"),
+        format!("{dir}/merged.xml"),
+        format!("{dir}/again.json"),
+    );
+    let also = [format!("markdown={md}"), format!("junit={xml}")];
+    let all = run(&[
+        "report",
+        "merge",
+        &reports[0],
+        &reports[1],
+        "--out",
+        &again,
+        "--report",
+        "json",
+        "--also-report",
+        &also[0],
+        "--also-report",
+        &also[1],
+    ]);
+    assert_eq!(all.code, 1, "{}", all.stderr);
+    all.stdout_has("FAILED: ");
+    assert_eq!(strip(&again), strip(&merged));
+    for (form, path) in [("markdown", &md), ("junit", &xml)] {
+        let alone = run(&[
+            "report",
+            "merge",
+            &reports[0],
+            &reports[1],
+            "--report",
+            form,
+        ]);
+        let written = std::fs::read_to_string(path).unwrap();
+        assert_eq!(
+            without_times(&written),
+            without_times(&alone.stdout),
+            "{form}"
+        );
+    }
     // Another seed's shard does not merge.
     let other = format!("{dir}/other.json");
     let mut args: Vec<&str> = base.to_vec();

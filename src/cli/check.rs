@@ -7,7 +7,7 @@ use std::path::PathBuf;
 
 use clap::{Args as ClapArgs, ValueEnum};
 
-use super::common::{Failure, ReportFile};
+use super::common::Failure;
 use super::subject::SubjectArgs;
 use ctxgate::baseline::report::Hints;
 use ctxgate::baseline::suite::SuiteGate;
@@ -15,7 +15,7 @@ use ctxgate::baseline::FailOn;
 use ctxgate::check::{CheckOptions, Progress};
 use ctxgate::fixture::Fixture;
 use ctxgate::oracle::InvariantSet;
-use ctxgate::report::render::{Outcome, ReportKind};
+use ctxgate::report::render::Outcome;
 use ctxgate::report::ReplayHint;
 use ctxgate::subject::Subject;
 
@@ -61,14 +61,6 @@ pub struct Args {
     #[arg(long, value_name = "DIR", default_value = "ctxgate-failures")]
     pub save: PathBuf,
 
-    /// The report's form
-    #[arg(long, value_enum, default_value_t = ReportKind::Human)]
-    pub report: ReportKind,
-
-    /// Write the report to FILE (a human summary still goes to stdout)
-    #[arg(long, value_name = "FILE")]
-    pub out: Option<PathBuf>,
-
     /// At most this many subject runs to shrink one failure
     #[arg(long, value_name = "N", default_value_t = 2000)]
     pub shrink_runs: usize,
@@ -106,12 +98,6 @@ pub struct Args {
     #[arg(long, value_name = "DIR")]
     pub with_suite: Option<PathBuf>,
 
-    /// Also write the report in another form to FILE (repeatable), e.g.
-    /// `--also-report junit=ctxgate-junit.xml --also-report
-    /// markdown=summary.md`: every form a CI job needs from one run
-    #[arg(long, value_name = "FORM=FILE")]
-    pub also_report: Vec<String>,
-
     /// The gate on a change: compare with a baseline — e.g. the compactor
     /// before the change — started like --subject (one string, split as a
     /// shell splits words) and sent exactly the same cases. A failure the
@@ -136,6 +122,9 @@ pub struct Args {
     /// the generator aims a share of its histories at its trigger and
     /// ceiling, and shrinking keeps it). For a compactor that ignores the
     /// config it is sent, give its own constants (docs/protocol.md §6)
+    #[command(flatten)]
+    pub reports: super::output::ReportArgs,
+
     #[command(flatten)]
     pub config: super::common::ConfigArgs,
 
@@ -176,16 +165,7 @@ pub fn run_check(args: Args) -> Result<(), Failure> {
     let seed = args.seed.unwrap_or_else(random_seed);
     // Where the results go is settled before any work is done: a report
     // or a fixture that cannot be written is bad usage now, not a lost run.
-    let out_file = match &args.out {
-        Some(path) => Some(super::common::ReportFile::open(path).map_err(|e| {
-            Failure::bad_input(format!(
-                "{}: cannot write the report there: {e}",
-                path.display()
-            ))
-        })?),
-        None => None,
-    };
-    let also = open_also(&args.also_report)?;
+    let reports = args.reports.open()?;
     ctxgate::fixture::check_save_dir(&args.save).map_err(|e| {
         Failure::bad_input(format!(
             "{}: cannot save fixtures there (--save): {e}",
@@ -283,7 +263,8 @@ pub fn run_check(args: Args) -> Result<(), Failure> {
     }
     if let Some(cmd) = &args.baseline {
         let outcome = run_gate(&args, cmd, subjects, &opts, (jobs, suite_fixtures))?;
-        return finish(&args, &outcome, (out_file, also), (String::new(), None));
+        let write_error = reports.write(args.reports.report, &outcome, "");
+        return super::output::exit(&outcome, write_error, None, "");
     }
     eprintln!(
         "ctxgate check: subject {} {}, seed {seed}, {}{}{}",
@@ -325,35 +306,8 @@ pub fn run_check(args: Args) -> Result<(), Failure> {
         Some(live) => live.finish(),
         None => (String::new(), None),
     };
-    finish(&args, &outcome, (out_file, also), transport)
-}
-
-/// Print and write the outcome's reports, and exit as it says: failed
-/// when it found something (an endpoint that stopped answering adds its
-/// reason), else bad usage when a report could not be written, else the
-/// endpoint's failure, if any.
-fn finish(
-    args: &Args,
-    outcome: &Outcome,
-    (out_file, also): (Option<ReportFile>, AlsoReports),
-    (transport_text, transport_failure): (String, Option<Failure>),
-) -> Result<(), Failure> {
-    let render_as = |kind| outcome.render(kind);
-    let write_error = write_reports(args, out_file, also, render_as, &transport_text);
-    let mut why = outcome.problems();
-    if why.is_empty() {
-        return match (write_error, transport_failure) {
-            (Some(e), _) => Err(Failure::bad_input(e)),
-            (None, Some(f)) => Err(f),
-            (None, None) => Ok(()),
-        };
-    }
-    why.extend(transport_failure.map(|f| f.message));
-    Err(Failure::failed(format!(
-        "{} (seed {})",
-        why.join("; "),
-        outcome.seed()
-    )))
+    let write_error = reports.write(args.reports.report, &outcome, &transport.0);
+    super::output::exit(&outcome, write_error, transport.1, "")
 }
 
 /// `check --baseline CMD`: start the baseline like the subject (`--jobs` ×
@@ -430,71 +384,6 @@ fn run_gate(
 
 /// The suite a gate replays: its folder and its fixtures, parsed.
 type SuiteFixtures<'a> = (&'a std::path::PathBuf, Vec<(std::path::PathBuf, Fixture)>);
-
-/// The report in `--report`'s form to `--out` (a human summary, then
-/// `extra`, to stdout) or to stdout, and each `--also-report`; the first
-/// write error, said on stderr.
-fn write_reports(
-    args: &Args,
-    out_file: Option<ReportFile>,
-    also: AlsoReports,
-    render_as: impl Fn(ReportKind) -> String,
-    extra: &str,
-) -> Option<String> {
-    let rendered = render_as(args.report);
-    let mut write_error = write_also(also, &render_as);
-    match (&args.out, out_file) {
-        (Some(path), Some(file)) => {
-            if let Err(e) = file.write(&rendered) {
-                write_error = Some(format!("{}: cannot write the report: {e}", path.display()));
-            }
-            out!("{}{extra}", render_as(ReportKind::Human));
-        }
-        _ if args.report == ReportKind::Human => out!("{rendered}{extra}"),
-        _ => {
-            out!("{rendered}");
-            eprint!("{extra}");
-        }
-    }
-    if let Some(e) = &write_error {
-        eprintln!("ctxgate: ERROR: {e}");
-    }
-    write_error
-}
-
-/// The `--also-report` files, created before any work is done.
-type AlsoReports = Vec<(ReportKind, super::common::ReportFile)>;
-
-fn open_also(list: &[String]) -> Result<AlsoReports, Failure> {
-    list.iter()
-        .map(|item| {
-            let bad = |why: String| Failure::bad_input(format!("--also-report {item:?}: {why}"));
-            let (form, path) = item
-                .split_once('=')
-                .ok_or_else(|| bad("give FORM=FILE, e.g. junit=ctxgate-junit.xml".into()))?;
-            let kind = ReportKind::from_str(form, true).map_err(|_| {
-                bad(format!(
-                    "unknown form {form:?}; the forms are human, json, junit, markdown"
-                ))
-            })?;
-            let file = super::common::ReportFile::open(std::path::Path::new(path))
-                .map_err(|e| bad(format!("cannot write the report there: {e}")))?;
-            Ok((kind, file))
-        })
-        .collect()
-}
-
-/// Write each `--also-report` form; the first error, if any.
-fn write_also(also: AlsoReports, render: impl Fn(ReportKind) -> String) -> Option<String> {
-    let mut error = None;
-    for (kind, file) in also {
-        let path = file.path().display().to_string();
-        if let Err(e) = file.write(&render(kind)) {
-            error.get_or_insert(format!("{path}: cannot write the report: {e}"));
-        }
-    }
-    error
-}
 
 fn random_seed() -> u64 {
     let nanos = std::time::SystemTime::now()

@@ -39,6 +39,7 @@ mod compact;
 mod compare;
 mod estimate;
 mod gen;
+mod output;
 mod probe_ceiling;
 mod replay;
 mod report;

@@ -9,7 +9,6 @@ use clap::{Args as ClapArgs, Subcommand};
 
 use super::common::Failure;
 use ctxgate::report::merge::{merge, ShardReport};
-use ctxgate::report::render::ReportKind;
 
 #[derive(Debug, ClapArgs)]
 pub struct Args {
@@ -35,13 +34,8 @@ pub struct MergeArgs {
     #[arg(required = true, value_name = "FILE")]
     pub files: Vec<PathBuf>,
 
-    /// The merged report's form
-    #[arg(long, value_enum, default_value_t = ReportKind::Human)]
-    pub report: ReportKind,
-
-    /// Write the merged report to FILE (a human summary still goes to stdout)
-    #[arg(long, value_name = "FILE")]
-    pub out: Option<PathBuf>,
+    #[command(flatten)]
+    pub reports: super::output::ReportArgs,
 
     /// The subject command for the replay lines [default: as the shards
     /// recorded it]
@@ -60,27 +54,11 @@ pub fn run(args: Args) -> Result<(), Failure> {
     let reports = (args.files.iter())
         .map(|path| ShardReport::read(path, cap))
         .collect::<Result<Vec<_>, _>>()?;
+    let opened = args.reports.open()?;
     let merged = merge(reports, args.subject.as_deref(), args.baseline.as_deref())
         .map_err(Failure::bad_input)?;
-    let rendered = merged.render(args.report);
-    match &args.out {
-        Some(path) => {
-            std::fs::write(path, rendered).map_err(|e| {
-                Failure::bad_input(format!("{}: cannot write the report: {e}", path.display()))
-            })?;
-            out!("{}", merged.render(ReportKind::Human));
-        }
-        None => out!("{rendered}"),
-    }
-    let why = merged.problems();
-    if why.is_empty() {
-        return Ok(());
-    }
-    Err(Failure::failed(format!(
-        "the merged {} of {} shard report(s): {} (seed {})",
-        merged.what(),
-        args.files.len(),
-        why.join("; "),
-        merged.seed()
-    )))
+    let write_error = opened.write(args.reports.report, &merged, "");
+    let (what, n) = (merged.what(), args.files.len());
+    let lead = format!("the merged {what} of {n} shard report(s): ");
+    super::output::exit(&merged, write_error, None, &lead)
 }

@@ -1,0 +1,120 @@
+//! Where a run's report goes, for `check` and `report merge` alike: the
+//! form `--report` names, to stdout or to `--out FILE` (a human summary
+//! then still on stdout), and each `--also-report FORM=FILE`. Every file
+//! is opened before any work is done: one that cannot be written is bad
+//! usage at once, not a run lost at its end.
+
+use std::path::{Path, PathBuf};
+
+use clap::{Args as ClapArgs, ValueEnum};
+
+use super::common::{Failure, ReportFile};
+use ctxgate::report::render::{Outcome, ReportKind};
+
+#[derive(Debug, ClapArgs)]
+pub struct ReportArgs {
+    /// The report's form
+    #[arg(long, value_enum, default_value_t = ReportKind::Human)]
+    pub report: ReportKind,
+
+    /// Write the report to FILE (a human summary still goes to stdout)
+    #[arg(long, value_name = "FILE")]
+    pub out: Option<PathBuf>,
+
+    /// Also write the report in another form to FILE (repeatable), e.g.
+    /// `--also-report junit=ctxgate-junit.xml --also-report
+    /// markdown=summary.md`: every form a CI job needs from one run
+    #[arg(long, value_name = "FORM=FILE")]
+    pub also_report: Vec<String>,
+}
+
+/// The report files, open and still empty.
+pub struct Opened {
+    out: Option<ReportFile>,
+    also: Vec<(ReportKind, ReportFile)>,
+}
+
+impl ReportArgs {
+    /// Open `--out` and every `--also-report` file.
+    pub fn open(&self) -> Result<Opened, Failure> {
+        let cannot = |path: &Path, e: std::io::Error| {
+            Failure::bad_input(format!(
+                "{}: cannot write the report there: {e}",
+                path.display()
+            ))
+        };
+        let out = match &self.out {
+            Some(path) => Some(ReportFile::open(path).map_err(|e| cannot(path, e))?),
+            None => None,
+        };
+        let also = self.also_report.iter().map(|item| {
+            let bad = |why: String| Failure::bad_input(format!("--also-report {item:?}: {why}"));
+            let (form, path) = item
+                .split_once('=')
+                .ok_or_else(|| bad("give FORM=FILE, e.g. junit=ctxgate-junit.xml".into()))?;
+            let kind = ReportKind::from_str(form, true).map_err(|_| {
+                bad(format!(
+                    "unknown form {form:?}; the forms are human, json, junit, markdown"
+                ))
+            })?;
+            let file = ReportFile::open(Path::new(path))
+                .map_err(|e| bad(format!("cannot write the report there: {e}")))?;
+            Ok((kind, file))
+        });
+        Ok(Opened {
+            out,
+            also: also.collect::<Result<_, Failure>>()?,
+        })
+    }
+}
+
+impl Opened {
+    /// The report in `--report`'s form to `--out` (a human summary, then
+    /// `extra`, to stdout) or to stdout, and each `--also-report`; the
+    /// first write error, said on stderr.
+    pub fn write(self, kind: ReportKind, outcome: &Outcome, extra: &str) -> Option<String> {
+        let (mut error, to_file) = (None, self.out.is_some());
+        let files = self.out.into_iter().map(|file| (kind, file));
+        for (kind, file) in files.chain(self.also) {
+            let path = file.path().display().to_string();
+            if let Err(e) = file.write(&outcome.render(kind)) {
+                error.get_or_insert(format!("{path}: cannot write the report: {e}"));
+            }
+        }
+        match kind {
+            _ if to_file => out!("{}{extra}", outcome.render(ReportKind::Human)),
+            ReportKind::Human => out!("{}{extra}", outcome.render(kind)),
+            _ => {
+                out!("{}", outcome.render(kind));
+                eprint!("{extra}");
+            }
+        }
+        if let Some(e) = &error {
+            eprintln!("ctxgate: ERROR: {e}");
+        }
+        error
+    }
+}
+
+/// Exit as the outcome says: failed (1) when it found something (`more`'s
+/// message added: an endpoint that stopped answering); else bad usage (2)
+/// when a report could not be written; else `more`, if any. `lead` opens
+/// the failure's message.
+pub fn exit(
+    outcome: &Outcome,
+    write_error: Option<String>,
+    more: Option<Failure>,
+    lead: &str,
+) -> Result<(), Failure> {
+    let mut why = outcome.problems();
+    if why.is_empty() {
+        return match (write_error, more) {
+            (Some(e), _) => Err(Failure::bad_input(e)),
+            (None, Some(f)) => Err(f),
+            (None, None) => Ok(()),
+        };
+    }
+    why.extend(more.map(|f| f.message));
+    let (why, seed) = (why.join("; "), outcome.seed());
+    Err(Failure::failed(format!("{lead}{why} (seed {seed})")))
+}
