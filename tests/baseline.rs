@@ -166,12 +166,7 @@ fn every_report_form_says_what_regressed() {
     assert_eq!(v["cases"], 150);
     assert_eq!(v["compared"], 150);
     assert_eq!(v["baseline"]["name"], "ctxgate-reference");
-    let regressed: Vec<&str> = v["regressions"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|r| r["invariant"].as_str().unwrap())
-        .collect();
+    let regressed: Vec<&str> = common::texts(&v["regressions"], "invariant");
     assert!(regressed.contains(&"pinned-kept"), "{regressed:?}");
     let r = v["regressions"]
         .as_array()

@@ -176,12 +176,7 @@ fn json_svg_and_markdown_outputs() {
             ("C", "builtin", "safe-classwise")
         ]
     );
-    let sets: Vec<&str> = json["sets"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|s| s["set"].as_str().unwrap())
-        .collect();
+    let sets: Vec<&str> = common::texts(&json["sets"], "set");
     assert_eq!(
         sets,
         [

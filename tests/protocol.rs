@@ -4,14 +4,23 @@
 //! seed tried; and every fault class is survived — killed, classified,
 //! saved, and no child process left behind.
 
+mod common;
+
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Command;
+
+use common::process::Out;
 
 use ctxgate::subject::defects::Defect;
 use serde_json::Value;
 
 fn ctxgate() -> &'static str {
     env!("CARGO_BIN_EXE_ctxgate")
+}
+
+/// A command, killed (and the test failed) after five minutes.
+fn run(cmd: &mut Command) -> Out {
+    common::process::run_within(cmd, std::time::Duration::from_secs(300))
 }
 
 fn temp_dir(name: &str) -> PathBuf {
@@ -22,29 +31,24 @@ fn temp_dir(name: &str) -> PathBuf {
 }
 
 /// Run `ctxgate check` with a JSON report; returns the output and the report.
-fn check(subject: &str, extra: &[&str], dir: &Path) -> (Output, Value) {
+fn check(subject: &str, extra: &[&str], dir: &Path) -> (Out, Value) {
     let report = dir.join("report.json");
-    let out = Command::new(ctxgate())
+    let out = run(Command::new(ctxgate())
         .args(["check", "--subject", subject, "--report", "json", "--out"])
         .arg(&report)
         .arg("--save")
         .arg(dir.join("fixtures"))
-        .args(extra)
-        .output()
-        .expect("ctxgate runs");
+        .args(extra));
     let text = std::fs::read_to_string(&report).unwrap_or_else(|_| {
         panic!(
             "no report; stderr:\n{}\nstdout:\n{}",
-            String::from_utf8_lossy(&out.stderr),
-            String::from_utf8_lossy(&out.stdout)
+            out.stderr, out.stdout
         )
     });
     let report = serde_json::from_str(&text).unwrap_or_else(|e| {
         panic!(
             "the report is not JSON ({e}); exit {:?}; stderr:\n{}\nstdout:\n{}",
-            out.status.code(),
-            String::from_utf8_lossy(&out.stderr),
-            String::from_utf8_lossy(&out.stdout)
+            out.code, out.stderr, out.stdout
         )
     });
     (out, report)
@@ -58,12 +62,7 @@ fn serve_cmd(extra: &str) -> String {
 fn check_runs_the_reference_clean_over_the_protocol() {
     let dir = temp_dir("serve");
     let (out, report) = check(&serve_cmd(""), &["--cases", "150", "--seed", "7"], &dir);
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stdout)
-    );
+    assert_eq!(out.code, 0, "{}", out.stdout);
     assert_eq!(report["ok"], true);
     assert_eq!(report["cases"], 150);
     assert_eq!(report["subject"]["name"], "ctxgate-reference");
@@ -81,7 +80,7 @@ fn the_reference_is_never_flagged_at_any_seed_tried() {
     let dir = temp_dir("seeds");
     for seed in ["1", "2", "3", "12345", "987654321"] {
         let (out, report) = check(&serve_cmd(""), &["--cases", "60", "--seed", seed], &dir);
-        assert_eq!(out.status.code(), Some(0), "seed {seed}: {report}");
+        assert_eq!(out.code, 0, "seed {seed}: {report}");
     }
 }
 
@@ -106,21 +105,16 @@ fn every_defect_is_caught_through_the_protocol() {
             ],
             &dir,
         );
-        let failed: Vec<&str> = report["failures"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|f| f["invariant"].as_str().unwrap())
-            .collect();
+        let failed: Vec<&str> = common::texts(&report["failures"], "invariant");
         let caught = defect
             .caught_by()
             .iter()
             .any(|i| failed.contains(&i.name()));
-        if out.status.code() != Some(1) || !caught {
+        if out.code != 1 || !caught {
             missed.push(format!(
                 "{}: exit {:?}, failed {failed:?}",
                 defect.name(),
-                out.status.code()
+                out.code
             ));
         }
         // Each failure was saved as a fixture that replays (and fails) against the defect.
@@ -133,7 +127,7 @@ fn every_defect_is_caught_through_the_protocol() {
 }
 
 /// The fault tests: a misbehaving Python subject (tests/subjects/faulty.py).
-fn faulty(kind: &str, dir: &Path) -> (Output, Value, Vec<u32>) {
+fn faulty(kind: &str, dir: &Path) -> (Out, Value, Vec<u32>) {
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/subjects/faulty.py");
     let pids = dir.join("pids");
     let cmd = format!(
@@ -186,7 +180,7 @@ fn every_fault_class_is_survived_classified_and_saved() {
     for (kind, fault) in cases {
         let dir = temp_dir(kind);
         let (out, report, pids) = faulty(kind, &dir);
-        assert_eq!(out.status.code(), Some(1), "{kind}: {report}");
+        assert_eq!(out.code, 1, "{kind}: {report}");
         let faults = report["faults"].as_array().unwrap();
         assert!(
             faults.iter().any(|f| f["kind"] == fault),
@@ -258,8 +252,8 @@ fn a_run_that_checked_nothing_fails_and_says_what_was_not_checked() {
             shell_words::quote(&script.display().to_string())
         );
         let (out, report) = check(&cmd, &["--cases", "30", "--seed", "3"], &dir);
-        let stdout = String::from_utf8_lossy(&out.stdout);
-        assert_eq!(out.status.code(), Some(1), "{kind}:\n{stdout}");
+        let stdout = out.stdout;
+        assert_eq!(out.code, 1, "{kind}:\n{stdout}");
         assert_eq!(report["ok"], false, "{kind}");
         assert!(
             stdout.contains(says),
@@ -279,7 +273,7 @@ fn a_run_that_checked_nothing_fails_and_says_what_was_not_checked() {
 fn a_subject_flooding_stderr_neither_blocks_nor_fails() {
     let dir = temp_dir("flood");
     let (out, report, _) = faulty("flood", &dir);
-    assert_eq!(out.status.code(), Some(0), "{report}");
+    assert_eq!(out.code, 0, "{report}");
     assert_eq!(report["cases"], 6);
 }
 
@@ -296,26 +290,15 @@ fn replay_runs_saved_fixtures_and_rejects_broken_ones() {
         .expect("a saved failure")
         .to_owned();
     // Against the defect it fails again; against the reference it passes.
-    let again = Command::new(ctxgate())
-        .args([
-            "replay",
-            &saved,
-            "--subject",
-            &serve_cmd("--defect drops-system-prompt"),
-        ])
-        .output()
-        .unwrap();
-    assert_eq!(again.status.code(), Some(1));
-    let fixed = Command::new(ctxgate())
-        .args(["replay", &saved])
-        .output()
-        .unwrap();
-    assert_eq!(
-        fixed.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&fixed.stdout)
-    );
+    let again = run(Command::new(ctxgate()).args([
+        "replay",
+        &saved,
+        "--subject",
+        &serve_cmd("--defect drops-system-prompt"),
+    ]));
+    assert_eq!(again.code, 1);
+    let fixed = run(Command::new(ctxgate()).args(["replay", &saved]));
+    assert_eq!(fixed.code, 0, "{}", fixed.stdout);
     // A fixture that no longer parses is an error naming the file, not a skip.
     let broken = dir.join("broken.json");
     std::fs::write(
@@ -323,13 +306,9 @@ fn replay_runs_saved_fixtures_and_rejects_broken_ones() {
         r#"{"ctxgate": 1, "messages": [{"role": "robot"}]}"#,
     )
     .unwrap();
-    let out = Command::new(ctxgate())
-        .arg("replay")
-        .arg(&broken)
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(2));
-    let err = String::from_utf8_lossy(&out.stderr);
+    let out = run(Command::new(ctxgate()).arg("replay").arg(&broken));
+    assert_eq!(out.code, 2);
+    let err = out.stderr;
     assert!(
         err.contains("broken.json") && err.contains("message 0"),
         "{err}"
@@ -340,7 +319,7 @@ fn replay_runs_saved_fixtures_and_rejects_broken_ones() {
 fn junit_report_has_one_test_case_per_invariant() {
     let dir = temp_dir("junit");
     let junit = dir.join("junit.xml");
-    let out = Command::new(ctxgate())
+    let out = run(Command::new(ctxgate())
         .args([
             "check",
             "--defect",
@@ -355,16 +334,14 @@ fn junit_report_has_one_test_case_per_invariant() {
         ])
         .arg(&junit)
         .arg("--save")
-        .arg(dir.join("fx"))
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(1));
+        .arg(dir.join("fx")));
+    assert_eq!(out.code, 1);
     let xml = std::fs::read_to_string(&junit).unwrap();
     assert_eq!(xml.matches("<testcase ").count(), 14, "{xml}");
     assert!(xml.contains(r#"name="single-bounded-summary">"#));
     assert!(xml.contains("<failure message="));
     // The human summary still went to stdout, with the replay command.
-    assert!(String::from_utf8_lossy(&out.stdout).contains("replay: ctxgate replay"));
+    assert!(out.stdout.contains("replay: ctxgate replay"));
 }
 
 /// docs/protocol.md §10's trimmer, as printed there, passes `check`: the
@@ -387,7 +364,7 @@ fn the_protocol_guide_trimmer_passes_check() {
         shell_words::quote(&script.display().to_string())
     );
     let (out, report) = check(&cmd, &["--cases", "200", "--seed", "3"], &dir);
-    assert_eq!(out.status.code(), Some(0), "{report}");
+    assert_eq!(out.code, 0, "{report}");
     assert_eq!(report["ok"], true);
 }
 
@@ -429,14 +406,14 @@ fn lanes_and_jobs_change_nothing_but_the_time() {
             let mut args = vec!["--cases", "120", "--seed", "5", "--shrink-runs", "200"];
             args.extend_from_slice(spread);
             let (out, report) = check(&serve, &args, &dir);
-            (out.status.code(), verdict_table(report))
+            (out.code, verdict_table(report))
         };
         let (code1, one) = run(&["--jobs", "1", "--lanes", "1"], "lanes-1");
         let (code2, many) = run(&["--jobs", "2", "--lanes", "3"], "lanes-3");
         assert_eq!(code1, code2, "{defect:?}");
         assert_eq!(one, many, "{defect:?}");
         if defect.is_some() {
-            assert_eq!(code1, Some(1), "the defect is caught: {one}");
+            assert_eq!(code1, 1, "the defect is caught: {one}");
         }
     }
 }
@@ -455,7 +432,7 @@ fn a_slow_first_hello_is_startup_not_a_fault() {
         &["--cases", "40", "--seed", "2", "--timeout", "1"],
         &dir,
     );
-    assert_eq!(out.status.code(), Some(0), "{report}");
+    assert_eq!(out.code, 0, "{report}");
     assert_eq!(report["faults"].as_array().unwrap().len(), 0, "{report}");
 }
 
@@ -505,13 +482,8 @@ fn a_subject_is_judged_on_the_history_it_was_sent() {
         if let Some(s) = &subject {
             cmd.args(["--subject", s]);
         }
-        let out = cmd.output().unwrap();
-        assert!(
-            out.status.success(),
-            "{subject:?}: {}{}",
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        );
+        let out = run(&mut cmd);
+        assert!(out.code == 0, "{subject:?}: {}{}", out.stdout, out.stderr);
     }
 }
 
@@ -522,12 +494,10 @@ fn a_subject_is_judged_on_the_history_it_was_sent() {
 fn a_subject_that_exits_at_startup_shows_its_last_words() {
     let subject = format!("{} serve --defect no-such-defect", ctxgate());
     for attempt in 0..12 {
-        let out = Command::new(ctxgate())
-            .args(["check", "--cases", "5", "--subject", &subject])
-            .output()
-            .unwrap();
-        let err = String::from_utf8_lossy(&out.stderr);
-        assert_eq!(out.status.code(), Some(1), "{err}");
+        let out =
+            run(Command::new(ctxgate()).args(["check", "--cases", "5", "--subject", &subject]));
+        let err = out.stderr;
+        assert_eq!(out.code, 1, "{err}");
         assert!(
             err.contains("did not start") && err.contains("unknown defect \"no-such-defect\""),
             "attempt {attempt}: {err}"
@@ -547,12 +517,9 @@ fn a_subject_that_never_serves_is_told_what_it_lacks() {
     )
     .unwrap();
     let subject = format!("python3 {}", script.display());
-    let out = Command::new(ctxgate())
-        .args(["check", "--cases", "3", "--subject", &subject])
-        .output()
-        .unwrap();
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(1), "{err}");
+    let out = run(Command::new(ctxgate()).args(["check", "--cases", "3", "--subject", &subject]));
+    let err = out.stderr;
+    assert_eq!(out.code, 1, "{err}");
     assert!(
         err.contains("before it wrote a line: does the program run the protocol loop"),
         "{err}"

@@ -44,3 +44,16 @@ pub fn gate_against_reference(
         &mut |_| {},
     )
 }
+
+/// The string member `key` of each object in the JSON list `list` (a
+/// report's failures' invariants, a table's set names); the test fails
+/// where the list or a member is not there.
+pub fn texts<'v>(list: &'v serde_json::Value, key: &str) -> Vec<&'v str> {
+    let items = list
+        .as_array()
+        .unwrap_or_else(|| panic!("not a list: {list}"));
+    let text = |item: &'v serde_json::Value| {
+        (item[key].as_str()).unwrap_or_else(|| panic!("no text `{key}` in {item}"))
+    };
+    items.iter().map(text).collect()
+}
