@@ -247,6 +247,32 @@ fn every_report_family_and_form_reads_as_recorded() {
         1,
         &mut failures,
     );
+    // A gate with known failures (pinned-kept, failed on both sides) and
+    // fixes (what only the baseline breaks).
+    let truncating = format!("{serve} --defect truncates-tool-results");
+    check_scenario(
+        "gate-known-fixed",
+        &[
+            &cases("120")[..],
+            &seed,
+            &["--defect", "drops-system-prompt", "--baseline", &truncating],
+        ]
+        .concat(),
+        1,
+        &mut failures,
+    );
+    // A baseline that faults on every case: nothing is compared.
+    check_scenario(
+        "gate-baseline-faults",
+        &[
+            &cases("20")[..],
+            &seed,
+            &["--baseline", faulty, "--timeout", "2"],
+        ]
+        .concat(),
+        1,
+        &mut failures,
+    );
     check_scenario(
         "suite-gate",
         &[

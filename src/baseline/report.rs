@@ -13,7 +13,7 @@ use crate::report::junit::{Case as TestCase, Suite as TestSuite};
 use crate::report::table::Table;
 use crate::report::{
     failure_text, human_verdict, markdown_failure, markdown_fault, markdown_mark, md, write_fault,
-    write_shrunk_case, ReplayHint,
+    write_section, write_shrunk_case, ReplayHint,
 };
 
 /// How to replay a fixture on each side.
@@ -155,6 +155,25 @@ fn delta_table(r: &BaselineReport, md: bool) -> Table<'static> {
     table
 }
 
+/// A baseline fault kind in a line (its detail as the subject wrote it:
+/// each form escapes the line its way).
+fn baseline_fault_line(f: &super::BaselineFault) -> String {
+    let (kind, n, first, detail) = (f.fault.kind.name(), f.count, f.case_index, &f.fault.detail);
+    format!("{kind}: {n} case(s), first at case {first}: {detail}")
+}
+
+/// A Markdown section, when it has items: its heading, then an item a
+/// bullet, escaped.
+fn markdown_list(out: &mut String, head: &str, items: impl IntoIterator<Item = String>) {
+    let mut items = items.into_iter().peekable();
+    if items.peek().is_some() {
+        let _ = writeln!(out, "\n#### {head}\n");
+    }
+    for item in items {
+        let _ = writeln!(out, "- {}", md(&item));
+    }
+}
+
 /// The human report.
 pub fn human(r: &BaselineReport, hints: &Hints) -> String {
     human_with_suite(r, hints, &[])
@@ -235,45 +254,22 @@ pub(crate) fn human_with_suite(r: &BaselineReport, hints: &Hints, suite: &[Strin
         );
         write_fault(&mut out, &head, rec, (f.new > 0).then_some(&hints.subject));
     }
-    if !r.known.is_empty() {
-        let _ = writeln!(out);
-        let _ = writeln!(
-            out,
-            "KNOWN (both sides fail on the same case; {}):",
-            if r.fail_on == FailOn::AnyFailure {
-                "failing the gate: --fail-on any-failure"
-            } else {
-                "not failing the gate"
-            }
-        );
-        for s in &r.known {
-            let _ = writeln!(out, "  {}", shared_line(s));
+    let known = match r.fail_on {
+        FailOn::AnyFailure => {
+            "KNOWN (both sides fail on the same case; failing the gate: --fail-on any-failure):"
         }
-    }
-    if !r.fixes.is_empty() {
-        let _ = writeln!(out);
-        let _ = writeln!(out, "FIXED (the baseline failed, the subject holds):");
-        for s in &r.fixes {
-            let _ = writeln!(out, "  {}", shared_line(s));
-        }
-    }
-    if !r.baseline_faults.is_empty() {
-        let _ = writeln!(out);
-        let _ = writeln!(
-            out,
-            "BASELINE FAULTS (reported, not the subject's; those cases are not compared):"
-        );
-        for f in &r.baseline_faults {
-            let _ = writeln!(
-                out,
-                "  {}: {} case(s), first at case {}: {}",
-                f.fault.kind.name(),
-                f.count,
-                f.case_index,
-                crate::model::one_line(&f.fault.detail)
-            );
-        }
-    }
+        _ => "KNOWN (both sides fail on the same case; not failing the gate):",
+    };
+    write_section(&mut out, known, r.known.iter().map(shared_line));
+    let fixed = "FIXED (the baseline failed, the subject holds):";
+    write_section(&mut out, fixed, r.fixes.iter().map(shared_line));
+    let faults = r.baseline_faults.iter().map(baseline_fault_line);
+    let head = "BASELINE FAULTS (reported, not the subject's; those cases are not compared):";
+    write_section(
+        &mut out,
+        head,
+        faults.map(|line| crate::model::one_line(&line)),
+    );
     if r.uncompared_failures > 0 {
         let _ = writeln!(
             out,
@@ -305,17 +301,8 @@ pub(crate) fn human_with_suite(r: &BaselineReport, hints: &Hints, suite: &[Strin
             }
         }
     }
-    let not_compared = r.not_compared();
-    if !not_compared.is_empty() {
-        let _ = writeln!(out);
-        let _ = writeln!(
-            out,
-            "NOT COMPARED (a run that compared nothing cannot pass):"
-        );
-        for line in &not_compared {
-            let _ = writeln!(out, "  {line}");
-        }
-    }
+    let head = "NOT COMPARED (a run that compared nothing cannot pass):";
+    write_section(&mut out, head, r.not_compared());
     let _ = writeln!(out);
     let _ = writeln!(out, "{}", human_verdict(&verdict(r).1, suite));
     out
@@ -454,34 +441,16 @@ pub(crate) fn markdown_with_suite(r: &BaselineReport, hints: &Hints, suite: &[St
         let counted = format!("{} new case(s)", f.new);
         markdown_fault(&mut out, &f.record.fault, &counted, f.record.case_index);
     }
-    if !r.known.is_empty() {
-        let _ = writeln!(out, "\n#### Known failures (shared with the baseline)\n");
-        for s in &r.known {
-            let _ = writeln!(out, "- {}", md(&shared_line(s)));
-        }
-    }
-    if !r.fixes.is_empty() {
-        let _ = writeln!(
-            out,
-            "\n#### Fixes (the baseline failed, the subject holds)\n"
-        );
-        for s in &r.fixes {
-            let _ = writeln!(out, "- {}", md(&shared_line(s)));
-        }
-    }
-    if !r.baseline_faults.is_empty() {
-        let _ = writeln!(out, "\n#### Baseline faults (not compared)\n");
-        for f in &r.baseline_faults {
-            let _ = writeln!(
-                out,
-                "- {}: {} case(s), first at case {}: {}",
-                f.fault.kind.name(),
-                f.count,
-                f.case_index,
-                md(&f.fault.detail)
-            );
-        }
-    }
+    let items = |list: &[Shared]| list.iter().map(shared_line).collect::<Vec<_>>();
+    markdown_list(
+        &mut out,
+        "Known failures (shared with the baseline)",
+        items(&r.known),
+    );
+    let fixes = "Fixes (the baseline failed, the subject holds)";
+    markdown_list(&mut out, fixes, items(&r.fixes));
+    let faults = r.baseline_faults.iter().map(baseline_fault_line);
+    markdown_list(&mut out, "Baseline faults (not compared)", faults);
     if !r.behaviour.classes.is_empty() {
         let _ = writeln!(out, "\n#### Behaviour, baseline → subject\n");
         r.behaviour.table("**all**").markdown(&mut out);

@@ -177,20 +177,11 @@ pub(crate) fn human_with_suite(r: &CheckReport, hint: &ReplayHint, suite: &[Stri
     // first, so that a reader sees it without scrolling past the table.
     // One case covers what it is: its coverage table would be all gaps.
     if r.cases > 0 && !r.one_case() {
-        let _ = writeln!(out);
-        let _ = writeln!(out, "coverage:");
-        for line in r.coverage.to_string().lines() {
-            let _ = writeln!(out, "  {line}");
-        }
+        write_section(&mut out, "coverage:", r.coverage.to_string().lines());
     }
     let unchecked = r.not_checked();
-    if !unchecked.is_empty() {
-        let _ = writeln!(out);
-        let _ = writeln!(out, "NOT CHECKED (a run that checked nothing cannot pass):");
-        for line in &unchecked {
-            let _ = writeln!(out, "  {line}");
-        }
-    }
+    let head = "NOT CHECKED (a run that checked nothing cannot pass):";
+    write_section(&mut out, head, &unchecked);
     let _ = writeln!(out);
     let verdict = if r.ok() && r.one_case() {
         let exercised = r.tally.values().filter(|t| t.exercised()).count();
@@ -219,6 +210,22 @@ pub(crate) fn human_with_suite(r: &CheckReport, hint: &ReplayHint, suite: &[Stri
     };
     let _ = writeln!(out, "{}", human_verdict(&verdict, suite));
     out
+}
+
+/// A section of a human report, when it has lines: a blank line, `head`,
+/// and the lines, indented.
+pub(crate) fn write_section<T: std::fmt::Display>(
+    out: &mut String,
+    head: &str,
+    lines: impl IntoIterator<Item = T>,
+) {
+    let mut lines = lines.into_iter().peekable();
+    if lines.peek().is_some() {
+        let _ = writeln!(out, "\n{head}");
+    }
+    for line in lines {
+        let _ = writeln!(out, "  {line}");
+    }
 }
 
 /// A failure's minimal case in a human report: its size before and after
@@ -252,10 +259,7 @@ pub(crate) fn write_fault(
     f: &FaultRecord,
     hint: Option<&ReplayHint>,
 ) {
-    let _ = writeln!(out, "\n{head}");
-    for line in f.fault.to_string().lines() {
-        let _ = writeln!(out, "  {line}");
-    }
+    write_section(out, head, f.fault.to_string().lines());
     if let Some(hint) = hint {
         write_history(out, &f.fixture.messages);
         replay_line(out, &f.saved, hint);
