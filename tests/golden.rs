@@ -273,6 +273,19 @@ fn every_report_family_and_form_reads_as_recorded() {
         1,
         &mut failures,
     );
+    // A subject that faults on every case where the baseline answers: a
+    // fault regression.
+    check_scenario(
+        "gate-subject-faults",
+        &[
+            &cases("20")[..],
+            &seed,
+            &["--subject", faulty, "--timeout", "2", "--baseline", &serve],
+        ]
+        .concat(),
+        1,
+        &mut failures,
+    );
     check_scenario(
         "suite-gate",
         &[
