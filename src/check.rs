@@ -147,6 +147,8 @@ pub struct CheckReport {
     /// What the protocol carried, for a subject behind a process boundary
     /// (shrinking included).
     pub traffic: Option<crate::subject::Traffic>,
+    /// The suite replayed before the cases (`CheckOptions::suite`).
+    pub suite: Option<crate::suite::SuiteReport>,
     /// The shard this run was, if it was one.
     pub shard: Option<Shard>,
 }
@@ -242,6 +244,8 @@ impl CheckReport {
         crate::run::same_invariants(&self.tally, &other.tally)?;
         add_count(&mut self.cases, other.cases, "cases")?;
         add_count(&mut self.bytes, other.bytes, "bodyBytes")?;
+        // Only shard 1 replays the suite.
+        self.suite = self.suite.take().or(other.suite);
         self.run.merge(&other.run)?;
         self.coverage.merge(&other.coverage);
         self.traffic = match (self.traffic, other.traffic) {
@@ -351,10 +355,12 @@ pub fn run(
     opts: &CheckOptions,
     on_progress: &mut dyn FnMut(Progress),
 ) -> CheckReport {
+    let suite = opts.suite_to_run().map(|s| s.run(&mut *subject));
     let runner = Single::runner(subject.info(), opts);
     runner.work(&mut [subject], Some(on_progress));
     let mut report = Single::finish(runner);
     report.traffic = subject.traffic();
+    report.suite = suite;
     report
 }
 
@@ -372,12 +378,14 @@ pub fn run_parallel(
     if subjects.len() == 1 {
         return run(subjects[0].as_mut(), opts, on_progress);
     }
+    let suite = opts.suite_to_run().map(|s| s.run(subjects[0].as_mut()));
     let runner = Single::runner(subjects[0].info(), opts);
     runner.work_in_parallel(
         subjects.iter_mut().map(|s| vec![s.as_mut()]).collect(),
         on_progress,
     );
     let mut report = Single::finish(runner);
+    report.suite = suite;
     // Summed once every worker is done (lanes share a process's counts).
     report.traffic = subjects
         .iter()
@@ -430,6 +438,7 @@ impl Single {
             faults: Vec::new(),
             coverage: Coverage::default(),
             traffic: None,
+            suite: None,
             shard: opts.shard,
         };
         let state = SingleState {

@@ -73,11 +73,20 @@ pub struct SuiteReport {
     pub cases: Vec<SuiteCase>,
 }
 
-/// A suite's fixtures, parsed, and what reading its folder followed or
-/// skipped ([`mod@crate::input::walk`]).
+/// A suite to replay: the folder (or file) it was read from, as given,
+/// and its fixtures, parsed. A run replays it first when
+/// `CheckOptions::suite` holds it (`check --with-suite DIR`).
+#[derive(Debug, Clone)]
+pub struct Suite {
+    pub dir: PathBuf,
+    pub fixtures: Vec<(PathBuf, Fixture)>,
+}
+
+/// A suite, and what reading its folder followed or skipped
+/// ([`mod@crate::input::walk`]).
 #[derive(Debug, Clone)]
 pub struct Loaded {
-    pub fixtures: Vec<(PathBuf, Fixture)>,
+    pub suite: Suite,
     pub notes: Vec<crate::input::Note>,
 }
 
@@ -98,8 +107,12 @@ pub fn load(dir: &Path, cap: u64) -> Result<Loaded, InputError> {
         .into_iter()
         .map(|p| Fixture::load_capped(&p, cap).map(|f| (p, f)))
         .collect::<Result<_, _>>()?;
-    Ok(Loaded {
+    let suite = Suite {
+        dir: dir.to_path_buf(),
         fixtures,
+    };
+    Ok(Loaded {
+        suite,
         notes: walked.notes,
     })
 }
@@ -125,6 +138,68 @@ pub fn run(
     SuiteReport {
         source: source.to_path_buf(),
         cases,
+    }
+}
+
+impl Suite {
+    /// Replay the suite against `subject`, as a run does before its
+    /// generated cases. A fixture keeps its own config, ceiling included,
+    /// so none of its bodies goes to the subject's live endpoint
+    /// (`check --transport`): that endpoint's ceiling is the run's.
+    pub fn run(&self, subject: &mut dyn Subject) -> SuiteReport {
+        run(&mut Unwired(subject), &self.dir, self.fixtures.clone())
+    }
+}
+
+/// A subject with its live endpoint, if any, out of sight.
+struct Unwired<'a>(&'a mut dyn Subject);
+
+impl Subject for Unwired<'_> {
+    fn info(&self) -> &crate::subject::SubjectInfo {
+        self.0.info()
+    }
+
+    fn compact(
+        &mut self,
+        config: &crate::Config,
+        msgs: &[crate::Message],
+    ) -> Result<crate::subject::CompactAnswer, crate::subject::Fault> {
+        self.0.compact(config, msgs)
+    }
+
+    fn estimate(
+        &mut self,
+        config: &crate::Config,
+        msgs: &[crate::Message],
+    ) -> Result<crate::subject::EstimateReply, crate::subject::Fault> {
+        self.0.estimate(config, msgs)
+    }
+
+    fn compact_unless_unchanged(
+        &mut self,
+        config: &crate::Config,
+        msgs: &[crate::Message],
+    ) -> Result<Option<crate::subject::CompactAnswer>, crate::subject::Fault> {
+        self.0.compact_unless_unchanged(config, msgs)
+    }
+
+    fn traffic(&self) -> Option<crate::subject::Traffic> {
+        self.0.traffic()
+    }
+
+    fn sees_spellings(&self) -> bool {
+        self.0.sees_spellings()
+    }
+
+    fn stop_at(&mut self, deadline: Option<std::time::Instant>) {
+        self.0.stop_at(deadline);
+    }
+
+    fn batch(
+        &mut self,
+        requests: &[crate::subject::Request<'_>],
+    ) -> Result<Vec<crate::subject::Reply>, crate::subject::Fault> {
+        self.0.batch(requests)
     }
 }
 

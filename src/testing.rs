@@ -249,10 +249,11 @@ pub fn fuzz_case(subject: &mut dyn Subject, data: &[u8]) {
     }
 }
 
-/// A whole `ctxgate check` run in process: `opts.cases` cases of
+/// A whole `ctxgate check` run in process: the fixture suite in
+/// `opts.suite` first, if any (`report.suite`), then `opts.cases` cases of
 /// `opts.seed`, each failure shrunk (and saved when `opts.save` is set).
 /// `report.ok()` is false on a failure, a fault, or a run that exercised
-/// nothing.
+/// nothing; the suite's verdict is `report.suite`'s (`SuiteReport::ok`).
 pub fn check(subject: &mut dyn Subject, opts: &CheckOptions) -> CheckReport {
     crate::check::run(subject, opts, &mut |_| {})
 }

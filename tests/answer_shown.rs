@@ -75,7 +75,6 @@ fn a_gate_regression_shows_the_answer_in_every_form() {
         .all(|g| g.failure.answer.is_some()));
     let outcome = Outcome::Gate {
         report,
-        suite: None,
         hints: Default::default(),
     };
     let gate = |kind| outcome.render(kind);

@@ -5,6 +5,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+use ctxgate::check::CheckOptions;
 use ctxgate::fixture::{collect, Fixture, Replayed};
 use ctxgate::subject::defects::Defect;
 use ctxgate::subject::InProcess;
@@ -307,4 +308,39 @@ fn a_broken_suite_is_bad_usage() {
     ]);
     assert_eq!(code, 2);
     let _ = std::fs::remove_dir_all(&tmp);
+}
+
+/// The suite is part of a run in the library: `testing::check` (and so a
+/// Rust user's conformance test) replays `CheckOptions::suite` before its
+/// cases, as `check --with-suite` does, and only shard 1 of a sharded run
+/// replays it.
+#[test]
+fn a_library_run_replays_its_suite_first() {
+    let loaded = ctxgate::suite::load(&suite(), 1 << 30).expect("the suite loads");
+    let opts = CheckOptions {
+        cases: 20,
+        seed: 3,
+        suite: Some(std::sync::Arc::new(loaded.suite)),
+        ..Default::default()
+    };
+    let mut defect = Defect::DropsSystemPrompt.subject();
+    let report = ctxgate::testing::check(&mut defect, &opts);
+    let suite = report.suite.as_ref().expect("the run replayed its suite");
+    assert_eq!(suite.cases.len(), fixtures().len());
+    assert!(suite.failed() > 0, "the defect fails some known bug");
+    let mut reference = InProcess::reference();
+    let clean = ctxgate::testing::check(&mut reference, &opts);
+    let suite = clean.suite.as_ref().expect("the run replayed its suite");
+    assert_eq!((suite.failed(), suite.held()), (0, fixtures().len()));
+    for (k, replays) in [(1, true), (2, false)] {
+        let shard = Some(ctxgate::check::Shard { k, n: 2 });
+        let sharded = ctxgate::testing::check(
+            &mut reference,
+            &CheckOptions {
+                shard,
+                ..opts.clone()
+            },
+        );
+        assert_eq!(sharded.suite.is_some(), replays, "shard {k}/2");
+    }
 }

@@ -388,5 +388,6 @@ pub fn from_json(v: &Value) -> Result<BaselineReport, String> {
         baseline_faults: r.baseline_faults,
         behaviour,
         fail_on: r.fail_on,
+        suite: None,
     })
 }

@@ -7,6 +7,7 @@
 
 use std::collections::BTreeMap;
 
+use super::suite::SuiteGate;
 use super::{
     classify, BaselineFault, BaselineReport, Behaviour, Change, FailOn, InvariantDelta, Regression,
     Shared, SubjectFault,
@@ -28,9 +29,24 @@ pub fn run(
     fail_on: FailOn,
     on_progress: &mut dyn FnMut(Progress),
 ) -> BaselineReport {
+    let suite = both_sides(opts, &mut *subject, &mut *baseline);
     let runner = Pair::runner(subject.info(), baseline.info(), opts, fail_on);
     runner.work(&mut [subject, baseline], Some(on_progress));
-    Pair::finish(runner)
+    BaselineReport {
+        suite,
+        ..Pair::finish(runner)
+    }
+}
+
+/// The run's suite, replayed on both sides, fixture by fixture.
+fn both_sides(
+    opts: &CheckOptions,
+    subject: &mut dyn Subject,
+    baseline: &mut dyn Subject,
+) -> Option<SuiteGate> {
+    let suite = opts.suite_to_run()?;
+    let gate = SuiteGate::new(suite.run(subject), suite.run(baseline));
+    Some(gate.expect("both sides ran the same fixtures"))
 }
 
 /// Compare with one worker per (subject, baseline) pair, each on a thread
@@ -56,6 +72,7 @@ pub fn run_parallel(
             on_progress,
         );
     }
+    let suite = both_sides(opts, subjects[0].as_mut(), baselines[0].as_mut());
     let runner = Pair::runner(subjects[0].info(), baselines[0].info(), opts, fail_on);
     runner.work_in_parallel(
         subjects
@@ -65,7 +82,10 @@ pub fn run_parallel(
             .collect(),
         on_progress,
     );
-    Pair::finish(runner)
+    BaselineReport {
+        suite,
+        ..Pair::finish(runner)
+    }
 }
 
 /// The judge of a gate: the subject's invariants, and of those the ones
@@ -215,6 +235,7 @@ impl Pair {
             baseline_faults,
             behaviour: st.behaviour,
             fail_on: judge.fail_on,
+            suite: None,
         }
     }
 }

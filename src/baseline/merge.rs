@@ -100,6 +100,8 @@ impl BaselineReport {
         )?;
         self.run.merge(&other.run)?;
         self.shard = None;
+        // Only shard 1 replays the suite.
+        self.suite = self.suite.take().or(other.suite);
         for (inv, d) in other.invariants {
             self.checked.insert(inv);
             let mine = self.invariants.entry(inv).or_default();

@@ -154,6 +154,9 @@ pub struct BaselineReport {
     pub baseline_faults: Vec<BaselineFault>,
     pub behaviour: Behaviour,
     pub fail_on: FailOn,
+    /// The suite replayed on both sides before the cases
+    /// (`CheckOptions::suite`).
+    pub suite: Option<suite::SuiteGate>,
 }
 
 impl BaselineReport {

@@ -10,10 +10,8 @@ use clap::{Args as ClapArgs, ValueEnum};
 use super::common::Failure;
 use super::subject::SubjectArgs;
 use ctxgate::baseline::report::Hints;
-use ctxgate::baseline::suite::SuiteGate;
 use ctxgate::baseline::FailOn;
 use ctxgate::check::{CheckOptions, Progress};
-use ctxgate::fixture::Fixture;
 use ctxgate::oracle::InvariantSet;
 use ctxgate::report::render::Outcome;
 use ctxgate::report::ReplayHint;
@@ -213,12 +211,13 @@ pub fn run_check(args: Args) -> Result<(), Failure> {
     let live = args.transport.open(fixed.as_ref())?;
     let sources = args.sources.resolve(fixed.as_ref())?;
     let mut subjects = Vec::with_capacity(jobs * args.lanes);
-    // The suite is parsed before anything runs: a broken fixture is bad input.
-    let suite_fixtures = match &args.with_suite {
+    // The suite is parsed before anything runs: a broken fixture is bad
+    // input. Only shard 1 replays it, so only shard 1 reads it.
+    let suite = match &args.with_suite {
         Some(dir) if shard.is_none_or(|s| s.k == 1) => {
             let loaded = ctxgate::suite::load(dir, super::common::max_input_bytes())?;
             super::common::show_notes(&loaded.notes);
-            Some((dir, loaded.fixtures))
+            Some(std::sync::Arc::new(loaded.suite))
         }
         _ => None,
     };
@@ -242,6 +241,7 @@ pub fn run_check(args: Args) -> Result<(), Failure> {
             Numbers::Exact => Some(true),
         },
         config: fixed,
+        suite,
         ..CheckOptions::default()
     };
     (opts.gen, opts.source) = (sources.gen, sources.source);
@@ -257,7 +257,7 @@ pub fn run_check(args: Args) -> Result<(), Failure> {
         )));
     }
     if let Some(cmd) = &args.baseline {
-        let outcome = run_gate(&args, cmd, subjects, &opts, (jobs, suite_fixtures))?;
+        let outcome = run_gate(&args, cmd, subjects, &opts, jobs)?;
         let write_error = reports.write(args.reports.report, &outcome, "");
         return super::output::exit(&outcome, write_error, None, "");
     }
@@ -275,16 +275,13 @@ pub fn run_check(args: Args) -> Result<(), Failure> {
             .map(|l| format!(", every ToolLoop body also sent to {}", l.url()))
             .unwrap_or_default()
     );
-    let suite = suite_fixtures.map(|(dir, fixtures)| {
-        eprintln!(
-            "ctxgate check: the suite {} first ({} fixture(s))",
-            dir.display(),
-            fixtures.len()
-        );
-        ctxgate::suite::run(subjects[0].as_mut(), dir, fixtures)
-    });
+    if let Some(suite) = &opts.suite {
+        let (dir, n) = (suite.dir.display(), suite.fixtures.len());
+        eprintln!("ctxgate check: the suite {dir} first ({n} fixture(s))");
+    }
     // The suite's fixtures keep their own configs: only the generated
-    // cases, under the endpoint's ceiling, go to the live endpoint.
+    // cases, under the endpoint's ceiling, go to the live endpoint
+    // (`Suite::run` hides it).
     let mut subjects: Vec<_> = match &live {
         Some(live) => subjects.into_iter().map(|s| live.wrap(s)).collect(),
         None => subjects,
@@ -294,7 +291,6 @@ pub fn run_check(args: Args) -> Result<(), Failure> {
     drop(progress);
     let outcome = Outcome::Check {
         report,
-        suite,
         hint: args.subject.replay_hint(),
     };
     let transport = match &live {
@@ -313,7 +309,7 @@ fn run_gate(
     cmd: &str,
     mut subjects: Vec<Box<dyn Subject + Send>>,
     opts: &CheckOptions,
-    (jobs, suite): (usize, Option<SuiteFixtures<'_>>),
+    jobs: usize,
 ) -> Result<Outcome, Failure> {
     let mut baselines = args
         .subject
@@ -347,17 +343,10 @@ fn run_gate(
             .map(|t| format!(" or {:.0} s", t.as_secs_f64()))
             .unwrap_or_default()
     );
-    // The suite first, on both sides, fixture by fixture.
-    let suite = suite.map(|(dir, fixtures)| {
-        eprintln!(
-            "ctxgate check: the suite {} first, on both sides ({} fixture(s))",
-            dir.display(),
-            fixtures.len()
-        );
-        let subject = ctxgate::suite::run(subjects[0].as_mut(), dir, fixtures.clone());
-        let baseline = ctxgate::suite::run(baselines[0].as_mut(), dir, fixtures);
-        SuiteGate::new(subject, baseline).expect("both sides ran the same fixtures")
-    });
+    if let Some(suite) = &opts.suite {
+        let (dir, n) = (suite.dir.display(), suite.fixtures.len());
+        eprintln!("ctxgate check: the suite {dir} first, on both sides ({n} fixture(s))");
+    }
     let mut progress = progress_printer(opts.cases);
     let report = ctxgate::baseline::run_parallel(
         &mut subjects,
@@ -369,16 +358,12 @@ fn run_gate(
     drop(progress);
     Ok(Outcome::Gate {
         report,
-        suite,
         hints: Hints {
             subject: args.subject.replay_hint(),
             baseline: ReplayHint::subject(cmd),
         },
     })
 }
-
-/// The suite a gate replays: its folder and its fixtures, parsed.
-type SuiteFixtures<'a> = (&'a std::path::PathBuf, Vec<(std::path::PathBuf, Fixture)>);
 
 fn random_seed() -> u64 {
     let nanos = std::time::SystemTime::now()

@@ -342,6 +342,7 @@ pub fn from_json(v: &Value) -> Result<CheckReport, String> {
             .collect::<Result<_, _>>()?,
         coverage,
         traffic: r.protocol,
+        suite: None,
         shard: shard(r.shard.as_deref())?,
     })
 }

@@ -76,9 +76,12 @@ pub fn merge(
             BaselineReport::merge,
         )?;
         shards?;
+        let report = BaselineReport {
+            suite: suite?,
+            ..report
+        };
         Ok(Outcome::Gate {
             report,
-            suite: suite?,
             hints: hints?,
         })
     } else {
@@ -92,9 +95,12 @@ pub fn merge(
             CheckReport::merge,
         )?;
         shards?;
+        let report = CheckReport {
+            suite: suite?,
+            ..report
+        };
         Ok(Outcome::Check {
             report,
-            suite: suite?,
             hint: hint?,
         })
     }

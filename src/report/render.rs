@@ -24,18 +24,16 @@ pub enum ReportKind {
     Markdown,
 }
 
-/// What a run comes to: a check's report or a baseline gate's, with the
-/// suite's outcome when it replayed one and the flags its replay lines
+/// What a run comes to: a check's report or a baseline gate's (with the
+/// suite's outcome when it replayed one), and the flags its replay lines
 /// carry. `check` builds it from a run, `report merge` from shards.
 pub enum Outcome {
     Check {
         report: CheckReport,
-        suite: Option<SuiteReport>,
         hint: ReplayHint,
     },
     Gate {
         report: BaselineReport,
-        suite: Option<SuiteGate>,
         hints: Hints,
     },
 }
@@ -45,28 +43,20 @@ impl Outcome {
     pub fn render(&self, kind: ReportKind) -> String {
         use crate::baseline::report as gate;
         match self {
-            Outcome::Check {
-                report: r,
-                suite,
-                hint,
-            } => Forms {
+            Outcome::Check { report: r, hint } => Forms {
                 human: &|p| super::human_with_suite(r, hint, p),
                 json: &|| super::to_json(r, hint),
                 junit: &|| super::junit(r, hint),
                 markdown: &|p| super::markdown_with_suite(r, hint, p),
             }
-            .render(kind, suite.as_ref().map(SuiteParts::of_run)),
-            Outcome::Gate {
-                report: r,
-                suite,
-                hints,
-            } => Forms {
+            .render(kind, r.suite.as_ref().map(SuiteParts::of_run)),
+            Outcome::Gate { report: r, hints } => Forms {
                 human: &|p| gate::human_with_suite(r, hints, p),
                 json: &|| crate::baseline::json::to_json(r, hints),
                 junit: &|| gate::junit(r, hints),
                 markdown: &|p| gate::markdown_with_suite(r, hints, p),
             }
-            .render(kind, suite.as_ref().map(|s| SuiteParts::of_gate(s, r))),
+            .render(kind, r.suite.as_ref().map(|s| SuiteParts::of_gate(s, r))),
         }
     }
 
@@ -75,10 +65,8 @@ impl Outcome {
     /// gate's regressions); empty when it held.
     pub fn problems(&self) -> Vec<String> {
         match self {
-            Outcome::Check {
-                report: r, suite, ..
-            } => {
-                let mut why: Vec<String> = suite.iter().filter_map(|s| s.problem()).collect();
+            Outcome::Check { report: r, .. } => {
+                let mut why: Vec<String> = r.suite.iter().filter_map(|s| s.problem()).collect();
                 if !r.failures.is_empty() || !r.faults.is_empty() {
                     why.push(format!(
                         "{} invariant(s) failed, {} subject fault kind(s)",
@@ -94,11 +82,9 @@ impl Outcome {
                 }
                 why
             }
-            Outcome::Gate {
-                report: r, suite, ..
-            } => {
+            Outcome::Gate { report: r, .. } => {
                 let mut why: Vec<String> =
-                    suite.iter().flat_map(|s| s.problems(r.fail_on)).collect();
+                    r.suite.iter().flat_map(|s| s.problems(r.fail_on)).collect();
                 why.extend(r.gate_failures());
                 why
             }

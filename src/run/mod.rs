@@ -61,6 +61,9 @@ pub struct CheckOptions {
     /// The wire formats cases may be measured in (`--wire-format`; all
     /// three by default), narrowed further to those the sides measure.
     pub wire_formats: WireFormats,
+    /// A fixture suite replayed before the generated cases
+    /// (`--with-suite`): by the whole run, or by its shard 1 alone.
+    pub suite: Option<std::sync::Arc<crate::suite::Suite>>,
 }
 
 /// The formats of a run whose sides do not all measure every format
@@ -89,11 +92,18 @@ impl Default for CheckOptions {
             config: None,
             source: None,
             wire_formats: WireFormats::ALL,
+            suite: None,
         }
     }
 }
 
 impl CheckOptions {
+    /// The suite this run replays first: none in a shard other than 1.
+    pub fn suite_to_run(&self) -> Option<&crate::suite::Suite> {
+        let first_shard = self.shard.is_none_or(|s| s.k == 1);
+        self.suite.as_deref().filter(|_| first_shard)
+    }
+
     /// How many cases this run has: all of `cases`, or its shard's share.
     pub fn run_cases(&self) -> u64 {
         match self.shard {
