@@ -216,7 +216,7 @@ impl SuiteCase {
             Replayed::Held { judged } => format!("ok    {shown} ({judged} invariant(s) held)\n"),
             Replayed::Failed(violations) => {
                 let mut out = format!("FAIL  {shown}{see}\n");
-                for line in crate::report::violation_lines(violations) {
+                for line in crate::oracle::violation_lines(violations) {
                     let _ = writeln!(out, "  {line}");
                 }
                 out
@@ -317,7 +317,7 @@ impl SuiteReport {
     /// The report [`to_json`](Self::to_json) wrote (`report merge` reads
     /// the suite's outcome back from shard 1's report).
     pub fn from_json(v: &Value) -> Result<SuiteReport, String> {
-        let json: SuiteJson = crate::report::json::read(v)?;
+        let json: SuiteJson = crate::input::from_value(v)?;
         let case = |c: CaseJson| SuiteCase {
             path: PathBuf::from(c.path),
             name: c.name,
@@ -344,7 +344,7 @@ impl SuiteReport {
                 Replayed::Held { .. } => case,
                 Replayed::Failed(vs) => {
                     let first = vs.first();
-                    let body = crate::report::violation_lines(vs).join("\n");
+                    let body = crate::oracle::violation_lines(vs).join("\n");
                     case.failed(
                         first.map_or("failed", |v| v.invariant.name()),
                         &first.map(|v| v.detail.clone()).unwrap_or_default(),

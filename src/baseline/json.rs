@@ -16,7 +16,7 @@ use super::{
 use crate::check::FaultRecord;
 use crate::oracle::Invariant;
 use crate::report::json::{
-    fixture, owned, path, read, run_facts, saved, shard, FailureJson, SubjectJson,
+    fixture, owned, path, run_facts, saved, shard, FailureJson, SubjectJson,
 };
 use crate::subject::Fault;
 
@@ -337,7 +337,7 @@ fn json_of(x: impl Serialize) -> Value {
 /// Read a report back from what [`to_json`] wrote. Errors say which field
 /// is missing or wrong.
 pub fn from_json(v: &Value) -> Result<BaselineReport, String> {
-    let r: GateJson = read(v)?;
+    let r: GateJson = crate::input::from_value(v)?;
     let mut behaviour = Behaviour::default();
     for (name, c) in r.behaviour {
         if name == "all" {
@@ -347,7 +347,8 @@ pub fn from_json(v: &Value) -> Result<BaselineReport, String> {
             .into_iter()
             .find(|c| c.name() == name)
             .ok_or_else(|| format!("unknown case class {name:?}"))?;
-        let c: ClassJson = read(&c).map_err(|e| format!("`behaviour.{name}`: {e}"))?;
+        let c: ClassJson =
+            crate::input::from_value(&c).map_err(|e| format!("`behaviour.{name}`: {e}"))?;
         behaviour.classes.insert(class, c.delta(&name)?);
     }
     Ok(BaselineReport {

@@ -300,7 +300,7 @@ fn outcome_line(o: &Replayed) -> String {
 /// A failed or faulted replay, line by line.
 fn outcome_lines(o: &Replayed) -> Vec<String> {
     match o {
-        Replayed::Failed(vs) => crate::report::violation_lines(vs),
+        Replayed::Failed(vs) => crate::oracle::violation_lines(vs),
         Replayed::Fault(f) => f.to_string().lines().map(str::to_owned).collect(),
         other => vec![outcome_line(other)],
     }

@@ -157,6 +157,17 @@ pub fn read_document(
     Document::from_value(value, format).map_err(|e| e.in_file(&shown))
 }
 
+/// A `T` read from `v`; an error names the field it is about
+/// (`failures[0].invariant: unknown invariant "x"`).
+pub(crate) fn from_value<'v, T: serde::Deserialize<'v>>(
+    v: &'v serde_json::Value,
+) -> Result<T, String> {
+    serde_path_to_error::deserialize(v).map_err(|e| match e.path().to_string().as_str() {
+        "." => e.inner().to_string(),
+        path => format!("`{path}`: {}", e.inner()),
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -112,6 +112,20 @@ impl Violation {
     }
 }
 
+/// How many items a report shows at each end of a long list (a case's
+/// messages, a fixture's violations); the rest are counted.
+pub const EDGE: usize = 4;
+
+/// A fixture's violations, one line each, capped at [`EDGE`] lines and a
+/// count of the rest (a shape repeated over a long case is one finding).
+pub fn violation_lines(vs: &[Violation]) -> Vec<String> {
+    let mut lines: Vec<String> = vs.iter().take(EDGE).map(|v| v.to_string()).collect();
+    if vs.len() > EDGE {
+        lines.push(format!("… {} more violation(s)", vs.len() - EDGE));
+    }
+    lines
+}
+
 /// A violation's named figures as a JSON object, in their order.
 mod named_numbers {
     use serde::{Deserialize, Deserializer, Serializer};

@@ -16,15 +16,6 @@ use crate::subject::{Fault, SubjectInfo, Traffic};
 
 use super::ReplayHint;
 
-/// A `T` read from `v`; an error names the field it is about
-/// (`failures[0].invariant: unknown invariant "x"`).
-pub(crate) fn read<'v, T: Deserialize<'v>>(v: &'v Value) -> Result<T, String> {
-    serde_path_to_error::deserialize(v).map_err(|e| match e.path().to_string().as_str() {
-        "." => e.inner().to_string(),
-        path => format!("`{path}`: {}", e.inner()),
-    })
-}
-
 fn yes() -> bool {
     true
 }
@@ -313,7 +304,7 @@ pub fn to_json(r: &CheckReport, hint: &ReplayHint) -> Value {
 /// Read a report back from what [`to_json`] wrote: what `ctxgate report
 /// merge` joins. Errors say which field is missing or wrong.
 pub fn from_json(v: &Value) -> Result<CheckReport, String> {
-    let r: CheckJson = read(v)?;
+    let r: CheckJson = crate::input::from_value(v)?;
     let coverage = crate::generate::Coverage::from_json(&r.coverage)
         .ok_or("`coverage` lacks its totals (a report from an older ctxgate?)")?;
     Ok(CheckReport {

@@ -10,6 +10,7 @@ pub mod merge;
 pub mod render;
 pub(crate) mod table;
 
+pub use crate::oracle::{violation_lines, EDGE};
 pub use json::{from_json, to_json};
 
 use std::fmt::Write as _;
@@ -332,19 +333,6 @@ pub(crate) fn write_answer(out: &mut String, f: &crate::check::Failure) {
         let _ = writeln!(out, "  {line}");
     }
 }
-
-/// A fixture's violations, one line each, capped at [`EDGE`] lines and a
-/// count of the rest (a shape repeated over a long case is one finding).
-pub fn violation_lines(vs: &[crate::oracle::Violation]) -> Vec<String> {
-    let mut lines: Vec<String> = vs.iter().take(EDGE).map(|v| v.to_string()).collect();
-    if vs.len() > EDGE {
-        lines.push(format!("… {} more violation(s)", vs.len() - EDGE));
-    }
-    lines
-}
-
-/// How many messages a report shows at each end of a long case.
-pub const EDGE: usize = 4;
 
 /// A case's messages, one line each, capped: a long case shows its first
 /// and last [`EDGE`] messages and how many it leaves out (the whole case
