@@ -2,11 +2,11 @@
 //! ctxgate serialises and measures it, so that a compactor's author can
 //! diff their own body measurer against it.
 
-use std::io::{self, Write as _};
+use std::io::Write as _;
 
 use ctxgate::body::{body_bytes, body_value};
 
-use super::common::{write_outcome, ConfigArgs, Failure, HistoryArgs};
+use super::common::{write_stdout, ConfigArgs, Failure, HistoryArgs};
 
 /// Print the exact request body of a history: the config's envelope with
 /// `messages` (and, for anthropic, `system`) in the wire format.
@@ -41,12 +41,10 @@ pub fn run(args: Args) -> Result<(), Failure> {
         Failure::bad_input(format!("{}: the body does not serialise: {e}", input.name))
     })?;
     let measured = body_bytes(&config, msgs);
-    let mut out = io::stdout().lock();
-    let written = out
-        .write_all(&body)
-        .and_then(|()| out.write_all(b"\n"))
-        .and_then(|()| out.flush());
-    write_outcome(written)?;
+    write_stdout(|out| {
+        out.write_all(&body)?;
+        out.write_all(b"\n")
+    })?;
     eprintln!(
         "ctxgate body: {} bytes of {} body (ceiling {})",
         body.len(),

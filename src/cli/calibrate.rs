@@ -54,8 +54,6 @@ pub struct Args {
 
 #[cfg(feature = "calibrate")]
 pub fn run(args: Args) -> Result<(), Failure> {
-    use std::io::Write as _;
-
     use ctxgate::calibrate::{self, CalibrateError, Options};
 
     let defaults = Options::default();
@@ -78,8 +76,8 @@ pub fn run(args: Args) -> Result<(), Failure> {
     if args.json {
         return super::common::print_json(&report.to_json());
     }
-    let mut out = std::io::stdout().lock();
-    super::common::write_outcome(writeln!(out, "{report}"))
+    outln!("{report}");
+    Ok(())
 }
 
 #[cfg(not(feature = "calibrate"))]

@@ -11,11 +11,11 @@ use super::common::Failure;
 use super::subject::SubjectArgs;
 use ctxgate::baseline::report::Hints;
 use ctxgate::baseline::FailOn;
-use ctxgate::check::{CheckOptions, Progress};
+use ctxgate::check::{CheckOptions, Progress, Shard};
 use ctxgate::oracle::InvariantSet;
 use ctxgate::report::render::Outcome;
 use ctxgate::report::ReplayHint;
-use ctxgate::subject::Subject;
+use ctxgate::subject::{Subject, SubjectInfo};
 
 /// Which JSON numbers the subject is sent (`model::value`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -79,8 +79,8 @@ pub struct Args {
     /// Run one deterministic 1/N of the seed's cases (those whose index is
     /// K-1 modulo N), for a CI matrix; `ctxgate report merge` joins the
     /// shards' JSON reports
-    #[arg(long, value_name = "K/N")]
-    pub shard: Option<String>,
+    #[arg(long, value_name = "K/N", value_parser = Shard::parse)]
+    pub shard: Option<Shard>,
 
     /// Run only case N of the seed (its index as a report cites it), to
     /// rerun one case with the same seed and subject
@@ -145,27 +145,26 @@ pub fn run_check(args: Args) -> Result<(), Failure> {
     }
     let invariants = match &args.invariants {
         None => InvariantSet::all(),
-        Some(list) => {
-            let set = InvariantSet::parse_list(list).map_err(Failure::bad_input)?;
-            if set.is_empty() {
-                return Err(Failure::bad_input(
-                    "--invariants names no invariant: a run that checks nothing cannot pass",
-                )
-                .with_hint("leave --invariants out to check every invariant the subject claims, or name some (`ctxgate check --help` lists them)"));
-            }
-            set
-        }
+        Some(list) => InvariantSet::parse_list(list).map_err(Failure::bad_input)?,
     };
+    if invariants.is_empty() {
+        return Err(Failure::bad_input(
+            "--invariants names no invariant: a run that checks nothing cannot pass",
+        )
+        .with_hint("leave --invariants out to check every invariant the subject claims, or name some (`ctxgate check --help` lists them)"));
+    }
     if args.cases == 0 {
         return Err(Failure::bad_input(
             "--cases 0 runs no case: a run that checks nothing cannot pass",
         ));
     }
-    let time = match args.time {
-        Some(t) => Some(super::common::seconds("--time", t)?),
-        None => None,
-    };
-    let seed = args.seed.unwrap_or_else(random_seed);
+    let time = (args.time.map(|t| super::common::seconds("--time", t))).transpose()?;
+    if args.case.is_some() && args.seed.is_none() {
+        return Err(Failure::bad_input(
+            "--case N needs the run's --seed: a case index means nothing under a new random seed",
+        )
+        .with_hint("the seed is in the report's first line, and in its last"));
+    }
     // Where the results go is settled before any work is done: a report
     // or a fixture that cannot be written is bad usage now, not a lost run.
     let reports = args.reports.open()?;
@@ -175,33 +174,12 @@ pub fn run_check(args: Args) -> Result<(), Failure> {
             args.save.display()
         ))
     })?;
-    let mut shard = match &args.shard {
-        Some(s) => Some(ctxgate::check::Shard::parse(s).map_err(Failure::bad_input)?),
-        None => None,
-    };
-    if args.case.is_some() && args.seed.is_none() {
-        return Err(Failure::bad_input(
-            "--case N needs the run's --seed: a case index means nothing under a new random seed",
-        )
-        .with_hint("the seed is in the report's first line, and in its last"));
-    }
     // Case N alone is shard N+1 of N+1 cases: its index is N.
-    let cases = match args.case {
+    let (cases, shard) = match args.case {
         Some(n) if n >= u64::MAX - 1 => return Err(Failure::bad_input("--case is too large")),
-        Some(n) => {
-            shard = Some(ctxgate::check::Shard { k: n + 1, n: n + 1 });
-            n + 1
-        }
-        None => args.cases,
+        Some(n) => (n + 1, Some(Shard { k: n + 1, n: n + 1 })),
+        None => (args.cases, args.shard),
     };
-    let jobs =
-        (args.jobs).unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
-    // No more subjects than cases to give them (a shard has its share).
-    let run_cases = match &shard {
-        Some(s) => (cases + s.n - s.k) / s.n,
-        None => cases,
-    };
-    let jobs = jobs.min(usize::try_from(run_cases).unwrap_or(usize::MAX).max(1));
     // `--wire-format` alone pins the format, not the whole config.
     let pinned_format = args.config.only_wire_format();
     let fixed = match args.config.given() && pinned_format.is_none() {
@@ -210,7 +188,6 @@ pub fn run_check(args: Args) -> Result<(), Failure> {
     };
     let live = args.transport.open(fixed.as_ref())?;
     let sources = args.sources.resolve(fixed.as_ref())?;
-    let mut subjects = Vec::with_capacity(jobs * args.lanes);
     // The suite is parsed before anything runs: a broken fixture is bad
     // input. Only shard 1 replays it, so only shard 1 reads it.
     let suite = match &args.with_suite {
@@ -221,16 +198,10 @@ pub fn run_check(args: Args) -> Result<(), Failure> {
         }
         _ => None,
     };
-    subjects.extend(args.subject.open_jobs(jobs, args.lanes)?);
-    if args.subject.is_external() && !ctxgate::subject::reaper::is_subreaper() {
-        eprintln!(
-            "ctxgate: note: this system has no child subreaper, so an orphan that left the subject's process group and dropped its CTXGATE_SUBJECT variable cannot be found and killed"
-        );
-    }
     let mut opts = CheckOptions {
         cases,
         time,
-        seed,
+        seed: args.seed.unwrap_or_else(random_seed),
         invariants,
         save: Some(args.save.clone()),
         shrink_runs: args.shrink_runs,
@@ -242,12 +213,27 @@ pub fn run_check(args: Args) -> Result<(), Failure> {
         },
         config: fixed,
         suite,
+        gen: sources.gen,
+        source: sources.source,
         ..CheckOptions::default()
     };
-    (opts.gen, opts.source) = (sources.gen, sources.source);
     if let Some(f) = pinned_format {
         opts.wire_formats = ctxgate::WireFormats::of(&[f]);
         opts.gen = opts.gen.in_formats(opts.wire_formats);
+    }
+    // No more subjects than cases to give them (a shard has its share).
+    let jobs =
+        (args.jobs).unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
+    let jobs = jobs.min(
+        usize::try_from(opts.run_cases())
+            .unwrap_or(usize::MAX)
+            .max(1),
+    );
+    let subjects = args.subject.open_jobs(jobs, args.lanes)?;
+    if args.subject.is_external() && !ctxgate::subject::reaper::is_subreaper() {
+        eprintln!(
+            "ctxgate: note: this system has no child subreaper, so an orphan that left the subject's process group and dropped its CTXGATE_SUBJECT variable cannot be found and killed"
+        );
     }
     let declared = subjects[0].info().wire_formats;
     if opts.wire_formats.intersect(declared).is_empty() {
@@ -261,24 +247,12 @@ pub fn run_check(args: Args) -> Result<(), Failure> {
         let write_error = reports.write(args.reports.report, &outcome, "");
         return super::output::exit(&outcome, write_error, None, "");
     }
-    eprintln!(
-        "ctxgate check: subject {} {}, seed {seed}, {}{}{}",
-        subjects[0].info().name,
-        subjects[0].info().version,
-        match args.case {
-            Some(n) => format!("case {n} alone"),
-            None => format!("up to {} cases", args.cases),
-        },
-        time.map(|t| format!(" or {:.0} s", t.as_secs_f64()))
-            .unwrap_or_default(),
-        live.as_ref()
-            .map(|l| format!(", every ToolLoop body also sent to {}", l.url()))
-            .unwrap_or_default()
+    banner(
+        subjects[0].info(),
+        None,
+        &opts,
+        live.as_ref().map(|l| l.url()),
     );
-    if let Some(suite) = &opts.suite {
-        let (dir, n) = (suite.dir.display(), suite.fixtures.len());
-        eprintln!("ctxgate check: the suite {dir} first ({n} fixture(s))");
-    }
     // The suite's fixtures keep their own configs: only the generated
     // cases, under the endpoint's ceiling, go to the live endpoint
     // (`Suite::run` hides it).
@@ -286,19 +260,52 @@ pub fn run_check(args: Args) -> Result<(), Failure> {
         Some(live) => subjects.into_iter().map(|s| live.wrap(s)).collect(),
         None => subjects,
     };
-    let mut progress = progress_printer(run_cases);
+    let mut progress = progress_printer(opts.run_cases());
     let report = ctxgate::check::run_parallel(&mut subjects, &opts, &mut progress);
     drop(progress);
     let outcome = Outcome::Check {
         report,
         hint: args.subject.replay_hint(),
     };
-    let transport = match &live {
-        Some(live) => live.finish(),
-        None => (String::new(), None),
+    let (extra, more) = live.map_or((String::new(), None), |l| super::transport::finish(&l));
+    let write_error = reports.write(args.reports.report, &outcome, &extra);
+    super::output::exit(&outcome, write_error, more, "")
+}
+
+/// What a run is about to do, on stderr: the subject (and the baseline),
+/// the seed, the cases, the live endpoint, the suite first.
+fn banner(
+    subject: &SubjectInfo,
+    baseline: Option<&SubjectInfo>,
+    opts: &CheckOptions,
+    live: Option<&str>,
+) {
+    let against = baseline.map(|b| format!(" against baseline {} {}", b.name, b.version));
+    let cases = match opts.shard {
+        Some(s) if s.k == s.n && s.n == opts.cases => format!("case {} alone", s.k - 1),
+        _ => format!("up to {} cases", opts.cases),
     };
-    let write_error = reports.write(args.reports.report, &outcome, &transport.0);
-    super::output::exit(&outcome, write_error, transport.1, "")
+    eprintln!(
+        "ctxgate check: subject {} {}{}, seed {}, {cases}{}{}",
+        subject.name,
+        subject.version,
+        against.unwrap_or_default(),
+        opts.seed,
+        opts.time
+            .map(|t| format!(" or {:.0} s", t.as_secs_f64()))
+            .unwrap_or_default(),
+        live.map(|url| format!(", every ToolLoop body also sent to {url}"))
+            .unwrap_or_default()
+    );
+    if let Some(suite) = &opts.suite {
+        let (dir, n) = (suite.dir.display(), suite.fixtures.len());
+        let sides = if baseline.is_some() {
+            ", on both sides"
+        } else {
+            ""
+        };
+        eprintln!("ctxgate check: the suite {dir} first{sides} ({n} fixture(s))");
+    }
 }
 
 /// `check --baseline CMD`: start the baseline like the subject (`--jobs` ×
@@ -330,24 +337,9 @@ fn run_gate(
     let workers = subjects.len().min(baselines.len());
     subjects.truncate(workers);
     baselines.truncate(workers);
+    banner(subjects[0].info(), Some(baselines[0].info()), opts, None);
+    let mut progress = progress_printer(opts.run_cases());
     let fail_on = args.fail_on.unwrap_or_default();
-    eprintln!(
-        "ctxgate check: subject {} {} against baseline {} {}, seed {}, up to {} cases{}",
-        subjects[0].info().name,
-        subjects[0].info().version,
-        baselines[0].info().name,
-        baselines[0].info().version,
-        opts.seed,
-        opts.cases,
-        opts.time
-            .map(|t| format!(" or {:.0} s", t.as_secs_f64()))
-            .unwrap_or_default()
-    );
-    if let Some(suite) = &opts.suite {
-        let (dir, n) = (suite.dir.display(), suite.fixtures.len());
-        eprintln!("ctxgate check: the suite {dir} first, on both sides ({n} fixture(s))");
-    }
-    let mut progress = progress_printer(opts.cases);
     let report = ctxgate::baseline::run_parallel(
         &mut subjects,
         &mut baselines,

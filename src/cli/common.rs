@@ -213,15 +213,31 @@ pub struct ConfigArgs {
 impl ConfigArgs {
     /// `--config` or any field's flag was given.
     pub fn given(&self) -> bool {
-        self.config.is_some()
-            || self.context_window.is_some()
-            || self.threshold.is_some()
-            || self.transport_max_body_bytes.is_some()
-            || self.bytes_per_token.is_some()
-            || self.keep_recent.is_some()
-            || self.summary_max_bytes.is_some()
-            || self.wire_format.is_some()
-            || self.envelope.is_some()
+        let flags = [
+            self.config.is_some(),
+            self.wire_format.is_some(),
+            self.envelope.is_some(),
+        ];
+        flags.contains(&true) || self.set_fields(&mut Config::default())
+    }
+
+    /// Set the fields whose flags were given; whether there was one.
+    fn set_fields(&self, config: &mut Config) -> bool {
+        fn set<T: Copy>(field: &mut T, flag: Option<T>) -> bool {
+            flag.map(|v| *field = v).is_some()
+        }
+        [
+            set(&mut config.context_window, self.context_window),
+            set(&mut config.threshold, self.threshold),
+            set(
+                &mut config.transport_max_body_bytes,
+                self.transport_max_body_bytes,
+            ),
+            set(&mut config.bytes_per_token, self.bytes_per_token),
+            set(&mut config.keep_recent, self.keep_recent),
+            set(&mut config.summary_max_bytes, self.summary_max_bytes),
+        ]
+        .contains(&true)
     }
 
     /// `--wire-format F` given without any other config flag or file: for
@@ -245,24 +261,7 @@ impl ConfigArgs {
             }
             None => (Config::default(), false),
         };
-        if let Some(v) = self.context_window {
-            config.context_window = v;
-        }
-        if let Some(v) = self.threshold {
-            config.threshold = v;
-        }
-        if let Some(v) = self.transport_max_body_bytes {
-            config.transport_max_body_bytes = v;
-        }
-        if let Some(v) = self.bytes_per_token {
-            config.bytes_per_token = v;
-        }
-        if let Some(v) = self.keep_recent {
-            config.keep_recent = v;
-        }
-        if let Some(v) = self.summary_max_bytes {
-            config.summary_max_bytes = v;
-        }
+        self.set_fields(&mut config);
         config.wire_format = match (self.wire_format, file_sets_wire_format) {
             (Some(f), _) => f,
             (None, true) => config.wire_format,
@@ -296,38 +295,40 @@ pub fn load_gen_config(path: &Path) -> Result<ctxgate::generate::GenConfig, Fail
 /// Print a JSON value, compact, on one line of stdout. A closed pipe
 /// (`| head`) is not an error.
 pub fn print_json(value: &Value) -> Result<(), Failure> {
-    let mut out = io::BufWriter::new(io::stdout().lock());
-    let written = serde_json::to_writer(&mut out, value)
-        .map_err(io::Error::from)
-        .and_then(|()| out.write_all(b"\n"))
-        .and_then(|()| out.flush());
-    write_outcome(written)
+    write_stdout(|out| {
+        serde_json::to_writer(&mut *out, value)?;
+        out.write_all(b"\n")
+    })
 }
 
-/// Map a stdout write result: a closed pipe is fine, anything else fails.
-/// Write to stdout. A reader that went away (`ctxgate … | head`) ends
-/// the process at once with 141, the status of a process a SIGPIPE ended
-/// (ctxgate ignores SIGPIPE, as Rust programs do, so that a subject that
-/// dies cannot take it down): not 0, which would pass a gate whose report
-/// nobody read to the end; any other write error is exit 1.
+/// Write to stdout, buffered, through `write`, and flush: a closed pipe
+/// (`| head`) is not an error, anything else fails.
+pub fn write_stdout(
+    write: impl FnOnce(&mut io::BufWriter<io::StdoutLock<'static>>) -> io::Result<()>,
+) -> Result<(), Failure> {
+    let mut out = io::BufWriter::new(io::stdout().lock());
+    write_outcome(write(&mut out).and_then(|()| out.flush()))
+}
+
+/// Write to stdout ([`write_outcome`]); on an error, end the process.
 pub fn out(args: std::fmt::Arguments<'_>) {
-    use std::io::Write as _;
     let mut stdout = io::stdout().lock();
-    if let Err(e) = stdout.write_fmt(args).and_then(|()| stdout.flush()) {
-        if e.kind() == io::ErrorKind::BrokenPipe {
-            std::process::exit(141);
-        }
-        eprintln!("error: cannot write to stdout: {e}");
-        std::process::exit(1);
+    if let Err(failure) = write_outcome(stdout.write_fmt(args).and_then(|()| stdout.flush())) {
+        failure.report();
+        std::process::exit(failure.code.into());
     }
 }
 
+/// What a write to stdout came to. A reader that went away (`ctxgate … |
+/// head`) ends the process at once with 141, the status of a process a
+/// SIGPIPE ended (ctxgate ignores SIGPIPE, as Rust programs do, so that a
+/// subject that dies cannot take it down): not 0, which would pass a gate
+/// whose report nobody read to the end; any other write error is exit 1.
 pub fn write_outcome(result: io::Result<()>) -> Result<(), Failure> {
     match result {
-        Err(e) if e.kind() != io::ErrorKind::BrokenPipe => {
-            Err(Failure::failed(format!("cannot write to stdout: {e}")))
-        }
-        _ => Ok(()),
+        Err(e) if e.kind() == io::ErrorKind::BrokenPipe => std::process::exit(141),
+        Err(e) => Err(Failure::failed(format!("cannot write to stdout: {e}"))),
+        Ok(()) => Ok(()),
     }
 }
 

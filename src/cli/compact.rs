@@ -7,7 +7,7 @@ use ctxgate::body::body_bytes;
 use ctxgate::estimate::{Adr0098, Estimator};
 use ctxgate::{CompactError, Config, Message};
 
-use super::common::{group, write_outcome, ConfigArgs, Failure, HistoryArgs};
+use super::common::{group, write_stdout, ConfigArgs, Failure, HistoryArgs};
 
 /// Compact one history with the reference compactor (ADR 0098, hardened).
 ///
@@ -58,13 +58,10 @@ pub fn run(args: Args) -> Result<(), Failure> {
         let line = summary_line(&config, before, &after);
         let _ = writeln!(io::stderr().lock(), "ctxgate: {line}");
     }
-    let mut out = io::BufWriter::new(io::stdout().lock());
-    let written = input
-        .doc
-        .write_with(&after, &mut out)
-        .and_then(|()| out.write_all(b"\n"))
-        .and_then(|()| out.flush());
-    write_outcome(written)
+    write_stdout(|out| {
+        input.doc.write_with(&after, &mut *out)?;
+        out.write_all(b"\n")
+    })
 }
 
 /// Messages, body bytes and estimate before → after, with the ceiling and trigger.

@@ -142,8 +142,6 @@ impl clap::Args for Args {
 
 #[cfg(feature = "calibrate")]
 pub fn run(args: Args) -> Result<(), Failure> {
-    use std::io::Write as _;
-
     use ctxgate::compare::{self, EstimatorSpec, Options};
     use ctxgate::subject::{ProcessOptions, ProcessSubject};
 
@@ -217,7 +215,6 @@ pub fn run(args: Args) -> Result<(), Failure> {
         json["gate"] = compare::gate::to_json(&failures, flags.max_slowdown, enforced);
         super::common::print_json(&json)?;
     } else {
-        let mut out = std::io::stdout().lock();
         let text = if flags.markdown {
             format!(
                 "{}{}",
@@ -230,7 +227,7 @@ pub fn run(args: Args) -> Result<(), Failure> {
                 compare::gate::to_text(&failures, flags.max_slowdown, enforced)
             )
         };
-        super::common::write_outcome(write!(out, "{text}"))?;
+        out!("{text}");
     }
     if enforced && !failures.is_empty() {
         let lines: Vec<String> = failures.iter().map(|f| format!("  - {f}")).collect();

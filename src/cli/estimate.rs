@@ -75,10 +75,8 @@ pub fn run(args: Args) -> Result<(), Failure> {
     if args.json {
         return print_json(&table::figures(estimator.as_ref(), &config, msgs));
     }
-    let written = io::stdout()
-        .lock()
-        .write_all(table::table(estimator.as_ref(), &config, msgs).as_bytes());
-    write_outcome(written)
+    out!("{}", table::table(estimator.as_ref(), &config, msgs));
+    Ok(())
 }
 
 /// `--lines`: one `{"config", "messages"}` case a line in, its figures out.

@@ -7,7 +7,7 @@ use std::path::PathBuf;
 
 use clap::Args as ClapArgs;
 
-use super::common::{load_config, load_gen_config, write_outcome, Failure};
+use super::common::{load_config, load_gen_config, write_stdout, Failure};
 use ctxgate::generate::{case_for_config, case_from_seed, Case, Coverage, GenConfig};
 
 #[derive(Debug, ClapArgs)]
@@ -51,8 +51,8 @@ pub fn run(args: Args) -> Result<(), Failure> {
     if args.print_gen_config {
         let text =
             serde_json::to_string_pretty(&GenConfig::default().to_json()).expect("serialises");
-        let mut out = std::io::stdout().lock();
-        return write_outcome(writeln!(out, "{text}"));
+        outln!("{text}");
+        return Ok(());
     }
     let mut gen = match &args.gen_config {
         Some(path) => load_gen_config(path)?,
@@ -86,14 +86,11 @@ pub fn run(args: Args) -> Result<(), Failure> {
         out!("{coverage}");
         return Ok(());
     }
-    let mut out = std::io::BufWriter::new(std::io::stdout().lock());
-    let written = (|| {
+    write_stdout(|out| {
         for i in 0..args.cases {
-            let case = case_at(i);
-            serde_json::to_writer(&mut out, &case.to_json())?;
+            serde_json::to_writer(&mut *out, &case_at(i).to_json())?;
             out.write_all(b"\n")?;
         }
-        out.flush()
-    })();
-    write_outcome(written)
+        Ok(())
+    })
 }

@@ -6,10 +6,9 @@ use std::sync::Arc;
 
 use clap::Args as ClapArgs;
 
-use super::common::{group, Failure};
+use super::common::Failure;
 use super::probe_ceiling::{open_wire, parse_headers};
-use ctxgate::subject::Subject;
-use ctxgate::transport::{shown, HttpOptions, TransportLog, Wire, Wired};
+use ctxgate::transport::{HttpOptions, Live};
 use ctxgate::Config;
 
 #[derive(Debug, ClapArgs)]
@@ -37,13 +36,6 @@ pub struct TransportArgs {
     pub allow_remote: bool,
 }
 
-/// The endpoint of a run, and its tally.
-pub struct Live {
-    url: String,
-    wire: Arc<dyn Wire>,
-    log: Arc<TransportLog>,
-}
-
 impl TransportArgs {
     /// The endpoint, when `--transport` was given: checked against the
     /// loopback rule before anything runs. `fixed` is the config every case
@@ -69,37 +61,16 @@ impl TransportArgs {
                 "measure it with `ctxgate probe-ceiling {url}`, then pass --config FILE (its transportMaxBodyBytes) or --transport-max-body-bytes BYTES"
             )));
         }
-        Ok(Some(Live {
-            url: url.clone(),
-            wire: Arc::new(wire),
-            log: TransportLog::new(),
-        }))
+        Ok(Some(Live::new(url.clone(), Arc::new(wire))))
     }
 }
 
-impl Live {
-    pub fn url(&self) -> &str {
-        &self.url
-    }
-
-    /// The subject, its ToolLoop bodies also sent to the endpoint.
-    pub fn wrap(&self, subject: Box<dyn Subject + Send>) -> Box<dyn Subject + Send> {
-        Box::new(Wired::new(subject, self.wire.clone(), self.log.clone()))
-    }
-
-    /// What the endpoint answered, in a few lines; a failure when it
-    /// stopped answering (the rest of the run was not sent to it).
-    pub fn finish(&self) -> (String, Option<Failure>) {
-        let s = self.log.summary();
-        let text = shown::live_summary(&self.url, &s);
-        let failure = s.stopped.as_ref().map(|(bytes, error)| {
-            Failure::failed(format!(
-                "{}: no answer to a {}-byte body ({error}); nothing more was sent to it, so the rest of the run was not checked against the real transport",
-                self.url,
-                group(*bytes)
-            ))
-            .with_hint("is the server up, and does it answer within --transport-timeout?")
-        });
-        (text, failure)
-    }
+/// What the endpoint answered, and a failure when it stopped answering.
+pub fn finish(live: &Live) -> (String, Option<Failure>) {
+    let (summary, stopped) = live.finish();
+    let hint = "is the server up, and does it answer within --transport-timeout?";
+    (
+        summary,
+        stopped.map(|why| Failure::failed(why).with_hint(hint)),
+    )
 }

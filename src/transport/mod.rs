@@ -38,7 +38,7 @@ pub use probe::{
     KNOWN_LIMITS, MAX_PROBE_BYTES,
 };
 pub use target::{is_loopback, redact_header, redact_url, Target, TargetError, TargetErrorKind};
-pub use wired::{Disagreement, TransportLog, TransportSummary, Wired};
+pub use wired::{Disagreement, Live, TransportLog, TransportSummary, Wired};
 
 use std::fmt;
 

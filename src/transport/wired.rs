@@ -19,6 +19,45 @@ use crate::config::Config;
 use crate::model::Message;
 use crate::subject::{CompactAnswer, EstimateReply, Fault, Reply, Request, Subject, SubjectInfo};
 
+/// A run's live endpoint (`check --transport`): every subject of the run
+/// is [`Live::wrap`]ped, and one log tallies what the endpoint answered.
+pub struct Live {
+    url: String,
+    wire: Arc<dyn Wire>,
+    log: Arc<TransportLog>,
+}
+
+impl Live {
+    /// `url` is the endpoint as shown (its secrets masked).
+    pub fn new(url: String, wire: Arc<dyn Wire>) -> Live {
+        let log = TransportLog::new();
+        Live { url, wire, log }
+    }
+
+    pub fn url(&self) -> &str {
+        &self.url
+    }
+
+    /// The subject, its ToolLoop bodies also sent to the endpoint.
+    pub fn wrap(&self, subject: Box<dyn Subject + Send>) -> Box<dyn Subject + Send> {
+        Box::new(Wired::new(subject, self.wire.clone(), self.log.clone()))
+    }
+
+    /// What the endpoint answered, in a few lines, and, when it stopped
+    /// answering, why the run fails: the rest of it was not sent there.
+    pub fn finish(&self) -> (String, Option<String>) {
+        let s = self.log.summary();
+        let stopped = s.stopped.as_ref().map(|(bytes, error)| {
+            format!(
+                "{}: no answer to a {}-byte body ({error}); nothing more was sent to it, so the rest of the run was not checked against the real transport",
+                self.url,
+                crate::model::text::group(*bytes)
+            )
+        });
+        (super::shown::live_summary(&self.url, &s), stopped)
+    }
+}
+
 /// A subject whose ToolLoop bodies also go to a live endpoint.
 pub struct Wired {
     inner: Box<dyn Subject + Send>,
