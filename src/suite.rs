@@ -147,59 +147,15 @@ impl Suite {
     /// so none of its bodies goes to the subject's live endpoint
     /// (`check --transport`): that endpoint's ceiling is the run's.
     pub fn run(&self, subject: &mut dyn Subject) -> SuiteReport {
-        run(&mut Unwired(subject), &self.dir, self.fixtures.clone())
-    }
-}
-
-/// A subject with its live endpoint, if any, out of sight.
-struct Unwired<'a>(&'a mut dyn Subject);
-
-impl Subject for Unwired<'_> {
-    fn info(&self) -> &crate::subject::SubjectInfo {
-        self.0.info()
-    }
-
-    fn compact(
-        &mut self,
-        config: &crate::Config,
-        msgs: &[crate::Message],
-    ) -> Result<crate::subject::CompactAnswer, crate::subject::Fault> {
-        self.0.compact(config, msgs)
-    }
-
-    fn estimate(
-        &mut self,
-        config: &crate::Config,
-        msgs: &[crate::Message],
-    ) -> Result<crate::subject::EstimateReply, crate::subject::Fault> {
-        self.0.estimate(config, msgs)
-    }
-
-    fn compact_unless_unchanged(
-        &mut self,
-        config: &crate::Config,
-        msgs: &[crate::Message],
-    ) -> Result<Option<crate::subject::CompactAnswer>, crate::subject::Fault> {
-        self.0.compact_unless_unchanged(config, msgs)
-    }
-
-    fn traffic(&self) -> Option<crate::subject::Traffic> {
-        self.0.traffic()
-    }
-
-    fn sees_spellings(&self) -> bool {
-        self.0.sees_spellings()
-    }
-
-    fn stop_at(&mut self, deadline: Option<std::time::Instant>) {
-        self.0.stop_at(deadline);
-    }
-
-    fn batch(
-        &mut self,
-        requests: &[crate::subject::Request<'_>],
-    ) -> Result<Vec<crate::subject::Reply>, crate::subject::Fault> {
-        self.0.batch(requests)
+        let hold = |subject: &mut dyn Subject, held| {
+            if let Some(t) = subject.transport() {
+                t.hold(held);
+            }
+        };
+        hold(subject, true);
+        let report = run(subject, &self.dir, self.fixtures.clone());
+        hold(subject, false);
+        report
     }
 }
 

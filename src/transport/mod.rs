@@ -151,6 +151,10 @@ pub trait Transport {
     /// at `measured` bytes. `None`: nothing was sent (the transport stopped
     /// after an endpoint gave no answer).
     fn deliver(&mut self, config: &Config, msgs: &[Message], measured: u64) -> Option<Delivery>;
+
+    /// Hold the sending (`true`) or take it up again: a suite's fixtures,
+    /// which keep their own ceilings, are never sent to the run's endpoint.
+    fn hold(&mut self, held: bool);
 }
 
 /// Whitespace collapsed, at most `max` bytes (on a character boundary),

@@ -63,6 +63,8 @@ pub struct Wired {
     inner: Box<dyn Subject + Send>,
     wire: Arc<dyn Wire>,
     log: Arc<TransportLog>,
+    /// [`Transport::hold`]: nothing is sent.
+    held: bool,
 }
 
 impl Wired {
@@ -71,7 +73,13 @@ impl Wired {
         wire: Arc<dyn Wire>,
         log: Arc<TransportLog>,
     ) -> Self {
-        Wired { inner, wire, log }
+        let held = false;
+        Wired {
+            inner,
+            wire,
+            log,
+            held,
+        }
     }
 }
 
@@ -110,8 +118,12 @@ impl Subject for Wired {
 }
 
 impl Transport for Wired {
+    fn hold(&mut self, held: bool) {
+        self.held = held;
+    }
+
     fn deliver(&mut self, config: &Config, msgs: &[Message], measured: u64) -> Option<Delivery> {
-        if self.log.stopped() {
+        if self.held || self.log.stopped() {
             return None;
         }
         let body =
