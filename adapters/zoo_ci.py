@@ -51,6 +51,10 @@ def main():
     ap.add_argument("--record", action="store_true", help="write the measured verdicts into zoo-verdicts.json")
     args = ap.parse_args()
     book = json.load(open(VERDICTS))
+    unknown = sorted(set(args.only or []) - set(book["subjects"]))
+    if unknown:
+        # A name that matches nothing would run nothing and pass.
+        ap.error(f"--only {', '.join(unknown)}: not in {VERDICTS} (its subjects: {', '.join(book['subjects'])})")
     out_dir = os.path.join(ROOT, "target", "zoo")
     os.makedirs(out_dir, exist_ok=True)
     changed = []

@@ -2,12 +2,13 @@
 """Copy the package's modules to the adapters that use them without it.
 
 The `ctxgate` package (python/src/ctxgate) is the source of truth; two of
-its modules are standard-library only and are copied, byte for byte, to
-the adapters that run in venvs of their own (the zoo's pinned releases) or
-as one folder of plain Python (python-minimal):
+its modules is standard-library only and is copied, byte for byte, to
+the adapter that is one folder of plain Python to copy out (python-minimal):
 
-    python/src/ctxgate/protocol.py -> adapters/lib/ctxgate_subject.py
     python/src/ctxgate/wire.py     -> adapters/python-minimal/wire.py
+
+(The zoo's adapters, in venvs of their own, import the package's
+protocol.py from the checkout: adapters/lib/ctxgate_subject.py.)
 
     python3 python/sync.py          # write the copies
     python3 python/sync.py --check  # exit 1 if a copy differs (python/ci.sh)
@@ -18,7 +19,6 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 COPIES = [
-    ("python/src/ctxgate/protocol.py", "adapters/lib/ctxgate_subject.py"),
     ("python/src/ctxgate/wire.py", "adapters/python-minimal/wire.py"),
 ]
 
@@ -42,7 +42,7 @@ def main(argv):
         print(f"sync: {copy} differs from {source}: edit {source} and run python3 python/sync.py",
               file=sys.stderr)
     if not stale and check:
-        print(f"sync: the {len(COPIES)} copies in adapters/ equal the package's modules")
+        print(f"sync: the {len(COPIES)} copy in adapters/ equals the package's module")
     return 1 if stale else 0
 
 

@@ -1,119 +1,13 @@
-"""The subject protocol v1 loop (ctxgate SPEC §6): a Python callable as a
-compactor ctxgate can check.
+"""The zoo adapters' protocol loop: the `ctxgate` Python package's own
+(`ctxgate.serve`, python/src/ctxgate/protocol.py), imported from this
+checkout, so that an adapter's pinned venv needs no ctxgate wheel. It
+answers an exception inside the library under test as a fault."""
 
-The source of truth is python/src/ctxgate/protocol.py in the ctxgate
-repository (the `ctxgate` package's `ctxgate.serve`); adapters/lib/ctxgate_subject.py
-is a byte-for-byte copy, written by python/sync.py, for the adapters that
-run in venvs of their own without the package. Edit the package's file.
-
-    from ctxgate import serve
-    serve(compact, estimate, name="my-compactor", version="1.0.0")
-
-`compact(config, messages)` returns the engine messages to answer with, or
-raises `CannotFit(message)` (or `InvalidInput(message)` for a history the
-library cannot represent). `estimate(config, messages)` returns
-`{"tokens": n, "perMessage": [...]}` (perMessage optional). `config` is the
-request's config over SPEC §2's defaults. An exception inside the library
-under test is answered as an error the harness reports as a fault (kind
-`library_error`, with where it was raised): a crash of the compactor is a
-finding, never a hang. Nothing here judges anything.
-
-Standard library only.
-"""
-
-import json
+import os
 import sys
-import traceback
 
-DEFAULTS = {"contextWindow": 128000, "threshold": 0.7, "transportMaxBodyBytes": 8388608,
-            "bytesPerToken": 4, "keepRecent": 2, "summaryMaxBytes": 4096,
-            "wireFormat": "engine", "envelope": {}}
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "python", "src"))
 
+from ctxgate.protocol import DEFAULTS, CannotFit, InvalidInput, serve, trigger  # noqa: E402
 
-class CannotFit(Exception):
-    """Raised by a compact function to answer `cannot_fit`."""
-
-
-class InvalidInput(Exception):
-    """Raised for a history the library has no representation for (answered
-    `invalid_input`: ctxgate counts the case as refused)."""
-
-
-def trigger(cfg):
-    """SPEC §2: round(threshold × min(contextWindow, floor(ceiling / bytesPerToken))), halves away from zero."""
-    window = min(cfg["contextWindow"], cfg["transportMaxBodyBytes"] // cfg["bytesPerToken"])
-    x = cfg["threshold"] * window
-    whole = int(x)
-    return whole + (1 if x - whole >= 0.5 else 0)
-
-
-def dumps(value):
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
-
-
-def hello_of(ops, *, name, version, invariants=None, wire_formats=None, content_parts=True):
-    """The hello answer (SPEC §6). Fields left at None are left out: the
-    harness's defaults (every invariant that applies, all three wire
-    formats) are the subject's."""
-    hello = {"op": "hello", "protocol": 1, "name": str(name), "version": str(version),
-             "ops": list(ops), "format": "engine", "contentParts": bool(content_parts)}
-    if invariants is not None:
-        hello["invariants"] = list(invariants)
-    if wire_formats is not None:
-        hello["wireFormats"] = list(wire_formats)
-    return hello
-
-
-def _answer(req, hello, ops):
-    rid = req.get("id")
-    op = req.get("op")
-    if op == "hello":
-        return hello
-    if op not in ops:
-        return {"id": rid, "error": {"kind": "invalid_input", "message": f"unknown op {op!r}"}}
-    cfg = {**DEFAULTS, **(req.get("config") or {})}
-    messages = req.get("messages")
-    if not isinstance(messages, list) or not all(isinstance(m, dict) for m in messages):
-        return {"id": rid, "error": {"kind": "invalid_input", "message": "`messages` must be an array of objects"}}
-    try:
-        if op == "compact":
-            return {"id": rid, "messages": ops[op](cfg, messages)}
-        return {"id": rid, **ops[op](cfg, messages)}
-    except CannotFit as e:
-        return {"id": rid, "error": {"kind": "cannot_fit", "message": str(e)}}
-    except InvalidInput as e:
-        return {"id": rid, "error": {"kind": "invalid_input", "message": str(e)}}
-    except Exception as e:  # the library under test crashed on this input: a finding
-        where = traceback.extract_tb(e.__traceback__)[-1]
-        return {"id": rid, "error": {"kind": "library_error",
-                                     "message": f"{type(e).__name__}: {e} (at {where.filename}:{where.lineno})"}}
-
-
-def serve(compact, estimate=None, *, name, version, invariants=None, wire_formats=None,
-          content_parts=True, stdin=None, stdout=None):
-    """Answer requests until stdin closes.
-
-    `invariants`: the SPEC §5 names the subject claims (default: all that
-    apply to its ops). `wire_formats`: the formats whose body it measures
-    (default: all three). `content_parts=False`: it takes text content
-    only, and ctxgate sends it no parts or images (and counts the cases it
-    left out). `compact` may be None for an estimator alone."""
-    ops = {op: fn for op, fn in (("compact", compact), ("estimate", estimate)) if fn}
-    if not ops:
-        raise ValueError("serve: give a compact function, an estimate function or both")
-    hello = hello_of(ops, name=name, version=version, invariants=invariants,
-                     wire_formats=wire_formats, content_parts=content_parts)
-    lines = stdin if stdin is not None else sys.stdin.buffer
-    out = stdout if stdout is not None else sys.stdout.buffer
-    for line in lines:
-        if not line.strip():
-            continue
-        try:
-            req = json.loads(line.decode("utf-8") if isinstance(line, bytes) else line)
-        except ValueError as e:
-            reply = {"id": None, "error": {"kind": "invalid_input", "message": f"not JSON: {e}"}}
-        else:
-            reply = _answer(req, hello, ops) if isinstance(req, dict) else {
-                "id": None, "error": {"kind": "invalid_input", "message": "a request is a JSON object"}}
-        out.write((dumps(reply) + "\n").encode("utf-8"))
-        out.flush()
+__all__ = ["DEFAULTS", "CannotFit", "InvalidInput", "serve", "trigger"]

@@ -1,10 +1,8 @@
 """The subject protocol v1 loop (ctxgate SPEC §6): a Python callable as a
 compactor ctxgate can check.
 
-The source of truth is python/src/ctxgate/protocol.py in the ctxgate
-repository (the `ctxgate` package's `ctxgate.serve`); adapters/lib/ctxgate_subject.py
-is a byte-for-byte copy, written by python/sync.py, for the adapters that
-run in venvs of their own without the package. Edit the package's file.
+The zoo's adapters, which run in venvs of their own without the package,
+import this file from the checkout (adapters/lib/ctxgate_subject.py).
 
     from ctxgate import serve
     serve(compact, estimate, name="my-compactor", version="1.0.0")
