@@ -48,14 +48,42 @@ pub fn is_summary(m: &Message) -> bool {
 /// Which of its two budgets a history is over (SPEC §4 step 1): the
 /// estimate over the trigger, the body over the ceiling. The coverage
 /// table's pressure row, the gate's case classes and `estimate`'s "would
-/// compact" line are this.
+/// compact" line are this. Ordered as [`Pressure::ALL`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct Pressure {
-    pub over_trigger: bool,
     pub over_ceiling: bool,
+    pub over_trigger: bool,
 }
 
 impl Pressure {
+    /// Under both, over the trigger only, over the ceiling only, over both.
+    pub const ALL: [Pressure; 4] = [
+        Pressure::new(false, false),
+        Pressure::new(true, false),
+        Pressure::new(false, true),
+        Pressure::new(true, true),
+    ];
+
+    /// Their names, as the coverage table and the gate's behaviour table
+    /// label them.
+    pub const NAMES: [&'static str; 4] = [
+        "under trigger and ceiling",
+        "over trigger only",
+        "over ceiling only",
+        "over both",
+    ];
+
+    const fn new(over_trigger: bool, over_ceiling: bool) -> Pressure {
+        Pressure {
+            over_ceiling,
+            over_trigger,
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        Self::NAMES[self.index()]
+    }
+
     pub fn of(config: &Config, estimate: u64, body: u64) -> Pressure {
         Pressure {
             over_trigger: estimate > config.trigger(),

@@ -30,36 +30,9 @@ const PPM: u64 = 1_000_000;
 /// `pressure` bins of the coverage table, measured the same way (the
 /// adr-0098 estimate against the trigger, the exact body against the
 /// ceiling).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum CaseClass {
-    UnderBoth,
-    OverTriggerOnly,
-    OverCeilingOnly,
-    OverBoth,
-}
-
-impl CaseClass {
-    pub const ALL: [CaseClass; 4] = [
-        CaseClass::UnderBoth,
-        CaseClass::OverTriggerOnly,
-        CaseClass::OverCeilingOnly,
-        CaseClass::OverBoth,
-    ];
-
-    pub fn of(case: &Case) -> CaseClass {
-        let estimate = judge_estimate(&case.config, &case.messages);
-        CaseClass::ALL[Pressure::of(&case.config, estimate, case.body_bytes()).index()]
-    }
-
-    /// The coverage table's label.
-    pub fn name(self) -> &'static str {
-        match self {
-            CaseClass::UnderBoth => "under trigger and ceiling",
-            CaseClass::OverTriggerOnly => "over trigger only",
-            CaseClass::OverCeilingOnly => "over ceiling only",
-            CaseClass::OverBoth => "over both",
-        }
-    }
+pub fn class_of(case: &Case) -> Pressure {
+    let estimate = judge_estimate(&case.config, &case.messages);
+    Pressure::of(&case.config, estimate, case.body_bytes())
 }
 
 /// What one side answered on one case, measured; in JSON its `kind` and,
@@ -251,7 +224,7 @@ pub struct ClassDelta {
 /// The behaviour deltas of a run, by class.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Behaviour {
-    pub classes: BTreeMap<CaseClass, ClassDelta>,
+    pub classes: BTreeMap<Pressure, ClassDelta>,
 }
 
 impl Behaviour {
@@ -261,7 +234,7 @@ impl Behaviour {
             return;
         };
         let (so, bo) = (Outcome::of(case, s), Outcome::of(case, b));
-        let class = self.classes.entry(CaseClass::of(case)).or_default();
+        let class = self.classes.entry(class_of(case)).or_default();
         let est = |r: &CaseResult| {
             r.estimate.map(|t| {
                 t.saturating_mul(case.config.bytes_per_token)
@@ -294,8 +267,8 @@ impl Behaviour {
     }
 
     /// The classes with cases that changed, for the "changed most" lists.
-    pub(crate) fn changed(&self) -> Vec<(&CaseClass, &ClassDelta)> {
-        let changed = |(_, d): &(&CaseClass, &ClassDelta)| !d.changed_most.is_empty();
+    pub(crate) fn changed(&self) -> Vec<(&Pressure, &ClassDelta)> {
+        let changed = |(_, d): &(&Pressure, &ClassDelta)| !d.changed_most.is_empty();
         self.classes.iter().filter(changed).collect()
     }
 

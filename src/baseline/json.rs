@@ -8,12 +8,13 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::behaviour::{Behaviour, CaseChange, CaseClass, ClassDelta, Measures, Outcome};
+use super::behaviour::{Behaviour, CaseChange, ClassDelta, Measures, Outcome};
 use super::report::Hints;
 use super::{
     BaselineFault, BaselineReport, FailOn, InvariantDelta, Regression, Shared, SubjectFault,
 };
 use crate::check::FaultRecord;
+use crate::contract::Pressure;
 use crate::oracle::Invariant;
 use crate::report::json::{
     fixture, owned, path, run_facts, saved, shard, FailureJson, SubjectJson,
@@ -343,7 +344,7 @@ pub fn from_json(v: &Value) -> Result<BaselineReport, String> {
         if name == "all" {
             continue; // the classes' sum
         }
-        let class = CaseClass::ALL
+        let class = Pressure::ALL
             .into_iter()
             .find(|c| c.name() == name)
             .ok_or_else(|| format!("unknown case class {name:?}"))?;

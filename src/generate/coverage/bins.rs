@@ -143,15 +143,7 @@ pub(super) const GROUPS: [(&str, &[&str]); 28] = [
         &["0", "1–255", "256–4,095", "4,096", "> 4,096"],
     ),
     ("envelope bytes", &["{}", "< 1 KiB", "1–16 KiB", "≥ 16 KiB"]),
-    (
-        "pressure",
-        &[
-            "under trigger and ceiling",
-            "over trigger only",
-            "over ceiling only",
-            "over both",
-        ],
-    ),
+    ("pressure", &crate::contract::Pressure::NAMES),
     ("estimate − trigger (tokens)", &["−1", "0", "+1"]),
     ("body − ceiling (bytes)", &["−1", "0", "+1"]),
     // The shapes the known-bugs suite's classes need (suites/known-bugs/
