@@ -3,7 +3,7 @@
 # install. Run after `cargo build --release` (.ci/run does): maturin builds
 # the wheel from the same target/ and finds the release binary up to date.
 #
-#   1. the adapters' copies of the package's modules are current (sync.py);
+#   1. python-minimal's copy of the package's wire.py is current (sync.py);
 #   2. maturin (from PyPI, in a venv cached outside the clone) builds the
 #      wheel: the binary + the pure-Python package;
 #   3. a fresh venv installs it (timed); its `ctxgate check` passes the main
@@ -35,7 +35,7 @@ work=target/python
 rm -rf "$work"
 mkdir -p "$work"
 
-step "the adapters' copies equal the package's modules"
+step "python-minimal's wire.py equals the package's"
 python3 python/sync.py --check
 
 step "maturin $MATURIN_VERSION (cached in $cache/maturin-venv)"
