@@ -16,9 +16,7 @@ use super::{
 use crate::check::FaultRecord;
 use crate::contract::Pressure;
 use crate::oracle::Invariant;
-use crate::report::json::{
-    fixture, owned, path, run_facts, saved, shard, FailureJson, SubjectJson,
-};
+use crate::report::json::{fixture, path, saved, shard, FactsJson, FailureJson, SubjectJson};
 use crate::subject::Fault;
 
 #[derive(Serialize, Deserialize)]
@@ -260,13 +258,8 @@ struct GateJson {
     baseline_faulted: u64,
     uncompared_failures: u64,
     seconds: f64,
-    stopped_by_time: bool,
-    #[serde(default)]
-    image_cases_not_sent: u64,
-    #[serde(default)]
-    wire_formats: Vec<String>,
-    #[serde(default)]
-    cases_re_aimed_to_wire_formats: u64,
+    #[serde(flatten)]
+    facts: FactsJson,
     invariants: BTreeMap<Invariant, InvariantDelta>,
     #[serde(default)]
     not_compared: Vec<String>,
@@ -316,10 +309,7 @@ pub fn to_json(r: &BaselineReport, hints: &Hints) -> Value {
         baseline_faulted: r.baseline_faulted,
         uncompared_failures: r.uncompared_failures,
         seconds: r.run.elapsed.as_secs_f64(),
-        stopped_by_time: r.run.stopped_by_time,
-        image_cases_not_sent: r.run.images_not_sent,
-        wire_formats: owned(r.run.wire_formats.names()),
-        cases_re_aimed_to_wire_formats: r.run.formats_re_aimed,
+        facts: FactsJson::of(&r.run),
         invariants: r.invariants.clone(),
         not_compared: r.not_compared(),
         regressions: r.regressions.iter().map(regression).collect(),
@@ -360,13 +350,7 @@ pub fn from_json(v: &Value) -> Result<BaselineReport, String> {
         cases: r.cases,
         baseline_faulted: r.baseline_faulted,
         uncompared_failures: r.uncompared_failures,
-        run: run_facts(
-            r.seconds,
-            r.stopped_by_time,
-            r.image_cases_not_sent,
-            &r.wire_formats,
-            r.cases_re_aimed_to_wire_formats,
-        ),
+        run: r.facts.run(r.seconds),
         checked: r.invariants.keys().copied().collect(),
         invariants: r.invariants,
         regressions: r

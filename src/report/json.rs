@@ -214,21 +214,38 @@ impl FaultJson {
     }
 }
 
-/// The facts of a whole run, as both reports write them (each in its own
-/// place among their fields).
-pub(crate) fn run_facts(
-    seconds: f64,
+/// What a run as a whole did, as both reports write it (its time, each in
+/// its own place among their fields, apart).
+#[derive(Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct FactsJson {
     stopped_by_time: bool,
-    images_not_sent: u64,
-    wire_formats: &[String],
-    formats_re_aimed: u64,
-) -> RunFacts {
-    RunFacts {
-        elapsed: std::time::Duration::from_secs_f64(seconds.max(0.0)),
-        stopped_by_time,
-        images_not_sent,
-        formats_re_aimed,
-        wire_formats: crate::model::WireFormats::from_names(wire_formats),
+    #[serde(default)]
+    image_cases_not_sent: u64,
+    #[serde(default)]
+    wire_formats: Vec<String>,
+    #[serde(default)]
+    cases_re_aimed_to_wire_formats: u64,
+}
+
+impl FactsJson {
+    pub(crate) fn of(run: &RunFacts) -> FactsJson {
+        FactsJson {
+            stopped_by_time: run.stopped_by_time,
+            image_cases_not_sent: run.images_not_sent,
+            wire_formats: owned(run.wire_formats.names()),
+            cases_re_aimed_to_wire_formats: run.formats_re_aimed,
+        }
+    }
+
+    pub(crate) fn run(self, seconds: f64) -> RunFacts {
+        RunFacts {
+            elapsed: std::time::Duration::from_secs_f64(seconds.max(0.0)),
+            stopped_by_time: self.stopped_by_time,
+            images_not_sent: self.image_cases_not_sent,
+            formats_re_aimed: self.cases_re_aimed_to_wire_formats,
+            wire_formats: crate::model::WireFormats::from_names(&self.wire_formats),
+        }
     }
 }
 
@@ -253,13 +270,8 @@ struct CheckJson {
     #[serde(default)]
     cases_per_second: f64,
     body_bytes: u64,
-    stopped_by_time: bool,
-    #[serde(default)]
-    image_cases_not_sent: u64,
-    #[serde(default)]
-    wire_formats: Vec<String>,
-    #[serde(default)]
-    cases_re_aimed_to_wire_formats: u64,
+    #[serde(flatten)]
+    facts: FactsJson,
     #[serde(default)]
     protocol: Option<Traffic>,
     invariants: BTreeMap<Invariant, Tally>,
@@ -283,10 +295,7 @@ pub fn to_json(r: &CheckReport, hint: &ReplayHint) -> Value {
         seconds: r.run.elapsed.as_secs_f64(),
         cases_per_second: r.cases as f64 / secs,
         body_bytes: r.bytes,
-        stopped_by_time: r.run.stopped_by_time,
-        image_cases_not_sent: r.run.images_not_sent,
-        wire_formats: owned(r.run.wire_formats.names()),
-        cases_re_aimed_to_wire_formats: r.run.formats_re_aimed,
+        facts: FactsJson::of(&r.run),
         protocol: r.traffic,
         invariants: r.tally.clone(),
         not_checked: r.not_checked(),
@@ -311,13 +320,7 @@ pub fn from_json(v: &Value) -> Result<CheckReport, String> {
         subject: r.subject.info()?,
         seed: r.seed,
         cases: r.cases,
-        run: run_facts(
-            r.seconds,
-            r.stopped_by_time,
-            r.image_cases_not_sent,
-            &r.wire_formats,
-            r.cases_re_aimed_to_wire_formats,
-        ),
+        run: r.facts.run(r.seconds),
         bytes: r.body_bytes,
         checked: r.invariants.keys().copied().collect(),
         tally: r.invariants,
