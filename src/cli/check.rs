@@ -282,7 +282,7 @@ fn banner(
 ) {
     let against = baseline.map(|b| format!(" against baseline {} {}", b.name, b.version));
     let cases = match opts.shard {
-        Some(s) if s.k == s.n && s.n == opts.cases => format!("case {} alone", s.k - 1),
+        Some(s) if s.alone(opts.run_cases()) => format!("case {} alone", s.k - 1),
         _ => format!("up to {} cases", opts.cases),
     };
     eprintln!(

@@ -162,6 +162,12 @@ impl Shard {
         Ok(Shard { k, n })
     }
 
+    /// A run of this shard that ran `cases` case(s) ran one case alone
+    /// (`check --case N` is shard N+1 of N+1 cases).
+    pub fn alone(self, cases: u64) -> bool {
+        self.k == self.n && cases == 1
+    }
+
     /// The `j`-th case index of this shard.
     fn index(self, j: u64) -> u64 {
         j.saturating_mul(self.n).saturating_add(self.k - 1)
