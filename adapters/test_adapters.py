@@ -327,5 +327,16 @@ class ZooMapping(unittest.TestCase):
             z.text_of({"role": "user", "content": [{"type": "text", "text": "hi"}]})
 
 
+class ZooCi(unittest.TestCase):
+    """adapters/zoo_ci.py: a run that would check nothing does not pass."""
+
+    def test_an_only_that_names_no_subject_is_a_usage_error(self):
+        proc = subprocess.run([sys.executable, os.path.join(HERE, "zoo_ci.py"), "--only", "no-such-subject"],
+                              capture_output=True, text=True, timeout=60)
+        self.assertEqual(proc.returncode, 2, proc.stderr)
+        self.assertIn("no-such-subject", proc.stderr)
+        self.assertNotIn("reproduced", proc.stdout)
+
+
 if __name__ == "__main__":
     unittest.main(verbosity=2)

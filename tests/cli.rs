@@ -1821,24 +1821,31 @@ fn replay_trace_prints_each_request_and_answer_line() {
 
 /// A reader that stops early (`ctxgate … | head`) ends the run quietly
 /// with 141, as a process ended by SIGPIPE: no panic on stderr, and not 0.
+/// Every command alike: `replay` prints line by line, `gen` streams its
+/// cases through a buffer.
 #[test]
 fn a_reader_that_goes_away_ends_the_run_without_a_panic() {
     use std::io::{BufRead, BufReader};
     use std::process::Stdio;
-    let mut child = Command::new(env!("CARGO_BIN_EXE_ctxgate"))
-        .args(["replay", "suites/known-bugs", "--trace"])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut first = String::new();
-    BufReader::new(child.stdout.take().unwrap())
-        .read_line(&mut first)
-        .unwrap();
-    assert!(first.starts_with("(tracing"), "{first}");
-    // stdout is closed here: the next writes fail.
-    let out = child.wait_with_output().unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(141), "{stderr}");
-    assert!(!stderr.contains("panicked"), "{stderr}");
+    for (args, first_line) in [
+        (&["replay", "suites/known-bugs", "--trace"][..], "(tracing"),
+        (&["gen", "--cases", "1000000"][..], "{\"config\""),
+    ] {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_ctxgate"))
+            .args(args)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut first = String::new();
+        BufReader::new(child.stdout.take().unwrap())
+            .read_line(&mut first)
+            .unwrap();
+        assert!(first.starts_with(first_line), "{args:?}: {first}");
+        // stdout is closed here: the next writes fail.
+        let out = child.wait_with_output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(141), "{args:?}: {stderr}");
+        assert!(!stderr.contains("panicked"), "{stderr}");
+    }
 }
