@@ -337,6 +337,20 @@ mod tests {
     use crate::model::ToolCall;
     use serde_json::json;
 
+    /// The bins are listed, named and sorted in one order: the coverage
+    /// row and the gate's behaviour table (a BTreeMap) both rely on it.
+    #[test]
+    fn pressure_bins_index_name_and_sort_in_one_order() {
+        for (i, p) in Pressure::ALL.into_iter().enumerate() {
+            assert_eq!(p.index(), i);
+            assert_eq!(p.name(), Pressure::NAMES[i]);
+        }
+        assert!(Pressure::ALL.windows(2).all(|w| w[0] < w[1]));
+        let config = Config::default();
+        let over_trigger = Pressure::of(&config, config.trigger() + 1, 0);
+        assert_eq!(over_trigger.name(), "over trigger only");
+    }
+
     #[test]
     fn trigger_ties_admit_both_roundings() {
         let c = Config {

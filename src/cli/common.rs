@@ -301,8 +301,8 @@ pub fn print_json(value: &Value) -> Result<(), Failure> {
     })
 }
 
-/// Write to stdout, buffered, through `write`, and flush: a closed pipe
-/// (`| head`) is not an error, anything else fails.
+/// Write to stdout, buffered, through `write`, and flush; what a failed
+/// write comes to is [`write_outcome`]'s.
 pub fn write_stdout(
     write: impl FnOnce(&mut io::BufWriter<io::StdoutLock<'static>>) -> io::Result<()>,
 ) -> Result<(), Failure> {

@@ -214,8 +214,9 @@ impl FaultJson {
     }
 }
 
-/// What a run as a whole did, as both reports write it (its time, each in
-/// its own place among their fields, apart).
+/// What a run as a whole did, as both reports write it, flattened among
+/// their fields; its time is apart (`seconds`), for each report writes it
+/// in a place of its own.
 #[derive(Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub(crate) struct FactsJson {
