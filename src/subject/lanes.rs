@@ -254,11 +254,11 @@ impl Subject for Lane {
     }
 
     fn compact(&mut self, config: &Config, msgs: &[Message]) -> Result<CompactAnswer, Fault> {
-        super::compact_by_batch(self, config, msgs)
+        super::by_batch(self, Request::Compact(config, msgs), Reply::into_compact)
     }
 
     fn estimate(&mut self, config: &Config, msgs: &[Message]) -> Result<EstimateReply, Fault> {
-        super::estimate_by_batch(self, config, msgs)
+        super::by_batch(self, Request::Estimate(config, msgs), Reply::into_estimate)
     }
 
     fn batch(&mut self, requests: &[Request<'_>]) -> Result<Vec<Reply>, Fault> {

@@ -271,30 +271,22 @@ impl Reply {
     }
 }
 
-/// `compact` as a batch of one, for a subject whose `batch` is its own.
-pub(crate) fn compact_by_batch(
+/// One request as a batch of one, for a subject whose `batch` is its own:
+/// `Reply::into_compact` or `Reply::into_estimate` of its one reply.
+pub(crate) fn by_batch<T>(
     s: &mut dyn Subject,
-    config: &Config,
-    msgs: &[Message],
-) -> Result<CompactAnswer, Fault> {
-    s.batch(&[Request::Compact(config, msgs)])?
+    request: Request<'_>,
+    into: fn(Reply) -> Option<T>,
+) -> Result<T, Fault> {
+    let what = match request {
+        Request::Compact(..) => "a compact",
+        Request::Estimate(..) => "an estimate",
+    };
+    s.batch(&[request])?
         .into_iter()
         .next()
-        .and_then(Reply::into_compact)
-        .ok_or_else(|| Fault::new(FaultKind::Protocol, "no answer to a compact request"))
-}
-
-/// `estimate` as a batch of one, for a subject whose `batch` is its own.
-pub(crate) fn estimate_by_batch(
-    s: &mut dyn Subject,
-    config: &Config,
-    msgs: &[Message],
-) -> Result<EstimateReply, Fault> {
-    s.batch(&[Request::Estimate(config, msgs)])?
-        .into_iter()
-        .next()
-        .and_then(Reply::into_estimate)
-        .ok_or_else(|| Fault::new(FaultKind::Protocol, "no answer to an estimate request"))
+        .and_then(into)
+        .ok_or_else(|| Fault::new(FaultKind::Protocol, format!("no answer to {what} request")))
 }
 
 /// A compactor under test.
