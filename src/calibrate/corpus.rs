@@ -54,11 +54,20 @@ pub fn find_default_corpus() -> Result<PathBuf, CalibrateError> {
 /// anywhere. A folder that was given must exist and hold histories.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Resolved {
+    pub histories: Vec<History>,
+    pub read: CorpusRead,
+}
+
+/// Which corpus a run read, as its report says: the folder, why there
+/// was none, and what reading it followed or skipped.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct CorpusRead {
     /// The folder read, as given or found; `None` when skipped.
-    pub dir: Option<PathBuf>,
-    pub corpus: Corpus,
-    /// Why there are no real histories, when there are none.
+    pub dir: Option<String>,
+    /// Why there are no real histories, when no corpus was given or found.
     pub skipped: Option<String>,
+    /// What reading it followed or skipped (symlinks, loops, FIFOs).
+    pub notes: Vec<Note>,
 }
 
 /// Read the corpus `given`, or the default one when there is one (see [`Resolved`]).
@@ -69,26 +78,30 @@ pub fn resolve_corpus(given: Option<&Path>, cap: u64) -> Result<Resolved, Calibr
             Ok(dir) => dir,
             Err(CalibrateError::CorpusNotFound { tried }) => {
                 let tried: Vec<String> = tried.iter().map(|p| p.display().to_string()).collect();
+                let skipped = format!(
+                    "the real-histories set is skipped: no corpus found (looked in {}); pass --corpus DIR to include one",
+                    tried.join(", ")
+                );
                 return Ok(Resolved {
-                    dir: None,
-                    corpus: Corpus {
-                        histories: Vec::new(),
-                        notes: Vec::new(),
+                    histories: Vec::new(),
+                    read: CorpusRead {
+                        skipped: Some(skipped),
+                        ..CorpusRead::default()
                     },
-                    skipped: Some(format!(
-                        "the real-histories set is skipped: no corpus found (looked in {}); pass --corpus DIR to include one",
-                        tried.join(", ")
-                    )),
                 });
             }
             Err(e) => return Err(e),
         },
     };
     let corpus = load_corpus(&dir, cap)?;
+    let dir = dir.canonicalize().unwrap_or(dir);
     Ok(Resolved {
-        dir: Some(dir.canonicalize().unwrap_or(dir)),
-        corpus,
-        skipped: None,
+        histories: corpus.histories,
+        read: CorpusRead {
+            dir: Some(dir.display().to_string()),
+            skipped: None,
+            notes: corpus.notes,
+        },
     })
 }
 

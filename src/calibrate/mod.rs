@@ -32,7 +32,8 @@ pub use crate::oracle::real_tokens::{
     ESTIMATE_COVERS_REAL_TOKENS,
 };
 pub use corpus::{
-    find_default_corpus, load_corpus, resolve_corpus, Corpus, History, Resolved, DEFAULT_CORPUS,
+    find_default_corpus, load_corpus, resolve_corpus, Corpus, CorpusRead, History, Resolved,
+    DEFAULT_CORPUS,
 };
 pub use images::{image_samples, ImageFigures, IMAGES};
 pub use plot::{draw, svg, write_svg, Group, Panel, Picture};
@@ -93,10 +94,8 @@ pub(crate) fn per_encoding<T: Send>(count: impl Fn(Encoding) -> T + Sync) -> [T;
 pub fn calibrate(options: &Options) -> Result<Report, CalibrateError> {
     let start = Instant::now();
     let resolved = resolve_corpus(options.corpus.as_deref(), options.max_input_bytes)?;
-    let mut report = calibrate_on(&resolved.corpus.histories, options);
-    report.corpus = resolved.dir.map(|d| d.display().to_string());
-    report.corpus_skipped = resolved.skipped;
-    report.corpus_notes = resolved.corpus.notes;
+    let mut report = calibrate_on(&resolved.histories, options);
+    report.corpus = resolved.read;
     report.elapsed = start.elapsed();
     Ok(report)
 }
@@ -144,9 +143,7 @@ pub fn calibrate_on(histories: &[History], options: &Options) -> Report {
     }
     let images = image_rows(&image_samples(options.samples_per_class), &config);
     Report {
-        corpus: None,
-        corpus_skipped: None,
-        corpus_notes: Vec::new(),
+        corpus: CorpusRead::default(),
         histories: histories.len(),
         seed: options.seed,
         samples_per_class: options.samples_per_class,

@@ -17,12 +17,8 @@ pub const REAL_HISTORIES: &str = "real-histories";
 /// A calibration run's results.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Report {
-    /// The corpus folder, as given or found.
-    pub corpus: Option<String>,
-    /// Why there is no `real-histories` row, when no corpus was given or found.
-    pub corpus_skipped: Option<String>,
-    /// What reading it followed or skipped (symlinks, loops, FIFOs).
-    pub corpus_notes: Vec<crate::input::Note>,
+    /// The corpus read: without one, there is no `real-histories` row.
+    pub corpus: super::CorpusRead,
     /// How many real histories were read.
     pub histories: usize,
     pub seed: u64,
@@ -210,8 +206,8 @@ impl Report {
             .collect();
         let c = SAFE_COSTS;
         json!({
-            "corpus": self.corpus,
-            "corpusSkipped": self.corpus_skipped,
+            "corpus": self.corpus.dir,
+            "corpusSkipped": self.corpus.skipped,
             "histories": self.histories,
             "seed": self.seed,
             "samplesPerClass": self.samples_per_class,
@@ -259,14 +255,14 @@ impl fmt::Display for Report {
         writeln!(
             f,
             "corpus: {} ({} histories); generated: {} samples per class, seed {}; bytesPerToken {}; {:.1} s",
-            self.corpus.as_deref().unwrap_or("none"),
+            self.corpus.dir.as_deref().unwrap_or("none"),
             self.histories,
             self.samples_per_class,
             self.seed,
             self.bytes_per_token,
             self.elapsed.as_secs_f64()
         )?;
-        if let Some(skipped) = &self.corpus_skipped {
+        if let Some(skipped) = &self.corpus.skipped {
             writeln!(f, "{skipped}")?;
         }
         let names = self.estimator_names();

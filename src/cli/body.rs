@@ -6,7 +6,7 @@ use std::io::Write as _;
 
 use ctxgate::body::{body_bytes, body_value};
 
-use super::common::{write_stdout, ConfigArgs, Failure, HistoryArgs};
+use super::common::{write_stdout, Failure, HistoryArgs};
 
 /// Print the exact request body of a history: the config's envelope with
 /// `messages` (and, for anthropic, `system`) in the wire format.
@@ -28,19 +28,16 @@ the message index and the problem).")]
 pub struct Args {
     #[command(flatten)]
     pub history: HistoryArgs,
-
-    #[command(flatten)]
-    pub config: ConfigArgs,
 }
 
 pub fn run(args: Args) -> Result<(), Failure> {
     let input = args.history.load()?;
-    let config = args.config.resolve(input.doc.format)?;
+    let config = &input.config;
     let msgs = &input.doc.messages;
-    let body = serde_json::to_vec(&body_value(&config, msgs)).map_err(|e| {
+    let body = serde_json::to_vec(&body_value(config, msgs)).map_err(|e| {
         Failure::bad_input(format!("{}: the body does not serialise: {e}", input.name))
     })?;
-    let measured = body_bytes(&config, msgs);
+    let measured = body_bytes(config, msgs);
     write_stdout(|out| {
         out.write_all(&body)?;
         out.write_all(b"\n")

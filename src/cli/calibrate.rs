@@ -32,12 +32,8 @@ pub struct Args {
     #[arg(long, value_name = "FILE.svg")]
     pub plot: Option<PathBuf>,
 
-    /// The folder of real histories (*.json, searched recursively)
-    /// [default: ../shared/data/real-histories, from the current directory
-    /// or $CARGO_MANIFEST_DIR; when there is none, the real-histories set
-    /// is skipped, with a line that says so].
-    #[arg(long, value_name = "DIR")]
-    pub corpus: Option<PathBuf>,
+    #[command(flatten)]
+    pub corpus: super::common::CorpusArg,
 
     /// Seed of the generated samples [default: 152, i.e. 0x98].
     #[arg(long)]
@@ -58,7 +54,7 @@ pub fn run(args: Args) -> Result<(), Failure> {
 
     let defaults = Options::default();
     let options = Options {
-        corpus: args.corpus,
+        corpus: args.corpus.corpus,
         seed: args.seed.unwrap_or(defaults.seed),
         samples_per_class: args.samples.unwrap_or(defaults.samples_per_class),
         bytes_per_token: args.bytes_per_token.unwrap_or(defaults.bytes_per_token),
@@ -66,10 +62,7 @@ pub fn run(args: Args) -> Result<(), Failure> {
     };
     let failure = |e: CalibrateError| Failure::bad_input(e.to_string());
     let report = calibrate::calibrate(&options).map_err(failure)?;
-    super::common::show_notes(&report.corpus_notes);
-    if let Some(skipped) = &report.corpus_skipped {
-        eprintln!("ctxgate: {skipped}");
-    }
+    super::common::show_corpus(&report.corpus);
     if let Some(path) = &args.plot {
         calibrate::write_svg(&report, path).map_err(failure)?;
     }

@@ -89,7 +89,7 @@ pub fn format_parser() -> impl TypedValueParser<Value = WireFormat> {
         .try_map(|s| s.parse::<WireFormat>())
 }
 
-/// The history a command reads.
+/// The history a command reads, and the config it is measured under.
 #[derive(Debug, clap::Args)]
 pub struct HistoryArgs {
     /// The history: a JSON array of messages, or an object with a `messages`
@@ -101,22 +101,28 @@ pub struct HistoryArgs {
     /// The history's wire format [default: detected from its fields]
     #[arg(long, value_name = "F", value_parser = format_parser())]
     pub format: Option<WireFormat>,
+
+    #[command(flatten)]
+    pub config: ConfigArgs,
 }
 
-/// A history as read: the name used in messages (the path, or `-`) and the document.
+/// A history as read: the name used in messages (the path, or `-`), the
+/// document, and the config (`ConfigArgs::resolve` in the history's format).
 pub struct Loaded {
     pub name: String,
     pub doc: Document,
+    pub config: Config,
 }
 
 impl HistoryArgs {
-    /// Read and parse the history; errors name the file, the message and the problem.
+    /// Read and parse the history, then resolve the config; errors name
+    /// the file, the message and the problem.
     pub fn load(&self) -> Result<Loaded, Failure> {
-        match self.input.as_deref() {
+        let (name, doc) = match self.input.as_deref() {
             Some(path) if path != Path::new("-") => {
                 let name = path.display().to_string();
                 let doc = ctxgate::input::read_document(path, self.format, max_input_bytes())?;
-                Ok(Loaded { name, doc })
+                (name, doc)
             }
             input => {
                 if input.is_none() && io::stdin().is_terminal() {
@@ -128,12 +134,11 @@ impl HistoryArgs {
                     ctxgate::input::read_all(io::stdin().lock(), "the history", max_input_bytes())
                         .map_err(|e| e.in_file("-"))?;
                 let doc = Document::parse(&bytes, self.format).map_err(|e| e.in_file("-"))?;
-                Ok(Loaded {
-                    name: "-".to_owned(),
-                    doc,
-                })
+                ("-".to_owned(), doc)
             }
-        }
+        };
+        let config = self.config.resolve(doc.format)?;
+        Ok(Loaded { name, doc, config })
     }
 }
 
@@ -148,7 +153,6 @@ pub fn set_max_input_bytes(cap: u64) -> Result<(), Failure> {
     Ok(())
 }
 
-/// The cap on one input, in bytes (`ctxgate::input`).
 /// What a folder walk followed or skipped, one `ctxgate: …` line each on
 /// stderr: nothing is skipped silently.
 pub fn show_notes(notes: &[ctxgate::input::Note]) {
@@ -157,6 +161,26 @@ pub fn show_notes(notes: &[ctxgate::input::Note]) {
     }
 }
 
+/// `--corpus` of `calibrate` and `compare-estimators`.
+#[derive(Debug, clap::Args)]
+pub struct CorpusArg {
+    /// The folder of real histories (*.json, searched recursively)
+    /// [default: ../shared/data/real-histories, from the current directory
+    /// or $CARGO_MANIFEST_DIR; when there is none, the real-histories set
+    /// is skipped, with a line that says so]
+    #[arg(long, value_name = "DIR")]
+    pub corpus: Option<PathBuf>,
+}
+
+/// What reading the corpus followed or skipped, and why there was none.
+pub fn show_corpus(read: &ctxgate::calibrate::CorpusRead) {
+    show_notes(&read.notes);
+    if let Some(skipped) = &read.skipped {
+        eprintln!("ctxgate: {skipped}");
+    }
+}
+
+/// The cap on one input, in bytes (`ctxgate::input`).
 pub fn max_input_bytes() -> u64 {
     *MAX_INPUT_BYTES.get_or_init(|| ctxgate::input::DEFAULT_MAX_INPUT_BYTES)
 }

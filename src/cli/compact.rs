@@ -7,7 +7,7 @@ use ctxgate::body::body_bytes;
 use ctxgate::estimate::{Adr0098, Estimator};
 use ctxgate::{CompactError, Config, Message};
 
-use super::common::{group, write_stdout, ConfigArgs, Failure, HistoryArgs};
+use super::common::{group, write_stdout, Failure, HistoryArgs};
 
 /// Compact one history with the reference compactor (ADR 0098, hardened).
 ///
@@ -28,24 +28,23 @@ Exit codes:
   2  bad usage or bad input (the message names the file, the message index
      and the problem)")]
 pub struct Args {
-    #[command(flatten)]
-    pub history: HistoryArgs,
-
     /// Print a summary line on stderr (messages, body bytes, ceiling) even
     /// when stderr is not a terminal.
     #[arg(short, long)]
     pub verbose: bool,
 
+    // Last: its config flags open a help heading of their own, which
+    // would take in any flag declared after them.
     #[command(flatten)]
-    pub config: ConfigArgs,
+    pub history: HistoryArgs,
 }
 
 pub fn run(args: Args) -> Result<(), Failure> {
     let input = args.history.load()?;
-    let config = args.config.resolve(input.doc.format)?;
+    let config = &input.config;
     let before = &input.doc.messages;
     let reference = ctxgate::reference::Reference::default();
-    let after = match reference.compact_cow(&config, before) {
+    let after = match reference.compact_cow(config, before) {
         Ok(after) => after,
         Err(e @ CompactError::CannotFit { needed, .. }) => {
             return Err(Failure::failed(format!("{}: {e}", input.name)).with_hint(format!(
@@ -55,7 +54,7 @@ pub fn run(args: Args) -> Result<(), Failure> {
         Err(CompactError::InvalidInput(e)) => return Err(e.in_file(input.name).into()),
     };
     if args.verbose || io::stderr().is_terminal() {
-        let line = summary_line(&config, before, &after);
+        let line = summary_line(config, before, &after);
         let _ = writeln!(io::stderr().lock(), "ctxgate: {line}");
     }
     write_stdout(|out| {

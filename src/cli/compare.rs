@@ -47,12 +47,8 @@ pub struct Flags {
     #[arg(long, value_name = "NAME")]
     pub builtin: Vec<String>,
 
-    /// The folder of real histories (*.json, searched recursively)
-    /// [default: ../shared/data/real-histories, from the current directory
-    /// or $CARGO_MANIFEST_DIR; when there is none, the real-histories set
-    /// is skipped, with a line that says so]
-    #[arg(long, value_name = "DIR")]
-    pub corpus: Option<PathBuf>,
+    #[command(flatten)]
+    pub corpus: super::common::CorpusArg,
 
     /// Print one JSON object instead of the table
     #[arg(long, conflicts_with = "markdown")]
@@ -166,7 +162,7 @@ pub fn run(args: Args) -> Result<(), Failure> {
         })
         .collect::<Result<Vec<_>, _>>()?;
     let mut options = Options::new(specs);
-    options.corpus = flags.corpus;
+    options.corpus = flags.corpus.corpus;
     options.max_input_bytes = super::common::max_input_bytes();
     if let Some(seed) = flags.seed {
         options.inputs.seed = seed;
@@ -196,11 +192,8 @@ pub fn run(args: Args) -> Result<(), Failure> {
             Failure::failed(e.to_string())
         }
     })?;
-    super::common::show_notes(&comparison.corpus_notes);
-    for skipped in [&comparison.corpus_skipped, &comparison.images_skipped]
-        .into_iter()
-        .flatten()
-    {
+    super::common::show_corpus(&comparison.corpus);
+    if let Some(skipped) = &comparison.images_skipped {
         eprintln!("ctxgate: {skipped}");
     }
     if let Some(path) = &flags.plot {

@@ -8,7 +8,7 @@ use clap::builder::PossibleValuesParser;
 use ctxgate::estimate::{self, table, Estimator};
 use ctxgate::{Config, Document, WireFormat};
 
-use super::common::{print_json, write_outcome, ConfigArgs, Failure, HistoryArgs};
+use super::common::{print_json, write_outcome, Failure, HistoryArgs};
 
 /// Estimate a history's tokens, per message and in total, and its exact body bytes.
 ///
@@ -32,9 +32,6 @@ prints that object for each, one a line: each case under its own config
 Exit codes: 0 ok; 2 bad usage or bad input (the message names the file,
 the message index and the problem).")]
 pub struct Args {
-    #[command(flatten)]
-    pub history: HistoryArgs,
-
     /// The estimator: `adr-0098` counts content and the JSON of tool calls
     /// (the reference's); `content-only` counts content alone (before ADR 0098).
     #[arg(long, value_name = "NAME", default_value = "adr-0098",
@@ -54,8 +51,10 @@ pub struct Args {
           "summary_max_bytes", "envelope"])]
     pub lines: bool,
 
+    // Last: its config flags open a help heading of their own, which
+    // would take in any flag declared after them.
     #[command(flatten)]
-    pub config: ConfigArgs,
+    pub history: HistoryArgs,
 }
 
 pub fn run(args: Args) -> Result<(), Failure> {
@@ -70,12 +69,12 @@ pub fn run(args: Args) -> Result<(), Failure> {
         return run_lines(&args, estimator.as_ref());
     }
     let input = args.history.load()?;
-    let config = args.config.resolve(input.doc.format)?;
+    let config = &input.config;
     let msgs = &input.doc.messages;
     if args.json {
-        return print_json(&table::figures(estimator.as_ref(), &config, msgs));
+        return print_json(&table::figures(estimator.as_ref(), config, msgs));
     }
-    out!("{}", table::table(estimator.as_ref(), &config, msgs));
+    out!("{}", table::table(estimator.as_ref(), config, msgs));
     Ok(())
 }
 
@@ -117,7 +116,7 @@ fn run_lines(args: &Args, estimator: &dyn Estimator) -> Result<(), Failure> {
             Some(c) => Config::from_value(c).map_err(case)?,
             None => Config::default(),
         };
-        if let Some(format) = args.config.wire_format {
+        if let Some(format) = args.history.config.wire_format {
             config.wire_format = format;
         }
         let written =

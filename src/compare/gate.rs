@@ -248,10 +248,11 @@ mod tests {
                     version: "1".into(),
                 })
                 .collect(),
-            corpus: Some("corpus".into()),
-            corpus_skipped: None,
+            corpus: crate::calibrate::CorpusRead {
+                dir: Some("corpus".into()),
+                ..Default::default()
+            },
             images_skipped: None,
-            corpus_notes: Vec::new(),
             inputs: InputOptions::real_only(),
             bytes_per_token: 4,
             rounds: 1,

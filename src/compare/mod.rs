@@ -145,10 +145,9 @@ pub fn compare(options: &Options) -> Result<Comparison, CompareError> {
     }
     let resolved = resolve_corpus(options.corpus.as_deref(), options.max_input_bytes)
         .map_err(CompareError::Corpus)?;
-    let corpus = resolved.corpus;
 
     let (mut lanes, infos, text_only) = start_lanes(options)?;
-    let mut sets = inputs::build(&corpus.histories, &options.inputs);
+    let mut sets = inputs::build(&resolved.histories, &options.inputs);
     // A subject that takes text only is sent no parts (SPEC §6): without
     // it, the images set would not be the same inputs for every estimator.
     let images_skipped = (!text_only.is_empty()
@@ -234,10 +233,8 @@ pub fn compare(options: &Options) -> Result<Comparison, CompareError> {
         .collect();
     Ok(Comparison {
         estimators: infos,
-        corpus: resolved.dir.map(|d| d.display().to_string()),
-        corpus_skipped: resolved.skipped,
+        corpus: resolved.read,
         images_skipped,
-        corpus_notes: corpus.notes,
         inputs: options.inputs.clone(),
         bytes_per_token: config.bytes_per_token,
         rounds: options.rounds.max(1),

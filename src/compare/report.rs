@@ -86,14 +86,10 @@ pub struct SetResult {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Comparison {
     pub estimators: Vec<EstimatorInfo>,
-    /// The corpus folder, as read; `None` when no corpus was given or found.
-    pub corpus: Option<String>,
-    /// Why there is no real-histories set, when there is none.
-    pub corpus_skipped: Option<String>,
+    /// The corpus read: without one, there is no real-histories set.
+    pub corpus: crate::calibrate::CorpusRead,
     /// Why there is no images set, when a subject takes text only.
     pub images_skipped: Option<String>,
-    /// What reading it followed or skipped (symlinks, loops, FIFOs).
-    pub corpus_notes: Vec<crate::input::Note>,
     pub inputs: InputOptions,
     pub bytes_per_token: u64,
     pub rounds: usize,
@@ -189,8 +185,8 @@ impl Comparison {
         let sets: Vec<Value> = self.sets.iter().map(set_json).collect();
         let (requests, bytes) = self.totals();
         json!({
-            "corpus": self.corpus,
-            "corpusSkipped": self.corpus_skipped,
+            "corpus": self.corpus.dir,
+            "corpusSkipped": self.corpus.skipped,
             "imagesSkipped": self.images_skipped,
             "inputs": {
                 "seed": self.inputs.seed,

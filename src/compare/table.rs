@@ -351,11 +351,11 @@ impl Comparison {
             self.inputs.seed,
             self.sets.iter().map(|s| s.images.len()).sum::<usize>(),
             self.real_histories(),
-            self.corpus.as_deref().unwrap_or("no corpus"),
+            self.corpus.dir.as_deref().unwrap_or("no corpus"),
             self.inputs.toolloop_histories,
             self.inputs.toolloop_seed
         )?;
-        for skipped in [&self.corpus_skipped, &self.images_skipped]
+        for skipped in [&self.corpus.skipped, &self.images_skipped]
             .into_iter()
             .flatten()
         {
