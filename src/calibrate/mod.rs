@@ -37,7 +37,7 @@ pub use corpus::{
 };
 pub use images::{image_samples, ImageFigures, IMAGES};
 pub use plot::{draw, svg, write_svg, Group, Panel, Picture};
-pub use report::{Coverage, EstimatorStats, ImageRow, Report, Row, REAL_HISTORIES};
+pub use report::{BytesPerTokenBound, EstimatorStats, ImageRow, Report, Row, REAL_HISTORIES};
 pub use samples::ContentClass;
 
 use crate::body;
@@ -49,7 +49,7 @@ use crate::model::Message;
 pub const DEFAULT_SEED: u64 = 0x0098;
 /// Generated samples per content class.
 pub const DEFAULT_SAMPLES: usize = 250;
-/// The largest integer `bytesPerToken` tried for [`Coverage`].
+/// The largest integer `bytesPerToken` tried for [`BytesPerTokenBound`].
 const MAX_INTEGER_BYTES_PER_TOKEN: u64 = 16;
 
 /// What to calibrate on.
@@ -267,7 +267,7 @@ impl Measured {
             bytes: keep.iter().map(|&i| self.bytes[i]).sum(),
             real_tokens: keep.iter().map(|&i| real[i]).sum(),
             estimators,
-            bytes_per_token: Coverage {
+            bytes_per_token: BytesPerTokenBound {
                 p99: bytes_per_real.get(allowed).copied().unwrap_or(f64::NAN),
                 p100: bytes_per_real.first().copied().unwrap_or(f64::NAN),
                 integer_p99: largest_integer(n - allowed),

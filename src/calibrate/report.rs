@@ -47,13 +47,13 @@ pub struct Row {
     pub real_tokens: u64,
     pub estimators: Vec<EstimatorStats>,
     /// The `bytesPerToken` that makes the `adr-0098` estimate an upper bound.
-    pub bytes_per_token: Coverage,
+    pub bytes_per_token: BytesPerTokenBound,
 }
 
 /// The `bytesPerToken` that makes `adr-0098`'s `Σ ceil(bytes / bpt)` at
 /// least the real count for 99% and for 100% of a set's samples.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Coverage {
+pub struct BytesPerTokenBound {
     /// Largest real-valued `bytes / bpt ≥ real` for 99% of the samples
     /// (without the rounding up, so a slight underestimate of the limit).
     pub p99: f64,

@@ -6,7 +6,7 @@ use std::io::Write as _;
 
 use ctxgate::body::{body_bytes, body_value};
 
-use super::common::{write_stdout, Failure, HistoryArgs};
+use super::common::{write_stdout, CliError, HistoryArgs};
 
 /// Print the exact request body of a history: the config's envelope with
 /// `messages` (and, for anthropic, `system`) in the wire format.
@@ -30,12 +30,12 @@ pub struct Args {
     pub history: HistoryArgs,
 }
 
-pub fn run(args: Args) -> Result<(), Failure> {
+pub fn run(args: Args) -> Result<(), CliError> {
     let input = args.history.load()?;
     let config = &input.config;
     let msgs = &input.doc.messages;
     let body = serde_json::to_vec(&body_value(config, msgs)).map_err(|e| {
-        Failure::bad_input(format!("{}: the body does not serialise: {e}", input.name))
+        CliError::bad_input(format!("{}: the body does not serialise: {e}", input.name))
     })?;
     let measured = body_bytes(config, msgs);
     write_stdout(|out| {

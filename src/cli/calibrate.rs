@@ -5,7 +5,7 @@
 
 use std::path::PathBuf;
 
-use super::common::Failure;
+use super::common::CliError;
 
 /// Compare the estimators with the real cl100k_base and o200k_base tokenizers.
 ///
@@ -49,7 +49,7 @@ pub struct Args {
 }
 
 #[cfg(feature = "calibrate")]
-pub fn run(args: Args) -> Result<(), Failure> {
+pub fn run(args: Args) -> Result<(), CliError> {
     use ctxgate::calibrate::{self, CalibrateError, Options};
 
     let defaults = Options::default();
@@ -60,7 +60,7 @@ pub fn run(args: Args) -> Result<(), Failure> {
         bytes_per_token: args.bytes_per_token.unwrap_or(defaults.bytes_per_token),
         max_input_bytes: super::common::max_input_bytes(),
     };
-    let failure = |e: CalibrateError| Failure::bad_input(e.to_string());
+    let failure = |e: CalibrateError| CliError::bad_input(e.to_string());
     let report = calibrate::calibrate(&options).map_err(failure)?;
     super::common::show_corpus(&report.corpus);
     if let Some(path) = &args.plot {
@@ -74,8 +74,8 @@ pub fn run(args: Args) -> Result<(), Failure> {
 }
 
 #[cfg(not(feature = "calibrate"))]
-pub fn run(_args: Args) -> Result<(), Failure> {
-    Err(Failure::bad_input(
+pub fn run(_args: Args) -> Result<(), CliError> {
+    Err(CliError::bad_input(
         "this ctxgate was built without the `calibrate` feature (no real tokenizers)",
     )
     .with_hint("rebuild with the default features: cargo build --features calibrate"))

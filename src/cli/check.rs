@@ -7,7 +7,7 @@ use std::path::PathBuf;
 
 use clap::{Args as ClapArgs, ValueEnum};
 
-use super::common::Failure;
+use super::common::CliError;
 use super::subject::SubjectArgs;
 use ctxgate::baseline::report::Hints;
 use ctxgate::baseline::FailOn;
@@ -138,29 +138,29 @@ fn ranged(max: u64) -> clap::builder::RangedU64ValueParser<usize> {
     clap::builder::RangedU64ValueParser::<usize>::new().range(1..=max)
 }
 
-pub fn run_check(args: Args) -> Result<(), Failure> {
+pub fn run_check(args: Args) -> Result<(), CliError> {
     if args.list_defects {
         out!("{}", ctxgate::subject::defects::Defect::list());
         return Ok(());
     }
     let invariants = match &args.invariants {
         None => InvariantSet::all(),
-        Some(list) => InvariantSet::parse_list(list).map_err(Failure::bad_input)?,
+        Some(list) => InvariantSet::parse_list(list).map_err(CliError::bad_input)?,
     };
     if invariants.is_empty() {
-        return Err(Failure::bad_input(
+        return Err(CliError::bad_input(
             "--invariants names no invariant: a run that checks nothing cannot pass",
         )
         .with_hint("leave --invariants out to check every invariant the subject claims, or name some (`ctxgate check --help` lists them)"));
     }
     if args.cases == 0 {
-        return Err(Failure::bad_input(
+        return Err(CliError::bad_input(
             "--cases 0 runs no case: a run that checks nothing cannot pass",
         ));
     }
     let time = (args.time.map(|t| super::common::seconds("--time", t))).transpose()?;
     if args.case.is_some() && args.seed.is_none() {
-        return Err(Failure::bad_input(
+        return Err(CliError::bad_input(
             "--case N needs the run's --seed: a case index means nothing under a new random seed",
         )
         .with_hint("the seed is in the report's first line, and in its last"));
@@ -169,14 +169,14 @@ pub fn run_check(args: Args) -> Result<(), Failure> {
     // or a fixture that cannot be written is bad usage now, not a lost run.
     let reports = args.reports.open()?;
     ctxgate::fixture::check_save_dir(&args.save).map_err(|e| {
-        Failure::bad_input(format!(
+        CliError::bad_input(format!(
             "{}: cannot save fixtures there (--save): {e}",
             args.save.display()
         ))
     })?;
     // Case N alone is shard N+1 of N+1 cases: its index is N.
     let (cases, shard) = match args.case {
-        Some(n) if n >= u64::MAX - 1 => return Err(Failure::bad_input("--case is too large")),
+        Some(n) if n >= u64::MAX - 1 => return Err(CliError::bad_input("--case is too large")),
         Some(n) => (n + 1, Some(Shard { k: n + 1, n: n + 1 })),
         None => (args.cases, args.shard),
     };
@@ -237,7 +237,7 @@ pub fn run_check(args: Args) -> Result<(), Failure> {
     }
     let declared = subjects[0].info().wire_formats;
     if opts.wire_formats.intersect(declared).is_empty() {
-        return Err(Failure::bad_input(format!(
+        return Err(CliError::bad_input(format!(
             "--wire-format {}: the subject measures its body in {declared} only (its hello's `wireFormats`)",
             opts.wire_formats
         )));
@@ -317,12 +317,12 @@ fn run_gate(
     mut subjects: Vec<Box<dyn Subject + Send>>,
     opts: &CheckOptions,
     jobs: usize,
-) -> Result<Outcome, Failure> {
+) -> Result<Outcome, CliError> {
     let mut baselines = args
         .subject
         .program(cmd)
         .open_jobs(jobs, args.lanes)
-        .map_err(|f| Failure {
+        .map_err(|f| CliError {
             message: format!(
                 "--baseline: {}",
                 f.message.replacen("subject", "baseline", 1)

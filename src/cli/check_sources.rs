@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use clap::Args as ClapArgs;
 
-use super::common::{load_gen_config, max_input_bytes, Failure};
+use super::common::{load_gen_config, max_input_bytes, CliError};
 use ctxgate::check::CaseSource;
 use ctxgate::generate::GenConfig;
 use ctxgate::Config;
@@ -39,7 +39,7 @@ pub struct Sources {
 
 impl SourceArgs {
     /// `config` is the fixed config (`--config`), which corpus cases keep too.
-    pub fn resolve(&self, config: Option<&Config>) -> Result<Sources, Failure> {
+    pub fn resolve(&self, config: Option<&Config>) -> Result<Sources, CliError> {
         let gen = match &self.gen_config {
             Some(path) => load_gen_config(path)?,
             None => GenConfig::default(),

@@ -22,17 +22,17 @@ pub const EXIT_BAD_INPUT: u8 = 2;
 
 /// Why a command did not succeed, with its exit code (SPEC §8).
 #[derive(Debug)]
-pub struct Failure {
+pub struct CliError {
     pub code: u8,
     pub message: String,
     /// What the user might do about it, printed on a line of its own.
     pub hint: Option<String>,
 }
 
-impl Failure {
+impl CliError {
     /// Exit 1: the input was fine, the outcome is a failure.
     pub fn failed(message: impl Into<String>) -> Self {
-        Failure {
+        CliError {
             code: EXIT_FAILED,
             message: message.into(),
             hint: None,
@@ -41,7 +41,7 @@ impl Failure {
 
     /// Exit 2: bad usage or bad input.
     pub fn bad_input(message: impl Into<String>) -> Self {
-        Failure {
+        CliError {
             code: EXIT_BAD_INPUT,
             message: message.into(),
             hint: None,
@@ -64,9 +64,9 @@ impl Failure {
     }
 }
 
-impl From<InputError> for Failure {
+impl From<InputError> for CliError {
     fn from(e: InputError) -> Self {
-        Failure::bad_input(e.to_string())
+        CliError::bad_input(e.to_string())
     }
 }
 
@@ -74,9 +74,9 @@ impl From<InputError> for Failure {
 pub const MAX_SECONDS: f64 = 7.0 * 24.0 * 3600.0;
 
 /// A duration flag in seconds: positive, finite and at most a week.
-pub fn seconds(flag: &str, value: f64) -> Result<std::time::Duration, Failure> {
+pub fn seconds(flag: &str, value: f64) -> Result<std::time::Duration, CliError> {
     if !(value > 0.0 && value <= MAX_SECONDS) {
-        return Err(Failure::bad_input(format!(
+        return Err(CliError::bad_input(format!(
             "{flag} must be a number of seconds above 0 and at most {MAX_SECONDS} (a week), found {value:?}"
         )));
     }
@@ -117,7 +117,7 @@ pub struct Loaded {
 impl HistoryArgs {
     /// Read and parse the history, then resolve the config; errors name
     /// the file, the message and the problem.
-    pub fn load(&self) -> Result<Loaded, Failure> {
+    pub fn load(&self) -> Result<Loaded, CliError> {
         let (name, doc) = match self.input.as_deref() {
             Some(path) if path != Path::new("-") => {
                 let name = path.display().to_string();
@@ -126,7 +126,7 @@ impl HistoryArgs {
             }
             input => {
                 if input.is_none() && io::stdin().is_terminal() {
-                    return Err(Failure::bad_input(
+                    return Err(CliError::bad_input(
                         "no history given: pass a FILE, or pipe one on stdin (`-`)",
                     ));
                 }
@@ -145,9 +145,9 @@ impl HistoryArgs {
 static MAX_INPUT_BYTES: std::sync::OnceLock<u64> = std::sync::OnceLock::new();
 
 /// Set the cap on one input (`--max-input-bytes`), once, at start.
-pub fn set_max_input_bytes(cap: u64) -> Result<(), Failure> {
+pub fn set_max_input_bytes(cap: u64) -> Result<(), CliError> {
     if cap == 0 {
-        return Err(Failure::bad_input("--max-input-bytes must be at least 1"));
+        return Err(CliError::bad_input("--max-input-bytes must be at least 1"));
     }
     let _ = MAX_INPUT_BYTES.set(cap);
     Ok(())
@@ -277,7 +277,7 @@ impl ConfigArgs {
     /// The config: defaults, then the `--config` file, then the flags. The
     /// body is measured in `--wire-format`, else the file's `wireFormat`,
     /// else `input_format` (the history's own).
-    pub fn resolve(&self, input_format: WireFormat) -> Result<Config, Failure> {
+    pub fn resolve(&self, input_format: WireFormat) -> Result<Config, CliError> {
         let (mut config, file_sets_wire_format) = match &self.config {
             Some(path) => {
                 let file = ctxgate::input::config::read_config(path, max_input_bytes())?;
@@ -301,7 +301,7 @@ impl ConfigArgs {
 
 /// `--config FILE` alone (check, gen): the SPEC §2 config in the file,
 /// fields it leaves out at their defaults; errors name the file.
-pub fn load_config(path: &Path) -> Result<Config, Failure> {
+pub fn load_config(path: &Path) -> Result<Config, CliError> {
     Ok(ctxgate::input::config::read_valid_config(
         path,
         max_input_bytes(),
@@ -309,7 +309,7 @@ pub fn load_config(path: &Path) -> Result<Config, Failure> {
 }
 
 /// `--gen-config FILE` (check, gen): errors name the file.
-pub fn load_gen_config(path: &Path) -> Result<ctxgate::generate::GenConfig, Failure> {
+pub fn load_gen_config(path: &Path) -> Result<ctxgate::generate::GenConfig, CliError> {
     Ok(ctxgate::input::config::read_gen_config(
         path,
         max_input_bytes(),
@@ -318,7 +318,7 @@ pub fn load_gen_config(path: &Path) -> Result<ctxgate::generate::GenConfig, Fail
 
 /// Print a JSON value, compact, on one line of stdout. A closed pipe
 /// (`| head`) is not an error.
-pub fn print_json(value: &Value) -> Result<(), Failure> {
+pub fn print_json(value: &Value) -> Result<(), CliError> {
     write_stdout(|out| {
         serde_json::to_writer(&mut *out, value)?;
         out.write_all(b"\n")
@@ -329,7 +329,7 @@ pub fn print_json(value: &Value) -> Result<(), Failure> {
 /// write comes to is [`write_outcome`]'s.
 pub fn write_stdout(
     write: impl FnOnce(&mut io::BufWriter<io::StdoutLock<'static>>) -> io::Result<()>,
-) -> Result<(), Failure> {
+) -> Result<(), CliError> {
     let mut out = io::BufWriter::new(io::stdout().lock());
     write_outcome(write(&mut out).and_then(|()| out.flush()))
 }
@@ -348,10 +348,10 @@ pub fn out(args: std::fmt::Arguments<'_>) {
 /// SIGPIPE ended (ctxgate ignores SIGPIPE, as Rust programs do, so that a
 /// subject that dies cannot take it down): not 0, which would pass a gate
 /// whose report nobody read to the end; any other write error is exit 1.
-pub fn write_outcome(result: io::Result<()>) -> Result<(), Failure> {
+pub fn write_outcome(result: io::Result<()>) -> Result<(), CliError> {
     match result {
         Err(e) if e.kind() == io::ErrorKind::BrokenPipe => std::process::exit(141),
-        Err(e) => Err(Failure::failed(format!("cannot write to stdout: {e}"))),
+        Err(e) => Err(CliError::failed(format!("cannot write to stdout: {e}"))),
         Ok(()) => Ok(()),
     }
 }

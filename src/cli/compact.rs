@@ -7,7 +7,7 @@ use ctxgate::body::body_bytes;
 use ctxgate::estimate::{Adr0098, Estimator};
 use ctxgate::{CompactError, Config, Message};
 
-use super::common::{group, write_stdout, Failure, HistoryArgs};
+use super::common::{group, write_stdout, CliError, HistoryArgs};
 
 /// Compact one history with the reference compactor (ADR 0098, hardened).
 ///
@@ -39,7 +39,7 @@ pub struct Args {
     pub history: HistoryArgs,
 }
 
-pub fn run(args: Args) -> Result<(), Failure> {
+pub fn run(args: Args) -> Result<(), CliError> {
     let input = args.history.load()?;
     let config = &input.config;
     let before = &input.doc.messages;
@@ -47,7 +47,7 @@ pub fn run(args: Args) -> Result<(), Failure> {
     let after = match reference.compact_cow(config, before) {
         Ok(after) => after,
         Err(e @ CompactError::CannotFit { needed, .. }) => {
-            return Err(Failure::failed(format!("{}: {e}", input.name)).with_hint(format!(
+            return Err(CliError::failed(format!("{}: {e}", input.name)).with_hint(format!(
                 "raise --transport-max-body-bytes to at least {needed}, or shorten the last iteration"
             )));
         }

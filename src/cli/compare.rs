@@ -10,7 +10,7 @@ use std::path::PathBuf;
 
 use clap::{ArgMatches, FromArgMatches};
 
-use super::common::Failure;
+use super::common::CliError;
 
 /// Compare token estimators: accuracy against real tokenizers, the ADR floor, speed.
 ///
@@ -137,13 +137,13 @@ impl clap::Args for Args {
 }
 
 #[cfg(feature = "calibrate")]
-pub fn run(args: Args) -> Result<(), Failure> {
+pub fn run(args: Args) -> Result<(), CliError> {
     use ctxgate::compare::{self, EstimatorSpec, Options};
     use ctxgate::subject::{ProcessOptions, ProcessSubject};
 
     let flags = args.flags;
     if !(flags.max_slowdown.is_finite() && flags.max_slowdown >= 1.0) {
-        return Err(Failure::bad_input(format!(
+        return Err(CliError::bad_input(format!(
             "--max-slowdown must be a ratio of at least 1, found {}",
             flags.max_slowdown
         )));
@@ -155,7 +155,7 @@ pub fn run(args: Args) -> Result<(), Failure> {
             if is_subject {
                 ProcessSubject::split_command(&value)
                     .map(EstimatorSpec::Subject)
-                    .map_err(Failure::bad_input)
+                    .map_err(CliError::bad_input)
             } else {
                 Ok(EstimatorSpec::Builtin(value))
             }
@@ -187,9 +187,9 @@ pub fn run(args: Args) -> Result<(), Failure> {
 
     let comparison = compare::compare(&options).map_err(|e| {
         if e.is_usage() {
-            Failure::bad_input(e.to_string())
+            CliError::bad_input(e.to_string())
         } else {
-            Failure::failed(e.to_string())
+            CliError::failed(e.to_string())
         }
     })?;
     super::common::show_corpus(&comparison.corpus);
@@ -199,7 +199,7 @@ pub fn run(args: Args) -> Result<(), Failure> {
     if let Some(path) = &flags.plot {
         comparison
             .write_svg(path)
-            .map_err(|e| Failure::bad_input(e.to_string()))?;
+            .map_err(|e| CliError::bad_input(e.to_string()))?;
     }
     let failures = compare::gate(&comparison, flags.max_slowdown);
     let enforced = flags.fail_if_worse;
@@ -224,7 +224,7 @@ pub fn run(args: Args) -> Result<(), Failure> {
     }
     if enforced && !failures.is_empty() {
         let lines: Vec<String> = failures.iter().map(|f| format!("  - {f}")).collect();
-        return Err(Failure::failed(format!(
+        return Err(CliError::failed(format!(
             "--fail-if-worse: {} finding(s) against {}:\n{}",
             failures.len(),
             comparison.estimators[0].label,
@@ -235,9 +235,9 @@ pub fn run(args: Args) -> Result<(), Failure> {
 }
 
 #[cfg(not(feature = "calibrate"))]
-pub fn run(args: Args) -> Result<(), Failure> {
+pub fn run(args: Args) -> Result<(), CliError> {
     let _ = (args.estimators, args.flags);
-    Err(Failure::bad_input(
+    Err(CliError::bad_input(
         "this ctxgate was built without the `calibrate` feature (no real tokenizers to compare against)",
     )
     .with_hint("rebuild with the default features: cargo build --features calibrate"))

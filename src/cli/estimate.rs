@@ -8,7 +8,7 @@ use clap::builder::PossibleValuesParser;
 use ctxgate::estimate::{self, table, Estimator};
 use ctxgate::{Config, Document, WireFormat};
 
-use super::common::{print_json, write_outcome, Failure, HistoryArgs};
+use super::common::{print_json, write_outcome, CliError, HistoryArgs};
 
 /// Estimate a history's tokens, per message and in total, and its exact body bytes.
 ///
@@ -57,9 +57,9 @@ pub struct Args {
     pub history: HistoryArgs,
 }
 
-pub fn run(args: Args) -> Result<(), Failure> {
+pub fn run(args: Args) -> Result<(), CliError> {
     let estimator = estimate::by_name(&args.estimator).ok_or_else(|| {
-        Failure::bad_input(format!(
+        CliError::bad_input(format!(
             "unknown estimator {:?} ({})",
             args.estimator,
             estimate::NAMES.join(", ")
@@ -80,7 +80,7 @@ pub fn run(args: Args) -> Result<(), Failure> {
 
 /// `--lines`: one `{"config", "messages"}` case a line in, its figures out.
 /// Errors name the file and the line (then the message and the problem).
-fn run_lines(args: &Args, estimator: &dyn Estimator) -> Result<(), Failure> {
+fn run_lines(args: &Args, estimator: &dyn Estimator) -> Result<(), CliError> {
     let (name, reader): (String, Box<dyn BufRead>) = match args.history.input.as_deref() {
         Some(path) if path != Path::new("-") => {
             let name = path.display().to_string();
@@ -93,16 +93,16 @@ fn run_lines(args: &Args, estimator: &dyn Estimator) -> Result<(), Failure> {
     let mut out = BufWriter::new(io::stdout().lock());
     for (n, line) in reader.split(b'\n').enumerate() {
         let at = format!("{name}, line {}", n + 1);
-        let line = line.map_err(|e| Failure::bad_input(format!("{at}: cannot read: {e}")))?;
+        let line = line.map_err(|e| CliError::bad_input(format!("{at}: cannot read: {e}")))?;
         if line.iter().all(u8::is_ascii_whitespace) {
             continue;
         }
-        let case = |e: ctxgate::InputError| Failure::from(e.in_file(&at));
+        let case = |e: ctxgate::InputError| CliError::from(e.in_file(&at));
         let mut value = ctxgate::model::parse_json(&line).map_err(case)?;
         let raw_config = match value.as_object_mut() {
             Some(obj) => obj.shift_remove("config"),
             None => {
-                return Err(Failure::bad_input(format!(
+                return Err(CliError::bad_input(format!(
                     "{at}: expected a {{\"config\", \"messages\"}} object, found {}",
                     ctxgate::error::json_type(&value)
                 )))

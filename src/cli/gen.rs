@@ -7,7 +7,7 @@ use std::path::PathBuf;
 
 use clap::Args as ClapArgs;
 
-use super::common::{load_config, load_gen_config, write_stdout, Failure};
+use super::common::{load_config, load_gen_config, write_stdout, CliError};
 use ctxgate::generate::{case_for_config, case_from_seed, Case, Coverage, GenConfig};
 
 #[derive(Debug, ClapArgs)]
@@ -47,7 +47,7 @@ pub struct Args {
     pub print_gen_config: bool,
 }
 
-pub fn run(args: Args) -> Result<(), Failure> {
+pub fn run(args: Args) -> Result<(), CliError> {
     if args.print_gen_config {
         let text =
             serde_json::to_string_pretty(&GenConfig::default().to_json()).expect("serialises");

@@ -2,7 +2,7 @@
 //! calls the library and prints (STYLE habit 10).
 //!
 //! One file per command, each with an `Args` struct (clap derive) and a
-//! `run(Args) -> Result<(), Failure>`; [`common`] holds what they share:
+//! `run(Args) -> Result<(), CliError>`; [`common`] holds what they share:
 //! reading a history from a file or stdin, building the config from
 //! `--config` and the per-field flags, and SPEC §8's exit codes. A new
 //! command (check, replay, gen, serve, calibrate, compare-estimators) is a new file here, a

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 
 use clap::{Args as ClapArgs, ValueEnum};
 
-use super::common::{Failure, ReportFile};
+use super::common::{CliError, ReportFile};
 use ctxgate::report::render::{Outcome, ReportKind};
 
 #[derive(Debug, ClapArgs)]
@@ -36,9 +36,9 @@ pub struct Opened {
 
 impl ReportArgs {
     /// Open `--out` and every `--also-report` file.
-    pub fn open(&self) -> Result<Opened, Failure> {
+    pub fn open(&self) -> Result<Opened, CliError> {
         let cannot = |path: &Path, e: std::io::Error| {
-            Failure::bad_input(format!(
+            CliError::bad_input(format!(
                 "{}: cannot write the report there: {e}",
                 path.display()
             ))
@@ -48,7 +48,7 @@ impl ReportArgs {
             None => None,
         };
         let also = self.also_report.iter().map(|item| {
-            let bad = |why: String| Failure::bad_input(format!("--also-report {item:?}: {why}"));
+            let bad = |why: String| CliError::bad_input(format!("--also-report {item:?}: {why}"));
             let (form, path) = item
                 .split_once('=')
                 .ok_or_else(|| bad("give FORM=FILE, e.g. junit=ctxgate-junit.xml".into()))?;
@@ -63,7 +63,7 @@ impl ReportArgs {
         });
         Ok(Opened {
             out,
-            also: also.collect::<Result<_, Failure>>()?,
+            also: also.collect::<Result<_, CliError>>()?,
         })
     }
 }
@@ -103,18 +103,18 @@ impl Opened {
 pub fn exit(
     outcome: &Outcome,
     write_error: Option<String>,
-    more: Option<Failure>,
+    more: Option<CliError>,
     lead: &str,
-) -> Result<(), Failure> {
+) -> Result<(), CliError> {
     let mut why = outcome.problems();
     if why.is_empty() {
         return match (write_error, more) {
-            (Some(e), _) => Err(Failure::bad_input(e)),
+            (Some(e), _) => Err(CliError::bad_input(e)),
             (None, Some(f)) => Err(f),
             (None, None) => Ok(()),
         };
     }
     why.extend(more.map(|f| f.message));
     let (why, seed) = (why.join("; "), outcome.seed());
-    Err(Failure::failed(format!("{lead}{why} (seed {seed})")))
+    Err(CliError::failed(format!("{lead}{why} (seed {seed})")))
 }

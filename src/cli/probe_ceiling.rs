@@ -11,11 +11,11 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use super::common::{format_parser, group, ConfigArgs, Failure};
+use super::common::{format_parser, group, CliError, ConfigArgs};
 use clap::Args as ClapArgs;
 use ctxgate::transport::{
     probe, shown, smallest_shaped_body, HttpOptions, HttpWire, Limit, Probe, ProbeOptions,
-    ProbeReport, Target, Verdict, Wire, MAX_PROBE_BYTES,
+    ProbeReport, ProbeSummary, Target, Wire, MAX_PROBE_BYTES,
 };
 use ctxgate::WireFormat;
 
@@ -62,14 +62,14 @@ pub struct Args {
 }
 
 /// `K:V` (or `K: V`) into a header name and value.
-pub fn parse_headers(flag: &str, headers: &[String]) -> Result<Vec<(String, String)>, Failure> {
+pub fn parse_headers(flag: &str, headers: &[String]) -> Result<Vec<(String, String)>, CliError> {
     headers
         .iter()
         .enumerate()
         .map(|(i, h)| match h.split_once(':') {
             Some((k, v)) if !k.trim().is_empty() => Ok((k.trim().to_owned(), v.trim().to_owned())),
             // Not shown: a header that lost its colon may still hold a secret.
-            _ => Err(Failure::bad_input(format!(
+            _ => Err(CliError::bad_input(format!(
                 "{flag} #{}: expected NAME:VALUE, e.g. 'Authorization: Bearer …' (its text is not shown: it may hold a secret)",
                 i + 1
             ))),
@@ -83,17 +83,18 @@ pub fn open_wire(
     url: &str,
     allow_remote: bool,
     options: &HttpOptions,
-) -> Result<HttpWire, Failure> {
-    let target = Target::parse(url, allow_remote).map_err(|e| Failure::bad_input(e.to_string()))?;
+) -> Result<HttpWire, CliError> {
+    let target =
+        Target::parse(url, allow_remote).map_err(|e| CliError::bad_input(e.to_string()))?;
     if target.remote {
         eprintln!(
             "ctxgate: note: {target} is not loopback: request bodies go to another machine (--allow-remote)"
         );
     }
-    HttpWire::new(target, options).map_err(|e| Failure::bad_input(e.to_string()))
+    HttpWire::new(target, options).map_err(|e| CliError::bad_input(e.to_string()))
 }
 
-pub fn run(args: Args) -> Result<(), Failure> {
+pub fn run(args: Args) -> Result<(), CliError> {
     let options = HttpOptions {
         method: args.method.clone(),
         headers: parse_headers("--header", &args.headers)?,
@@ -111,7 +112,7 @@ pub fn run(args: Args) -> Result<(), Failure> {
     .resolve(WireFormat::Engine)?;
     let smallest = smallest_shaped_body(&config);
     if args.max < smallest || args.max > MAX_PROBE_BYTES {
-        return Err(Failure::bad_input(format!(
+        return Err(CliError::bad_input(format!(
             "--max {}: bodies of this shape are {} bytes at least, and --max is at most {} (1 GiB)",
             args.max, smallest, MAX_PROBE_BYTES
         )));
@@ -139,7 +140,7 @@ pub fn run(args: Args) -> Result<(), Failure> {
         .config
         .as_ref()
         .map(|_| config.transport_max_body_bytes);
-    let verdict = Verdict::of(&report, file_ceiling);
+    let verdict = ProbeSummary::of(&report, file_ceiling);
     let file = args.config.as_deref();
     if args.json {
         let shown = shown::probe_json(&url, &args.method, &config, file, &report, &verdict);
@@ -151,18 +152,18 @@ pub fn run(args: Args) -> Result<(), Failure> {
 }
 
 /// What the probe's verdict means for the exit code.
-fn outcome(verdict: &Verdict, url: &str, report: &ProbeReport) -> Result<(), Failure> {
+fn outcome(verdict: &ProbeSummary, url: &str, report: &ProbeReport) -> Result<(), CliError> {
     match &report.limit {
-        Limit::NoAnswer { at, error, .. } => Err(Failure::failed(format!(
+        Limit::NoAnswer { at, error, .. } => Err(CliError::failed(format!(
             "{url}: no answer to a {}-byte body ({error}); the probe stopped there",
             group(*at)
         ))
         .with_hint("is the server up, and does it answer within --timeout?")),
-        Limit::BelowSmallest { refused } => Err(Failure::failed(format!(
+        Limit::BelowSmallest { refused } => Err(CliError::failed(format!(
             "{url}: refused even the smallest request body ({} bytes)",
             group(*refused)
         ))),
-        _ if verdict.config_above => Err(Failure::failed(
+        _ if verdict.config_above => Err(CliError::failed(
             "the config's transportMaxBodyBytes is above the endpoint's limit",
         )),
         _ => Ok(()),

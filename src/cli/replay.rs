@@ -7,7 +7,7 @@ use std::path::PathBuf;
 
 use clap::Args as ClapArgs;
 
-use super::common::Failure;
+use super::common::CliError;
 use super::subject::SubjectArgs;
 use ctxgate::fixture::{collect, replay, Fixture};
 use ctxgate::suite::{SuiteCase, SuiteReport};
@@ -39,13 +39,13 @@ pub struct Args {
     pub subject: SubjectArgs,
 }
 
-pub fn run(mut args: Args) -> Result<(), Failure> {
+pub fn run(mut args: Args) -> Result<(), CliError> {
     args.subject.trace = args.trace;
     let walked = collect(&args.paths)?;
     super::common::show_notes(&walked.notes);
     let files = walked.files;
     if files.is_empty() {
-        return Err(Failure::bad_input(
+        return Err(CliError::bad_input(
             "no fixture files (*.json) under the given paths",
         ));
     }
@@ -94,7 +94,7 @@ pub fn run(mut args: Args) -> Result<(), Failure> {
             outln!("every fixture still fails against {name}, as expected");
             Ok(())
         } else {
-            Err(Failure::failed(format!(
+            Err(CliError::failed(format!(
                 "{} of {} fixture(s) no longer fail against {name} (expected to): {}",
                 unexpected.len(),
                 fixtures.len(),
@@ -103,12 +103,12 @@ pub fn run(mut args: Args) -> Result<(), Failure> {
         };
     }
     if failed > 0 {
-        Err(Failure::failed(format!(
+        Err(CliError::failed(format!(
             "{failed} of {} fixture(s) failed against {name}",
             fixtures.len()
         )))
     } else if held == 0 {
-        Err(Failure::failed(format!(
+        Err(CliError::failed(format!(
             "nothing was judged: all {skipped} fixture(s) were skipped against {name}"
         )))
     } else {

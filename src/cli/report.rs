@@ -7,7 +7,7 @@ use std::path::PathBuf;
 
 use clap::{Args as ClapArgs, Subcommand};
 
-use super::common::Failure;
+use super::common::CliError;
 use ctxgate::report::merge::{merge, ShardReport};
 
 #[derive(Debug, ClapArgs)]
@@ -48,7 +48,7 @@ pub struct MergeArgs {
     pub baseline: Option<String>,
 }
 
-pub fn run(args: Args) -> Result<(), Failure> {
+pub fn run(args: Args) -> Result<(), CliError> {
     let ReportCommand::Merge(args) = args.command;
     let cap = super::common::max_input_bytes();
     let reports = (args.files.iter())
@@ -56,7 +56,7 @@ pub fn run(args: Args) -> Result<(), Failure> {
         .collect::<Result<Vec<_>, _>>()?;
     let opened = args.reports.open()?;
     let merged = merge(reports, args.subject.as_deref(), args.baseline.as_deref())
-        .map_err(Failure::bad_input)?;
+        .map_err(CliError::bad_input)?;
     let write_error = opened.write(args.reports.report, &merged, "");
     let (what, n) = (merged.what(), args.files.len());
     let lead = format!("the merged {what} of {n} shard report(s): ");

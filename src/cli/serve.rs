@@ -5,7 +5,7 @@ use std::io;
 
 use clap::Args as ClapArgs;
 
-use super::common::Failure;
+use super::common::CliError;
 use ctxgate::subject::defects::Defect;
 use ctxgate::subject::{InProcess, Subject};
 
@@ -23,12 +23,12 @@ pub struct Args {
     pub defect: Option<String>,
 }
 
-pub fn run(args: Args) -> Result<(), Failure> {
+pub fn run(args: Args) -> Result<(), CliError> {
     let mut subject: Box<dyn Subject> = match (&args.defect, &args.estimator) {
         (None, None) => Box::new(InProcess::reference()),
         (None, Some(name)) => Box::new(InProcess::reference_with(
             ctxgate::estimate::by_name(name).ok_or_else(|| {
-                Failure::bad_input(format!(
+                CliError::bad_input(format!(
                     "unknown estimator {name:?}; the estimators are: {}",
                     ctxgate::estimate::NAMES.join(", ")
                 ))
@@ -36,7 +36,7 @@ pub fn run(args: Args) -> Result<(), Failure> {
         )),
         (Some(name), _) => Box::new(
             Defect::parse(name)
-                .ok_or_else(|| Failure::bad_input(format!("unknown defect {name:?}")))?
+                .ok_or_else(|| CliError::bad_input(format!("unknown defect {name:?}")))?
                 .subject(),
         ),
     };

@@ -3,7 +3,7 @@
 
 use clap::Args as ClapArgs;
 
-use super::common::Failure;
+use super::common::CliError;
 use ctxgate::subject::start::{self, Choice};
 use ctxgate::subject::{ProcessOptions, ProcessSubject, Subject};
 
@@ -81,15 +81,15 @@ impl SubjectArgs {
     }
 
     /// Which subject the flags name.
-    fn choice(&self) -> Result<Choice, Failure> {
+    fn choice(&self) -> Result<Choice, CliError> {
         Ok(match (&self.subject, self.command.is_empty()) {
             (Some(_), false) => {
-                return Err(Failure::bad_input(
+                return Err(CliError::bad_input(
                     "give the subject either with --subject or after --, not both",
                 ))
             }
             (Some(cmd), true) => {
-                Choice::Program(ProcessSubject::split_command(cmd).map_err(Failure::bad_input)?)
+                Choice::Program(ProcessSubject::split_command(cmd).map_err(CliError::bad_input)?)
             }
             (None, false) => Choice::Program(self.command.clone()),
             (None, true) => match &self.defect {
@@ -101,7 +101,7 @@ impl SubjectArgs {
         })
     }
 
-    fn options(&self) -> Result<ProcessOptions, Failure> {
+    fn options(&self) -> Result<ProcessOptions, CliError> {
         Ok(ProcessOptions {
             timeout: super::common::seconds("--timeout", self.timeout)?,
             max_line_bytes: self.max_line_bytes,
@@ -111,7 +111,7 @@ impl SubjectArgs {
     }
 
     /// Start the subject.
-    pub fn open(&self) -> Result<Box<dyn Subject + Send>, Failure> {
+    pub fn open(&self) -> Result<Box<dyn Subject + Send>, CliError> {
         Ok(self.open_jobs(1, 1)?.remove(0))
     }
 
@@ -120,11 +120,11 @@ impl SubjectArgs {
         &self,
         jobs: usize,
         lanes: usize,
-    ) -> Result<Vec<Box<dyn Subject + Send>>, Failure> {
+    ) -> Result<Vec<Box<dyn Subject + Send>>, CliError> {
         start::open_jobs(&self.choice()?, &self.options()?, serve_argv, jobs, lanes).map_err(|e| {
             match e.usage {
-                true => Failure::bad_input(e.message),
-                false => Failure::failed(e.message),
+                true => CliError::bad_input(e.message),
+                false => CliError::failed(e.message),
             }
         })
     }

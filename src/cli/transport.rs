@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use clap::Args as ClapArgs;
 
-use super::common::Failure;
+use super::common::CliError;
 use super::probe_ceiling::{open_wire, parse_headers};
 use ctxgate::transport::{HttpOptions, Live};
 use ctxgate::Config;
@@ -40,7 +40,7 @@ impl TransportArgs {
     /// The endpoint, when `--transport` was given: checked against the
     /// loopback rule before anything runs. `fixed` is the config every case
     /// runs under, which must carry the endpoint's ceiling.
-    pub fn open(&self, fixed: Option<&Config>) -> Result<Option<Live>, Failure> {
+    pub fn open(&self, fixed: Option<&Config>) -> Result<Option<Live>, CliError> {
         let Some(url) = &self.transport else {
             return Ok(None);
         };
@@ -54,7 +54,7 @@ impl TransportArgs {
         // From here on the URL is shown with its secrets masked.
         let url = &wire.target().shown.clone();
         if fixed.is_none() {
-            return Err(Failure::bad_input(
+            return Err(CliError::bad_input(
                 "--transport needs the endpoint's ceiling: every case must run under the config your compactor runs with, not a generated one",
             )
             .with_hint(format!(
@@ -66,11 +66,11 @@ impl TransportArgs {
 }
 
 /// What the endpoint answered, and a failure when it stopped answering.
-pub fn finish(live: &Live) -> (String, Option<Failure>) {
+pub fn finish(live: &Live) -> (String, Option<CliError>) {
     let (summary, stopped) = live.finish();
     let hint = "is the server up, and does it answer within --transport-timeout?";
     (
         summary,
-        stopped.map(|why| Failure::failed(why).with_hint(hint)),
+        stopped.map(|why| CliError::failed(why).with_hint(hint)),
     )
 }

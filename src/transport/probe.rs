@@ -273,15 +273,15 @@ pub fn probe(
 /// What a probe means for its user: its answers counted by kind, the
 /// warnings it calls for, and whether the config's ceiling (`ceiling`, when
 /// a config was given) is above the limit found.
-pub struct Verdict {
+pub struct ProbeSummary {
     pub answers: BTreeMap<String, u64>,
     pub warnings: Vec<String>,
     /// The config's ceiling is above the limit found.
     pub config_above: bool,
 }
 
-impl Verdict {
-    pub fn of(report: &ProbeReport, ceiling: Option<u64>) -> Verdict {
+impl ProbeSummary {
+    pub fn of(report: &ProbeReport, ceiling: Option<u64>) -> ProbeSummary {
         let mut answers = BTreeMap::new();
         for p in &report.probes {
             *answers.entry(p.answer.label()).or_insert(0) += 1;
@@ -350,7 +350,7 @@ impl Verdict {
                 "a connection closed or reset without an answer counted as a refusal".to_owned(),
             );
         }
-        Verdict {
+        ProbeSummary {
             answers,
             warnings,
             config_above,

@@ -6,14 +6,18 @@ use std::path::Path;
 
 use serde_json::{json, Value};
 
-use super::{Limit, ProbeReport, Reception, TransportSummary, Verdict};
+use super::{Limit, ProbeReport, ProbeSummary, Reception, TransportSummary};
 use crate::config::Config;
 use crate::model::text::group;
 
 /// The summary after the probes' own lines: the limit, the answers, the
 /// warnings, and — given the config file the ceiling came from — whether
 /// its `transportMaxBodyBytes` is within the limit.
-pub fn probe_human(report: &ProbeReport, verdict: &Verdict, config_file: Option<&Path>) -> String {
+pub fn probe_human(
+    report: &ProbeReport,
+    verdict: &ProbeSummary,
+    config_file: Option<&Path>,
+) -> String {
     let mut out = match &report.limit {
         Limit::Exact { accepted } => {
             let refused = report
@@ -74,7 +78,7 @@ pub fn probe_json(
     config: &Config,
     config_file: Option<&Path>,
     report: &ProbeReport,
-    verdict: &Verdict,
+    verdict: &ProbeSummary,
 ) -> Value {
     let (kind, accepted, refused) = match &report.limit {
         Limit::Exact { accepted } => ("exact", Some(*accepted), Some(accepted + 1)),
