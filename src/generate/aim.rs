@@ -41,19 +41,19 @@ impl Gen<'_, '_, '_> {
         // the cases that follow do not depend on the bound.
         // The same goes for a trigger whose bytes pass it (a window of
         // millions of tokens); a case neither fits is left as it is.
-        let bound = self.g.max_aimed_body_bytes;
+        let bound = self.settings.max_aimed_body_bytes;
         let ceiling_fits = case.config.transport_max_body_bytes <= bound;
         let trigger_fits = case
             .config
             .trigger()
             .saturating_mul(case.config.bytes_per_token.max(1))
             <= bound;
-        let target = match (self.d.chance(50), ceiling_fits, trigger_fits) {
+        let target = match (self.draw.chance(50), ceiling_fits, trigger_fits) {
             (true, true, _) | (false, true, false) => Target::Ceiling,
             (_, _, true) => Target::Trigger,
             (_, false, false) => return,
         };
-        let off = [-1i64, 0, 1][self.d.weighted(&[25, 50, 25])];
+        let off = [-1i64, 0, 1][self.draw.weighted(&[25, 50, 25])];
         if case.is_well_formed() {
             let want = match target {
                 Target::Ceiling => case.config.transport_max_body_bytes as i64 + off,
@@ -84,7 +84,7 @@ impl Gen<'_, '_, '_> {
         };
         let saved = case.messages[i].content.clone();
         let base = saved.text().len();
-        let pad = text::text(&mut self.t, ContentClass::Prose, n as usize);
+        let pad = text::text(&mut self.text, ContentClass::Prose, n as usize);
         if let Content::Text(s) = &mut case.messages[i].content {
             s.push_str(&pad);
         }
@@ -150,8 +150,8 @@ impl Gen<'_, '_, '_> {
             msgs.truncate(head + last.start);
             now = measure(&with_tail(msgs));
         }
-        let saved_tier = self.s.result_tier;
-        self.s.result_tier = 3; // results up to the cap: growing is quick
+        let saved_tier = self.shape.result_tier;
+        self.shape.result_tier = 3; // results up to the cap: growing is quick
         let mut grown = 0;
         while now <= want && want - now > pad && grown < MAX_GROWTH {
             let room = want - now;
@@ -170,14 +170,16 @@ impl Gen<'_, '_, '_> {
             now += added;
             grown += 1;
         }
-        self.s.result_tier = saved_tier;
+        self.shape.result_tier = saved_tier;
         msgs.extend(tail);
     }
 
     /// One iteration of one call whose result holds about `bytes` bytes
     /// (several results when that is past the 32 KiB cap).
     fn one_result(&mut self, bytes: usize) -> Vec<Message> {
-        let per = TOOL_RESULT_CAP.min(self.g.max_tool_result_bytes).max(1);
+        let per = TOOL_RESULT_CAP
+            .min(self.settings.max_tool_result_bytes)
+            .max(1);
         let parts = bytes.div_ceil(per).max(1);
         let mut calls = Vec::with_capacity(parts);
         for j in 0..parts {
@@ -191,10 +193,10 @@ impl Gen<'_, '_, '_> {
         let mut out = vec![Message::assistant_calls("", calls.clone())];
         let mut left = bytes;
         for call in calls {
-            let n = left.min(per).min(self.g.max_tool_result_bytes);
+            let n = left.min(per).min(self.settings.max_tool_result_bytes);
             left -= n;
-            let class = *self.d.pick(&self.s.classes);
-            out.push(Message::tool(call.id, text::text(&mut self.t, class, n)));
+            let class = *self.draw.pick(&self.shape.classes);
+            out.push(Message::tool(call.id, text::text(&mut self.text, class, n)));
         }
         out
     }

@@ -13,13 +13,13 @@ impl Gen<'_, '_, '_> {
     /// body on the ceiling (±1 byte), or both: by moving the config, or by
     /// padding a text.
     pub(super) fn seek_boundary(&mut self, case: &mut Case) {
-        let kind = self.d.weighted(&[45, 45, 10]); // trigger, ceiling, both
+        let kind = self.draw.weighted(&[45, 45, 10]); // trigger, ceiling, both
         let offsets = [-1i64, 0, 1];
-        let off = offsets[self.d.weighted(&[25, 50, 25])];
-        let off2 = offsets[self.d.weighted(&[25, 50, 25])];
-        let pad = self.d.chance(25);
-        let window_arm = self.d.chance(60);
-        let slack = self.d.weighted(&[50, 50]) as u64;
+        let off = offsets[self.draw.weighted(&[25, 50, 25])];
+        let off2 = offsets[self.draw.weighted(&[25, 50, 25])];
+        let pad = self.draw.chance(25);
+        let window_arm = self.draw.chance(60);
+        let slack = self.draw.weighted(&[50, 50]) as u64;
         if kind != 0 {
             let padded = kind == 1 && pad && self.pad_to_ceiling(case, off);
             if !padded {
@@ -52,7 +52,7 @@ impl Gen<'_, '_, '_> {
         case: &Case,
         extra: usize,
     ) -> Option<usize> {
-        let max = self.g.max_tool_result_bytes;
+        let max = self.settings.max_tool_result_bytes;
         let idx: Vec<usize> = (0..case.messages.len())
             .filter(|&i| {
                 let m = &case.messages[i];
@@ -60,7 +60,7 @@ impl Gen<'_, '_, '_> {
                     && (m.role != Role::Tool || m.content.text().len() + extra <= max)
             })
             .collect();
-        (!idx.is_empty()).then(|| *self.d.pick(&idx))
+        (!idx.is_empty()).then(|| *self.draw.pick(&idx))
     }
 
     pub(in crate::generate) fn pad_to_ceiling(&mut self, case: &mut Case, off: i64) -> bool {
@@ -101,7 +101,7 @@ impl Gen<'_, '_, '_> {
         on_target: impl Fn(&Case) -> bool,
     ) -> bool {
         let saved = case.messages[i].content.clone();
-        let pad = text::text(&mut self.t, ContentClass::Prose, n);
+        let pad = text::text(&mut self.text, ContentClass::Prose, n);
         if let Content::Text(s) = &mut case.messages[i].content {
             s.push_str(&pad);
         }

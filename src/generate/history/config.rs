@@ -14,12 +14,12 @@ use crate::model::{Message, WireFormat};
 
 impl Gen<'_, '_, '_> {
     pub(super) fn config(&mut self, msgs: &[Message]) -> Config {
-        let g = self.g;
+        let g = self.settings;
         let mut c = Config::default();
         let engine = 100u32.saturating_sub(g.openai_percent as u32 + g.anthropic_percent as u32);
         c.wire_format =
             match self
-                .d
+                .draw
                 .weighted(&[engine, g.openai_percent as u32, g.anthropic_percent as u32])
             {
                 1 => WireFormat::Openai,
@@ -27,57 +27,57 @@ impl Gen<'_, '_, '_> {
                 _ => WireFormat::Engine,
             };
         c.envelope = self.envelope();
-        c.bytes_per_token = if self.d.chance(40) {
+        c.bytes_per_token = if self.draw.chance(40) {
             4
         } else {
-            self.d.range(1, 8)
+            self.draw.range(1, 8)
         };
-        c.keep_recent = self.d.weighted(&[20, 40, 20, 10, 10]) + 1;
+        c.keep_recent = self.draw.weighted(&[20, 40, 20, 10, 10]) + 1;
         let max_summary = g.max_summary_bytes as u64;
-        c.summary_max_bytes = match self.d.weighted(&[5, 15, 25, 40, 15]) {
+        c.summary_max_bytes = match self.draw.weighted(&[5, 15, 25, 40, 15]) {
             0 => 0,
-            1 => self.d.range(1, 255),
-            2 => self.d.range(256, 4_095),
+            1 => self.draw.range(1, 255),
+            2 => self.draw.range(256, 4_095),
             3 => 4_096,
-            _ => self.d.range(4_097, max_summary.max(4_097)),
+            _ => self.draw.range(4_097, max_summary.max(4_097)),
         }
         .min(max_summary) as usize;
-        c.threshold = match self.d.weighted(&[40, 10, 50]) {
+        c.threshold = match self.draw.weighted(&[40, 10, 50]) {
             0 => 0.7,
             1 => 1.0,
-            _ => self.d.range(1, 99) as f64 / 100.0,
+            _ => self.draw.range(1, 99) as f64 / 100.0,
         };
         let real = g.real_config_percent as u32;
         let tiny = (g.tiny_config_percent as u32).min(100 - real.min(100));
         match self
-            .d
+            .draw
             .weighted(&[real, tiny, 100u32.saturating_sub(real + tiny)])
         {
             0 => {
                 c.context_window =
-                    [128_000, 200_000, 32_000, 1_000_000][self.d.weighted(&[70, 10, 10, 10])];
+                    [128_000, 200_000, 32_000, 1_000_000][self.draw.weighted(&[70, 10, 10, 10])];
                 c.transport_max_body_bytes = [
                     8 << 20,
                     crate::config::EXPRESS_DEFAULT_LIMIT,
                     10 << 20,
                     16 << 20,
-                ][self.d.weighted(&[40, 40, 10, 10])];
-                if self.d.chance(70) {
+                ][self.draw.weighted(&[40, 40, 10, 10])];
+                if self.draw.chance(70) {
                     c.threshold = 0.7;
                 }
-                if self.d.chance(70) {
+                if self.draw.chance(70) {
                     c.bytes_per_token = 4;
                 }
-                if self.d.chance(60) {
+                if self.draw.chance(60) {
                     c.keep_recent = 2;
                 }
-                if self.d.chance(60) {
+                if self.draw.chance(60) {
                     c.summary_max_bytes = 4_096.min(g.max_summary_bytes);
                 }
             }
             1 => {
-                c.transport_max_body_bytes = self.d.range(100, 1_023);
-                c.context_window = self.d.range(10, 99);
+                c.transport_max_body_bytes = self.draw.range(100, 1_023);
+                c.context_window = self.draw.range(10, 99);
             }
             _ => {
                 // Sizing is relative, so the engine form's size will do
@@ -86,13 +86,14 @@ impl Gen<'_, '_, '_> {
                     + msgs.iter().map(crate::body::message_size).sum::<u64>())
                     as f64;
                 let tokens = Adr0098.tokens(&mut msgs.iter(), &c) as f64;
-                let f = 2f64.powf((self.d.range(0, 400) as f64 - 200.0) / 100.0);
+                let f = 2f64.powf((self.draw.range(0, 400) as f64 - 200.0) / 100.0);
                 c.transport_max_body_bytes = ((body * f) as u64).max(1);
-                if self.d.chance(25) {
+                if self.draw.chance(25) {
                     // The ceiling decides the effective window.
-                    c.context_window = (c.ceiling_window() + self.d.range(0, 1_000)).max(128_000);
+                    c.context_window =
+                        (c.ceiling_window() + self.draw.range(0, 1_000)).max(128_000);
                 } else {
-                    let f = 2f64.powf((self.d.range(0, 400) as f64 - 200.0) / 100.0);
+                    let f = 2f64.powf((self.draw.range(0, 400) as f64 - 200.0) / 100.0);
                     c.context_window = ((tokens * f / c.threshold) as u64).max(1);
                 }
             }
@@ -101,13 +102,13 @@ impl Gen<'_, '_, '_> {
     }
 
     fn envelope(&mut self) -> Map<String, Value> {
-        let max = self.g.max_envelope_bytes as u64;
+        let max = self.settings.max_envelope_bytes as u64;
         let mut env = Map::new();
-        let tier = self.d.weighted(&[40, 36, 19, 5]);
+        let tier = self.draw.weighted(&[40, 36, 19, 5]);
         if tier == 0 {
             return env;
         }
-        let t = &mut self.t;
+        let t = &mut self.text;
         let small = [
             (
                 "model",
@@ -126,7 +127,7 @@ impl Gen<'_, '_, '_> {
             ),
         ];
         for (k, v) in small {
-            if self.d.chance(50) {
+            if self.draw.chance(50) {
                 env.insert(k.to_owned(), v);
             }
         }
@@ -135,8 +136,8 @@ impl Gen<'_, '_, '_> {
         }
         let target = match tier {
             1 => 0,
-            2 => self.d.log_range(1_024, 8_192),
-            _ => self.d.log_range(8_192, max.max(8_192)),
+            2 => self.draw.log_range(1_024, 8_192),
+            _ => self.draw.log_range(8_192, max.max(8_192)),
         }
         .min(max);
         let mut tools = Vec::new();
@@ -154,7 +155,7 @@ impl Gen<'_, '_, '_> {
             env.insert("tools".into(), Value::Array(tools));
         }
         let mut v = Value::Object(env);
-        prune(&mut v, self.g.max_json_depth.max(1));
+        prune(&mut v, self.settings.max_json_depth.max(1));
         let Value::Object(mut env) = v else {
             unreachable!("pruning keeps the top object")
         };

@@ -15,7 +15,7 @@ impl Gen<'_, '_, '_> {
     /// JSON libraries change: `1.50`, `12.0`, `1e5`, `-0`, 2^64, `1e400`,
     /// `0.00001`. Only for subjects that keep numbers exactly.
     pub(super) fn exotic_numbers(&mut self, case: &mut Case) {
-        let t = &mut self.t;
+        let t = &mut self.text;
         let mut touched = 0;
         for m in &mut case.messages {
             for c in m.tool_calls.iter_mut().flatten() {

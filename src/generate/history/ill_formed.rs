@@ -7,7 +7,7 @@ use crate::model::{check_well_formed, iterations, Message, Role};
 
 impl Gen<'_, '_, '_> {
     pub(super) fn corrupt(&mut self, msgs: &mut Vec<Message>) {
-        let kind = self.d.weighted(&[30, 25, 25, 20]);
+        let kind = self.draw.weighted(&[30, 25, 25, 20]);
         let iters = iterations(msgs);
         let openers: Vec<usize> = iters
             .iter()
@@ -21,7 +21,7 @@ impl Gen<'_, '_, '_> {
                     .filter(|&i| msgs[i].role == Role::Tool)
                     .collect();
                 if !tools.is_empty() {
-                    let i = *self.d.pick(&tools);
+                    let i = *self.draw.pick(&tools);
                     let dup = msgs[i].clone();
                     msgs.insert(i + 1, dup);
                 }
@@ -34,14 +34,14 @@ impl Gen<'_, '_, '_> {
                     .cloned()
                     .collect();
                 if !mid.is_empty() {
-                    let r = self.d.pick(&mid).clone();
-                    let i = self.d.range(r.start as u64 + 1, r.end as u64 - 1) as usize;
+                    let r = self.draw.pick(&mid).clone();
+                    let i = self.draw.range(r.start as u64 + 1, r.end as u64 - 1) as usize;
                     msgs.remove(i);
                 }
             }
             3 if !openers.is_empty() => {
                 // Two calls with one id in one assistant message.
-                let i = *self.d.pick(&openers);
+                let i = *self.draw.pick(&openers);
                 let calls = msgs[i].tool_calls.as_mut().expect("an opener has calls");
                 let dup = calls[0].clone();
                 calls.push(dup);
@@ -50,7 +50,7 @@ impl Gen<'_, '_, '_> {
         }
         if check_well_formed(msgs).is_ok() {
             // Orphan: a result whose call no assistant message makes.
-            let at = self.d.range(0, msgs.len() as u64) as usize;
+            let at = self.draw.range(0, msgs.len() as u64) as usize;
             let content = self.tool_result();
             msgs.insert(
                 at,

@@ -59,14 +59,14 @@ fn gen_case_in(
     fixed: Option<&Config>,
 ) -> arbitrary::Result<Case> {
     let seed = u64::arbitrary(u)?;
-    let mut d = Draw::new(u, mix(seed, SHAPE_STREAM));
-    let shape = Shape::draw(&mut d, g);
+    let mut draw = Draw::new(u, mix(seed, SHAPE_STREAM));
+    let shape = Shape::draw(&mut draw, g);
     let mut gen = Gen {
-        d,
-        t: SplitMix64::new(mix(seed, TEXT_STREAM)),
-        g,
+        draw,
+        text: SplitMix64::new(mix(seed, TEXT_STREAM)),
+        settings: g,
         counter: 0,
-        s: shape,
+        shape,
     };
     let mut messages = gen.history();
     let mut images = super::images::ImageGen::for_case(seed, g);
@@ -84,16 +84,16 @@ fn gen_case_in(
     if let (Some(images), None) = (&mut images, fixed) {
         images.aim_at_elision(&mut case);
     }
-    if gen.s.ill_formed {
+    if gen.shape.ill_formed {
         gen.corrupt(&mut case.messages);
     }
-    if gen.s.exotic_numbers {
+    if gen.shape.exotic_numbers {
         gen.exotic_numbers(&mut case);
         if let Some(c) = fixed {
             case.config = c.clone(); // the user's envelope stays as written
         }
     }
-    if gen.s.boundary {
+    if gen.shape.boundary {
         match fixed {
             Some(_) => gen.aim(&mut case),
             None => gen.seek_boundary(&mut case),
@@ -235,9 +235,9 @@ impl Shape {
 }
 
 pub(super) struct Gen<'u, 'a, 'g> {
-    pub(super) d: Draw<'u, 'a>,
-    pub(super) t: SplitMix64,
-    pub(super) g: &'g GenConfig,
+    pub(super) draw: Draw<'u, 'a>,
+    pub(super) text: SplitMix64,
+    pub(super) settings: &'g GenConfig,
     counter: u64,
-    pub(super) s: Shape,
+    pub(super) shape: Shape,
 }

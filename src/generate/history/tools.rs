@@ -33,19 +33,19 @@ const PATHS: [&str; 6] = [
 impl Gen<'_, '_, '_> {
     /// Bytes of JSON to aim at for one call's arguments; 0 means `{}`.
     pub(super) fn argument_budget(&mut self) -> u64 {
-        let max = self.g.max_argument_bytes as u64;
-        if self.d.chance(7) {
+        let max = self.settings.max_argument_bytes as u64;
+        if self.draw.chance(7) {
             return 0;
         }
-        let tier = match self.s.arg_tier {
+        let tier = match self.shape.arg_tier {
             0 => 0,
-            1 => self.d.weighted(&[70, 30]),
-            _ => self.d.weighted(&[50, 25, 25]),
+            1 => self.draw.weighted(&[70, 30]),
+            _ => self.draw.weighted(&[50, 25, 25]),
         };
         match tier {
-            0 => self.d.log_range(8, 200),
-            1 => self.d.log_range(256, 4_096),
-            _ => self.d.log_range(4_096, max.max(4_096)),
+            0 => self.draw.log_range(8, 200),
+            1 => self.draw.log_range(256, 4_096),
+            _ => self.draw.log_range(4_096, max.max(4_096)),
         }
         .min(max)
     }
@@ -54,8 +54,8 @@ impl Gen<'_, '_, '_> {
         if budget < 8 {
             return json!({});
         }
-        let depth = self.g.max_json_depth;
-        let t = &mut self.t;
+        let depth = self.settings.max_json_depth;
+        let t = &mut self.text;
         let path = |t: &mut SplitMix64| -> String {
             if t.chance(50) {
                 (*t.pick(&PATHS)).to_owned()
@@ -150,8 +150,8 @@ impl Gen<'_, '_, '_> {
 
     /// A tool schema from a pool written once, under a name of its own.
     pub(super) fn tool_schema(&mut self) -> Value {
-        let mut schema = self.t.pick(tool_schemas()).clone();
-        let name = format!("{}_{}", self.t.pick(&TOOLS), self.t.range(0, 999));
+        let mut schema = self.text.pick(tool_schemas()).clone();
+        let name = format!("{}_{}", self.text.pick(&TOOLS), self.text.range(0, 999));
         schema["function"]["name"] = Value::String(name);
         schema
     }
