@@ -108,24 +108,18 @@ fn gen_config_round_trips_shapes_the_swarm_and_rejects_unknown_fields() {
         "narrow.json",
         r#"{"maxParallelCalls": 1, "maxToolResultBytes": 100}"#,
     );
-    let a = ctxgate(&[
-        "gen",
-        "--cases",
-        "200",
-        "--seed",
-        "9",
-        "--gen-config",
-        &narrow,
-    ]);
-    let b = ctxgate(&[
-        "gen",
-        "--cases",
-        "200",
-        "--seed",
-        "9",
-        "--gen-config",
-        &narrow,
-    ]);
+    let gen_narrow = || {
+        ctxgate(&[
+            "gen",
+            "--cases",
+            "200",
+            "--seed",
+            "9",
+            "--gen-config",
+            &narrow,
+        ])
+    };
+    let (a, b) = (gen_narrow(), gen_narrow());
     assert_eq!(a.code, 0, "{}", a.stderr);
     assert_eq!(a.stdout, b.stdout, "same seed, same gen-config: same cases");
     let mut calls = 0;
@@ -271,11 +265,12 @@ fn corpus_errors_name_the_file_and_exit_2() {
     let good = r#"[{"role":"user","content":"hi"},{"role":"assistant","content":"hello"}]"#;
     dir.file("a/good.json", good);
     dir.file("b/many.jsonl", format!("{good}\n\n{good}\n"));
-    let out = ctxgate(&["check", "--corpus", dir.dir(), "--cases", "3"]);
+    let check_corpus = |corpus: &str| ctxgate(&["check", "--corpus", corpus, "--cases", "3"]);
+    let out = check_corpus(dir.dir());
     out.stderr_has("3 real histories");
 
     dir.file("b/bad.jsonl", format!("{good}\n{{\"messages\": 3}}\n"));
-    let out = ctxgate(&["check", "--corpus", dir.dir(), "--cases", "3"]);
+    let out = check_corpus(dir.dir());
     assert_eq!(out.code, 2, "{}", out.stderr);
     assert!(
         out.stderr.contains("bad.jsonl") && out.stderr.contains("line 2"),
@@ -284,15 +279,9 @@ fn corpus_errors_name_the_file_and_exit_2() {
     );
     std::fs::remove_file(dir.0.join("b/bad.jsonl")).unwrap();
     dir.file("c/broken.json", "[{\"role\": \"user\", \"content\": ");
-    let out = ctxgate(&["check", "--corpus", dir.dir(), "--cases", "3"]);
+    let out = check_corpus(dir.dir());
     assert_eq!(out.code, 2, "{}", out.stderr);
     out.stderr_has("broken.json");
-    let out = ctxgate(&[
-        "check",
-        "--corpus",
-        "/nonexistent/ctxgate-corpus",
-        "--cases",
-        "3",
-    ]);
+    let out = check_corpus("/nonexistent/ctxgate-corpus");
     assert_eq!(out.code, 2, "{}", out.stderr);
 }
