@@ -30,6 +30,13 @@ fn real_histories() -> PathBuf {
     dir
 }
 
+/// The histories in `dir` as seeds, read whole.
+fn seeds_of(dir: &Path) -> Vec<corpus::Seed> {
+    corpus::load(dir, 256 << 20)
+        .expect("the corpus loads")
+        .seeds
+}
+
 /// A production config with every field set (the envelope too).
 fn production() -> Value {
     json!({
@@ -181,9 +188,7 @@ fn check_with_a_config_keeps_it_in_every_fixture() {
 #[test]
 fn the_corpus_catches_truncation_over_16k_and_passes_the_reference() {
     let dir = real_histories();
-    let seeds = corpus::load(&dir, 256 << 20)
-        .expect("the corpus loads")
-        .seeds;
+    let seeds = seeds_of(&dir);
     assert!(seeds.len() >= 200, "{} histories", seeds.len());
     let n = seeds.len() as u64;
     let source = Arc::new(Seeds::new(seeds, dir.display().to_string(), None));
@@ -233,9 +238,7 @@ fn corpus_cases_measure_the_same_after_the_protocol_round_trip() {
     use ctxgate::check::CaseSource;
     use ctxgate::model::engine;
     let dir = real_histories();
-    let seeds = corpus::load(&dir, 256 << 20)
-        .expect("the corpus loads")
-        .seeds;
+    let seeds = seeds_of(&dir);
     let n = seeds.len() as u64;
     let source = Seeds::new(seeds, "corpus", None);
     let mut openai = 0;
