@@ -39,6 +39,12 @@ fn script(name: &str, kind: &str) -> String {
     format!("python3 {} {kind}", p.display())
 }
 
+/// The fixture saved in `dir` whose file name starts with `prefix`.
+fn fixture_named(dir: &TempDir, prefix: &str) -> Option<PathBuf> {
+    let named = |p: &PathBuf| p.file_name().unwrap().to_str().unwrap().starts_with(prefix);
+    dir.fixtures().into_iter().find(named)
+}
+
 /// `check --subject SUBJECT --baseline BASELINE` over 150 cases of seed 3,
 /// fixtures saved in `dir`, plus `extra`.
 fn compare(subject: &str, baseline: &str, dir: &TempDir, extra: &[&str]) -> Out {
@@ -78,17 +84,7 @@ fn a_regression_fails_the_gate_naming_the_invariant_with_its_fixture() {
     assert!(!out.stdout.contains("\nKNOWN"), "{}", out.stdout);
     // The fixture of the regression fails on the subject and holds on the
     // baseline: it was shrunk on exactly that.
-    let fixture = dir
-        .fixtures()
-        .into_iter()
-        .find(|p| {
-            p.file_name()
-                .unwrap()
-                .to_str()
-                .unwrap()
-                .starts_with("pinned-kept-")
-        })
-        .expect("the pinned-kept regression is saved");
+    let fixture = fixture_named(&dir, "pinned-kept-").expect("the pinned-kept regression is saved");
     let f = fixture.to_str().unwrap();
     out.stdout_has(&format!("replay {f}"));
     let on_subject = run(&["replay", f, "--subject", &subject]);
@@ -99,7 +95,7 @@ fn a_regression_fails_the_gate_naming_the_invariant_with_its_fixture() {
         "{}{}",
         on_baseline.stdout, on_baseline.stderr
     );
-    let saved: Value = serde_json::from_str(&std::fs::read_to_string(f).unwrap()).unwrap();
+    let saved = read_json(f);
     assert_eq!(saved["invariants"], serde_json::json!(["pinned-kept"]));
     assert!(
         saved["see"]
@@ -160,7 +156,7 @@ fn every_report_form_says_what_regressed() {
     );
     assert_eq!(out.code, 1, "{}", out.stderr);
     out.stdout_has("REGRESSION pinned-kept");
-    let v: Value = serde_json::from_str(&std::fs::read_to_string(&json_path).unwrap()).unwrap();
+    let v = read_json(&json_path);
     assert_eq!(v["ok"], false);
     assert_eq!(v["failOn"], "regressions");
     assert_eq!(v["cases"], 150);
@@ -232,12 +228,7 @@ fn markdown_and_junit_of_a_known_failure_do_not_fail() {
     let out = compare(&both, &both, &dir, &["--report", "markdown"]);
     assert_eq!(out.code, 0, "{}", out.stderr);
     out.stdout_has("✅ no regression");
-    assert!(
-        out.stdout
-            .contains("#### Known failures (shared with the baseline)"),
-        "{}",
-        out.stdout
-    );
+    out.stdout_has("#### Known failures (shared with the baseline)");
     let out = compare(&both, &both, &dir, &["--report", "junit"]);
     assert_eq!(out.code, 0);
     out.stdout_has("failures=\"0\"");
@@ -287,12 +278,7 @@ fn a_subject_fault_the_baseline_does_not_share_is_a_regression() {
     out.stdout_has("REGRESSION fault crash");
     out.stderr_has("fault crash");
     assert!(
-        dir.fixtures().iter().any(|p| p
-            .file_name()
-            .unwrap()
-            .to_str()
-            .unwrap()
-            .starts_with("fault-crash-")),
+        fixture_named(&dir, "fault-crash-").is_some(),
         "the fault's case is saved"
     );
 }
@@ -456,7 +442,7 @@ fn a_fixed_config_is_kept_by_the_regressions_fixture() {
         .collect();
     assert!(!fixtures.is_empty(), "{}", out.stdout);
     for f in fixtures {
-        let v: Value = serde_json::from_str(&std::fs::read_to_string(&f).unwrap()).unwrap();
+        let v = read_json(&f);
         assert_eq!(v["config"]["contextWindow"], 20000, "{}", f.display());
         assert_eq!(v["config"]["transportMaxBodyBytes"], 102400);
         assert_eq!(v["config"]["summaryMaxBytes"], 2048);
@@ -560,12 +546,7 @@ fn the_gate_compares_a_suite_fixture_by_fixture() {
     let out = gate(&drops, &drops, &["--fail-on", "any-failure"]);
     assert_eq!(out.code, 1, "{}", out.stderr);
     out.stdout_has("known      ");
-    assert!(
-        out.stderr
-            .contains("suite fixture(s) the subject fails, known"),
-        "{}",
-        out.stderr
-    );
+    out.stderr_has("suite fixture(s) the subject fails, known");
     // Shards: shard 1 replays the suite, and the merge keeps it.
     let mut shards = Vec::new();
     for k in ["1/2", "2/2"] {
@@ -595,6 +576,6 @@ fn the_gate_compares_a_suite_fixture_by_fixture() {
     assert_eq!(strip(&merged)["suite"], strip(&whole)["suite"]);
 }
 
-fn read_json(path: &str) -> Value {
+fn read_json(path: impl AsRef<Path>) -> Value {
     serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
 }

@@ -1062,12 +1062,7 @@ fn bad_config_files_and_flags() {
     out.stderr_has("keepRecent");
     let out = run(&["estimate", "--envelope", "[1]", &history]);
     assert_eq!(out.code, 2);
-    assert!(
-        out.stderr
-            .contains("--envelope: envelope: expected a JSON object"),
-        "{}",
-        out.stderr
-    );
+    out.stderr_has("--envelope: envelope: expected a JSON object");
     let out = run(&["estimate", "--envelope", r#"{"model": "#, &history]);
     assert_eq!(out.code, 2);
     out.stderr_has("truncated JSON");
@@ -1272,12 +1267,7 @@ fn report_merge_joins_shards_as_one_run() {
     assert!(ran.code == 0 || ran.code == 1, "{}", ran.stderr);
     let out = run(&["report", "merge", &gate, &reports[1]]);
     assert_eq!(out.code, 2, "{}", out.stderr);
-    assert!(
-        out.stderr
-            .contains("shard-2.json: a `check` report, among `check --baseline` reports"),
-        "{}",
-        out.stderr
-    );
+    out.stderr_has("shard-2.json: a `check` report, among `check --baseline` reports");
 }
 
 /// A run with `--with-suite` replays the suite in shard 1 only; the merge

@@ -54,6 +54,14 @@ fn figures<'a>(json: &'a Value, set: &str, k: usize) -> &'a Value {
     &found.unwrap_or_else(|| panic!("no set {set}"))["estimators"][k]
 }
 
+/// Fails the test unless `v` has a member named each of `keys`.
+#[track_caller]
+fn has_keys(v: &Value, keys: &[&str]) {
+    for key in keys {
+        assert!(v.get(key).is_some(), "no {key} in {v}");
+    }
+}
+
 fn below_real(json: &Value, set: &str, k: usize, encoding: &str) -> f64 {
     figures(json, set, k)["ratio"][encoding]["belowRealShare"]
         .as_f64()
@@ -192,7 +200,7 @@ fn json_svg_and_markdown_outputs() {
             "toolloop"
         ]
     );
-    for key in [
+    let report_keys = [
         "corpus",
         "inputs",
         "bytesPerToken",
@@ -202,19 +210,17 @@ fn json_svg_and_markdown_outputs() {
         "bytes",
         "elapsedSeconds",
         "gate",
-    ] {
-        assert!(json.get(key).is_some(), "no {key}");
-    }
+    ];
+    has_keys(&json, &report_keys);
     let b = figures(&json, "json-arguments", 1);
-    for key in [
+    let figure_keys = [
         "ratio",
         "belowFloor",
         "monotoneViolations",
         "perMessage",
         "speed",
-    ] {
-        assert!(b.get(key).is_some(), "no {key} in {b}");
-    }
+    ];
+    has_keys(b, &figure_keys);
     // The subject computes adr-0098 as the built-in does: the same figures.
     // Built-ins run in process and through `ctxgate serve --estimator`.
     let c = figures(&json, "real-histories", 2);
@@ -320,12 +326,7 @@ fn fail_if_worse_both_ways() {
             "20",
         ]));
         assert_eq!(out.code, 0, "{first} then {better}: {}", out.stderr);
-        assert!(
-            out.stdout
-                .contains("gate --fail-if-worse: no later estimator is worse"),
-            "{}",
-            out.stdout
-        );
+        out.stdout_has("gate --fail-if-worse: no later estimator is worse");
     }
 }
 

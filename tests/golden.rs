@@ -174,6 +174,11 @@ fn merge_scenario(
     }
 }
 
+/// A scenario's run: `--cases CASES --seed 7 MORE…`.
+fn seeded<'a>(cases: &'a str, more: &[&'a str]) -> Vec<&'a str> {
+    [&["--cases", cases, "--seed", "7"][..], more].concat()
+}
+
 #[test]
 fn every_report_family_and_form_reads_as_recorded() {
     let exe = env!("CARGO_BIN_EXE_ctxgate");
@@ -183,67 +188,41 @@ fn every_report_family_and_form_reads_as_recorded() {
     let faulty = "python3 tests/subjects/faulty.py badkind";
     let suite = "tests/golden/suite";
     let mut failures = Vec::new();
-    let seed = ["--seed", "7"];
-    let cases = |n: &'static str| ["--cases", n];
 
-    check_scenario(
-        "check-reference",
-        &[&cases("120")[..], &seed].concat(),
-        0,
-        &mut failures,
-    );
+    check_scenario("check-reference", &seeded("120", &[]), 0, &mut failures);
     check_scenario(
         "check-drops-system-prompt",
-        &[
-            &cases("120")[..],
-            &seed,
-            &["--defect", "drops-system-prompt"],
-        ]
-        .concat(),
+        &seeded("120", &["--defect", "drops-system-prompt"]),
         1,
         &mut failures,
     );
     check_scenario(
         "check-content-only-estimator",
-        &[
-            &cases("120")[..],
-            &seed,
-            &["--defect", "content-only-estimator"],
-        ]
-        .concat(),
+        &seeded("120", &["--defect", "content-only-estimator"]),
         1,
         &mut failures,
     );
     check_scenario(
         "check-fault",
-        &[
-            &cases("30")[..],
-            &seed,
-            &["--subject", faulty, "--timeout", "2"],
-        ]
-        .concat(),
+        &seeded("30", &["--subject", faulty, "--timeout", "2"]),
         1,
         &mut failures,
     );
     check_scenario(
         "suite",
-        &[
-            &cases("60")[..],
-            &seed,
+        &seeded(
+            "60",
             &["--defect", "drops-system-prompt", "--with-suite", suite],
-        ]
-        .concat(),
+        ),
         1,
         &mut failures,
     );
     check_scenario(
         "gate",
-        &[
-            &cases("120")[..],
-            &seed,
+        &seeded(
+            "120",
             &["--defect", "drops-system-prompt", "--baseline", &serve],
-        ]
-        .concat(),
+        ),
         1,
         &mut failures,
     );
@@ -252,24 +231,17 @@ fn every_report_family_and_form_reads_as_recorded() {
     let truncating = format!("{serve} --defect truncates-tool-results");
     check_scenario(
         "gate-known-fixed",
-        &[
-            &cases("120")[..],
-            &seed,
+        &seeded(
+            "120",
             &["--defect", "drops-system-prompt", "--baseline", &truncating],
-        ]
-        .concat(),
+        ),
         1,
         &mut failures,
     );
     // A baseline that faults on every case: nothing is compared.
     check_scenario(
         "gate-baseline-faults",
-        &[
-            &cases("20")[..],
-            &seed,
-            &["--baseline", faulty, "--timeout", "2"],
-        ]
-        .concat(),
+        &seeded("20", &["--baseline", faulty, "--timeout", "2"]),
         1,
         &mut failures,
     );
@@ -277,20 +249,17 @@ fn every_report_family_and_form_reads_as_recorded() {
     // fault regression.
     check_scenario(
         "gate-subject-faults",
-        &[
-            &cases("20")[..],
-            &seed,
+        &seeded(
+            "20",
             &["--subject", faulty, "--timeout", "2", "--baseline", &serve],
-        ]
-        .concat(),
+        ),
         1,
         &mut failures,
     );
     check_scenario(
         "suite-gate",
-        &[
-            &cases("60")[..],
-            &seed,
+        &seeded(
+            "60",
             &[
                 "--defect",
                 "content-only-estimator",
@@ -299,31 +268,23 @@ fn every_report_family_and_form_reads_as_recorded() {
                 "--with-suite",
                 suite,
             ],
-        ]
-        .concat(),
+        ),
         1,
         &mut failures,
     );
     merge_scenario(
         "merge-check",
-        &[
-            &cases("120")[..],
-            &seed,
-            &["--defect", "drops-system-prompt"],
-        ]
-        .concat(),
+        &seeded("120", &["--defect", "drops-system-prompt"]),
         &[],
         1,
         &mut failures,
     );
     merge_scenario(
         "merge-gate",
-        &[
-            &cases("120")[..],
-            &seed,
+        &seeded(
+            "120",
             &["--defect", "drops-system-prompt", "--baseline", &serve],
-        ]
-        .concat(),
+        ),
         &[],
         1,
         &mut failures,

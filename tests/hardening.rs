@@ -56,48 +56,44 @@ fn names_every_hostile_entry(out: &common::process::Out) {
     }
 }
 
+/// `compare-estimators`, the ADR's estimator against content-only, on a
+/// few generated samples and the histories in `corpus`.
+fn compare_estimators_on(corpus: &str) -> [&str; 13] {
+    [
+        "compare-estimators",
+        "--builtin",
+        "adr-0098",
+        "--builtin",
+        "content-only",
+        "--corpus",
+        corpus,
+        "--samples",
+        "5",
+        "--toolloop",
+        "2",
+        "--rounds",
+        "1",
+    ]
+}
+
 #[test]
 fn every_folder_reader_skips_loops_fifos_and_devices_by_name() {
     let limit = Duration::from_secs(60);
+    // `ctxgate ARGS` succeeds, naming each hostile entry it passed over.
+    let reads_past_them = |args: &[&str]| {
+        let out = ctxgate_within(args, limit);
+        assert_eq!(out.code, 0, "{}", out.all());
+        names_every_hostile_entry(&out);
+        out
+    };
     // check --corpus: it hung on the loop (or the FIFO) before.
-    let (corpus, _o) = hostile_folder("corpus", "h.json", HISTORY);
-    let out = ctxgate_within(
-        &[
-            "check",
-            "--corpus",
-            &corpus.join(""),
-            "--cases",
-            "20",
-            "--seed",
-            "1",
-        ],
-        limit,
-    );
-    assert_eq!(out.code, 0, "{}", out.all());
-    names_every_hostile_entry(&out);
+    let (folder, _o) = hostile_folder("corpus", "h.json", HISTORY);
+    let corpus = folder.join("");
+    let out = reads_past_them(&["check", "--corpus", &corpus, "--cases", "20", "--seed", "1"]);
     out.stderr_has("2 real histories");
 
     // compare-estimators --corpus: it read /dev/zero to 2 GiB.
-    let out = ctxgate_within(
-        &[
-            "compare-estimators",
-            "--builtin",
-            "adr-0098",
-            "--builtin",
-            "content-only",
-            "--corpus",
-            &corpus.join(""),
-            "--samples",
-            "5",
-            "--toolloop",
-            "2",
-            "--rounds",
-            "1",
-        ],
-        limit,
-    );
-    assert_eq!(out.code, 0, "{}", out.all());
-    names_every_hostile_entry(&out);
+    reads_past_them(&compare_estimators_on(&corpus));
 
     // replay and --with-suite: a symlinked fixture replayed without a word.
     let fixture = std::fs::read_to_string(
@@ -106,24 +102,18 @@ fn every_folder_reader_skips_loops_fifos_and_devices_by_name() {
     )
     .unwrap();
     let (suite, _o2) = hostile_folder("suite", "f.json", &fixture);
-    let out = ctxgate_within(&["replay", &suite.join("")], limit);
-    assert_eq!(out.code, 0, "{}", out.all());
-    names_every_hostile_entry(&out);
+    let out = reads_past_them(&["replay", &suite.join("")]);
     assert!(out.stdout.matches("ok ").count() == 2, "{}", out.stdout);
-    let out = ctxgate_within(
-        &[
-            "check",
-            "--with-suite",
-            &suite.join(""),
-            "--cases",
-            "20",
-            "--seed",
-            "1",
-        ],
-        limit,
-    );
-    assert_eq!(out.code, 0, "{}", out.all());
-    names_every_hostile_entry(&out);
+    let args = [
+        "check",
+        "--with-suite",
+        &suite.join(""),
+        "--cases",
+        "20",
+        "--seed",
+        "1",
+    ];
+    reads_past_them(&args);
 
     // A FIFO or device named on the command line is an error, never read.
     for path in [suite.join("fifo.json"), "/dev/zero".to_owned()] {
@@ -144,23 +134,9 @@ fn compare_estimators_reads_its_corpus_under_the_input_cap() {
         "x".repeat(3_000_000)
     );
     std::fs::write(dir.path().join("big.json"), big).unwrap();
-    let out = ctxgate(&[
-        "--max-input-bytes",
-        "1000000",
-        "compare-estimators",
-        "--builtin",
-        "adr-0098",
-        "--builtin",
-        "content-only",
-        "--corpus",
-        &dir.join(""),
-        "--samples",
-        "5",
-        "--toolloop",
-        "2",
-        "--rounds",
-        "1",
-    ]);
+    let corpus = dir.join("");
+    let cap = ["--max-input-bytes", "1000000"];
+    let out = ctxgate(&[&cap[..], &compare_estimators_on(&corpus)].concat());
     assert_eq!(out.code, 2, "{}", out.all());
     out.stderr_has("big.json");
     out.stderr_has("1000000-byte cap");

@@ -115,6 +115,19 @@ fn fault_kinds(report: &serde_json::Value) -> Vec<String> {
         .unwrap_or_default()
 }
 
+/// Fails the test unless the run's report lists a fault of `kind`.
+#[track_caller]
+fn assert_fault(report: &serde_json::Value, kind: &str) {
+    assert!(fault_kinds(report).iter().any(|k| k == kind), "{report}");
+}
+
+/// Fails the test if a process of the run marked `marker` is still running.
+#[track_caller]
+fn assert_none_left(marker: &str) {
+    let left = survivors(marker);
+    assert!(left.is_empty(), "left running: {left:?}");
+}
+
 /// Class 1: a subject that closes its stdout and lives on is a fault
 /// ("closed-stdout") within the timeout, killed, and the run goes on.
 #[test]
@@ -122,16 +135,9 @@ fn a_closed_stdout_is_a_fault_not_a_hang() {
     let (ran, report, m) =
         check_hostile("closed-stdout", &["--cases", "3", "--timeout", "1"], 30.0);
     assert_eq!(ran.code, 1, "{}\n{}", ran.stdout, ran.stderr);
-    assert!(
-        fault_kinds(&report).contains(&"closed-stdout".to_owned()),
-        "{report}"
-    );
+    assert_fault(&report, "closed-stdout");
     assert_eq!(report["cases"], 3, "the run went on");
-    assert!(
-        survivors(&m).is_empty(),
-        "left running: {:?}",
-        survivors(&m)
-    );
+    assert_none_left(&m);
 }
 
 /// Class 2: grandchildren double-forked into their own session, one with
@@ -140,15 +146,8 @@ fn a_closed_stdout_is_a_fault_not_a_hang() {
 fn no_descendant_outlives_the_run() {
     let (ran, report, m) = check_hostile("daemon", &["--cases", "4", "--timeout", "5"], 60.0);
     assert_eq!(ran.code, 1, "the crash is a fault: {}", ran.stdout);
-    assert!(
-        fault_kinds(&report).contains(&"crash".to_owned()),
-        "{report}"
-    );
-    assert!(
-        survivors(&m).is_empty(),
-        "left running: {:?}",
-        survivors(&m)
-    );
+    assert_fault(&report, "crash");
+    assert_none_left(&m);
 }
 
 /// Class 6: a line nobody asked for is a fault of its own, and no
@@ -157,16 +156,13 @@ fn no_descendant_outlives_the_run() {
 fn an_unsolicited_line_is_a_fault_and_charges_no_invariant() {
     let (ran, report, m) = check_hostile("unsolicited", &["--cases", "5", "--timeout", "5"], 60.0);
     assert_eq!(ran.code, 1, "{}", ran.stdout);
-    assert!(
-        fault_kinds(&report).contains(&"unsolicited-line".to_owned()),
-        "{report}"
-    );
+    assert_fault(&report, "unsolicited-line");
     assert_eq!(
         report["failures"].as_array().map(Vec::len),
         Some(0),
         "{report}"
     );
-    assert!(survivors(&m).is_empty());
+    assert_none_left(&m);
 }
 
 /// Class 6: control characters from a subject never reach the terminal.
@@ -194,12 +190,9 @@ fn time_bounds_the_whole_run() {
         30.0,
     );
     assert_eq!(ran.code, 1, "{}", ran.stdout);
-    assert!(
-        fault_kinds(&report).contains(&"timeout".to_owned()),
-        "{report}"
-    );
+    assert_fault(&report, "timeout");
     assert!(ran.seconds < 3.0 + 1.0 + 2.0, "took {:.1} s", ran.seconds);
-    assert!(survivors(&m).is_empty());
+    assert_none_left(&m);
 }
 
 /// Class 3: numbers in flags are checked before anything runs: exit 2,
@@ -233,7 +226,7 @@ fn bad_flags_are_usage_errors_before_any_work() {
         );
         assert!(ran.seconds < 2.0, "{args:?}: {:.1} s", ran.seconds);
     }
-    assert!(survivors(&m).is_empty());
+    assert_none_left(&m);
 }
 
 /// Class 4: every input has a cap, applied while reading, and a device is

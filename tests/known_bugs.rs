@@ -236,14 +236,7 @@ fn check_with_suite_counts_a_failing_fixture_in_the_exit_code_and_the_reports() 
     let dir = dir.to_str().unwrap();
     let save = std::env::temp_dir().join(format!("ctxgate-known-bugs-{}", std::process::id()));
     let save = save.to_str().unwrap();
-    // The generated cases check only tool-pairing, which the defect holds:
-    // the suite's pinned-kept failure alone must fail the gate.
-    let base = [
-        "check",
-        "--defect",
-        "drops-system-prompt",
-        "--invariants",
-        "tool-pairing",
+    let gate = [
         "--cases",
         "30",
         "--seed",
@@ -253,6 +246,16 @@ fn check_with_suite_counts_a_failing_fixture_in_the_exit_code_and_the_reports() 
         "--with-suite",
         dir,
     ];
+    // The generated cases check only tool-pairing, which the defect holds:
+    // the suite's pinned-kept failure alone must fail the gate.
+    let defect = [
+        "check",
+        "--defect",
+        "drops-system-prompt",
+        "--invariants",
+        "tool-pairing",
+    ];
+    let base = [&defect[..], &gate].concat();
     let (code, human) = check(&base);
     assert_eq!(code, 1, "{human}");
     assert!(
@@ -274,17 +277,7 @@ fn check_with_suite_counts_a_failing_fixture_in_the_exit_code_and_the_reports() 
     assert!(junit.trim_end().ends_with("</testsuites>"));
 
     // And the reference passes the same gate.
-    let (code, out) = check(&[
-        "check",
-        "--cases",
-        "30",
-        "--seed",
-        "1",
-        "--save",
-        save,
-        "--with-suite",
-        dir,
-    ]);
+    let (code, out) = check(&[&["check"][..], &gate].concat());
     assert_eq!(code, 0, "{out}");
     assert!(out.contains("suite: 39 held, 0 failed, 0 skipped"), "{out}");
     let _ = std::fs::remove_dir_all(save);

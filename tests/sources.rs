@@ -30,6 +30,13 @@ fn real_histories() -> PathBuf {
     dir
 }
 
+/// The histories in `dir` as seeds, read whole.
+fn seeds_of(dir: &Path) -> Vec<corpus::Seed> {
+    corpus::load(dir, 256 << 20)
+        .expect("the corpus loads")
+        .seeds
+}
+
 /// A production config with every field set (the envelope too).
 fn production() -> Value {
     json!({
@@ -108,24 +115,18 @@ fn gen_config_round_trips_shapes_the_swarm_and_rejects_unknown_fields() {
         "narrow.json",
         r#"{"maxParallelCalls": 1, "maxToolResultBytes": 100}"#,
     );
-    let a = ctxgate(&[
-        "gen",
-        "--cases",
-        "200",
-        "--seed",
-        "9",
-        "--gen-config",
-        &narrow,
-    ]);
-    let b = ctxgate(&[
-        "gen",
-        "--cases",
-        "200",
-        "--seed",
-        "9",
-        "--gen-config",
-        &narrow,
-    ]);
+    let gen_narrow = || {
+        ctxgate(&[
+            "gen",
+            "--cases",
+            "200",
+            "--seed",
+            "9",
+            "--gen-config",
+            &narrow,
+        ])
+    };
+    let (a, b) = (gen_narrow(), gen_narrow());
     assert_eq!(a.code, 0, "{}", a.stderr);
     assert_eq!(a.stdout, b.stdout, "same seed, same gen-config: same cases");
     let mut calls = 0;
@@ -187,9 +188,7 @@ fn check_with_a_config_keeps_it_in_every_fixture() {
 #[test]
 fn the_corpus_catches_truncation_over_16k_and_passes_the_reference() {
     let dir = real_histories();
-    let seeds = corpus::load(&dir, 256 << 20)
-        .expect("the corpus loads")
-        .seeds;
+    let seeds = seeds_of(&dir);
     assert!(seeds.len() >= 200, "{} histories", seeds.len());
     let n = seeds.len() as u64;
     let source = Arc::new(Seeds::new(seeds, dir.display().to_string(), None));
@@ -239,9 +238,7 @@ fn corpus_cases_measure_the_same_after_the_protocol_round_trip() {
     use ctxgate::check::CaseSource;
     use ctxgate::model::engine;
     let dir = real_histories();
-    let seeds = corpus::load(&dir, 256 << 20)
-        .expect("the corpus loads")
-        .seeds;
+    let seeds = seeds_of(&dir);
     let n = seeds.len() as u64;
     let source = Seeds::new(seeds, "corpus", None);
     let mut openai = 0;
@@ -271,11 +268,12 @@ fn corpus_errors_name_the_file_and_exit_2() {
     let good = r#"[{"role":"user","content":"hi"},{"role":"assistant","content":"hello"}]"#;
     dir.file("a/good.json", good);
     dir.file("b/many.jsonl", format!("{good}\n\n{good}\n"));
-    let out = ctxgate(&["check", "--corpus", dir.dir(), "--cases", "3"]);
+    let check_corpus = |corpus: &str| ctxgate(&["check", "--corpus", corpus, "--cases", "3"]);
+    let out = check_corpus(dir.dir());
     out.stderr_has("3 real histories");
 
     dir.file("b/bad.jsonl", format!("{good}\n{{\"messages\": 3}}\n"));
-    let out = ctxgate(&["check", "--corpus", dir.dir(), "--cases", "3"]);
+    let out = check_corpus(dir.dir());
     assert_eq!(out.code, 2, "{}", out.stderr);
     assert!(
         out.stderr.contains("bad.jsonl") && out.stderr.contains("line 2"),
@@ -284,15 +282,9 @@ fn corpus_errors_name_the_file_and_exit_2() {
     );
     std::fs::remove_file(dir.0.join("b/bad.jsonl")).unwrap();
     dir.file("c/broken.json", "[{\"role\": \"user\", \"content\": ");
-    let out = ctxgate(&["check", "--corpus", dir.dir(), "--cases", "3"]);
+    let out = check_corpus(dir.dir());
     assert_eq!(out.code, 2, "{}", out.stderr);
     out.stderr_has("broken.json");
-    let out = ctxgate(&[
-        "check",
-        "--corpus",
-        "/nonexistent/ctxgate-corpus",
-        "--cases",
-        "3",
-    ]);
+    let out = check_corpus("/nonexistent/ctxgate-corpus");
     assert_eq!(out.code, 2, "{}", out.stderr);
 }

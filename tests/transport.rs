@@ -161,15 +161,37 @@ fn express_config() -> String {
     .to_owned()
 }
 
+/// The control of a refusal: `ctxgate ARGS` succeeds, and `listener` was
+/// connected to (so it would have seen a leak).
+#[track_caller]
+fn connects_to(listener: &Server, args: &[&str]) {
+    let out = ctxgate(args);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(listener.connections() > 0);
+}
+
+/// `ctxgate probe-ceiling URL --json MORE…`, which must succeed: its report.
+#[track_caller]
+fn probe_json(url: &str, more: &[&str]) -> Value {
+    let out = ctxgate(&[&["probe-ceiling", url, "--json"][..], more].concat());
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    out.json()
+}
+
+/// `ctxgate check RUN… --transport URL --config <the Express config> MORE…`.
+fn check_express(run: &[&str], url: &str, more: &[&str]) -> Out {
+    let config = express_config();
+    let transport = ["--transport", url, "--config", &config];
+    ctxgate(&[&["check"][..], run, &transport, more].concat())
+}
+
 #[test]
 fn probe_ceiling_measures_a_limit_to_the_byte() {
     if !netns::isolated("probe_ceiling_measures_a_limit_to_the_byte") {
         return;
     }
     let server = Server::start(Mode::Limit(12_345));
-    let out = ctxgate(&["probe-ceiling", &server.url(), "--json"]);
-    assert_eq!(out.code, 0, "{}", out.stderr);
-    let v: Value = serde_json::from_str(&out.stdout).unwrap();
+    let v = probe_json(&server.url(), &[]);
     assert_eq!(v["limit"], 12_345);
     assert_eq!(v["smallestRefused"], 12_346);
     let requests = v["requests"].as_u64().unwrap();
@@ -206,15 +228,7 @@ fn probe_ceiling_finds_express_default_in_few_requests_and_checks_the_config() {
         return;
     }
     let server = Server::start(Mode::Limit(102_400));
-    let out = ctxgate(&[
-        "probe-ceiling",
-        &server.url(),
-        "--json",
-        "--config",
-        &express_config(),
-    ]);
-    assert_eq!(out.code, 0, "{}", out.stderr);
-    let v: Value = serde_json::from_str(&out.stdout).unwrap();
+    let v = probe_json(&server.url(), &["--config", &express_config()]);
     assert_eq!(v["limit"], 102_400);
     assert!(v["requests"].as_u64().unwrap() <= 8, "{}", v["requests"]);
     assert_eq!(v["config"]["aboveLimit"], false);
@@ -239,10 +253,8 @@ fn a_connection_closed_without_an_answer_counts_as_refused() {
         return;
     }
     let server = Server::start(Mode::CloseAbove(102_400));
-    let out = ctxgate(&["probe-ceiling", &server.url(), "--json"]);
-    assert_eq!(out.code, 0, "{}", out.stderr);
-    let v: Value = serde_json::from_str(&out.stdout).unwrap();
-    assert_eq!(v["limit"], 102_400, "{}", out.stdout);
+    let v = probe_json(&server.url(), &[]);
+    assert_eq!(v["limit"], 102_400, "{v}");
     assert!(
         v["answers"]["reset"].as_u64().unwrap() >= 1,
         "{}",
@@ -289,15 +301,14 @@ fn hosts_other_than_loopback_are_refused_before_any_connection() {
 
     // The control: with --allow-remote the same URL is connected to, so
     // the listener above would have seen a leak.
-    let out = ctxgate(&[
+    let args = [
         "probe-ceiling",
         &elsewhere,
         "--allow-remote",
         "--max",
         "4000",
-    ]);
-    assert_eq!(out.code, 0, "{}", out.stderr);
-    assert!(server.connections() > 0);
+    ];
+    connects_to(&server, &args);
 }
 
 #[test]
@@ -353,19 +364,11 @@ fn check_transport_with_the_reference_under_the_real_limit_has_no_refusal() {
     }
     let server = Server::start(Mode::Limit(102_400));
     let dir = scratch("reference");
-    let out = ctxgate(&[
-        "check",
-        "--cases",
-        "60",
-        "--seed",
-        "3",
-        "--transport",
+    let out = check_express(
+        &["--cases", "60", "--seed", "3"],
         &server.url(),
-        "--config",
-        &express_config(),
-        "--save",
-        dir.to_str().unwrap(),
-    ]);
+        &["--save", dir.to_str().unwrap()],
+    );
     assert_eq!(out.code, 0, "{}\n{}", out.stdout, out.stderr);
     let bodies = server.bodies();
     assert!(!bodies.is_empty());
@@ -458,29 +461,12 @@ fn the_suite_of_check_with_suite_is_not_sent_to_the_endpoint() {
     let run = |with_suite: bool| {
         let server = Server::start(Mode::Limit(102_400));
         let dir = scratch(if with_suite { "suite" } else { "nosuite" });
-        let mut args = vec![
-            "check",
-            "--cases",
-            "20",
-            "--seed",
-            "4",
-            "--jobs",
-            "1",
-            "--transport",
-            &server.url(),
-            "--config",
-            &express_config(),
-            "--save",
-            dir.to_str().unwrap(),
-        ]
-        .into_iter()
-        .map(String::from)
-        .collect::<Vec<_>>();
+        let mut more = vec!["--save", dir.to_str().unwrap()];
         if with_suite {
-            args.extend(["--with-suite".to_owned(), suite.to_owned()]);
+            more.extend(["--with-suite", suite]);
         }
-        let args: Vec<&str> = args.iter().map(String::as_str).collect();
-        let out = ctxgate(&args);
+        let cases = ["--cases", "20", "--seed", "4", "--jobs", "1"];
+        let out = check_express(&cases, &server.url(), &more);
         assert_eq!(out.code, 0, "{}\n{}", out.stdout, out.stderr);
         (server.bodies(), out.stdout)
     };
@@ -522,7 +508,6 @@ fn a_name_that_passed_the_rule_is_connected_to_at_the_addresses_checked() {
         netns::ELSEWHERE
     );
     let before = queries.load(Ordering::SeqCst);
-    let config = express_config();
     for host in ["localhost.", "LocalHost.", "localhost", "LOCALHOST"] {
         let url = format!("http://{host}:{}/internal/sessions/s1/llm-turn", here.port);
         let out = ctxgate(&[
@@ -535,17 +520,7 @@ fn a_name_that_passed_the_rule_is_connected_to_at_the_addresses_checked() {
         ]);
         assert_eq!(out.code, 0, "{url}: {}{}", out.stdout, out.stderr);
         out.stdout_has("limit: 102,400 bytes");
-        let out = ctxgate(&[
-            "check",
-            "--cases",
-            "10",
-            "--seed",
-            "3",
-            "--transport",
-            &url,
-            "--config",
-            &config,
-        ]);
+        let out = check_express(&["--cases", "10", "--seed", "3"], &url, &[]);
         assert_eq!(out.code, 0, "{url}: {}{}", out.stdout, out.stderr);
         out.stdout_has(" refused; ");
     }
@@ -563,15 +538,11 @@ fn a_name_that_passed_the_rule_is_connected_to_at_the_addresses_checked() {
     );
     // With --allow-remote a name is resolved as usual: the listener
     // elsewhere would have seen a leak.
-    let out = ctxgate(&[
-        "probe-ceiling",
-        &format!("http://api.example:{}/", here.port),
-        "--allow-remote",
-        "--max",
-        "4000",
-    ]);
-    assert_eq!(out.code, 0, "{}", out.stderr);
-    assert!(elsewhere.connections() > 0);
+    let url = format!("http://api.example:{}/", here.port);
+    connects_to(
+        &elsewhere,
+        &["probe-ceiling", &url, "--allow-remote", "--max", "4000"],
+    );
 }
 
 /// Issue 25, item 3: a URL's userinfo (sent as Basic auth) and its
@@ -588,7 +559,6 @@ fn secrets_in_urls_and_headers_are_sent_and_never_printed() {
         "http://ci:PW-s3cret@127.0.0.1:{}/llm-turn?api_key=KEY-s3cret&page=1",
         server.port
     );
-    let config = express_config();
     let secret = |out: &Out| {
         let all = format!("{}{}", out.stdout, out.stderr);
         assert!(!all.contains("s3cret"), "a secret was printed:\n{all}");
@@ -619,19 +589,11 @@ fn secrets_in_urls_and_headers_are_sent_and_never_printed() {
             server.port
         )
     );
-    let check = ctxgate(&[
-        "check",
-        "--cases",
-        "10",
-        "--seed",
-        "3",
-        "--transport",
+    let check = check_express(
+        &["--cases", "10", "--seed", "3"],
         &url,
-        "--config",
-        &config,
-        "--transport-header",
-        "Cookie: sid=s3cret",
-    ]);
+        &["--transport-header", "Cookie: sid=s3cret"],
+    );
     assert_eq!(check.code, 0, "{}", check.stderr);
     assert!(
         secret(&check).contains("transport http://***@127.0.0.1"),
@@ -640,46 +602,29 @@ fn secrets_in_urls_and_headers_are_sent_and_never_printed() {
     );
     // Errors too: a refused host, a bad port, a header ctxgate will not send.
     for args in [
+        vec!["probe-ceiling", "http://ci:PW-s3cret@10.0.0.1/"],
+        vec!["probe-ceiling", "http://ci:PW-s3cret@127.0.0.1:99999/"],
         vec![
-            "probe-ceiling".to_owned(),
-            "http://ci:PW-s3cret@10.0.0.1/".to_owned(),
+            "probe-ceiling",
+            &url,
+            "--header",
+            "Authorization Bearer s3cret",
         ],
-        vec![
-            "probe-ceiling".to_owned(),
-            "http://ci:PW-s3cret@127.0.0.1:99999/".to_owned(),
-        ],
-        vec![
-            "probe-ceiling".to_owned(),
-            url.clone(),
-            "--header".to_owned(),
-            "Authorization Bearer s3cret".to_owned(),
-        ],
-        vec![
-            "probe-ceiling".to_owned(),
-            url.clone(),
-            "--header".to_owned(),
-            "Host: s3cret".to_owned(),
-        ],
+        vec!["probe-ceiling", &url, "--header", "Host: s3cret"],
     ] {
-        let args: Vec<&str> = args.iter().map(String::as_str).collect();
         let out = ctxgate(&args);
         assert_eq!(out.code, 2, "{args:?}: {}", out.stderr);
         secret(&out);
     }
     // They were sent: Basic auth from the userinfo, the header as given.
     let heads = server.heads();
-    assert!(
-        heads.iter().any(|h| h.contains("authorization: basic ")),
-        "{heads:?}"
-    );
-    assert!(
-        heads.iter().any(|h| h.contains("x-api: token-s3cret")),
-        "{heads:?}"
-    );
-    assert!(
-        heads.iter().any(|h| h.contains("cookie: sid=s3cret")),
-        "{heads:?}"
-    );
+    for sent in [
+        "authorization: basic ",
+        "x-api: token-s3cret",
+        "cookie: sid=s3cret",
+    ] {
+        assert!(heads.iter().any(|h| h.contains(sent)), "{sent}: {heads:?}");
+    }
 }
 
 /// Issue 25, item 4: framing is ctxgate's — a `--header` that would set
@@ -707,17 +652,7 @@ fn framing_headers_and_bad_ports_are_refused_and_answers_are_escaped() {
             let out = if flag == "--header" {
                 ctxgate(&["probe-ceiling", &url, "--header", header])
             } else {
-                ctxgate(&[
-                    "check",
-                    "--cases",
-                    "3",
-                    "--transport",
-                    &url,
-                    "--config",
-                    &express_config(),
-                    "--transport-header",
-                    header,
-                ])
+                check_express(&["--cases", "3"], &url, &["--transport-header", header])
             };
             assert_eq!(out.code, 2, "{flag} {header}: {}{}", out.stdout, out.stderr);
             out.stderr_has("frames each request itself");
@@ -728,46 +663,35 @@ fn framing_headers_and_bad_ports_are_refused_and_answers_are_escaped() {
         let out = ctxgate(&["probe-ceiling", &bad, "--max", "4000"]);
         assert_eq!(out.code, 2, "{bad}: {}{}", out.stdout, out.stderr);
         assert!(out.stderr.contains("bad port"), "{bad}: {}", out.stderr);
-        let out = ctxgate(&[
-            "check",
-            "--cases",
-            "3",
-            "--transport",
-            &bad,
-            "--config",
-            &express_config(),
-        ]);
+        let out = check_express(&["--cases", "3"], &bad, &[]);
         assert_eq!(out.code, 2, "{bad}: {}{}", out.stdout, out.stderr);
     }
     std::thread::sleep(Duration::from_millis(200));
     assert_eq!(server.connections(), 0, "a refused header was sent");
     assert_eq!(port80.connections(), 0, "a bad port became port 80");
     // The control: port 80 is reachable here.
-    let out = ctxgate(&["probe-ceiling", "http://127.0.0.1/", "--max", "4000"]);
-    assert_eq!(out.code, 0, "{}", out.stderr);
-    assert!(port80.connections() > 0);
+    connects_to(
+        &port80,
+        &["probe-ceiling", "http://127.0.0.1/", "--max", "4000"],
+    );
 
     let hostile = Server::start(Mode::Hostile);
+    let (hostile_url, config) = (hostile.url(), express_config());
     for args in [
-        vec!["probe-ceiling".to_owned(), hostile.url()],
+        vec!["probe-ceiling", &hostile_url],
+        vec!["probe-ceiling", &hostile_url, "--json"],
         vec![
-            "probe-ceiling".to_owned(),
-            hostile.url(),
-            "--json".to_owned(),
-        ],
-        vec![
-            "check".to_owned(),
-            "--cases".to_owned(),
-            "20".to_owned(),
-            "--seed".to_owned(),
-            "3".to_owned(),
-            "--transport".to_owned(),
-            hostile.url(),
-            "--config".to_owned(),
-            express_config(),
+            "check",
+            "--cases",
+            "20",
+            "--seed",
+            "3",
+            "--transport",
+            &hostile_url,
+            "--config",
+            &config,
         ],
     ] {
-        let args: Vec<&str> = args.iter().map(String::as_str).collect();
         let out = ctxgate(&args);
         assert!(out.code == 0 || out.code == 1, "{args:?}: {}", out.stderr);
         assert!(

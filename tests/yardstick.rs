@@ -98,6 +98,13 @@ fn failed(report: &CheckReport) -> Vec<Invariant> {
     report.failures.iter().map(|f| f.invariant).collect()
 }
 
+/// Fails the test unless `report` failed `invariant`.
+#[track_caller]
+fn assert_caught(report: &CheckReport, invariant: Invariant) {
+    let failed = failed(report);
+    assert!(failed.contains(&invariant), "{failed:?}");
+}
+
 fn describe(report: &CheckReport) -> String {
     let mut lines: Vec<String> = report
         .failures
@@ -124,11 +131,7 @@ fn a_declared_margin_passes_and_an_undeclared_one_fails() {
     let declared = run(margin().compacting_at(0.9), 300);
     assert!(declared.ok(), "{}", describe(&declared));
     let undeclared = run(margin(), 300);
-    assert!(
-        failed(&undeclared).contains(&Invariant::NoPrematureCompaction),
-        "{:?}",
-        failed(&undeclared)
-    );
+    assert_caught(&undeclared, Invariant::NoPrematureCompaction);
 }
 
 #[test]
@@ -151,11 +154,7 @@ fn compacting_below_the_declared_point_fails_by_its_own_count() {
     );
     // And without a margin declared, compacting at 0.9 of its own count.
     let early = run(compactor("early", TiktokenFloored, 0.9), 300);
-    assert!(
-        failed(&early).contains(&Invariant::NoPrematureCompaction),
-        "{:?}",
-        failed(&early)
-    );
+    assert_caught(&early, Invariant::NoPrematureCompaction);
 }
 
 #[test]
@@ -163,11 +162,7 @@ fn an_estimate_that_dodges_by_being_low_still_fails_its_floors() {
     // Half of adr-0098: compacting late by this count is not premature
     // and makes progress by it, but the floors catch it.
     let low = run(compactor("low", Scaled(Adr0098, 0.5), 1.0), 300);
-    assert!(
-        failed(&low).contains(&Invariant::EstimateCoversToolCalls),
-        "{:?}",
-        failed(&low)
-    );
+    assert_caught(&low, Invariant::EstimateCoversToolCalls);
 }
 
 #[test]
