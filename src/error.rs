@@ -69,6 +69,9 @@ pub struct InputError {
     pub message: Option<usize>,
     /// What is wrong, in words a user can act on.
     pub problem: String,
+    /// The offending message as it was written, on one line and cut: what
+    /// a history or a subject's answer held, beside what is wrong with it.
+    pub written: Option<String>,
 }
 
 impl InputError {
@@ -78,6 +81,7 @@ impl InputError {
             file: None,
             message: None,
             problem: problem.into(),
+            written: None,
         }
     }
 
@@ -88,6 +92,7 @@ impl InputError {
             file: None,
             message: Some(index),
             problem: problem.into(),
+            written: None,
         }
     }
 
@@ -109,6 +114,14 @@ impl InputError {
         self
     }
 
+    /// Attach the offending message as written (keeps one already attached).
+    pub fn written(mut self, excerpt: impl FnOnce() -> String) -> Self {
+        if self.written.is_none() {
+            self.written = Some(excerpt());
+        }
+        self
+    }
+
     /// Attach a message index when the error has none yet.
     pub fn at_message(mut self, index: usize) -> Self {
         if self.message.is_none() {
@@ -126,7 +139,11 @@ impl fmt::Display for InputError {
         if let Some(i) = self.message {
             write!(f, "message {i}: ")?;
         }
-        f.write_str(&self.problem)
+        f.write_str(&self.problem)?;
+        if let Some(written) = &self.written {
+            write!(f, "; as written: {written}")?;
+        }
+        Ok(())
     }
 }
 

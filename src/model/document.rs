@@ -166,11 +166,24 @@ pub fn read_messages(
     system: Option<&Value>,
     raw: &[Value],
 ) -> Result<Vec<Message>, InputError> {
-    match format {
+    let read = match format {
         WireFormat::Engine => engine::read_messages(raw),
         WireFormat::Openai => openai::read_messages(raw),
         WireFormat::Anthropic => anthropic::read_messages(system, raw),
-    }
+    };
+    read.map_err(|e| match e.message.and_then(|i| raw.get(i)) {
+        Some(v) => showing(e, v),
+        None => e,
+    })
+}
+
+/// The longest excerpt of an offending message an error shows, in characters.
+const WRITTEN_CHARS: usize = 240;
+
+/// `e`, with the message `v` it is about as written: what a history or
+/// an answer held, beside what is wrong with it.
+fn showing(e: InputError, v: &Value) -> InputError {
+    e.written(|| super::text::collapse(&v.to_string(), WRITTEN_CHARS))
 }
 
 /// [`read_messages`], consuming the raw array: in the engine and openai
@@ -185,15 +198,17 @@ pub fn read_messages_owned(
     match format {
         WireFormat::Engine => {
             for (i, v) in raw.into_iter().enumerate() {
-                out.push(engine::message_from_value(&v, i)?);
+                let read = engine::message_from_value(&v, i);
+                out.push(read.map_err(|e| showing(e.at_message(i), &v))?);
             }
         }
         WireFormat::Openai => {
             for (i, v) in raw.into_iter().enumerate() {
-                out.push(openai::message_from_value(&v).map_err(|e| e.at_message(i))?);
+                let read = openai::message_from_value(&v);
+                out.push(read.map_err(|e| showing(e.at_message(i), &v))?);
             }
         }
-        WireFormat::Anthropic => return anthropic::read_messages(system, &raw),
+        WireFormat::Anthropic => return read_messages(format, system, &raw),
     }
     Ok(out)
 }
@@ -330,6 +345,32 @@ fn message_index_at(bytes: &[u8], offset: usize) -> Option<usize> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A message that does not read is shown as written, on one line and
+    /// cut, in every format, whether the array is read or consumed: what a
+    /// history or a subject's answer held, beside what is wrong with it.
+    #[test]
+    fn a_message_that_does_not_read_is_shown_as_written() {
+        let long = "x".repeat(1000);
+        let raw = |bad: Value| vec![serde_json::json!({"role": "user", "content": "hi"}), bad];
+        for format in WireFormat::ALL {
+            let bad = serde_json::json!({"rol": "user", "content": long});
+            let errors = [
+                read_messages(format, None, &raw(bad.clone())).unwrap_err(),
+                read_messages_owned(format, None, raw(bad)).unwrap_err(),
+            ];
+            for e in errors {
+                assert_eq!(e.message, Some(1), "{format}: {e}");
+                let written = e.written.as_deref().unwrap_or_default();
+                assert!(
+                    written.starts_with(r#"{"rol":"user","content":"xxx"#),
+                    "{format}: {e}"
+                );
+                assert_eq!(written.chars().count(), WRITTEN_CHARS, "{format}: {e}");
+                assert!(e.to_string().contains("; as written: {"), "{format}: {e}");
+            }
+        }
+    }
 
     #[test]
     fn message_index_is_found_in_arrays_and_objects() {

@@ -625,22 +625,30 @@ pub fn parse_estimate_answer(obj: &Map<String, Value>) -> Result<EstimateReply, 
         }
         None => {}
     }
-    let bad = |p: &str| Fault::new(FaultKind::Protocol, format!("estimate answer: {p}"));
-    let tokens = obj
-        .get("tokens")
-        .and_then(Value::as_u64)
-        .ok_or_else(|| bad("`tokens` must be a non-negative integer"))?;
+    // What the subject wrote is shown beside what it should have been.
+    let bad = |p: &str, found: Option<&Value>| {
+        let found = found.map_or("nothing".to_owned(), |v| {
+            crate::model::text::collapse(&v.to_string(), 80)
+        });
+        Fault::new(
+            FaultKind::Protocol,
+            format!("estimate answer: {p}, found {found}"),
+        )
+    };
+    let tokens = obj.get("tokens");
+    let tokens = (tokens.and_then(Value::as_u64))
+        .ok_or_else(|| bad("`tokens` must be a non-negative integer", tokens))?;
     let per_message = match obj.get("perMessage") {
         None | Some(Value::Null) => None,
         Some(Value::Array(a)) => Some(
             a.iter()
                 .map(|t| {
-                    t.as_u64()
-                        .ok_or_else(|| bad("`perMessage` must hold non-negative integers"))
+                    (t.as_u64())
+                        .ok_or_else(|| bad("`perMessage` must hold non-negative integers", Some(t)))
                 })
                 .collect::<Result<Vec<_>, _>>()?,
         ),
-        Some(_) => return Err(bad("`perMessage` must be an array")),
+        Some(other) => return Err(bad("`perMessage` must be an array", Some(other))),
     };
     Ok(EstimateReply::Tokens(EstimateAnswer {
         tokens,
@@ -651,6 +659,57 @@ pub fn parse_estimate_answer(obj: &Map<String, Value>) -> Result<EstimateReply, 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A compact answer whose message does not read is a protocol fault
+    /// that shows the message as the subject wrote it, by either reader.
+    #[test]
+    fn a_bad_answer_message_is_shown_in_the_fault() {
+        let line =
+            json!({"id": 1, "messages": [{"role": "user", "content": "a"}, {"rol": "user"}]});
+        let shown = r#"message 1: message has no `role`; as written: {"rol":"user"}"#;
+        let owned = parse_compact_reply(line.clone(), WireFormat::Engine).unwrap_err();
+        let Value::Object(obj) = line else {
+            unreachable!()
+        };
+        let borrowed = parse_compact_answer(&obj, WireFormat::Engine).unwrap_err();
+        for fault in [owned, borrowed] {
+            assert_eq!(fault.kind, FaultKind::Protocol);
+            assert!(fault.detail.ends_with(shown), "{}", fault.detail);
+        }
+    }
+
+    /// A bad estimate answer's fault shows what the subject wrote.
+    #[test]
+    fn a_bad_estimate_answer_is_shown_in_the_fault() {
+        for (answer, shown) in [
+            (
+                json!({"tokens": 12.5}),
+                "`tokens` must be a non-negative integer, found 12.5",
+            ),
+            (
+                json!({"tokens": "12"}),
+                "`tokens` must be a non-negative integer, found \"12\"",
+            ),
+            (
+                json!({}),
+                "`tokens` must be a non-negative integer, found nothing",
+            ),
+            (
+                json!({"tokens": 3, "perMessage": [1, -2]}),
+                "non-negative integers, found -2",
+            ),
+            (
+                json!({"tokens": 3, "perMessage": 3}),
+                "`perMessage` must be an array, found 3",
+            ),
+        ] {
+            let Value::Object(obj) = answer else {
+                unreachable!()
+            };
+            let fault = parse_estimate_answer(&obj).unwrap_err();
+            assert!(fault.detail.ends_with(shown), "{}", fault.detail);
+        }
+    }
 
     /// `wireFormats` round-trips through the hello, and a bad one fails it.
     #[test]
