@@ -75,7 +75,10 @@ pub fn parse_hello(v: &Value) -> Result<SubjectInfo, Fault> {
         .as_object()
         .ok_or_else(|| bad(format!("expected an object, found {}", json_type(v))))?;
     if obj.get("op").and_then(Value::as_str) != Some("hello") {
-        return Err(bad("the first answer must have \"op\":\"hello\"".into()));
+        let answered = crate::model::text::collapse(&v.to_string(), 240);
+        return Err(bad(format!(
+            "the first answer must have \"op\":\"hello\"; it was {answered}"
+        )));
     }
     match obj.get("protocol") {
         Some(v) if v.as_u64() == Some(PROTOCOL_VERSION) => {}
@@ -103,7 +106,10 @@ pub fn parse_hello(v: &Value) -> Result<SubjectInfo, Fault> {
         }
     };
     if !ops.contains(&"compact") {
-        return Err(bad("`ops` must include \"compact\"".into()));
+        let found = one_line(&obj.get("ops").map_or(String::new(), Value::to_string));
+        return Err(bad(format!(
+            "`ops` must include \"compact\", found {found}"
+        )));
     }
     info.estimates = ops.contains(&"estimate");
     if let Some(f) = obj.get("format") {
@@ -506,7 +512,7 @@ pub fn take_messages_owned(
         obj.shift_remove("messages"),
         into_array,
         "`messages` must be an array",
-        "no `messages`",
+        NoMessages(obj),
     )?;
     read_messages_owned(format, system_of(obj, format), raw).map_err(|e| e.to_string())
 }
@@ -517,9 +523,20 @@ pub fn take_messages(obj: &Map<String, Value>, format: WireFormat) -> Result<Vec
         obj.get("messages"),
         Value::as_array,
         "`messages` must be an array",
-        "no `messages`",
+        NoMessages(obj),
     )?;
     read_messages(format, system_of(obj, format), raw).map_err(|e| e.to_string())
+}
+
+/// No `messages`, and the fields there were instead (`result`, …):
+/// written only when it is shown.
+struct NoMessages<'a>(&'a Map<String, Value>);
+
+impl std::fmt::Display for NoMessages<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let fields: Vec<String> = self.0.keys().map(|k| one_line(&format!("{k:?}"))).collect();
+        write!(f, "no `messages` (its fields: {})", fields.join(", "))
+    }
 }
 
 /// The top-level `system` of a request or answer, which only the
@@ -678,6 +695,15 @@ mod tests {
         }
     }
 
+    /// An answer without `messages` names the fields it had instead.
+    #[test]
+    fn an_answer_without_messages_names_its_fields() {
+        let line = json!({"id": 1, "result": []});
+        let fault = parse_compact_reply(line, WireFormat::Engine).unwrap_err();
+        let shown = r#"no `messages` (its fields: "id", "result")"#;
+        assert!(fault.detail.ends_with(shown), "{}", fault.detail);
+    }
+
     /// A bad estimate answer's fault shows what the subject wrote.
     #[test]
     fn a_bad_estimate_answer_is_shown_in_the_fault() {
@@ -709,6 +735,21 @@ mod tests {
             let fault = parse_estimate_answer(&obj).unwrap_err();
             assert!(fault.detail.ends_with(shown), "{}", fault.detail);
         }
+    }
+
+    /// A hello that is not one shows what the subject answered instead.
+    #[test]
+    fn a_bad_hello_is_shown_in_the_fault() {
+        let no_op = json!({"protocol": 1, "name": "x", "ops": ["compact"]});
+        let fault = parse_hello(&no_op).unwrap_err();
+        assert!(
+            fault.detail.ends_with(&format!("it was {no_op}")),
+            "{}",
+            fault.detail
+        );
+        let fault = parse_hello(&json!({"op": "hello", "protocol": 1, "ops": ["compress"]}));
+        let detail = fault.unwrap_err().detail;
+        assert!(detail.ends_with(r#"found ["compress"]"#), "{detail}");
     }
 
     /// `wireFormats` round-trips through the hello, and a bad one fails it.
