@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use clap::Args as ClapArgs;
 
-use super::common::{load_gen_config, max_input_bytes, CliError};
+use super::common::{max_input_bytes, CliError};
 use ctxgate::check::CaseSource;
 use ctxgate::generate::GenConfig;
 use ctxgate::Config;
@@ -41,7 +41,7 @@ impl SourceArgs {
     /// `config` is the fixed config (`--config`), which corpus cases keep too.
     pub fn resolve(&self, config: Option<&Config>) -> Result<Sources, CliError> {
         let gen = match &self.gen_config {
-            Some(path) => load_gen_config(path)?,
+            Some(path) => ctxgate::input::config::read_gen_config(path, max_input_bytes())?,
             None => GenConfig::default(),
         };
         let source = match &self.corpus {

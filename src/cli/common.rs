@@ -30,22 +30,22 @@ pub struct CliError {
 }
 
 impl CliError {
-    /// Exit 1: the input was fine, the outcome is a failure.
-    pub fn failed(message: impl Into<String>) -> Self {
+    fn new(code: u8, message: impl Into<String>) -> Self {
         CliError {
-            code: EXIT_FAILED,
+            code,
             message: message.into(),
             hint: None,
         }
     }
 
+    /// Exit 1: the input was fine, the outcome is a failure.
+    pub fn failed(message: impl Into<String>) -> Self {
+        CliError::new(EXIT_FAILED, message)
+    }
+
     /// Exit 2: bad usage or bad input.
     pub fn bad_input(message: impl Into<String>) -> Self {
-        CliError {
-            code: EXIT_BAD_INPUT,
-            message: message.into(),
-            hint: None,
-        }
+        CliError::new(EXIT_BAD_INPUT, message)
     }
 
     pub fn with_hint(mut self, hint: impl Into<String>) -> Self {
@@ -297,23 +297,6 @@ impl ConfigArgs {
         config.validate()?;
         Ok(config)
     }
-}
-
-/// `--config FILE` alone (check, gen): the SPEC §2 config in the file,
-/// fields it leaves out at their defaults; errors name the file.
-pub fn load_config(path: &Path) -> Result<Config, CliError> {
-    Ok(ctxgate::input::config::read_valid_config(
-        path,
-        max_input_bytes(),
-    )?)
-}
-
-/// `--gen-config FILE` (check, gen): errors name the file.
-pub fn load_gen_config(path: &Path) -> Result<ctxgate::generate::GenConfig, CliError> {
-    Ok(ctxgate::input::config::read_gen_config(
-        path,
-        max_input_bytes(),
-    )?)
 }
 
 /// Print a JSON value, compact, on one line of stdout. A closed pipe

@@ -7,8 +7,9 @@ use std::path::PathBuf;
 
 use clap::Args as ClapArgs;
 
-use super::common::{load_config, load_gen_config, write_stdout, CliError};
+use super::common::{max_input_bytes, write_stdout, CliError};
 use ctxgate::generate::{case_for_config, case_from_seed, Case, Coverage, GenConfig};
+use ctxgate::input::config::{read_gen_config, read_valid_config};
 
 #[derive(Debug, ClapArgs)]
 pub struct Args {
@@ -55,14 +56,14 @@ pub fn run(args: Args) -> Result<(), CliError> {
         return Ok(());
     }
     let mut gen = match &args.gen_config {
-        Some(path) => load_gen_config(path)?,
+        Some(path) => read_gen_config(path, max_input_bytes())?,
         None => GenConfig::default(),
     };
     if !args.exact_numbers {
         gen.exotic_numbers_percent = 0;
     }
     let fixed = match &args.config {
-        Some(path) => Some(load_config(path)?),
+        Some(path) => Some(read_valid_config(path, max_input_bytes())?),
         None => None,
     };
     let case_at = |i: u64| -> Case {
