@@ -63,6 +63,25 @@ def test_answers_errors_and_faults():
     assert answers[7]["error"]["message"] == "`messages` must be an array of objects"
 
 
+def test_async_functions_are_awaited():
+    async def compact(cfg, messages):
+        if len(messages) == 2:
+            raise ctxgate.CannotFit("too big")
+        return messages[-1:]
+
+    async def estimate(cfg, messages):
+        return {"tokens": len(messages)}
+
+    user = {"role": "user", "content": "hi"}
+    answers = talk([{"op": "compact", "id": 1, "messages": [user]},
+                    {"op": "compact", "id": 2, "messages": [user, user]},
+                    {"op": "estimate", "id": 3, "messages": [user] * 3}],
+                   compact=compact, estimate=estimate)
+    assert answers[0] == {"id": 1, "messages": [user]}
+    assert answers[1]["error"] == {"kind": "cannot_fit", "message": "too big"}
+    assert answers[2] == {"id": 3, "tokens": 3}
+
+
 def test_serve_needs_a_function():
     with pytest.raises(ValueError, match="compact function, an estimate function or both"):
         talk([], name="t")

@@ -9,7 +9,8 @@ import this file from the checkout (adapters/lib/ctxgate_subject.py).
 
 `compact(config, messages)` returns the engine messages to answer with, or
 raises `CannotFit(message)` (or `InvalidInput(message)` for a history the
-library cannot represent). `estimate(config, messages)` returns
+library cannot represent); an `async def` compact (or estimate) is awaited,
+on one event loop for the whole run. `estimate(config, messages)` returns
 `{"tokens": n, "perMessage": [...]}` (perMessage optional). `config` is the
 request's config over SPEC §2's defaults. An exception inside the library
 under test is answered as an error the harness reports as a fault (kind
@@ -19,6 +20,7 @@ finding, never a hang. Nothing here judges anything.
 Standard library only.
 """
 
+import inspect
 import json
 import sys
 import traceback
@@ -62,6 +64,20 @@ def hello_of(ops, *, name, version, invariants=None, wire_formats=None, content_
     return hello
 
 
+_LOOP = []
+
+
+def _settled(result):
+    """An async function's result, awaited on the run's one event loop (a
+    summariser that calls a model is often async); any other, as it is."""
+    if not inspect.isawaitable(result):
+        return result
+    if not _LOOP:
+        import asyncio  # only a subject that needs it pays for the import
+        _LOOP.append(asyncio.new_event_loop())
+    return _LOOP[0].run_until_complete(result)
+
+
 def _answer(req, hello, ops):
     rid = req.get("id")
     op = req.get("op")
@@ -74,9 +90,10 @@ def _answer(req, hello, ops):
     if not isinstance(messages, list) or not all(isinstance(m, dict) for m in messages):
         return {"id": rid, "error": {"kind": "invalid_input", "message": "`messages` must be an array of objects"}}
     try:
+        result = _settled(ops[op](cfg, messages))
         if op == "compact":
-            return {"id": rid, "messages": ops[op](cfg, messages)}
-        return {"id": rid, **ops[op](cfg, messages)}
+            return {"id": rid, "messages": result}
+        return {"id": rid, **result}
     except CannotFit as e:
         return {"id": rid, "error": {"kind": "cannot_fit", "message": str(e)}}
     except InvalidInput as e:
