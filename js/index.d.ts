@@ -59,8 +59,8 @@ export interface Estimate {
 export interface ServeOptions {
   /** The compactor: engine messages in, engine messages out (or a Promise of them). Throw CannotFit or InvalidInput to answer with those kinds. */
   compact: (messages: Message[], config: Config) => Message[] | Promise<Message[]>;
-  /** Optional: the compactor's own token count. */
-  estimate?: (messages: Message[], config: Config) => Estimate | Promise<Estimate>;
+  /** Optional: the compactor's own token count ({tokens, perMessage?}, or the count alone). */
+  estimate?: (messages: Message[], config: Config) => Estimate | number | Promise<Estimate | number>;
   name: string;
   version: string;
   /** The invariants it claims (default: all that apply to its ops). */

@@ -76,7 +76,8 @@ export async function answer(request, options, hello = helloOf(options)) {
   try {
     const result = await fn(messages, withDefaults(request.config));
     if (op === 'compact') return { id, messages: result };
-    return { id, ...result };
+    // An estimate is {tokens, perMessage?}, or the token count alone.
+    return isObject(result) ? { id, ...result } : { id, tokens: result };
   } catch (e) {
     if (e instanceof CannotFit) return { id, error: { kind: 'cannot_fit', message: e.message } };
     if (e instanceof InvalidInput) return { id, error: { kind: 'invalid_input', message: e.message } };

@@ -75,6 +75,11 @@ test('estimate answers tokens and perMessage; an op the subject lacks is invalid
     '{"op":"estimate","id":4,"messages":[{"role":"user","content":"x"}]}\n',
   ]);
   assert.deepEqual(answers, [{ id: 4, tokens: 7, perMessage: [7] }]);
+  // The count alone, awaited: {tokens}.
+  const [alone] = await talk({ ...keepAll, estimate: async (m) => m.length }, [
+    '{"op":"estimate","id":9,"messages":[{"role":"user","content":"x"}]}\n',
+  ]);
+  assert.deepEqual(alone, { id: 9, tokens: 1 });
   const [none] = await talk(keepAll, ['{"op":"estimate","id":5,"messages":[]}\n']);
   assert.deepEqual(none, { id: 5, error: { kind: 'invalid_input', message: 'unknown op "estimate"' } });
 });

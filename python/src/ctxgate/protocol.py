@@ -11,7 +11,7 @@ import this file from the checkout (adapters/lib/ctxgate_subject.py).
 raises `CannotFit(message)` (or `InvalidInput(message)` for a history the
 library cannot represent); an `async def` compact (or estimate) is awaited,
 on one event loop for the whole run. `estimate(config, messages)` returns
-`{"tokens": n, "perMessage": [...]}` (perMessage optional). `config` is the
+`{"tokens": n, "perMessage": [...]}` (perMessage optional), or `n` alone. `config` is the
 request's config over SPEC §2's defaults. An exception inside the library
 under test is answered as an error the harness reports as a fault (kind
 `library_error`, with where it was raised): a crash of the compactor is a
@@ -93,6 +93,8 @@ def _answer(req, hello, ops):
         result = _settled(ops[op](cfg, messages))
         if op == "compact":
             return {"id": rid, "messages": result}
+        if not isinstance(result, dict):  # the token count alone
+            return {"id": rid, "tokens": result}
         return {"id": rid, **result}
     except CannotFit as e:
         return {"id": rid, "error": {"kind": "cannot_fit", "message": str(e)}}
