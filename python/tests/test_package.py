@@ -82,6 +82,25 @@ def test_async_functions_are_awaited():
     assert answers[2] == {"id": 3, "tokens": 3}
 
 
+def test_generators_are_listed_and_what_is_not_json_is_a_library_error():
+    class HumanMessage:  # what a LangChain compactor returns before it converts back
+        pass
+
+    def compact(cfg, messages):
+        if len(messages) == 2:
+            return [HumanMessage()]
+        return (m for m in messages)
+
+    user = {"role": "user", "content": "hi"}
+    answers = talk([{"op": "compact", "id": 1, "messages": [user]},
+                    {"op": "compact", "id": 2, "messages": [user, user]},
+                    {"op": "compact", "id": 3, "messages": [user]}], compact=compact)
+    assert answers[0] == {"id": 1, "messages": [user]}
+    assert answers[1]["id"] == 2 and answers[1]["error"]["kind"] == "library_error"
+    assert "not JSON" in answers[1]["error"]["message"] and "HumanMessage" in answers[1]["error"]["message"]
+    assert answers[2] == {"id": 3, "messages": [user]}  # served on
+
+
 def test_serve_needs_a_function():
     with pytest.raises(ValueError, match="compact function, an estimate function or both"):
         talk([], name="t")

@@ -92,6 +92,8 @@ def _answer(req, hello, ops):
     try:
         result = _settled(ops[op](cfg, messages))
         if op == "compact":
+            if hasattr(result, "__iter__") and not isinstance(result, (list, tuple, dict, str, bytes)):
+                result = list(result)  # a generator, filter or map of messages
             return {"id": rid, "messages": result}
         if not isinstance(result, dict):  # the token count alone
             return {"id": rid, "tokens": result}
@@ -132,5 +134,10 @@ def serve(compact, estimate=None, *, name, version, invariants=None, wire_format
         else:
             reply = _answer(req, hello, ops) if isinstance(req, dict) else {
                 "id": None, "error": {"kind": "invalid_input", "message": "a request is a JSON object"}}
-        out.write((dumps(reply) + "\n").encode("utf-8"))
+        try:
+            text = dumps(reply)
+        except (TypeError, ValueError) as e:  # e.g. a LangChain message object, not a dict
+            text = dumps({"id": reply.get("id"), "error": {
+                "kind": "library_error", "message": f"the answer is not JSON: {type(e).__name__}: {e}"}})
+        out.write((text + "\n").encode("utf-8"))
         out.flush()
