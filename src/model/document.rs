@@ -177,13 +177,10 @@ pub fn read_messages(
     })
 }
 
-/// The longest excerpt of an offending message an error shows, in characters.
-const WRITTEN_CHARS: usize = 240;
-
 /// `e`, with the message `v` it is about as written: what a history or
 /// an answer held, beside what is wrong with it.
 fn showing(e: InputError, v: &Value) -> InputError {
-    e.written(|| super::text::collapse(&v.to_string(), WRITTEN_CHARS))
+    e.written(|| super::text::excerpt(v))
 }
 
 /// [`read_messages`], consuming the raw array: in the engine and openai
@@ -366,7 +363,11 @@ mod tests {
                     written.starts_with(r#"{"rol":"user","content":"xxx"#),
                     "{format}: {e}"
                 );
-                assert_eq!(written.chars().count(), WRITTEN_CHARS, "{format}: {e}");
+                assert_eq!(
+                    written.chars().count(),
+                    crate::model::text::EXCERPT_CHARS,
+                    "{format}: {e}"
+                );
                 assert!(e.to_string().contains("; as written: {"), "{format}: {e}");
             }
         }

@@ -27,6 +27,16 @@ pub fn group(n: u64) -> String {
     out
 }
 
+/// The longest excerpt of a value an error shows, in characters.
+pub const EXCERPT_CHARS: usize = 240;
+
+/// A JSON value as it was written, on one line and cut to
+/// [`EXCERPT_CHARS`]: what a history or a subject sent, shown beside what
+/// is wrong with it.
+pub fn excerpt(v: &serde_json::Value) -> String {
+    collapse(&v.to_string(), EXCERPT_CHARS)
+}
+
 /// Whitespace runs collapsed to one space, control characters dropped,
 /// cut to `max` characters with an ellipsis: a preview on one line.
 pub fn collapse(text: &str, max: usize) -> String {

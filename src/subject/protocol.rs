@@ -23,6 +23,7 @@ use crate::error::json_type;
 use crate::invariant::InvariantSet;
 use crate::model::engine_de::Lookup;
 use crate::model::field::{expect, into_array};
+use crate::model::text::excerpt;
 use crate::model::{
     read_messages, read_messages_owned, write_messages, Message, WireFormat, WireFormats,
 };
@@ -75,7 +76,7 @@ pub fn parse_hello(v: &Value) -> Result<SubjectInfo, Fault> {
         .as_object()
         .ok_or_else(|| bad(format!("expected an object, found {}", json_type(v))))?;
     if obj.get("op").and_then(Value::as_str) != Some("hello") {
-        let answered = crate::model::text::collapse(&v.to_string(), 240);
+        let answered = excerpt(v);
         return Err(bad(format!(
             "the first answer must have \"op\":\"hello\"; it was {answered}"
         )));
@@ -106,7 +107,7 @@ pub fn parse_hello(v: &Value) -> Result<SubjectInfo, Fault> {
         }
     };
     if !ops.contains(&"compact") {
-        let found = one_line(&obj.get("ops").map_or(String::new(), Value::to_string));
+        let found = obj.get("ops").map_or(String::new(), excerpt);
         return Err(bad(format!(
             "`ops` must include \"compact\", found {found}"
         )));
@@ -644,9 +645,7 @@ pub fn parse_estimate_answer(obj: &Map<String, Value>) -> Result<EstimateReply, 
     }
     // What the subject wrote is shown beside what it should have been.
     let bad = |p: &str, found: Option<&Value>| {
-        let found = found.map_or("nothing".to_owned(), |v| {
-            crate::model::text::collapse(&v.to_string(), 80)
-        });
+        let found = found.map_or("nothing".to_owned(), excerpt);
         Fault::new(
             FaultKind::Protocol,
             format!("estimate answer: {p}, found {found}"),
