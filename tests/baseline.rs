@@ -486,6 +486,9 @@ fn the_gate_compares_a_suite_fixture_by_fixture() {
     let whole = tmp.join("whole.json");
     let out = gate(&cut, &drops, &["--report", "json", "--out", &whole]);
     assert_eq!(out.code, 1, "{}", out.stderr);
+    out.stderr_has(", seed 3, up to 40 cases\n");
+    let n = common::json_files(suite);
+    out.stderr_has(&format!(" first, on both sides ({n} fixture(s))\n"));
     out.stderr_has("suite fixture(s) regressed");
     let report = read_json(&whole);
     let s = &report["suite"];

@@ -1303,7 +1303,15 @@ fn report_merge_keeps_the_suites_outcome() {
     let whole = format!("{dir}/whole.json");
     let mut args = base.to_vec();
     args.extend(["--out", &whole]);
-    assert_eq!(run(&args).code, 0);
+    let out = run(&args);
+    assert_eq!(out.code, 0);
+    // The banner says what is about to run, the suite first.
+    out.stderr_has("ctxgate check: subject ctxgate-reference 0.1.0, seed 3, up to 40 cases\n");
+    out.stderr_has("ctxgate check: the suite ");
+    out.stderr_has(&format!(
+        " first ({} fixture(s))\n",
+        common::json_files(suite)
+    ));
     let merged = format!("{dir}/merged.json");
     let merge = |files: &[&str], extra: &[&str]| {
         let mut args = vec!["report", "merge"];
@@ -1337,16 +1345,7 @@ fn report_merge_keeps_the_suites_outcome() {
     let name = first["path"].as_str().unwrap().to_owned();
     let failed_path = tmp.file("shard-1-failed.json", failed.to_string());
     // Every fixture of the suite is replayed once, in shard 1.
-    let total = std::fs::read_dir(suite)
-        .unwrap()
-        .filter(|e| {
-            e.as_ref()
-                .unwrap()
-                .path()
-                .extension()
-                .is_some_and(|x| x == "json")
-        })
-        .count();
+    let total = common::json_files(suite);
     let one_of = format!("1 of {total} suite fixture(s) failed");
     let out = merge(&[&failed_path, &shards[1]], &[]);
     assert_eq!(out.code, 1, "{}", out.stderr);

@@ -2,7 +2,6 @@
 //! invariants, shrink each failure to a minimal history, save it as a
 //! fixture, report.
 
-use std::io::IsTerminal;
 use std::path::PathBuf;
 
 use clap::{Args as ClapArgs, ValueEnum};
@@ -11,11 +10,12 @@ use super::common::CliError;
 use super::subject::SubjectArgs;
 use ctxgate::baseline::report::Hints;
 use ctxgate::baseline::FailOn;
-use ctxgate::check::{CheckOptions, Progress, Shard};
+use ctxgate::check::{CheckOptions, Shard};
 use ctxgate::oracle::InvariantSet;
 use ctxgate::report::render::Outcome;
 use ctxgate::report::ReplayHint;
-use ctxgate::subject::{Subject, SubjectInfo};
+use ctxgate::run::progress;
+use ctxgate::subject::Subject;
 
 /// Which JSON numbers the subject is sent (`model::value`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -201,7 +201,7 @@ pub fn run_check(args: Args) -> Result<(), CliError> {
     let mut opts = CheckOptions {
         cases,
         time,
-        seed: args.seed.unwrap_or_else(random_seed),
+        seed: args.seed.unwrap_or_else(ctxgate::run::random_seed),
         invariants,
         save: Some(args.save.clone()),
         shrink_runs: args.shrink_runs,
@@ -247,11 +247,10 @@ pub fn run_check(args: Args) -> Result<(), CliError> {
         let write_error = reports.write(args.reports.report, &outcome, "");
         return super::output::exit(&outcome, write_error, None, "");
     }
-    banner(
-        subjects[0].info(),
-        None,
-        &opts,
-        live.as_ref().map(|l| l.url()),
+    let live_url = live.as_ref().map(|l| l.url());
+    eprintln!(
+        "{}",
+        progress::banner(subjects[0].info(), None, &opts, live_url)
     );
     // The suite's fixtures keep their own configs: only the generated
     // cases, under the endpoint's ceiling, go to the live endpoint
@@ -260,7 +259,7 @@ pub fn run_check(args: Args) -> Result<(), CliError> {
         Some(live) => subjects.into_iter().map(|s| live.wrap(s)).collect(),
         None => subjects,
     };
-    let mut progress = progress_printer(opts.run_cases());
+    let mut progress = progress::printer(opts.run_cases());
     let report = ctxgate::check::run_parallel(&mut subjects, &opts, &mut progress);
     drop(progress);
     let outcome = Outcome::Check {
@@ -270,42 +269,6 @@ pub fn run_check(args: Args) -> Result<(), CliError> {
     let (extra, more) = live.map_or((String::new(), None), |l| super::transport::finish(&l));
     let write_error = reports.write(args.reports.report, &outcome, &extra);
     super::output::exit(&outcome, write_error, more, "")
-}
-
-/// What a run is about to do, on stderr: the subject (and the baseline),
-/// the seed, the cases, the live endpoint, the suite first.
-fn banner(
-    subject: &SubjectInfo,
-    baseline: Option<&SubjectInfo>,
-    opts: &CheckOptions,
-    live: Option<&str>,
-) {
-    let against = baseline.map(|b| format!(" against baseline {} {}", b.name, b.version));
-    let cases = match opts.shard {
-        Some(s) if s.alone(opts.run_cases()) => format!("case {} alone", s.k - 1),
-        _ => format!("up to {} cases", opts.cases),
-    };
-    eprintln!(
-        "ctxgate check: subject {} {}{}, seed {}, {cases}{}{}",
-        subject.name,
-        subject.version,
-        against.unwrap_or_default(),
-        opts.seed,
-        opts.time
-            .map(|t| format!(" or {:.0} s", t.as_secs_f64()))
-            .unwrap_or_default(),
-        live.map(|url| format!(", every ToolLoop body also sent to {url}"))
-            .unwrap_or_default()
-    );
-    if let Some(suite) = &opts.suite {
-        let (dir, n) = (suite.dir.display(), suite.fixtures.len());
-        let sides = if baseline.is_some() {
-            ", on both sides"
-        } else {
-            ""
-        };
-        eprintln!("ctxgate check: the suite {dir} first{sides} ({n} fixture(s))");
-    }
 }
 
 /// `check --baseline CMD`: start the baseline like the subject (`--jobs` ×
@@ -337,8 +300,9 @@ fn run_gate(
     let workers = subjects.len().min(baselines.len());
     subjects.truncate(workers);
     baselines.truncate(workers);
-    banner(subjects[0].info(), Some(baselines[0].info()), opts, None);
-    let mut progress = progress_printer(opts.run_cases());
+    let (subject, baseline) = (subjects[0].info(), baselines[0].info());
+    eprintln!("{}", progress::banner(subject, Some(baseline), opts, None));
+    let mut progress = progress::printer(opts.run_cases());
     let fail_on = args.fail_on.unwrap_or_default();
     let report = ctxgate::baseline::run_parallel(
         &mut subjects,
@@ -355,44 +319,4 @@ fn run_gate(
             baseline: ReplayHint::subject(cmd),
         },
     })
-}
-
-fn random_seed() -> u64 {
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_nanos() as u64)
-        .unwrap_or(0);
-    (nanos ^ (std::process::id() as u64).rotate_left(32)) % 1_000_000_000
-}
-
-/// A progress bar on a terminal; a plain line every 10% otherwise.
-pub(super) fn progress_printer(total: u64) -> Box<dyn FnMut(Progress)> {
-    if std::io::stderr().is_terminal() {
-        let bar = indicatif::ProgressBar::new(total);
-        bar.set_style(
-            indicatif::ProgressStyle::with_template(
-                "{bar:40} {pos}/{len} cases, {msg} [{elapsed_precise}]",
-            )
-            .expect("a valid template"),
-        );
-        Box::new(move |p: Progress| {
-            bar.set_position(p.done);
-            bar.set_message(format!("{} failure(s), {} fault(s)", p.failures, p.faults));
-            if p.done == p.total {
-                bar.finish_and_clear();
-            }
-        })
-    } else {
-        let mut next = total.div_ceil(10).max(1);
-        let step = next;
-        Box::new(move |p: Progress| {
-            if p.done >= next {
-                eprintln!(
-                    "  {}/{} cases, {} failure(s), {} fault(s)",
-                    p.done, p.total, p.failures, p.faults
-                );
-                next += step;
-            }
-        })
-    }
 }

@@ -6,7 +6,7 @@ use std::path::Path;
 
 use clap::builder::PossibleValuesParser;
 use ctxgate::estimate::{self, table, Estimator};
-use ctxgate::{Config, Document, WireFormat};
+use ctxgate::WireFormat;
 
 use super::common::{print_json, write_outcome, CliError, HistoryArgs};
 
@@ -97,25 +97,11 @@ fn run_lines(args: &Args, estimator: &dyn Estimator) -> Result<(), CliError> {
         if line.iter().all(u8::is_ascii_whitespace) {
             continue;
         }
-        let case = |e: ctxgate::InputError| CliError::from(e.in_file(&at));
-        let mut value = ctxgate::model::parse_json(&line).map_err(case)?;
-        let raw_config = match value.as_object_mut() {
-            Some(obj) => obj.shift_remove("config"),
-            None => {
-                return Err(CliError::bad_input(format!(
-                    "{at}: expected a {{\"config\", \"messages\"}} object, found {}",
-                    ctxgate::error::json_type(&value)
-                )))
-            }
-        };
         // Engine unless --format says otherwise: what `gen` prints, and no
         // guessing per line (a line's fields could hint at another format).
         let format = args.history.format.unwrap_or(WireFormat::Engine);
-        let doc = Document::from_value(value, Some(format)).map_err(case)?;
-        let mut config = match raw_config {
-            Some(c) => Config::from_value(c).map_err(case)?,
-            None => Config::default(),
-        };
+        let (mut config, doc) =
+            ctxgate::input::read_case(&line, format).map_err(|e| e.in_file(&at))?;
         if let Some(format) = args.history.config.wire_format {
             config.wire_format = format;
         }

@@ -157,6 +157,25 @@ pub fn read_document(
     Document::from_value(value, format).map_err(|e| e.in_file(&shown))
 }
 
+/// One case of a JSON-Lines stream (what `ctxgate gen` prints): a
+/// `{"config", "messages"}` object, its messages in `format`, its config
+/// over the defaults (not validated: the caller may still change it).
+pub fn read_case(line: &[u8], format: WireFormat) -> Result<(crate::Config, Document), InputError> {
+    let mut value = parse_json(line)?;
+    let Some(config) = value.as_object_mut().map(|o| o.shift_remove("config")) else {
+        return Err(InputError::shape(format!(
+            "expected a {{\"config\", \"messages\"}} object, found {}",
+            crate::error::json_type(&value)
+        )));
+    };
+    let doc = Document::from_value(value, Some(format))?;
+    let config = match config {
+        Some(c) => crate::Config::from_value(c)?,
+        None => crate::Config::default(),
+    };
+    Ok((config, doc))
+}
+
 /// A `T` read from `v`; an error names the field it is about
 /// (`failures[0].invariant: unknown invariant "x"`).
 pub(crate) fn from_value<'v, T: serde::Deserialize<'v>>(

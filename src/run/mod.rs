@@ -17,6 +17,7 @@
 //! What it does not do: start subjects (the CLI and `testing` do), or
 //! render reports (`report`).
 
+pub mod progress;
 pub(crate) mod shrink;
 
 use std::collections::BTreeMap;
@@ -178,6 +179,16 @@ impl std::fmt::Display for Shard {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "{}/{}", self.k, self.n)
     }
+}
+
+/// A seed for a run not given one: the clock and the process id, below
+/// 10^9 so that it is short to type back.
+pub fn random_seed() -> u64 {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos() as u64)
+        .unwrap_or(0);
+    (nanos ^ (std::process::id() as u64).rotate_left(32)) % 1_000_000_000
 }
 
 /// Progress, for a bar or a line.

@@ -23,6 +23,13 @@ pub fn data_dir(dir: &std::path::Path) -> Option<std::path::PathBuf> {
     None
 }
 
+/// How many fixtures (`*.json`) a suite folder holds, at its top level.
+pub fn json_files(dir: &str) -> usize {
+    let entries = std::fs::read_dir(dir).unwrap().flatten();
+    let json = |e: &std::fs::DirEntry| e.path().extension().is_some_and(|x| x == "json");
+    entries.filter(json).count()
+}
+
 /// A baseline gate run in process: `subject` against the built-in
 /// reference on `cases` cases of `seed`, failing on regressions.
 pub fn gate_against_reference(
