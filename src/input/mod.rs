@@ -199,4 +199,22 @@ mod tests {
         assert_eq!(read_all(&b"[1]"[..], "it", 3).unwrap(), b"[1]");
         assert!(read_all(&b"[1] "[..], "it", 3).is_err());
     }
+
+    #[test]
+    fn a_case_line_is_its_config_over_the_defaults_and_its_messages() {
+        let line = br#"{"config":{"keepRecent":7},"messages":[{"role":"user","content":"hi"}]}"#;
+        let (config, doc) = read_case(line, WireFormat::Engine).unwrap();
+        assert_eq!(config.keep_recent, 7);
+        assert_eq!(config.threshold, crate::Config::default().threshold);
+        assert_eq!(doc.messages.len(), 1);
+        let (config, _) = read_case(br#"{"messages":[]}"#, WireFormat::Engine).unwrap();
+        assert_eq!(config, crate::Config::default());
+        let e = read_case(b"[1]", WireFormat::Engine).unwrap_err();
+        assert!(e.problem.contains("found an array"), "{}", e.problem);
+        let e = read_case(
+            br#"{"config":{"keepRecent":"x"},"messages":[]}"#,
+            WireFormat::Engine,
+        );
+        assert!(e.unwrap_err().problem.contains("keepRecent"));
+    }
 }

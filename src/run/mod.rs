@@ -15,7 +15,8 @@
 //! for each kind is that of the lowest case index.
 //!
 //! What it does not do: start subjects (the CLI and `testing` do), or
-//! render reports (`report`).
+//! render reports (`report`). What a run says on stderr while it runs —
+//! its banner, its progress — is [`progress`]'s.
 
 pub mod progress;
 pub(crate) mod shrink;
