@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """The zoo in CI: each zoo adapter's recorded verdict, asserted on a short sampled run.
 
-    python3 adapters/zoo_ci.py [--ctxgate target/release/ctxgate] [--only NAME] [--record]
+    python3 adapters/zoo_ci.py [--ctxgate target/release/ctxgate] [--only NAME] [--record | --install-only]
 
 For every subject of adapters/zoo-verdicts.json, in order:
 
@@ -49,6 +49,8 @@ def main():
     ap.add_argument("--ctxgate", default=os.path.join(ROOT, "target", "release", "ctxgate"))
     ap.add_argument("--only", action="append", help="run only these subjects (repeatable)")
     ap.add_argument("--record", action="store_true", help="write the measured verdicts into zoo-verdicts.json")
+    ap.add_argument("--install-only", action="store_true",
+                    help="only install each subject's pinned release (CI does it in the background, early)")
     args = ap.parse_args()
     book = json.load(open(VERDICTS))
     unknown = sorted(set(args.only or []) - set(book["subjects"]))
@@ -69,6 +71,9 @@ def main():
             print(r.stderr[-3000:])
             sys.exit(f"zoo: {name}: install failed ({run_sh} --install)")
         t_install = time.time() - t0
+        if args.install_only:
+            print(f"zoo: {name}: installed [{t_install:.0f} s]", flush=True)
+            continue
 
         t0 = time.time()
         # Text content only: the zoo adapters say contentParts: false, so
@@ -111,6 +116,8 @@ def main():
                   + (f"newly failing: {', '.join(new)} (a new bug, or an adapter change: see the shrunk cases in {out_dir}/fixtures/{name}); " if new else "")
                   + (f"no longer failing: {', '.join(gone)} (fixed upstream, or no longer reached by these cases)" if gone else "")
                   + f". Look again at docs/findings.md, then re-record: python3 adapters/zoo_ci.py --record --only {name}")
+    if args.install_only:
+        return
     if args.record:
         with open(VERDICTS, "w") as f:
             json.dump(book, f, indent=2)

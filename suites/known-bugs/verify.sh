@@ -5,11 +5,14 @@
 # below is the one in README.md; CI runs this script.
 #
 #   suites/known-bugs/verify.sh [CTXGATE]      # default: target/release/ctxgate
+#   suites/known-bugs/verify.sh --install-only # install every pinned version, verify nothing
 #
 # The adapters install their pinned versions on first use (into
 # $CTXGATE_VENV_ROOT when set, as CI does, else beside each adapter).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
+install_only=false
+if [ "${1:-}" = --install-only ]; then install_only=true; shift; fi
 ctxgate=${1:-target/release/ctxgate}
 suite=suites/known-bugs
 
@@ -37,6 +40,7 @@ for row in "${table[@]}"; do
     "${words[0]}" --install "${words[@]:1}" >&2
   done
 done
+if $install_only; then exit 0; fi
 
 failed=0
 for row in "${table[@]}"; do
