@@ -229,6 +229,38 @@ impl SuiteReport {
         }
     }
 
+    /// Why `replay` of these fixtures against `subject` fails, or `None`
+    /// when it passes: a fixture failed, or none was judged; with
+    /// `--expect-failures`, a fixture that did not fail.
+    pub fn replay_problem(&self, subject: &str, expect_failures: bool) -> Option<String> {
+        let (failed, n) = (self.failed(), self.cases.len());
+        if expect_failures {
+            let unexpected: Vec<String> = (self.cases.iter())
+                .filter(|c| !c.outcome.reproduces())
+                .map(|c| c.path.display().to_string())
+                .collect();
+            return (!unexpected.is_empty()).then(|| {
+                format!(
+                    "{} of {n} fixture(s) no longer fail against {subject} (expected to): {}",
+                    unexpected.len(),
+                    unexpected.join(", ")
+                )
+            });
+        }
+        if failed > 0 {
+            Some(format!(
+                "{failed} of {n} fixture(s) failed against {subject}"
+            ))
+        } else if self.held() == 0 {
+            let skipped = self.skipped();
+            Some(format!(
+                "nothing was judged: all {skipped} fixture(s) were skipped against {subject}"
+            ))
+        } else {
+            None
+        }
+    }
+
     /// One line per fixture, then the tally: the section `check` prints
     /// before its own report.
     pub fn human(&self) -> String {
@@ -380,6 +412,58 @@ mod tests {
             InvariantSet::parse_list(invariants).unwrap(),
             "a test",
         )
+    }
+
+    fn report_of(outcomes: Vec<Replayed>) -> SuiteReport {
+        let cases = outcomes
+            .into_iter()
+            .enumerate()
+            .map(|(i, outcome)| SuiteCase {
+                path: PathBuf::from(format!("f{i}.json")),
+                name: String::new(),
+                see: String::new(),
+                outcome,
+            });
+        SuiteReport {
+            source: PathBuf::from("suite"),
+            cases: cases.collect(),
+        }
+    }
+
+    #[test]
+    fn replay_fails_on_a_failure_on_nothing_judged_and_on_an_expected_failure_that_held() {
+        let failed = Replayed::Failed(vec![Violation::new(
+            crate::oracle::Invariant::ToolPairing,
+            "orphan",
+        )]);
+        let skipped = || Replayed::Skipped { why: "w".into() };
+        let held = || Replayed::Held { judged: 1 };
+
+        let one_failed = report_of(vec![held(), failed.clone()]);
+        let why = one_failed.replay_problem("ref", false).unwrap();
+        assert_eq!(why, "1 of 2 fixture(s) failed against ref");
+        assert_eq!(
+            one_failed.replay_problem("ref", true).unwrap(),
+            "1 of 2 fixture(s) no longer fail against ref (expected to): f0.json"
+        );
+
+        let none_judged = report_of(vec![skipped(), skipped()]);
+        let why = none_judged.replay_problem("ref", false).unwrap();
+        assert_eq!(
+            why,
+            "nothing was judged: all 2 fixture(s) were skipped against ref"
+        );
+        // Skipped is not failing either: an expected failure that was skipped fails.
+        assert!(none_judged
+            .replay_problem("ref", true)
+            .unwrap()
+            .contains("f0.json, f1.json"));
+
+        assert_eq!(
+            report_of(vec![held(), skipped()]).replay_problem("ref", false),
+            None
+        );
+        assert_eq!(report_of(vec![failed]).replay_problem("ref", true), None);
     }
 
     #[test]

@@ -174,10 +174,9 @@ pub fn run_check(args: Args) -> Result<(), CliError> {
             args.save.display()
         ))
     })?;
-    // Case N alone is shard N+1 of N+1 cases: its index is N.
-    let (cases, shard) = match args.case {
-        Some(n) if n >= u64::MAX - 1 => return Err(CliError::bad_input("--case is too large")),
-        Some(n) => (n + 1, Some(Shard { k: n + 1, n: n + 1 })),
+    let (cases, shard) = match args.case.map(Shard::alone_case) {
+        Some(None) => return Err(CliError::bad_input("--case is too large")),
+        Some(Some(alone)) => (alone.n, Some(alone)),
         None => (args.cases, args.shard),
     };
     // `--wire-format` alone pins the format, not the whole config.
@@ -221,14 +220,7 @@ pub fn run_check(args: Args) -> Result<(), CliError> {
         opts.wire_formats = ctxgate::WireFormats::of(&[f]);
         opts.gen = opts.gen.in_formats(opts.wire_formats);
     }
-    // No more subjects than cases to give them (a shard has its share).
-    let jobs =
-        (args.jobs).unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
-    let jobs = jobs.min(
-        usize::try_from(opts.run_cases())
-            .unwrap_or(usize::MAX)
-            .max(1),
-    );
+    let jobs = opts.workers(args.jobs);
     let subjects = args.subject.open_jobs(jobs, args.lanes)?;
     if args.subject.is_external() && !ctxgate::subject::reaper::is_subreaper() {
         eprintln!(

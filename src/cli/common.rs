@@ -118,25 +118,14 @@ impl HistoryArgs {
     /// Read and parse the history, then resolve the config; errors name
     /// the file, the message and the problem.
     pub fn load(&self) -> Result<Loaded, CliError> {
-        let (name, doc) = match self.input.as_deref() {
-            Some(path) if path != Path::new("-") => {
-                let name = path.display().to_string();
-                let doc = ctxgate::input::read_document(path, self.format, max_input_bytes())?;
-                (name, doc)
-            }
-            input => {
-                if input.is_none() && io::stdin().is_terminal() {
-                    return Err(CliError::bad_input(
-                        "no history given: pass a FILE, or pipe one on stdin (`-`)",
-                    ));
-                }
-                let bytes =
-                    ctxgate::input::read_all(io::stdin().lock(), "the history", max_input_bytes())
-                        .map_err(|e| e.in_file("-"))?;
-                let doc = Document::parse(&bytes, self.format).map_err(|e| e.in_file("-"))?;
-                ("-".to_owned(), doc)
-            }
-        };
+        let path = self.input.as_deref().unwrap_or(Path::new("-"));
+        if self.input.is_none() && io::stdin().is_terminal() {
+            return Err(CliError::bad_input(
+                "no history given: pass a FILE, or pipe one on stdin (`-`)",
+            ));
+        }
+        let doc = ctxgate::input::read_history(path, self.format, max_input_bytes())?;
+        let name = path.display().to_string();
         let config = self.config.resolve(doc.format)?;
         Ok(Loaded { name, doc, config })
     }
@@ -340,4 +329,3 @@ pub fn write_outcome(result: io::Result<()>) -> Result<(), CliError> {
 }
 
 pub use ctxgate::model::text::group;
-pub use ctxgate::report::file::ReportFile;

@@ -222,16 +222,10 @@ pub fn run(args: Args) -> Result<(), CliError> {
         };
         out!("{text}");
     }
-    if enforced && !failures.is_empty() {
-        let lines: Vec<String> = failures.iter().map(|f| format!("  - {f}")).collect();
-        return Err(CliError::failed(format!(
-            "--fail-if-worse: {} finding(s) against {}:\n{}",
-            failures.len(),
-            comparison.estimators[0].label,
-            lines.join("\n")
-        )));
+    match compare::gate::problem(&failures, &comparison) {
+        Some(why) if enforced => Err(CliError::failed(why)),
+        _ => Ok(()),
     }
-    Ok(())
 }
 
 #[cfg(not(feature = "calibrate"))]

@@ -8,8 +8,10 @@ use std::path::PathBuf;
 use clap::Args as ClapArgs;
 
 use super::common::{max_input_bytes, write_stdout, CliError};
-use ctxgate::generate::{case_for_config, case_from_seed, Case, Coverage, GenConfig};
+use ctxgate::check::CheckOptions;
+use ctxgate::generate::{Coverage, GenConfig};
 use ctxgate::input::config::{read_gen_config, read_valid_config};
+use ctxgate::run::case_at;
 
 #[derive(Debug, ClapArgs)]
 pub struct Args {
@@ -66,12 +68,13 @@ pub fn run(args: Args) -> Result<(), CliError> {
         Some(path) => Some(read_valid_config(path, max_input_bytes())?),
         None => None,
     };
-    let case_at = |i: u64| -> Case {
-        match &fixed {
-            Some(c) => case_for_config(args.seed, i, &gen, c),
-            None => case_from_seed(args.seed, i, &gen),
-        }
+    let opts = CheckOptions {
+        seed: args.seed,
+        gen,
+        config: fixed,
+        ..CheckOptions::default()
     };
+    let case_at = |i: u64| case_at(&opts, i);
     if args.stats {
         let mut coverage = Coverage::default();
         for i in 0..args.cases {

@@ -4,11 +4,12 @@
 //! is opened before any work is done: one that cannot be written is bad
 //! usage at once, not a run lost at its end.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
-use clap::{Args as ClapArgs, ValueEnum};
+use clap::Args as ClapArgs;
 
-use super::common::{CliError, ReportFile};
+use super::common::CliError;
+use ctxgate::report::file::ReportFiles;
 use ctxgate::report::render::{Outcome, ReportKind};
 
 #[derive(Debug, ClapArgs)]
@@ -28,59 +29,24 @@ pub struct ReportArgs {
     pub also_report: Vec<String>,
 }
 
-/// The report files, open and still empty.
-pub struct Opened {
-    out: Option<ReportFile>,
-    also: Vec<(ReportKind, ReportFile)>,
-}
-
 impl ReportArgs {
     /// Open `--out` and every `--also-report` file.
     pub fn open(&self) -> Result<Opened, CliError> {
-        let cannot = |path: &Path, e: std::io::Error| {
-            CliError::bad_input(format!(
-                "{}: cannot write the report there: {e}",
-                path.display()
-            ))
-        };
-        let out = match &self.out {
-            Some(path) => Some(ReportFile::open(path).map_err(|e| cannot(path, e))?),
-            None => None,
-        };
-        let also = self.also_report.iter().map(|item| {
-            let bad = |why: String| CliError::bad_input(format!("--also-report {item:?}: {why}"));
-            let (form, path) = item
-                .split_once('=')
-                .ok_or_else(|| bad("give FORM=FILE, e.g. junit=ctxgate-junit.xml".into()))?;
-            let kind = ReportKind::from_str(form, true).map_err(|_| {
-                bad(format!(
-                    "unknown form {form:?}; the forms are human, json, junit, markdown"
-                ))
-            })?;
-            let file = ReportFile::open(Path::new(path))
-                .map_err(|e| bad(format!("cannot write the report there: {e}")))?;
-            Ok((kind, file))
-        });
-        Ok(Opened {
-            out,
-            also: also.collect::<Result<_, CliError>>()?,
-        })
+        let files = ReportFiles::open(self.out.as_deref(), &self.also_report);
+        Ok(Opened(files.map_err(CliError::bad_input)?))
     }
 }
+
+/// The report files, open and still empty.
+pub struct Opened(ReportFiles);
 
 impl Opened {
     /// The report in `--report`'s form to `--out` (a human summary, then
     /// `extra`, to stdout) or to stdout, and each `--also-report`; the
     /// first write error, said on stderr.
     pub fn write(self, kind: ReportKind, outcome: &Outcome, extra: &str) -> Option<String> {
-        let (mut error, to_file) = (None, self.out.is_some());
-        let files = self.out.into_iter().map(|file| (kind, file));
-        for (kind, file) in files.chain(self.also) {
-            let path = file.path().display().to_string();
-            if let Err(e) = file.write(&outcome.render(kind)) {
-                error.get_or_insert(format!("{path}: cannot write the report: {e}"));
-            }
-        }
+        let to_file = self.0.out.is_some();
+        let error = self.0.write(kind, outcome);
         match kind {
             _ if to_file => out!("{}{extra}", outcome.render(ReportKind::Human)),
             ReportKind::Human => out!("{}{extra}", outcome.render(kind)),

@@ -14,8 +14,8 @@ use std::sync::Arc;
 use super::common::{format_parser, group, CliError, ConfigArgs};
 use clap::Args as ClapArgs;
 use ctxgate::transport::{
-    probe, shown, smallest_shaped_body, HttpOptions, HttpWire, Limit, Probe, ProbeOptions,
-    ProbeReport, ProbeSummary, Target, Wire, MAX_PROBE_BYTES,
+    probe, shown, smallest_shaped_body, HttpOptions, HttpWire, Probe, ProbeOptions, ProbeSummary,
+    Target, Wire, MAX_PROBE_BYTES,
 };
 use ctxgate::WireFormat;
 
@@ -148,24 +148,11 @@ pub fn run(args: Args) -> Result<(), CliError> {
     } else {
         out!("{}", shown::probe_human(&report, &verdict, file));
     }
-    outcome(&verdict, &url, &report)
-}
-
-/// What the probe's verdict means for the exit code.
-fn outcome(verdict: &ProbeSummary, url: &str, report: &ProbeReport) -> Result<(), CliError> {
-    match &report.limit {
-        Limit::NoAnswer { at, error, .. } => Err(CliError::failed(format!(
-            "{url}: no answer to a {}-byte body ({error}); the probe stopped there",
-            group(*at)
-        ))
-        .with_hint("is the server up, and does it answer within --timeout?")),
-        Limit::BelowSmallest { refused } => Err(CliError::failed(format!(
-            "{url}: refused even the smallest request body ({} bytes)",
-            group(*refused)
-        ))),
-        _ if verdict.config_above => Err(CliError::failed(
-            "the config's transportMaxBodyBytes is above the endpoint's limit",
-        )),
-        _ => Ok(()),
+    match verdict.problem(&report, &url) {
+        Some((why, hint)) => Err(CliError {
+            hint,
+            ..CliError::failed(why)
+        }),
+        None => Ok(()),
     }
 }

@@ -152,6 +152,20 @@ pub fn gate(c: &Comparison, max_slowdown: f64) -> Vec<GateFailure> {
     out
 }
 
+/// Why `--fail-if-worse` fails, when a later estimator is worse: every
+/// finding against the first estimator of `c`.
+pub fn problem(failures: &[GateFailure], c: &Comparison) -> Option<String> {
+    let first = &c.estimators.first()?.label;
+    let lines: Vec<String> = failures.iter().map(|f| format!("  - {f}")).collect();
+    (!failures.is_empty()).then(|| {
+        format!(
+            "--fail-if-worse: {} finding(s) against {first}:\n{}",
+            failures.len(),
+            lines.join("\n")
+        )
+    })
+}
+
 /// The gate's verdict for `--json`: `enforced` is `--fail-if-worse`.
 pub fn to_json(failures: &[GateFailure], max_slowdown: f64, enforced: bool) -> serde_json::Value {
     serde_json::json!({

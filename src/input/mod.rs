@@ -122,6 +122,21 @@ pub fn read_file(path: &Path, what: &str, cap: u64) -> Result<Vec<u8>, InputErro
     read_all(file, what, cap).map_err(|e| e.in_file(&shown))
 }
 
+/// Read and parse a history from `path`, or from stdin when it is `-`;
+/// errors name it as given (`-` for stdin).
+pub fn read_history(
+    path: &Path,
+    format: Option<WireFormat>,
+    cap: u64,
+) -> Result<Document, InputError> {
+    if path != Path::new("-") {
+        return read_document(path, format, cap);
+    }
+    let bytes =
+        read_all(std::io::stdin().lock(), "the history", cap).map_err(|e| e.in_file("-"))?;
+    Document::parse(&bytes, format).map_err(|e| e.in_file("-"))
+}
+
 /// Read and parse a history file, at most `cap` bytes, parsing as it reads.
 /// On a syntax error the file is read again, whole, for the precise
 /// message (line, column, message index) that [`parse_json`] gives.

@@ -1,7 +1,67 @@
-//! A file a report goes to (`check --out`, `--also-report`).
+//! The files a report goes to (`check --out`, `--also-report`).
 
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
+
+use clap::ValueEnum;
+
+use super::render::{Outcome, ReportKind};
+
+/// Every file a run's report goes to: `--out` in the run's form, and each
+/// `--also-report FORM=FILE` in its own. All are opened before any work is
+/// done, so that one that cannot be written is bad usage at once.
+pub struct ReportFiles {
+    /// `--out`, written in the form the run names when it is written.
+    pub out: Option<ReportFile>,
+    pub also: Vec<(ReportKind, ReportFile)>,
+}
+
+impl ReportFiles {
+    /// Open `out` and each `FORM=FILE` of `also`; an error names the flag's
+    /// value and the problem.
+    pub fn open(out: Option<&Path>, also: &[String]) -> Result<ReportFiles, String> {
+        let cannot = |path: &Path, e: io::Error| {
+            format!("{}: cannot write the report there: {e}", path.display())
+        };
+        let out = out.map(|p| ReportFile::open(p).map_err(|e| cannot(p, e)));
+        let also = also.iter().map(|item| {
+            let bad = |why: String| format!("--also-report {item:?}: {why}");
+            let (form, path) = item
+                .split_once('=')
+                .ok_or_else(|| bad("give FORM=FILE, e.g. junit=ctxgate-junit.xml".into()))?;
+            let kind = ReportKind::from_str(form, true).map_err(|_| {
+                bad(format!(
+                    "unknown form {form:?}; the forms are human, json, junit, markdown"
+                ))
+            })?;
+            let file = ReportFile::open(Path::new(path))
+                .map_err(|e| bad(format!("cannot write the report there: {e}")))?;
+            Ok((kind, file))
+        });
+        Ok(ReportFiles {
+            out: out.transpose()?,
+            also: also.collect::<Result<_, String>>()?,
+        })
+    }
+
+    /// Write `outcome` to `--out` in `kind`'s form and to each
+    /// `--also-report` file in its own; the first write error, if any.
+    pub fn write(self, kind: ReportKind, outcome: &Outcome) -> Option<String> {
+        let mut error = None;
+        for (kind, file) in self
+            .out
+            .map(|file| (kind, file))
+            .into_iter()
+            .chain(self.also)
+        {
+            let path = file.path().display().to_string();
+            if let Err(e) = file.write(&outcome.render(kind)) {
+                error.get_or_insert(format!("{path}: cannot write the report: {e}"));
+            }
+        }
+        error
+    }
+}
 
 /// A file a report goes to (`--out`, `--also-report`): opened before any
 /// work, so that a path that cannot be written is bad usage then, not a

@@ -106,6 +106,15 @@ impl CheckOptions {
         self.suite.as_deref().filter(|_| first_shard)
     }
 
+    /// How many workers run it: `requested` (`--jobs`), else the machine's
+    /// parallelism, but no more than it has cases to give them.
+    pub fn workers(&self, requested: Option<usize>) -> usize {
+        let jobs = requested
+            .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
+        let cases = usize::try_from(self.run_cases()).unwrap_or(usize::MAX);
+        jobs.min(cases.max(1))
+    }
+
     /// How many cases this run has: all of `cases`, or its shard's share.
     pub fn run_cases(&self) -> u64 {
         match self.shard {
@@ -162,6 +171,13 @@ impl Shard {
             return Err(bad());
         }
         Ok(Shard { k, n })
+    }
+
+    /// Case `index` alone (`check --case N`): shard N+1 of a run of N+1
+    /// cases, whose one index is N; `None` when N is too large.
+    pub fn alone_case(index: u64) -> Option<Shard> {
+        let n = index.checked_add(1).filter(|&n| n < u64::MAX)?;
+        Some(Shard { k: n, n })
     }
 
     /// A run of this shard that ran `cases` case(s) ran one case alone
@@ -660,4 +676,40 @@ pub(crate) fn on_threads<I: Send>(
         }
         tick();
     });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn case_n_alone_is_the_last_shard_of_n_plus_one_cases() {
+        let alone = Shard::alone_case(41).unwrap();
+        assert_eq!(alone, Shard { k: 42, n: 42 });
+        let opts = CheckOptions {
+            cases: alone.n,
+            shard: Some(alone),
+            ..CheckOptions::default()
+        };
+        assert_eq!(opts.run_cases(), 1);
+        assert_eq!(alone.index(0), 41);
+        assert!(alone.alone(1));
+        assert_eq!(Shard::alone_case(u64::MAX - 1), None);
+        assert_eq!(Shard::alone_case(u64::MAX), None);
+    }
+
+    #[test]
+    fn a_run_has_no_more_workers_than_cases() {
+        let opts = |cases, shard| CheckOptions {
+            cases,
+            shard,
+            ..CheckOptions::default()
+        };
+        assert_eq!(opts(3, None).workers(Some(8)), 3);
+        assert_eq!(opts(100, None).workers(Some(8)), 8);
+        // Shard 3/4 of 10 cases has 2 of them.
+        assert_eq!(opts(10, Some(Shard { k: 3, n: 4 })).workers(Some(8)), 2);
+        assert_eq!(opts(0, None).workers(Some(8)), 1);
+        assert!(opts(1000, None).workers(None) >= 1);
+    }
 }

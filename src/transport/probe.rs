@@ -281,6 +281,33 @@ pub struct ProbeSummary {
 }
 
 impl ProbeSummary {
+    /// Why the probe of `url` fails, if it does — the endpoint gave no
+    /// answer, refused even the smallest body, or the config's ceiling is
+    /// above its limit — and what the user might do about it.
+    pub fn problem(&self, report: &ProbeReport, url: &str) -> Option<(String, Option<String>)> {
+        Some(match &report.limit {
+            Limit::NoAnswer { at, error, .. } => (
+                format!(
+                    "{url}: no answer to a {}-byte body ({error}); the probe stopped there",
+                    group(*at)
+                ),
+                Some("is the server up, and does it answer within --timeout?".to_owned()),
+            ),
+            Limit::BelowSmallest { refused } => (
+                format!(
+                    "{url}: refused even the smallest request body ({} bytes)",
+                    group(*refused)
+                ),
+                None,
+            ),
+            _ if self.config_above => (
+                "the config's transportMaxBodyBytes is above the endpoint's limit".to_owned(),
+                None,
+            ),
+            _ => return None,
+        })
+    }
+
     pub fn of(report: &ProbeReport, ceiling: Option<u64>) -> ProbeSummary {
         let mut answers = BTreeMap::new();
         for p in &report.probes {
@@ -371,6 +398,47 @@ mod tests {
     use super::*;
     use crate::model::WireFormat;
     use std::sync::Mutex;
+
+    #[test]
+    fn a_probe_fails_on_no_answer_on_refusing_everything_and_on_a_config_above_the_limit() {
+        let report = |limit| ProbeReport {
+            limit,
+            probes: Vec::new(),
+            smallest: 300,
+            max: 1 << 20,
+        };
+        let url = "http://127.0.0.1:9/x";
+        let no_answer = report(Limit::NoAnswer {
+            at: 2048,
+            error: "timed out".into(),
+            accepted: Some(1024),
+            refused: None,
+        });
+        let (why, hint) = ProbeSummary::of(&no_answer, None)
+            .problem(&no_answer, url)
+            .unwrap();
+        assert_eq!(why, "http://127.0.0.1:9/x: no answer to a 2,048-byte body (timed out); the probe stopped there");
+        assert!(hint.unwrap().contains("--timeout"));
+
+        let refused = report(Limit::BelowSmallest { refused: 300 });
+        let (why, hint) = ProbeSummary::of(&refused, None)
+            .problem(&refused, url)
+            .unwrap();
+        assert!(
+            why.ends_with("refused even the smallest request body (300 bytes)"),
+            "{why}"
+        );
+        assert_eq!(hint, None);
+
+        let exact = report(Limit::Exact { accepted: 100_000 });
+        let above = ProbeSummary::of(&exact, Some(102_400)).problem(&exact, url);
+        assert!(above.unwrap().0.contains("above the endpoint's limit"));
+        assert_eq!(
+            ProbeSummary::of(&exact, Some(100_000)).problem(&exact, url),
+            None
+        );
+        assert_eq!(ProbeSummary::of(&exact, None).problem(&exact, url), None);
+    }
 
     /// A server with a body limit, counting what it was sent.
     struct Limited {
