@@ -295,20 +295,18 @@ pub fn estimate_covers_tool_calls(
                 ),
             ));
         } else {
-            for (i, ((m, &t), &need)) in input.iter().zip(per).zip(&floors).enumerate() {
-                if t < need {
-                    let mut v = Violation::new(
-                        inv,
-                        format!("message {i} is estimated at {t} tokens, below the {need} tokens of its toolCalls"),
-                    )
-                    .message(i)
-                    .number("estimate", t)
-                    .number("toolCalls tokens", need);
-                    for c in m.calls() {
-                        v = v.id(c.id.clone());
-                    }
-                    out.push(v);
+            for (i, t, need) in below_floors(per, &floors) {
+                let mut v = Violation::new(
+                    inv,
+                    format!("message {i} is estimated at {t} tokens, below the {need} tokens of its toolCalls"),
+                )
+                .message(i)
+                .number("estimate", t)
+                .number("toolCalls tokens", need);
+                for c in input[i].calls() {
+                    v = v.id(c.id.clone());
                 }
+                out.push(v);
             }
         }
     }
@@ -353,27 +351,33 @@ pub fn estimate_covers_images(
     }
     if let Some(per) = &est.per_message {
         if per.len() == input.len() {
-            for (i, (&t, &need)) in per.iter().zip(&floors).enumerate() {
-                if t < need {
-                    out.push(
-                        Violation::new(
-                            inv,
-                            format!(
-                                "message {i} is estimated at {t} tokens, below the {need} tokens of its images: {}",
-                                describe_images(input, Some(i), format)
-                            ),
-                        )
-                        .message(i)
-                        .number("estimate", t)
-                        .number("image tokens", need),
-                    );
-                }
+            for (i, t, need) in below_floors(per, &floors) {
+                let images = describe_images(input, Some(i), format);
+                out.push(
+                    Violation::new(
+                        inv,
+                        format!("message {i} is estimated at {t} tokens, below the {need} tokens of its images: {images}"),
+                    )
+                    .message(i)
+                    .number("estimate", t)
+                    .number("image tokens", need),
+                );
             }
         }
         // A perMessage of the wrong length is estimate-covers-tool-calls'
         // finding; said once, there.
     }
     out
+}
+
+/// The messages whose perMessage figure is below their floor, as
+/// `(index, figure, floor)`.
+fn below_floors<'a>(
+    per: &'a [u64],
+    floors: &'a [u64],
+) -> impl Iterator<Item = (usize, u64, u64)> + 'a {
+    let pairs = per.iter().zip(floors).enumerate();
+    pairs.filter_map(|(i, (&t, &need))| (t < need).then_some((i, t, need)))
 }
 
 /// "message 3 part 1 (image/png, 1920×1080, 1398104 bytes: 1534 tokens)"
