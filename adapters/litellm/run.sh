@@ -10,7 +10,7 @@
 # subject's first hello does not wait on pip.
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-default=1.75.0
+default=1.110.2
 install=no
 if [ "${1:-}" = "--install" ]; then install=yes; shift; fi
 source "$here/../lib/pinned-venv.sh"

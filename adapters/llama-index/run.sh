@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Run LlamaIndex's ChatMemoryBuffer as a ctxgate subject:
 #
+#   ctxgate check --subject adapters/llama-index/run.sh      # the current release, 0.14.25
 #   ctxgate replay suites/known-bugs --subject 'adapters/llama-index/run.sh 0.11.13'
 #
 # The optional argument is the llama-index-core version; each gets a venv of
@@ -8,4 +9,4 @@
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 source "$here/../lib/pinned-venv.sh"
-ctxgate_run_pinned "$here" llama-index-core 0.11.14 "$@"
+ctxgate_run_pinned "$here" llama-index-core 0.14.25 "$@"

@@ -16,15 +16,18 @@ if [ "${1:-}" = --install-only ]; then install_only=true; shift; fi
 ctxgate=${1:-target/release/ctxgate}
 suite=suites/known-bugs
 
-# fixture | subject on the affected release | subject on the fixed release ("-": none released)
+# fixture | subject on the affected release | subject on the fixed release ("-": none released).
+# A bug that came back has a row for each time: llamaindex-13715 fixed in
+# 0.11.14, back since 0.14.15 (see the README's table).
 table=(
-  "litellm-4931-trim-drops-the-tool-call|adapters/litellm/run.sh 1.14.4|adapters/litellm/run.sh 1.75.0"
-  "litellm-6505-tool-results-dropped-when-nothing-is-due|adapters/litellm/run.sh 1.60.0|adapters/litellm/run.sh 1.75.0"
+  "litellm-4931-trim-drops-the-tool-call|adapters/litellm/run.sh 1.14.4|adapters/litellm/run.sh 1.110.2"
+  "litellm-6505-tool-results-dropped-when-nothing-is-due|adapters/litellm/run.sh 1.60.0|adapters/litellm/run.sh 1.110.2"
   "langchain-core-33245-trim-messages-keeps-an-orphan-tool-result|env CTXGATE_LANGCHAIN_START_ON= adapters/langchain/run.sh|-"
   "langchain-33856-summarization-drops-the-system-prompt|adapters/langchain-summarization/run.sh 1.5.2|-"
   "langchain-34282-summarization-cut-inside-parallel-results|adapters/langchain-summarization/run.sh 1.1.0|adapters/langchain-summarization/run.sh 1.2.0"
   "deepagents-270-summarization-leaves-orphan-tool-responses|env CTXGATE_LC_KEEP=6 adapters/langchain-summarization/run.sh 1.1.0|env CTXGATE_LC_KEEP=6 adapters/langchain-summarization/run.sh 1.2.0"
   "llamaindex-13715-memory-starts-with-a-tool-result|adapters/llama-index/run.sh 0.11.13|adapters/llama-index/run.sh 0.11.14"
+  "llamaindex-13715-memory-starts-with-a-tool-result|adapters/llama-index/run.sh 0.14.25|-"
   "openai-agents-4322-limited-session-replays-an-orphan-tool-output|adapters/openai-agents/run.sh 0.19.4|adapters/openai-agents/run.sh 0.20.0"
   "llamaindex-21950-memory-leaves-tool-calls-out-of-its-token-count|adapters/llama-index-memory/run.sh 0.14.19|-"
   "langmem-126-summarization-splits-parallel-tool-results|adapters/langmem/run.sh 0.0.30|-"
