@@ -269,46 +269,30 @@ pub fn estimate_covers_tool_calls(
     let inv = Invariant::EstimateCoversToolCalls;
     let bpt = config.bytes_per_token;
     let floors: Vec<u64> = input.iter().map(|m| tool_calls_floor(m, bpt)).collect();
-    let floor: u64 = floors.iter().sum();
-    let mut out = Vec::new();
-    if est.tokens < floor {
-        out.push(
-            Violation::new(
+    let per = est.per_message.as_deref();
+    let below = below_floors(est.tokens, per, &floors).map(|(at, t, need)| {
+        let v = match at {
+            None => Violation::new(
                 inv,
-                format!(
-                    "the estimate is {} tokens, below the {floor} tokens of the serialised toolCalls alone",
-                    est.tokens
-                ),
-            )
-            .number("estimate", est.tokens)
-            .number("toolCalls tokens", floor),
-        );
-    }
-    if let Some(per) = &est.per_message {
-        if per.len() != input.len() {
-            out.push(Violation::new(
-                inv,
-                format!(
-                    "perMessage has {} figures for {} messages",
-                    per.len(),
-                    input.len()
-                ),
-            ));
-        } else {
-            for (i, t, need) in below_floors(per, &floors) {
-                let mut v = Violation::new(
+                format!("the estimate is {t} tokens, below the {need} tokens of the serialised toolCalls alone"),
+            ),
+            Some(i) => {
+                let v = Violation::new(
                     inv,
                     format!("message {i} is estimated at {t} tokens, below the {need} tokens of its toolCalls"),
-                )
-                .message(i)
-                .number("estimate", t)
-                .number("toolCalls tokens", need);
-                for c in input[i].calls() {
-                    v = v.id(c.id.clone());
-                }
-                out.push(v);
+                );
+                input[i].calls().iter().fold(v.message(i), |v, c| v.id(c.id.clone()))
             }
-        }
+        };
+        v.number("estimate", t).number("toolCalls tokens", need)
+    });
+    let mut out: Vec<Violation> = below.collect();
+    if let Some(per) = per.filter(|p| p.len() != input.len()) {
+        let (n, m) = (per.len(), input.len());
+        out.push(Violation::new(
+            inv,
+            format!("perMessage has {n} figures for {m} messages"),
+        ));
     }
     out
 }
@@ -325,59 +309,52 @@ pub fn estimate_covers_images(
     let inv = Invariant::EstimateCoversImages;
     let format = config.wire_format;
     let floors: Vec<u64> = input.iter().map(|m| image_floor(m, format)).collect();
-    let floor: u64 = floors.iter().sum();
-    let count = input
-        .iter()
-        .map(|m| m.content.images().count())
-        .sum::<usize>();
-    let mut out = Vec::new();
-    if est.tokens < floor {
-        let mut v = Violation::new(
-            inv,
-            format!(
-                "the estimate is {} tokens, below the {floor} tokens of the history's {count} image(s) alone ({format} rule, by their pixels): {}",
-                est.tokens,
-                describe_images(input, None, format)
-            ),
-        )
-        .number("estimate", est.tokens)
-        .number("image tokens", floor);
-        for (i, m) in input.iter().enumerate() {
-            if m.has_images() {
-                v = v.message(i);
-            }
-        }
-        out.push(v);
-    }
-    if let Some(per) = &est.per_message {
-        if per.len() == input.len() {
-            for (i, t, need) in below_floors(per, &floors) {
-                let images = describe_images(input, Some(i), format);
-                out.push(
+    // A perMessage of the wrong length is estimate-covers-tool-calls'
+    // finding; said once, there.
+    let below = below_floors(est.tokens, est.per_message.as_deref(), &floors);
+    below
+        .map(|(at, t, need)| {
+            let v = match at {
+                None => {
+                    let count: usize = input.iter().map(|m| m.content.images().count()).sum();
+                    let images = describe_images(input, None, format);
+                    let v = Violation::new(
+                        inv,
+                        format!("the estimate is {t} tokens, below the {need} tokens of the history's {count} image(s) alone ({format} rule, by their pixels): {images}"),
+                    );
+                    let with_images = input.iter().enumerate().filter(|(_, m)| m.has_images());
+                    with_images.fold(v, |v, (i, _)| v.message(i))
+                }
+                Some(i) => {
+                    let images = describe_images(input, Some(i), format);
                     Violation::new(
                         inv,
                         format!("message {i} is estimated at {t} tokens, below the {need} tokens of its images: {images}"),
                     )
                     .message(i)
-                    .number("estimate", t)
-                    .number("image tokens", need),
-                );
-            }
-        }
-        // A perMessage of the wrong length is estimate-covers-tool-calls'
-        // finding; said once, there.
-    }
-    out
+                }
+            };
+            v.number("estimate", t).number("image tokens", need)
+        })
+        .collect()
 }
 
-/// The messages whose perMessage figure is below their floor, as
-/// `(index, figure, floor)`.
-fn below_floors<'a>(
-    per: &'a [u64],
+/// Where an estimate falls below its floors, as `(None, total, Σ floors)`
+/// for the whole history and `(Some(i), figure, floor)` for each message
+/// whose perMessage figure is below its own (perMessage is read only when
+/// it has a figure a message). The estimate oracles' one comparison:
+/// tool calls', images', real tokens'.
+pub(crate) fn below_floors<'a>(
+    tokens: u64,
+    per: Option<&'a [u64]>,
     floors: &'a [u64],
-) -> impl Iterator<Item = (usize, u64, u64)> + 'a {
+) -> impl Iterator<Item = (Option<usize>, u64, u64)> + 'a {
+    let floor: u64 = floors.iter().sum();
+    let total = (tokens < floor).then_some((None, tokens, floor));
+    let per = per.filter(|p| p.len() == floors.len()).unwrap_or_default();
     let pairs = per.iter().zip(floors).enumerate();
-    pairs.filter_map(|(i, (&t, &need))| (t < need).then_some((i, t, need)))
+    let each = pairs.filter_map(|(i, (&t, &need))| (t < need).then_some((Some(i), t, need)));
+    total.into_iter().chain(each)
 }
 
 /// "message 3 part 1 (image/png, 1920×1080, 1398104 bytes: 1534 tokens)"
@@ -425,4 +402,24 @@ pub fn estimate_monotone(before: &EstimateAnswer, after: &EstimateAnswer) -> Vec
     )
     .number("before", before.tokens)
     .number("after", after.tokens)]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::below_floors;
+
+    #[test]
+    fn the_total_comes_first_then_each_message_below_its_floor() {
+        let floors = [5, 0, 7];
+        let all =
+            |tokens, per: Option<&[u64]>| below_floors(tokens, per, &floors).collect::<Vec<_>>();
+        assert_eq!(all(12, None), vec![]);
+        assert_eq!(all(11, None), vec![(None, 11, 12)]);
+        // Each message's own floor, whatever the total says.
+        let per = [4, 9, 7];
+        assert_eq!(all(20, Some(&per)), vec![(Some(0), 4, 5)]);
+        assert_eq!(all(3, Some(&per)), vec![(None, 3, 12), (Some(0), 4, 5)]);
+        // A perMessage without a figure a message is not read.
+        assert_eq!(all(3, Some(&[0, 0])), vec![(None, 3, 12)]);
+    }
 }

@@ -71,27 +71,13 @@ pub fn estimate_covers_real_tokens(
             .iter()
             .map(|m| message_real_tokens(m, encoding))
             .collect();
-        let total: u64 = real.iter().sum();
-        if tokens < total {
-            out.push(Shortfall {
-                encoding,
-                message: None,
-                estimate: tokens,
-                real: total,
-            });
-        }
-        if let Some(per) = per_message.filter(|p| p.len() == msgs.len()) {
-            for (i, (&e, &r)) in per.iter().zip(&real).enumerate() {
-                if e < r {
-                    out.push(Shortfall {
-                        encoding,
-                        message: Some(i),
-                        estimate: e,
-                        real: r,
-                    });
-                }
-            }
-        }
+        let below = super::budget::below_floors(tokens, per_message, &real);
+        out.extend(below.map(|(message, estimate, real)| Shortfall {
+            encoding,
+            message,
+            estimate,
+            real,
+        }));
     }
     out
 }
