@@ -25,9 +25,9 @@ const ESCAPE_EXTRA: [u8; 256] = {
 
 /// Serialised size of `s` as a JSON string, quotes included.
 ///
-/// Branch-free and written so that the compiler vectorises it (SSE2 on
-/// baseline x86-64, NEON on aarch64; the same loop built for AVX2 where the
-/// CPU has it, detected at run time):
+/// Branch-free: on a CPU with AVX2 (detected at run time), in AVX2
+/// intrinsics (`escape_extra_avx2`); elsewhere a loop written so that the
+/// compiler vectorises it (SSE2 on baseline x86-64, NEON on aarch64):
 /// each byte's extra (`byte_extra`) is added into 64 byte-wide lanes,
 /// which are summed every 48 blocks of 64 bytes, before a lane (at most
 /// 48 × 5 = 240) can overflow. Equal to [`string_size_scalar`] — and to
@@ -98,8 +98,8 @@ fn escape_extra_lanes(bytes: &[u8]) -> u64 {
     lanes_sum::<false>(bytes)
 }
 
-/// The sum of [`byte_weight`] over `bytes`, with the AVX2 build where the
-/// CPU has it.
+/// The sum of [`byte_weight`] over `bytes`, in AVX2 intrinsics where the
+/// CPU has them.
 pub(crate) fn lanes_sum<const SPECIALS: bool>(bytes: &[u8]) -> u64 {
     #[cfg(target_arch = "x86_64")]
     {
@@ -111,14 +111,80 @@ pub(crate) fn lanes_sum<const SPECIALS: bool>(bytes: &[u8]) -> u64 {
     escape_extra_portable::<SPECIALS>(bytes)
 }
 
-/// [`escape_extra_portable`] compiled for AVX2 (32 bytes per instruction).
+/// The sum of [`byte_weight`] over `bytes`, 32 bytes an instruction, in
+/// AVX2 intrinsics: each weight is built from byte masks (all ones where a
+/// byte is `"` or `\\`, a control character, a short escape) and
+/// subtracted (a mask is −1) into byte lanes, which `sad` widens every 51
+/// blocks, before a lane (at most 5 a block) can overflow. Written out
+/// rather than left to the vectoriser, which the test and dev builds
+/// (`opt-level = 1`) do not run: there the portable loop sized bodies 50
+/// times slower than in release, and a test that sizes gigabytes (a
+/// shrunk session at 1 MiB) took minutes.
 ///
 /// # Safety
 /// The CPU must support AVX2.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
 unsafe fn escape_extra_avx2<const SPECIALS: bool>(bytes: &[u8]) -> u64 {
-    escape_extra_portable::<SPECIALS>(bytes)
+    use std::arch::x86_64::*;
+    const BLOCK: usize = 32;
+    /// Pairs of blocks summed in byte lanes before they are widened
+    /// (51 × 5 = 255).
+    const RUN: usize = 51;
+    let splat = |b: u8| _mm256_set1_epi8(b as i8);
+    // The weight of each byte of `v`, negated: a mask is −1.
+    let weight = |v: __m256i| {
+        let quote = _mm256_or_si256(
+            _mm256_cmpeq_epi8(v, splat(b'"')),
+            _mm256_cmpeq_epi8(v, splat(b'\\')),
+        );
+        // b < 0x20 exactly when min(b, 0x1f) == b (unsigned).
+        let ctrl = _mm256_cmpeq_epi8(_mm256_min_epu8(v, splat(0x1f)), v);
+        if SPECIALS {
+            // −(2 for `"` and `\\`, 1 for a control character).
+            _mm256_add_epi8(_mm256_add_epi8(quote, quote), ctrl)
+        } else {
+            // A short escape: 0x08..=0x0d but 0x0b (b − 8 ≤ 5, unsigned).
+            let d = _mm256_sub_epi8(v, splat(0x08));
+            let short = _mm256_andnot_si256(
+                _mm256_cmpeq_epi8(v, splat(0x0b)),
+                _mm256_cmpeq_epi8(_mm256_min_epu8(d, splat(5)), d),
+            );
+            let long = _mm256_and_si256(_mm256_andnot_si256(short, ctrl), splat(4));
+            // −(1 for `"` and `\\`, 1 for a control character, 4 more for `\u00XX`).
+            _mm256_sub_epi8(_mm256_add_epi8(quote, ctrl), long)
+        }
+    };
+    // SAFETY (each load below): the 32 bytes at `at` lie within `rest`.
+    let load = |rest: &[u8], at: usize| unsafe { _mm256_loadu_si256(rest.as_ptr().add(at).cast()) };
+    let zero = _mm256_setzero_si256();
+    let mut sums = zero;
+    let mut rest = bytes;
+    // Two blocks a step, into two sets of lanes: independent chains.
+    while rest.len() >= 2 * BLOCK {
+        let steps = (rest.len() / (2 * BLOCK)).min(RUN);
+        let (mut a, mut b) = (zero, zero);
+        for i in 0..steps {
+            a = _mm256_sub_epi8(a, weight(load(rest, 2 * BLOCK * i)));
+            b = _mm256_sub_epi8(b, weight(load(rest, 2 * BLOCK * i + BLOCK)));
+        }
+        sums = _mm256_add_epi64(sums, _mm256_sad_epu8(a, zero));
+        sums = _mm256_add_epi64(sums, _mm256_sad_epu8(b, zero));
+        rest = &rest[2 * BLOCK * steps..];
+    }
+    if rest.len() >= BLOCK {
+        let lanes = _mm256_sub_epi8(zero, weight(load(rest, 0)));
+        sums = _mm256_add_epi64(sums, _mm256_sad_epu8(lanes, zero));
+        rest = &rest[BLOCK..];
+    }
+    let mut four = [0u64; 4];
+    // SAFETY: `four` is 32 bytes, written unaligned.
+    unsafe { _mm256_storeu_si256(four.as_mut_ptr().cast(), sums) };
+    four.iter().sum::<u64>()
+        + rest
+            .iter()
+            .map(|&b| byte_weight::<SPECIALS>(b) as u64)
+            .sum::<u64>()
 }
 
 #[inline(always)]
@@ -274,4 +340,60 @@ pub(crate) fn object_size<'a>(entries: impl Iterator<Item = (&'a str, u64)>) -> 
         n += 1;
     }
     total + commas(n)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn weights<const SPECIALS: bool>(bytes: &[u8]) -> u64 {
+        bytes
+            .iter()
+            .map(|&b| byte_weight::<SPECIALS>(b) as u64)
+            .sum()
+    }
+
+    /// Both builds of the lane sum (the AVX2 intrinsics where the CPU has
+    /// them, and the portable loop every other CPU runs) against the
+    /// byte-at-a-time weights, for every byte value as the worst case of a
+    /// whole run, at lengths around the blocks (32, 64 bytes) and the runs
+    /// the lanes are widened after (51 steps of 64 bytes; 48 blocks of 64
+    /// in the portable loop), and with the byte at every offset of a block.
+    #[test]
+    fn the_lane_sums_equal_the_byte_weights() {
+        fn check<const SPECIALS: bool>(bytes: &[u8], what: &str) {
+            let want = weights::<SPECIALS>(bytes);
+            assert_eq!(
+                escape_extra_portable::<SPECIALS>(bytes),
+                want,
+                "portable, {what}"
+            );
+            assert_eq!(lanes_sum::<SPECIALS>(bytes), want, "lanes_sum, {what}");
+        }
+        let lens = (0..130).chain([
+            3263,
+            3264,
+            3265,
+            3264 + 32,
+            3072,
+            3073,
+            2 * 3264 + 31,
+            3 * 3264 + 97,
+        ]);
+        let lens: Vec<usize> = lens.collect();
+        for b in 0..=255u8 {
+            for &len in &lens {
+                let bytes = vec![b; len];
+                check::<false>(&bytes, &format!("{b:#x} × {len}"));
+                check::<true>(&bytes, &format!("{b:#x} × {len}"));
+            }
+            for at in 0..64 {
+                let mut bytes = vec![b'a'; 97];
+                bytes[at] = b;
+                bytes[at + 32] = b;
+                check::<false>(&bytes, &format!("{b:#x} at {at}"));
+                check::<true>(&bytes, &format!("{b:#x} at {at}"));
+            }
+        }
+    }
 }
