@@ -62,5 +62,7 @@ for row in "${table[@]}"; do
     fi
   fi
 done
-echo "known-bugs: ${#table[@]} verified bug(s), $failed failed"
+# A bug that came back has two rows: count the fixtures.
+bugs=$(printf '%s\n' "${table[@]}" | cut -d'|' -f1 | sort -u | wc -l)
+echo "known-bugs: $bugs verified bug(s) in ${#table[@]} row(s), $failed failed"
 [ "$failed" -eq 0 ]
