@@ -21,7 +21,7 @@ pub mod table;
 #[cfg(feature = "calibrate")]
 pub mod tokenizer;
 pub use incremental::{Incremental, MessageCost};
-pub use safe::{tool_calls_json, ClassCosts, SafeClasswise, TextProfile, SAFE_COSTS};
+pub use safe::{tool_calls_json, ByClass, ClassCosts, SafeClasswise, TextProfile, SAFE_COSTS};
 #[cfg(feature = "calibrate")]
 pub use tokenizer::{history_real_tokens, message_real_tokens, Encoding, Tiktoken};
 

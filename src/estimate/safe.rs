@@ -24,17 +24,18 @@ use crate::model::{engine, Message};
 
 use super::Estimator;
 
-/// Milli-tokens per unit, per class. Multi-byte classes are priced per
-/// character (its lead byte), ASCII classes per byte.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct ClassCosts {
+/// One figure per character class: a text's counts ([`TextProfile`]) or
+/// the milli-tokens each unit costs ([`ClassCosts`]). Multi-byte classes
+/// count characters (their lead bytes), ASCII classes bytes.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ByClass {
     /// ASCII letters `A-Z a-z`.
     pub letter: u64,
     /// ASCII digits `0-9`.
     pub digit: u64,
     /// Space, `\n`, `\t`, `\r`.
     pub whitespace: u64,
-    /// Other ASCII: punctuation, symbols, control characters.
+    /// Other ASCII: punctuation, symbols.
     pub punct: u64,
     /// Characters of two UTF-8 bytes: Latin with diacritics, Greek, Cyrillic, Hebrew, Arabic.
     pub two_byte: u64,
@@ -42,9 +43,15 @@ pub struct ClassCosts {
     pub three_byte: u64,
     /// Characters of four UTF-8 bytes: emoji, CJK extension B and beyond.
     pub four_byte: u64,
-    /// Control bytes other than `\n`, `\t`, `\r` (and DEL): a token each.
+    /// Control bytes other than `\n`, `\t`, `\r`, and DEL: a token each.
     pub control: u64,
 }
+
+/// Milli-tokens per unit, per class.
+pub type ClassCosts = ByClass;
+
+/// What a text is made of, in the units [`ClassCosts`] prices.
+pub type TextProfile = ByClass;
 
 /// The calibrated costs of `safe-classwise`.
 ///
@@ -58,7 +65,7 @@ pub struct ClassCosts {
 /// reach it; letters cost 0.39 (2.56 letters a token) rather than English's
 /// ~0.22 because Latin-script languages other than English (Swahili,
 /// Finnish) and random identifiers tokenise at 2–3 letters a token.
-pub const SAFE_COSTS: ClassCosts = ClassCosts {
+pub const SAFE_COSTS: ClassCosts = ByClass {
     letter: 390,
     digit: 470,
     whitespace: 300,
@@ -69,10 +76,10 @@ pub const SAFE_COSTS: ClassCosts = ClassCosts {
     control: 1000,
 };
 
-impl ClassCosts {
+impl ByClass {
     /// One token per byte: the bound that holds for any byte-level BPE
     /// (a token is at least one byte), whatever the text. Safe and costly.
-    pub const BYTE_BOUND: ClassCosts = ClassCosts {
+    pub const BYTE_BOUND: ClassCosts = ByClass {
         letter: 1000,
         digit: 1000,
         whitespace: 1000,
@@ -83,37 +90,20 @@ impl ClassCosts {
         control: 1000,
     };
 
-    /// Milli-tokens of a profile.
+    /// Milli-tokens of a profile, with `self` as the costs.
     pub fn milli_tokens(&self, p: &TextProfile) -> u64 {
-        p.letters * self.letter
-            + p.digits * self.digit
-            + p.whitespace * self.whitespace
-            + p.punct * self.punct
-            + p.two_byte * self.two_byte
-            + p.three_byte * self.three_byte
-            + p.four_byte * self.four_byte
-            + p.control * self.control
+        let (c, n) = (self, p);
+        n.letter * c.letter
+            + n.digit * c.digit
+            + n.whitespace * c.whitespace
+            + n.punct * c.punct
+            + n.two_byte * c.two_byte
+            + n.three_byte * c.three_byte
+            + n.four_byte * c.four_byte
+            + n.control * c.control
     }
-}
 
-/// What a text is made of, in the units [`ClassCosts`] prices.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct TextProfile {
-    pub letters: u64,
-    pub digits: u64,
-    pub whitespace: u64,
-    pub punct: u64,
-    /// Characters, not bytes.
-    pub two_byte: u64,
-    /// Characters, not bytes.
-    pub three_byte: u64,
-    /// Characters, not bytes.
-    pub four_byte: u64,
-    /// Control bytes other than whitespace, and DEL.
-    pub control: u64,
-}
-
-impl TextProfile {
+    /// The profile of a text.
     pub fn of(text: &str) -> TextProfile {
         let mut p = TextProfile::default();
         p.add_text(text);
@@ -125,8 +115,8 @@ impl TextProfile {
     pub fn add_text(&mut self, text: &str) {
         for &b in text.as_bytes() {
             match b {
-                b'a'..=b'z' | b'A'..=b'Z' => self.letters += 1,
-                b'0'..=b'9' => self.digits += 1,
+                b'a'..=b'z' | b'A'..=b'Z' => self.letter += 1,
+                b'0'..=b'9' => self.digit += 1,
                 b' ' | b'\n' | b'\t' | b'\r' => self.whitespace += 1,
                 0x00..=0x1F | 0x7F => self.control += 1,
                 0x00..=0x7F => self.punct += 1,
@@ -210,8 +200,8 @@ mod tests {
         assert_eq!(
             p,
             TextProfile {
-                letters: 2,
-                digits: 1,
+                letter: 2,
+                digit: 1,
                 whitespace: 2,
                 punct: 1,
                 two_byte: 1,

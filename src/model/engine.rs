@@ -217,26 +217,26 @@ pub fn tool_call_to_value(c: &ToolCall) -> Value {
 /// first, then `extra` in order), for requests and answers of the protocol.
 pub struct MessageJson<'a>(pub &'a Message);
 
+/// A slice as a JSON array, each item serialised through the direct
+/// writer given ([`MessageJson`], `CallJson`, `PartJson`).
+struct Seq<'a, T, W>(&'a [T], fn(&'a T) -> W);
+
 /// An engine history as a JSON array, serialised directly.
 pub struct MessagesJson<'a>(pub &'a [Message]);
 
-struct CallsJson<'a>(&'a [ToolCall]);
-
-struct PartsJson<'a>(&'a [super::Part]);
-
-impl serde::Serialize for PartsJson<'_> {
+impl serde::Serialize for MessagesJson<'_> {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.collect_seq(self.0.iter().map(super::parts::PartJson))
+        Seq(self.0, MessageJson).serialize(s)
+    }
+}
+
+impl<'a, T, W: serde::Serialize> serde::Serialize for Seq<'a, T, W> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_seq(self.0.iter().map(self.1))
     }
 }
 
 struct CallJson<'a>(&'a ToolCall);
-
-impl serde::Serialize for MessagesJson<'_> {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.collect_seq(self.0.iter().map(MessageJson))
-    }
-}
 
 impl serde::Serialize for MessageJson<'_> {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
@@ -248,10 +248,10 @@ impl serde::Serialize for MessageJson<'_> {
             Content::Absent => {}
             Content::Null => map.serialize_entry("content", &())?,
             Content::Text(t) => map.serialize_entry("content", t)?,
-            Content::Parts(p) => map.serialize_entry("content", &PartsJson(p))?,
+            Content::Parts(p) => map.serialize_entry("content", &Seq(p, super::parts::PartJson))?,
         }
         if let Some(calls) = &m.tool_calls {
-            map.serialize_entry("toolCalls", &CallsJson(calls))?;
+            map.serialize_entry("toolCalls", &Seq(calls, CallJson))?;
         }
         if let Some(id) = &m.tool_call_id {
             map.serialize_entry("toolCallId", id)?;
@@ -263,12 +263,6 @@ impl serde::Serialize for MessageJson<'_> {
             map.serialize_entry(k, v)?;
         }
         map.end()
-    }
-}
-
-impl serde::Serialize for CallsJson<'_> {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.collect_seq(self.0.iter().map(CallJson))
     }
 }
 

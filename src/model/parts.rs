@@ -45,6 +45,7 @@ use std::sync::Arc;
 
 use serde_json::{Map, Value};
 
+use super::engine::own_fields;
 use super::field::{expect, into_string};
 use super::value::same_members;
 use crate::error::json_type;
@@ -418,18 +419,8 @@ pub fn part_to_value(p: &Part) -> Value {
     }
 }
 
-/// The entries of `extra` whose names the format does not give a field.
-pub fn own<'a>(
-    extra: &'a Map<String, Value>,
-    named: &'a [&'a str],
-) -> impl Iterator<Item = (&'a String, &'a Value)> + 'a {
-    extra
-        .iter()
-        .filter(move |(k, _)| !named.contains(&k.as_str()))
-}
-
 fn add_own(o: &mut Map<String, Value>, extra: &Map<String, Value>, named: &[&str]) {
-    for (k, v) in extra.iter().filter(|(k, _)| !named.contains(&k.as_str())) {
+    for (k, v) in own_fields(extra, named) {
         o.insert(k.clone(), v.clone());
     }
 }
@@ -446,7 +437,7 @@ impl serde::Serialize for PartJson<'_> {
                 let mut map = s.serialize_map(None)?;
                 map.serialize_entry("type", "text")?;
                 map.serialize_entry("text", &t.text)?;
-                for (k, v) in own(&t.extra, &TEXT_FIELDS) {
+                for (k, v) in own_fields(&t.extra, &TEXT_FIELDS) {
                     map.serialize_entry(k, v)?;
                 }
                 map.end()
@@ -461,7 +452,7 @@ impl serde::Serialize for PartJson<'_> {
                     }
                     ImageSource::Url(u) => map.serialize_entry("url", u)?,
                 }
-                for (k, v) in own(&i.extra, &IMAGE_FIELDS) {
+                for (k, v) in own_fields(&i.extra, &IMAGE_FIELDS) {
                     map.serialize_entry(k, v)?;
                 }
                 map.end()

@@ -20,11 +20,7 @@ use std::time::Instant;
 
 use super::process::{Prepared, ProcessSubject, Sent};
 use super::written::Written;
-use super::{
-    CompactAnswer, EstimateReply, Fault, FaultKind, Reply, Request, Subject, SubjectInfo, Traffic,
-};
-use crate::config::Config;
-use crate::model::Message;
+use super::{Fault, FaultKind, Reply, Request, Subject, SubjectInfo, Traffic};
 
 /// A process subject and the batches in flight on it.
 struct Shared {
@@ -253,13 +249,7 @@ impl Subject for Lane {
         &self.info
     }
 
-    fn compact(&mut self, config: &Config, msgs: &[Message]) -> Result<CompactAnswer, Fault> {
-        super::by_batch(self, Request::Compact(config, msgs), Reply::into_compact)
-    }
-
-    fn estimate(&mut self, config: &Config, msgs: &[Message]) -> Result<EstimateReply, Fault> {
-        super::by_batch(self, Request::Estimate(config, msgs), Reply::into_estimate)
-    }
+    super::compact_and_estimate_by_batch!();
 
     fn batch(&mut self, requests: &[Request<'_>]) -> Result<Vec<Reply>, Fault> {
         self.run(requests)

@@ -273,7 +273,7 @@ impl Reply {
 
 /// One request as a batch of one, for a subject whose `batch` is its own:
 /// `Reply::into_compact` or `Reply::into_estimate` of its one reply.
-pub(crate) fn by_batch<T>(
+fn by_batch<T>(
     s: &mut dyn Subject,
     request: Request<'_>,
     into: fn(Reply) -> Option<T>,
@@ -288,6 +288,31 @@ pub(crate) fn by_batch<T>(
         .and_then(into)
         .ok_or_else(|| Fault::new(FaultKind::Protocol, format!("no answer to {what} request")))
 }
+
+/// `compact` and `estimate` as batches of one ([`by_batch`]), inside the
+/// `impl Subject` of a subject whose `batch` is its own (a process, a lane).
+macro_rules! compact_and_estimate_by_batch {
+    () => {
+        fn compact(
+            &mut self,
+            config: &$crate::config::Config,
+            msgs: &[$crate::model::Message],
+        ) -> Result<$crate::subject::CompactAnswer, $crate::subject::Fault> {
+            use $crate::subject::{Reply, Request};
+            $crate::subject::by_batch(self, Request::Compact(config, msgs), Reply::into_compact)
+        }
+
+        fn estimate(
+            &mut self,
+            config: &$crate::config::Config,
+            msgs: &[$crate::model::Message],
+        ) -> Result<$crate::subject::EstimateReply, $crate::subject::Fault> {
+            use $crate::subject::{Reply, Request};
+            $crate::subject::by_batch(self, Request::Estimate(config, msgs), Reply::into_estimate)
+        }
+    };
+}
+use compact_and_estimate_by_batch;
 
 /// A compactor under test.
 pub trait Subject {

@@ -23,9 +23,7 @@ use serde_json::Value;
 use super::pipes::{Line, Waiter};
 use super::protocol::{write_request_head, ProtocolLine};
 use super::written::Written;
-use super::{CompactAnswer, EstimateReply, Fault, FaultKind, Reply, Request, Subject, SubjectInfo};
-use crate::config::Config;
-use crate::model::Message;
+use super::{Fault, FaultKind, Reply, Request, Subject, SubjectInfo};
 use crate::model::WireFormat;
 use child::{closed, Running};
 use lines::Rest;
@@ -396,13 +394,7 @@ impl Subject for ProcessSubject {
         &self.info
     }
 
-    fn compact(&mut self, config: &Config, msgs: &[Message]) -> Result<CompactAnswer, Fault> {
-        super::by_batch(self, Request::Compact(config, msgs), Reply::into_compact)
-    }
-
-    fn estimate(&mut self, config: &Config, msgs: &[Message]) -> Result<EstimateReply, Fault> {
-        super::by_batch(self, Request::Estimate(config, msgs), Reply::into_estimate)
-    }
+    super::compact_and_estimate_by_batch!();
 
     fn batch(&mut self, requests: &[Request<'_>]) -> Result<Vec<Reply>, Fault> {
         self.pipelined(requests)
