@@ -267,13 +267,7 @@ fn check_release_files(at: &Path) -> Out {
 fn the_release_workflow_and_the_action_parse_and_every_input_is_documented() {
     let out = check_release_files(root());
     assert_eq!(out.code, 0, "{}", out.all());
-    for input in [
-        "cases",
-        "invariants",
-        "gen-config",
-        "timeout",
-        "wire-formats",
-    ] {
+    for input in common::words("cases invariants gen-config timeout wire-formats") {
         assert!(out.stdout.contains(input), "{}", out.all());
     }
 }

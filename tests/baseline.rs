@@ -48,22 +48,9 @@ fn fixture_named(dir: &TempDir, prefix: &str) -> Option<PathBuf> {
 /// `check --subject SUBJECT --baseline BASELINE` over 150 cases of seed 3,
 /// fixtures saved in `dir`, plus `extra`.
 fn compare(subject: &str, baseline: &str, dir: &TempDir, extra: &[&str]) -> Out {
-    let save = dir.dir();
-    let mut args = vec![
-        "check",
-        "--subject",
-        subject,
-        "--baseline",
-        baseline,
-        "--cases",
-        "150",
-        "--seed",
-        "3",
-        "--jobs",
-        "2",
-        "--save",
-        save,
-    ];
+    let mut args = vec!["check", "--subject", subject, "--baseline", baseline];
+    args.extend(common::words("--cases 150 --seed 3 --jobs 2"));
+    args.extend(["--save", dir.dir()]);
     args.extend_from_slice(extra);
     run(&args)
 }
@@ -248,12 +235,8 @@ fn a_baseline_fault_is_reported_and_never_the_subjects_regression() {
     let dir = TempDir::new("baseline-fault");
     // The baseline crashes on every second compact request of a process
     // (restarted each time), and claims only no-premature-compaction.
-    let out = compare(
-        &serve(None),
-        &script("faulty.py", "crash"),
-        &dir,
-        &["--report", "json"],
-    );
+    let (ours, crashes) = (serve(None), script("faulty.py", "crash"));
+    let out = compare(&ours, &crashes, &dir, &["--report", "json"]);
     assert_eq!(out.code, 0, "{}\n{}", out.stdout, out.stderr);
     let v: Value = serde_json::from_str(&out.stdout).unwrap();
     assert!(v["baselineFaulted"].as_u64().unwrap() > 0, "{v}");
@@ -288,12 +271,9 @@ fn a_run_that_compared_nothing_never_passes() {
     let dir = TempDir::new("nothing");
     // The baseline answers every compact with an unknown error kind: a
     // fault on every case, so nothing is compared — even --fail-on never fails.
-    let out = compare(
-        &serve(None),
-        &script("faulty.py", "badkind"),
-        &dir,
-        &["--fail-on", "never", "--report", "markdown"],
-    );
+    let (ours, badkind) = (serve(None), script("faulty.py", "badkind"));
+    let extra = common::words("--fail-on never --report markdown");
+    let out = compare(&ours, &badkind, &dir, &extra);
     assert_eq!(out.code, 1, "{}\n{}", out.stdout, out.stderr);
     out.stdout_has("⚠️");
     assert!(!out.stdout.contains("✅"), "{}", out.stdout);
@@ -465,21 +445,9 @@ fn the_gate_compares_a_suite_fixture_by_fixture() {
     );
     let save = tmp.join("found");
     let gate = |subject: &str, baseline: &str, extra: &[&str]| {
-        let mut args = vec![
-            "check",
-            "--subject",
-            subject,
-            "--baseline",
-            baseline,
-            "--with-suite",
-            suite,
-            "--cases",
-            "40",
-            "--seed",
-            "3",
-            "--save",
-            &save,
-        ];
+        let mut args = vec!["check", "--subject", subject, "--baseline", baseline];
+        args.extend(["--with-suite", suite, "--save", &save]);
+        args.extend(common::words("--cases 40 --seed 3"));
         args.extend(extra);
         run(&args)
     };

@@ -1253,16 +1253,8 @@ fn report_merge_joins_shards_as_one_run() {
     let gate = format!("{dir}/gate.json");
     let serve = format!("{} serve", env!("CARGO_BIN_EXE_ctxgate"));
     let mut args: Vec<&str> = base.to_vec();
-    args.extend([
-        "--baseline",
-        &serve,
-        "--shard",
-        "1/2",
-        "--out",
-        &gate,
-        "--save",
-        &dir,
-    ]);
+    args.extend(["--baseline", &serve, "--shard", "1/2"]);
+    args.extend(["--out", &gate, "--save", &dir]);
     let ran = run(&args);
     assert!(ran.code == 0 || ran.code == 1, "{}", ran.stderr);
     let out = run(&["report", "merge", &gate, &reports[1]]);
@@ -1279,23 +1271,12 @@ fn report_merge_keeps_the_suites_outcome() {
     let tmp = TempDir::new("merge-suite");
     let dir = tmp.0.to_str().unwrap().to_owned();
     let suite = concat!(env!("CARGO_MANIFEST_DIR"), "/suites/known-bugs");
-    let base = [
-        "check",
-        "--with-suite",
-        suite,
-        "--cases",
-        "40",
-        "--seed",
-        "3",
-        "--report",
-        "json",
-        "--save",
-        &dir,
-    ];
+    let mut base = common::words("check --cases 40 --seed 3 --report json");
+    base.extend(["--with-suite", suite, "--save", &dir]);
     let mut shards = Vec::new();
     for k in ["1/2", "2/2"] {
         let out = format!("{dir}/shard-{}.json", &k[..1]);
-        let mut args = base.to_vec();
+        let mut args = base.clone();
         args.extend(["--shard", k, "--out", &out]);
         assert_eq!(run(&args).code, 0);
         shards.push(out);
@@ -1400,23 +1381,9 @@ fn report_merge_joins_a_baseline_gates_shards_as_one_gate() {
         side("cut-by-message-count"),
     );
     let gate_of = |baseline: &str, extra: &[&str], out: &str| {
-        let mut args = vec![
-            "check",
-            "--subject",
-            &subject,
-            "--baseline",
-            baseline,
-            "--cases",
-            "150",
-            "--seed",
-            "4",
-            "--report",
-            "json",
-            "--save",
-            &dir,
-            "--out",
-            out,
-        ];
+        let mut args = vec!["check", "--subject", &subject, "--baseline", baseline];
+        args.extend(common::words("--cases 150 --seed 4 --report json"));
+        args.extend(["--save", &dir, "--out", out]);
         args.extend(extra);
         run(&args)
     };
@@ -1431,21 +1398,10 @@ fn report_merge_joins_a_baseline_gates_shards_as_one_gate() {
         shards.push(out);
     }
     let merged = format!("{dir}/merged.json");
-    let out = run(&[
-        "report",
-        "merge",
-        &shards[0],
-        &shards[1],
-        &shards[2],
-        "--report",
-        "json",
-        "--out",
-        &merged,
-        "--subject",
-        &subject,
-        "--baseline",
-        &baseline,
-    ]);
+    let mut args = vec!["report", "merge", &shards[0], &shards[1], &shards[2]];
+    args.extend(["--report", "json", "--out", &merged]);
+    args.extend(["--subject", &subject, "--baseline", &baseline]);
+    let out = run(&args);
     assert_eq!(out.code, 1, "{}", out.stderr);
     out.stderr_has("regression(s)");
     let strip = |path: &str| {

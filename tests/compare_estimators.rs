@@ -345,17 +345,10 @@ fn fail_if_worse_catches_a_slower_estimator() {
         .unwrap();
     }
     let slow = python("tests/subjects/slow_estimator.py") + " 0.02";
-    let args = [
-        "--corpus",
-        tmp.dir(),
-        "--samples",
-        "2",
-        "--toolloop",
-        "1",
-        "--rounds",
-        "1",
-        "--fail-if-worse",
-    ];
+    let mut args = vec!["--corpus", tmp.dir()];
+    args.extend(common::words(
+        "--samples 2 --toolloop 1 --rounds 1 --fail-if-worse",
+    ));
     let out = ctxgate(&[&["--builtin", "adr-0098", "--subject", &slow][..], &args].concat());
     assert_eq!(out.code, 1, "{}", out.stderr);
     out.stderr_has("slower than A (adr-0098");

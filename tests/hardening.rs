@@ -58,23 +58,15 @@ fn names_every_hostile_entry(out: &common::process::Out) {
 
 /// `compare-estimators`, the ADR's estimator against content-only, on a
 /// few generated samples and the histories in `corpus`.
-fn compare_estimators_on(corpus: &str) -> [&str; 13] {
-    [
-        "compare-estimators",
-        "--builtin",
-        "adr-0098",
-        "--builtin",
-        "content-only",
-        "--corpus",
-        corpus,
-        "--samples",
-        "5",
-        "--toolloop",
-        "2",
-        "--rounds",
-        "1",
-    ]
+fn compare_estimators_on(corpus: &str) -> Vec<&str> {
+    let mut args = common::words("compare-estimators --builtin adr-0098 --builtin content-only");
+    args.extend(["--corpus", corpus]);
+    args.extend(FEW_ESTIMATES);
+    args
 }
+
+/// Few generated samples and one round: `compare-estimators` in seconds.
+const FEW_ESTIMATES: [&str; 6] = ["--samples", "5", "--toolloop", "2", "--rounds", "1"];
 
 #[test]
 fn every_folder_reader_skips_loops_fifos_and_devices_by_name() {
@@ -414,19 +406,14 @@ fn the_docs_word_is_kept_a_baseline_fault_is_not_a_fix_and_per_message_has_one_f
          if r['op'] == 'estimate':\n        print(json.dumps({'id': r['id'], 'tokens': sum(per), 'perMessage': per}), flush=True)\n    \
          else:\n        print(json.dumps({'id': r['id'], 'messages': r['messages']}), flush=True)",
     );
-    let out = ctxgate(&[
+    let subject = [
         "compare-estimators",
         "--subject",
         &long,
         "--builtin",
         "adr-0098",
-        "--samples",
-        "5",
-        "--toolloop",
-        "2",
-        "--rounds",
-        "1",
-    ]);
+    ];
+    let out = ctxgate(&[&subject[..], &FEW_ESTIMATES].concat());
     assert_eq!(out.code, 1, "{}", out.all());
     out.stderr_has("`perMessage` has");
     let out = ctxgate(&["check", "--subject", &long, "--cases", "20", "--seed", "1"]);

@@ -70,25 +70,16 @@ fn calibrate_runs_without_shared_and_says_it_skipped_the_real_histories() {
 #[test]
 fn compare_estimators_runs_without_shared_and_says_it_skipped_the_real_histories() {
     let dir = workdir("compare");
-    let args = [
-        "compare-estimators",
-        "--builtin",
-        "adr-0098",
-        "--builtin",
-        "content-only",
-        "--samples",
-        "4",
-        "--toolloop",
-        "3",
-        "--rounds",
-        "1",
-    ];
+    let args = common::words(
+        "compare-estimators --builtin adr-0098 --builtin content-only \
+         --samples 4 --toolloop 3 --rounds 1",
+    );
     let out = run(&dir, &args).ok();
     out.stderr_has(SKIPPED);
     out.stdout_has(SKIPPED);
     out.stdout_has("0 real histories (no corpus)");
 
-    let mut with_json = args.to_vec();
+    let mut with_json = args.clone();
     with_json.push("--json");
     let sets = skipped_sets(&run(&dir, &with_json).ok(), "sets");
     assert!(sets.iter().any(|s| s == "toolloop"), "{sets:?}");
@@ -99,21 +90,11 @@ fn compare_estimators_runs_without_shared_and_says_it_skipped_the_real_histories
 fn a_corpus_that_was_named_must_be_there() {
     let dir = workdir("named");
     for command in [
-        vec!["calibrate", "--samples", "2"],
-        vec![
-            "compare-estimators",
-            "--builtin",
-            "adr-0098",
-            "--builtin",
-            "content-only",
-            "--samples",
-            "2",
-            "--toolloop",
-            "1",
-            "--rounds",
-            "1",
-        ],
+        "calibrate --samples 2",
+        "compare-estimators --builtin adr-0098 --builtin content-only \
+         --samples 2 --toolloop 1 --rounds 1",
     ] {
+        let command = common::words(command);
         let mut args = command.clone();
         args.extend(["--corpus", "no-such-folder"]);
         let out = run(&dir, &args);

@@ -42,20 +42,12 @@
 // The body's exact size, in the engine, openai and anthropic formats, is in
 // js/lib/wire.js, the ctxgate npm package's own (one copy, imported by path).
 
+import { DEFAULTS } from '../../js/lib/config.js'; // SPEC §2's defaults
+import { eachLine } from '../../js/lib/serve.js'; // stdin as lines of bytes
 import { bodyMeter, dumps, elisionText, imagesOf, imageTokens, isImage, nbytes } from '../../js/lib/wire.js';
 
 const NAME = 'node-minimal', VERSION = '1.0.0';
 const SUMMARY_PREFIX = '[summary]';
-const DEFAULTS = {
-  contextWindow: 128000,
-  threshold: 0.7,
-  transportMaxBodyBytes: 8388608,
-  bytesPerToken: 4,
-  keepRecent: 2,
-  summaryMaxBytes: 4096,
-  wireFormat: 'engine',
-  envelope: {},
-};
 const ROLES = ['system', 'user', 'assistant', 'tool'];
 
 /** Answered as {"error": {"kind": "invalid_input"}}. */
@@ -406,32 +398,10 @@ function reply(line) {
   }
 }
 
-/** Like Python's bytes.strip() == b"": only ASCII whitespace. */
-function blank(line) {
-  return line.every((b) => b === 0x20 || (b >= 0x09 && b <= 0x0d));
-}
-
-/** Read stdin as bytes, split on \n (so a line or a UTF-8 character split across chunks is joined first), answer each line at once. */
+/** Answer each line of stdin at once (one write per answer: stdout to a pipe is synchronous); exit when stdin ends. */
 function main() {
-  let pending = [];
-  const handle = (line) => {
-    if (!blank(line)) process.stdout.write(reply(line)); // one write per answer: stdout to a pipe is synchronous
-  };
   process.stdout.on('error', () => process.exit(0)); // the reader went away
-  process.stdin.on('data', (chunk) => {
-    let start = 0;
-    for (let nl = chunk.indexOf(0x0a); nl !== -1; nl = chunk.indexOf(0x0a, start)) {
-      pending.push(chunk.subarray(start, nl));
-      const line = Buffer.concat(pending);
-      pending = [];
-      start = nl + 1;
-      handle(line);
-    }
-    if (start < chunk.length) pending.push(chunk.subarray(start));
-  });
-  process.stdin.on('end', () => { // the last line may lack its \n; then exit, as stdin is closed
-    if (pending.length) handle(Buffer.concat(pending));
-  });
+  eachLine(process.stdin, (line) => process.stdout.write(reply(line)));
 }
 
 main();

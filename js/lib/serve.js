@@ -115,38 +115,49 @@ function blank(line) {
 }
 
 /**
+ * Call `handle(line)` with each line of `input` that is not blank, then
+ * `end()` when `input` ends. Lines are split on \n as bytes, so a line or a
+ * UTF-8 character split across chunks is joined first; the last line may
+ * lack its \n.
+ */
+export function eachLine(input, handle, end = () => {}) {
+  let pending = [];
+  const take = (line) => {
+    if (!blank(line)) handle(line);
+  };
+  input.on('data', (chunk) => {
+    let start = 0;
+    for (let nl = chunk.indexOf(0x0a); nl !== -1; nl = chunk.indexOf(0x0a, start)) {
+      pending.push(chunk.subarray(start, nl));
+      const line = Buffer.concat(pending);
+      pending = [];
+      start = nl + 1;
+      take(line);
+    }
+    if (start < chunk.length) pending.push(chunk.subarray(start));
+  });
+  input.on('end', () => {
+    if (pending.length) take(Buffer.concat(pending));
+    end();
+  });
+}
+
+/**
  * Answer requests from `input` on `output` until `input` ends; resolves
- * then. Lines are split on \n as bytes, so a line or a UTF-8 character split
- * across chunks is joined first; requests are answered one at a time, in
- * order, even when `compact` is async.
+ * then. Requests are answered one at a time, in order ([eachLine]), even
+ * when `compact` is async.
  */
 export function serve(options, { input = process.stdin, output = process.stdout } = {}) {
   const hello = helloOf(options);
-  let pending = [];
   let queue = Promise.resolve();
   const handle = (line) => {
-    if (blank(line)) return;
     queue = queue.then(() => reply(line, options, hello)).then((text) => {
       output.write(text);
     });
   };
   if (output === process.stdout) process.stdout.on('error', () => process.exit(0)); // the reader went away
   return new Promise((resolve, reject) => {
-    input.on('data', (chunk) => {
-      let start = 0;
-      for (let nl = chunk.indexOf(0x0a); nl !== -1; nl = chunk.indexOf(0x0a, start)) {
-        pending.push(chunk.subarray(start, nl));
-        const line = Buffer.concat(pending);
-        pending = [];
-        start = nl + 1;
-        handle(line);
-      }
-      if (start < chunk.length) pending.push(chunk.subarray(start));
-    });
-    input.on('end', () => { // the last line may lack its \n
-      if (pending.length) handle(Buffer.concat(pending));
-      queue.then(resolve, reject);
-    });
+    eachLine(input, handle, () => queue.then(resolve, reject));
     input.on('error', reject);
   });
 }

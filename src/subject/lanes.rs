@@ -245,22 +245,10 @@ fn lock(shared: &Shared) -> MutexGuard<'_, State> {
 }
 
 impl Subject for Lane {
-    fn info(&self) -> &SubjectInfo {
-        &self.info
-    }
-
-    super::compact_and_estimate_by_batch!();
-
-    fn batch(&mut self, requests: &[Request<'_>]) -> Result<Vec<Reply>, Fault> {
-        self.run(requests)
-    }
+    super::protocol_subject!(run);
 
     fn stop_at(&mut self, deadline: Option<Instant>) {
         self.deadline = deadline;
-    }
-
-    fn sees_spellings(&self) -> bool {
-        self.info.format != crate::model::WireFormat::Engine
     }
 
     fn traffic(&self) -> Option<Traffic> {

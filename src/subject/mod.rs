@@ -289,30 +289,49 @@ fn by_batch<T>(
         .ok_or_else(|| Fault::new(FaultKind::Protocol, format!("no answer to {what} request")))
 }
 
-/// `compact` and `estimate` as batches of one ([`by_batch`]), inside the
-/// `impl Subject` of a subject whose `batch` is its own (a process, a lane).
-macro_rules! compact_and_estimate_by_batch {
-    () => {
+/// The `Subject` methods of a subject over the protocol (a process, a
+/// lane), inside its `impl Subject`: `info` from its `info` field, `batch`
+/// by its own method `$batch`, `compact` and `estimate` as batches of one
+/// ([`by_batch`]), and `sees_spellings` unless it speaks the engine format.
+macro_rules! protocol_subject {
+    ($batch:ident) => {
+        fn info(&self) -> &$crate::subject::SubjectInfo {
+            &self.info
+        }
+        fn batch(
+            &mut self,
+            rs: &[$crate::subject::Request<'_>],
+        ) -> Result<Vec<$crate::subject::Reply>, $crate::subject::Fault> {
+            self.$batch(rs)
+        }
         fn compact(
             &mut self,
-            config: &$crate::config::Config,
-            msgs: &[$crate::model::Message],
+            c: &$crate::config::Config,
+            m: &[$crate::model::Message],
         ) -> Result<$crate::subject::CompactAnswer, $crate::subject::Fault> {
-            use $crate::subject::{Reply, Request};
-            $crate::subject::by_batch(self, Request::Compact(config, msgs), Reply::into_compact)
+            $crate::subject::by_batch(
+                self,
+                $crate::subject::Request::Compact(c, m),
+                $crate::subject::Reply::into_compact,
+            )
         }
-
         fn estimate(
             &mut self,
-            config: &$crate::config::Config,
-            msgs: &[$crate::model::Message],
+            c: &$crate::config::Config,
+            m: &[$crate::model::Message],
         ) -> Result<$crate::subject::EstimateReply, $crate::subject::Fault> {
-            use $crate::subject::{Reply, Request};
-            $crate::subject::by_batch(self, Request::Estimate(config, msgs), Reply::into_estimate)
+            $crate::subject::by_batch(
+                self,
+                $crate::subject::Request::Estimate(c, m),
+                $crate::subject::Reply::into_estimate,
+            )
+        }
+        fn sees_spellings(&self) -> bool {
+            self.info.format != $crate::model::WireFormat::Engine
         }
     };
 }
-use compact_and_estimate_by_batch;
+use protocol_subject;
 
 /// A compactor under test.
 pub trait Subject {

@@ -64,3 +64,10 @@ pub fn texts<'v>(list: &'v serde_json::Value, key: &str) -> Vec<&'v str> {
     };
     items.iter().map(text).collect()
 }
+
+/// A command line's arguments, split on whitespace: `words("--cases 40
+/// --seed 3")`. For literal flags and values only; an argument with a space
+/// in it (a subject's command) goes in whole beside them.
+pub fn words(line: &str) -> Vec<&str> {
+    line.split_whitespace().collect()
+}

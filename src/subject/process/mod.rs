@@ -24,7 +24,6 @@ use super::pipes::{Line, Waiter};
 use super::protocol::{write_request_head, ProtocolLine};
 use super::written::Written;
 use super::{Fault, FaultKind, Reply, Request, Subject, SubjectInfo};
-use crate::model::WireFormat;
 use child::{closed, Running};
 use lines::Rest;
 
@@ -390,22 +389,10 @@ impl ProcessSubject {
     }
 }
 impl Subject for ProcessSubject {
-    fn info(&self) -> &SubjectInfo {
-        &self.info
-    }
-
-    super::compact_and_estimate_by_batch!();
-
-    fn batch(&mut self, requests: &[Request<'_>]) -> Result<Vec<Reply>, Fault> {
-        self.pipelined(requests)
-    }
+    super::protocol_subject!(pipelined);
 
     fn traffic(&self) -> Option<super::Traffic> {
         Some(self.traffic)
-    }
-
-    fn sees_spellings(&self) -> bool {
-        self.info.format != WireFormat::Engine
     }
 }
 
