@@ -21,16 +21,9 @@ import tempfile
 import time
 
 import ctxgate
-from ctxgate.wire import image_tokens, images_of, nbytes
+from ctxgate.wire import image_tokens, images_of, nbytes, text_of
 
 FORMATS = ("engine", "openai", "anthropic")
-
-
-def text_of(m):
-    content = m.get("content")
-    if isinstance(content, list):
-        return "".join(p["text"] for p in content if isinstance(p, dict) and p.get("type") == "text")
-    return content if isinstance(content, str) else ""
 
 
 def adr_tokens(m, bpt, fmt):

@@ -44,7 +44,7 @@ import math
 import sys
 
 from wire import (  # exact body size in the three wire formats; images
-    Body, dumps, elision_text, image_tokens, images_of, is_image, loads, nbytes,
+    Body, dumps, elision_text, image_tokens, images_of, is_image, loads, nbytes, text_of,
 )
 
 NAME, VERSION = "python-minimal", "1.0.0"
@@ -75,14 +75,6 @@ class CannotFit(Exception):
 def tokens(nb, bpt):
     """ceil(bytes / bytesPerToken), 0 for nothing."""
     return -(-nb // bpt)
-
-
-def text_of(msg):
-    """The text: the string, or the text parts joined (images are never text)."""
-    content = msg.get("content")
-    if isinstance(content, list):
-        return "".join(p["text"] for p in content if isinstance(p, dict) and p.get("type") == "text")
-    return content if isinstance(content, str) else ""
 
 
 def message_tokens(msg, bpt, fmt):

@@ -94,6 +94,14 @@ def images_of(msg):
     return [p for p in content if is_image(p)] if isinstance(content, list) else []
 
 
+def text_of(msg):
+    """The text: the string, or the text parts joined (images are never text)."""
+    content = msg.get("content")
+    if isinstance(content, list):
+        return "".join(p["text"] for p in content if isinstance(p, dict) and p.get("type") == "text")
+    return content if isinstance(content, str) else ""
+
+
 def _image_extra(part):
     return [(k, v) for k, v in part.items() if k not in IMAGE_FIELDS]
 
