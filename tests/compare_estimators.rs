@@ -449,12 +449,8 @@ fn bad_input_exits_2_with_a_clear_message() {
 #[test]
 fn a_subject_that_refuses_well_formed_histories_fails_the_run() {
     let refuses = python("tests/subjects/vacuous.py") + " refuses-estimate";
-    let out = ctxgate(&with_small(&[
-        "--builtin",
-        "adr-0098",
-        "--subject",
-        &refuses,
-    ]));
+    let args = ["--builtin", "adr-0098", "--subject", &refuses];
+    let out = ctxgate(&with_small(&args));
     assert_eq!(out.code, 1, "{}", out.stderr);
     assert!(
         out.stderr.contains("B (refuses-estimate 0, `")

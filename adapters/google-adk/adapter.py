@@ -46,8 +46,8 @@ import sys
 
 here = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(here, "..", "lib"))
-from ctxgate_subject import serve, trigger  # noqa: E402
-from zoo import Refuse, calls_of, head_len, restore, roundtrip_main, side, text_of  # noqa: E402
+from ctxgate_subject import trigger  # noqa: E402
+from zoo import Refuse, calls_of, head_len, main, restore, side, text_of  # noqa: E402
 
 import logging  # noqa: E402
 logging.disable(logging.CRITICAL)
@@ -201,9 +201,5 @@ def roundtrip(cfg, messages):
 
 
 if __name__ == "__main__":
-    if sys.argv[1:] == ["--roundtrip"]:
-        roundtrip_main(roundtrip, f"google-adk {VERSION}")
-    else:
-        serve(compact, name="google-adk event compaction", version=VERSION, invariants=CLAIMS,
-              # text content only (SPEC §6): the mapping gets no content parts
-              content_parts=False)
+    main(roundtrip, f"google-adk {VERSION}", compact,
+         name="google-adk event compaction", version=VERSION, invariants=CLAIMS)

@@ -38,8 +38,8 @@ import sys
 
 here = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(here, "..", "lib"))
-from ctxgate_subject import serve, trigger  # noqa: E402
-from zoo import Refuse, calls_of, restore, roundtrip_main, side, text_of  # noqa: E402
+from ctxgate_subject import trigger  # noqa: E402
+from zoo import Refuse, calls_of, main, restore, side, text_of  # noqa: E402
 
 from importlib.metadata import version  # noqa: E402
 from langchain_core.language_models.fake_chat_models import FakeListChatModel  # noqa: E402
@@ -138,9 +138,5 @@ def roundtrip(cfg, messages):
 
 
 if __name__ == "__main__":
-    if sys.argv[1:] == ["--roundtrip"]:
-        roundtrip_main(roundtrip, f"langmem {VERSION}")
-    else:
-        serve(compact, estimate, name="langmem summarize_messages", version=VERSION, invariants=CLAIMS,
-              # text content only (SPEC §6): the mapping gets no content parts
-              content_parts=False)
+    main(roundtrip, f"langmem {VERSION}", compact, estimate,
+         name="langmem summarize_messages", version=VERSION, invariants=CLAIMS)

@@ -148,3 +148,17 @@ def roundtrip_main(roundtrip, name):
           + (f"; refused {sum(refused.values())}: {why}" if refused else ""))
     if accepted == 0:
         sys.exit(1)
+
+
+def main(roundtrip, library, compact, estimate=None, **hello):
+    """A zoo adapter's entry point: `--roundtrip` runs `roundtrip_main` (its
+    lines name `library`); otherwise it serves `compact` (and `estimate`)
+    with the hello's `hello` fields (`name`, `version`, `invariants`). The
+    mappings carry text content only, so the hello says so (SPEC §6:
+    `contentParts: false`): the adapter gets no content parts."""
+    if sys.argv[1:] == ["--roundtrip"]:
+        roundtrip_main(roundtrip, library)
+    else:
+        from ctxgate_subject import serve
+
+        serve(compact, estimate, content_parts=False, **hello)

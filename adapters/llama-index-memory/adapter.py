@@ -40,8 +40,8 @@ import uuid
 
 here = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(here, "..", "lib"))
-from ctxgate_subject import serve  # noqa: E402
-from zoo import Refuse, calls_of, head_len, restore, roundtrip_main, side, text_of  # noqa: E402
+
+from zoo import Refuse, calls_of, head_len, main, restore, side, text_of  # noqa: E402
 
 from importlib.metadata import version  # noqa: E402
 from llama_index.core.base.llms.types import ChatMessage, TextBlock, ToolCallBlock  # noqa: E402
@@ -133,9 +133,5 @@ def roundtrip(cfg, messages):
 
 
 if __name__ == "__main__":
-    if sys.argv[1:] == ["--roundtrip"]:
-        roundtrip_main(roundtrip, f"llama-index-core Memory {VERSION}")
-    else:
-        serve(compact, estimate, name="llama-index Memory", version=VERSION, invariants=CLAIMS,
-              # text content only (SPEC §6): the mapping gets no content parts
-              content_parts=False)
+    main(roundtrip, f"llama-index-core Memory {VERSION}", compact, estimate,
+         name="llama-index Memory", version=VERSION, invariants=CLAIMS)

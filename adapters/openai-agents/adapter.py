@@ -40,8 +40,8 @@ import uuid
 
 here = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(here, "..", "lib"))
-from ctxgate_subject import serve  # noqa: E402
-from zoo import Refuse, calls_of, dumps, head_len, restore, roundtrip_main, side, text_of  # noqa: E402
+
+from zoo import Refuse, calls_of, dumps, head_len, main, restore, side, text_of  # noqa: E402
 
 from importlib.metadata import version  # noqa: E402
 from agents import SQLiteSession  # noqa: E402
@@ -153,9 +153,5 @@ def roundtrip(cfg, messages):
 
 
 if __name__ == "__main__":
-    if sys.argv[1:] == ["--roundtrip"]:
-        roundtrip_main(roundtrip, f"openai-agents {VERSION}")
-    else:
-        serve(compact, name=f"openai-agents session limit={LIMIT}", version=VERSION, invariants=CLAIMS,
-              # text content only (SPEC §6): the mapping gets no content parts
-              content_parts=False)
+    main(roundtrip, f"openai-agents {VERSION}", compact,
+         name=f"openai-agents session limit={LIMIT}", version=VERSION, invariants=CLAIMS)

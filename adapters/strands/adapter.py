@@ -44,8 +44,8 @@ import sys
 
 here = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(here, "..", "lib"))
-from ctxgate_subject import CannotFit, serve  # noqa: E402
-from zoo import Refuse, calls_of, head_len, restore, roundtrip_main, side, text_of  # noqa: E402
+from ctxgate_subject import CannotFit  # noqa: E402
+from zoo import Refuse, calls_of, head_len, main, restore, side, text_of  # noqa: E402
 
 from importlib.metadata import version  # noqa: E402
 
@@ -235,9 +235,5 @@ def compact(cfg, messages):
 
 
 if __name__ == "__main__":
-    if sys.argv[1:] == ["--roundtrip"]:
-        roundtrip_main(roundtrip, f"strands-agents {VERSION}")
-    else:
-        serve(compact, name=f"strands {MANAGER} conversation manager", version=VERSION, invariants=CLAIMS,
-              # text content only (SPEC §6): the mapping gets no content parts
-              content_parts=False)
+    main(roundtrip, f"strands-agents {VERSION}", compact,
+         name=f"strands {MANAGER} conversation manager", version=VERSION, invariants=CLAIMS)
