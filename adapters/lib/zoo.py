@@ -26,6 +26,8 @@ engine history → library types (through the library's own store where it
 has one) → back must be the same JSON value, for every generated history
 the adapter accepts; a history it refuses (a shape the library has no
 representation for) is counted, with the reason, never silently passed.
+`main(roundtrip, library, compact, ...)` is every adapter's entry point:
+that test under `--roundtrip`, the protocol otherwise.
 """
 
 import json
