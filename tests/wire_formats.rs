@@ -680,6 +680,103 @@ fn anthropic_errors_name_the_message_and_the_problem() {
     }
 }
 
+/// The engine and openai readers name the message and what is wrong with
+/// it: a field on a role that does not carry it, a field of the wrong JSON
+/// type, a message or call that is not an object.
+#[test]
+fn engine_and_openai_errors_name_the_message_and_the_problem() {
+    let call = json!({"id": "a", "name": "f", "arguments": {}});
+    let openai_call =
+        json!({"id": "a", "type": "function", "function": {"name": "f", "arguments": "{}"}});
+    let cases = [
+        (
+            WireFormat::Engine,
+            json!({"role": "user", "toolCalls": [call]}),
+            "`toolCalls` on a user message (assistant only)",
+        ),
+        (
+            WireFormat::Engine,
+            json!({"role": "assistant", "toolCallId": "a"}),
+            "`toolCallId` on an assistant message (tool only)",
+        ),
+        (
+            WireFormat::Engine,
+            json!({"role": "tool", "toolCallId": 7}),
+            "`toolCallId` must be a string, found a number",
+        ),
+        (
+            WireFormat::Engine,
+            json!({"role": "user", "pinned": "yes"}),
+            "`pinned` must be a boolean, found a string",
+        ),
+        (
+            WireFormat::Engine,
+            json!({"role": "assistant", "toolCalls": {}}),
+            "`toolCalls` must be an array, found an object",
+        ),
+        (
+            WireFormat::Engine,
+            json!({"role": "assistant", "toolCalls": [3]}),
+            "toolCalls[0]: expected a call object, found a number",
+        ),
+        (
+            WireFormat::Engine,
+            json!({"role": "assistant", "toolCalls": [{"id": "a", "name": 1, "arguments": {}}]}),
+            "`name` must be a string, found a number",
+        ),
+        (
+            WireFormat::Engine,
+            json!("hi"),
+            "expected a message object, found a string",
+        ),
+        (
+            WireFormat::Openai,
+            json!({"role": "system", "tool_calls": [openai_call]}),
+            "`tool_calls` on a system message (assistant only)",
+        ),
+        (
+            WireFormat::Openai,
+            json!({"role": "user", "tool_call_id": "a"}),
+            "`tool_call_id` on a user message (tool only)",
+        ),
+        (
+            WireFormat::Openai,
+            json!({"role": "tool", "tool_call_id": null}),
+            "`tool_call_id` must be a string, found null",
+        ),
+        (
+            WireFormat::Openai,
+            json!({"role": "user", "pinned": 1}),
+            "`pinned` must be a boolean, found a number",
+        ),
+        (
+            WireFormat::Openai,
+            json!({"role": "assistant", "tool_calls": "x"}),
+            "`tool_calls` must be an array, found a string",
+        ),
+        (
+            WireFormat::Openai,
+            json!({"role": "assistant", "tool_calls": [[]]}),
+            "expected a call object, found an array",
+        ),
+        (
+            WireFormat::Openai,
+            json!([]),
+            "expected a message object, found an array",
+        ),
+    ];
+    for (format, message, needle) in cases {
+        let raw = [json!({"role": "user", "content": "first"}), message.clone()];
+        let err =
+            read_messages(format, None, &raw).expect_err(&format!("{message} should not read"));
+        assert_eq!(err.message, Some(1), "{err}");
+        assert!(
+            err.problem.contains(needle),
+            "{format:?} {message}: {err:?} should say {needle:?}"
+        );
+    }
+}
+
 // ------------------------------------------- generated histories, each format
 
 fn text() -> impl Strategy<Value = String> {

@@ -9,15 +9,14 @@ use std::sync::Arc;
 
 use serde_json::{Map, Value};
 
+use super::field::typed;
 use super::{Content, Message, Role, ToolCall};
 use crate::error::{json_type, InputError, InputErrorKind};
 
 /// Read one message from its engine JSON form.
 pub fn message_from_value(v: &Value, index: usize) -> Result<Message, InputError> {
     let err = |p: String| InputError::shape_at(index, p);
-    let obj = v
-        .as_object()
-        .ok_or_else(|| err(format!("expected a message object, found {}", json_type(v))))?;
+    let obj = typed(v, Value::as_object, "expected a message object").map_err(err)?;
     let role = read_role(obj).map_err(err)?;
     let mut msg = Message::new(role, Content::Absent);
     for (key, value) in obj {
@@ -25,40 +24,15 @@ pub fn message_from_value(v: &Value, index: usize) -> Result<Message, InputError
             "role" => {}
             "content" => msg.content = read_content(value).map_err(|e| e.at_message(index))?,
             "toolCalls" => {
-                if role != Role::Assistant {
-                    return Err(err(format!(
-                        "`toolCalls` on {} message (assistant only)",
-                        role.with_article()
-                    )));
-                }
+                role.may_carry(key, Role::Assistant).map_err(err)?;
                 msg.tool_calls = Some(read_tool_calls(value).map_err(err)?);
             }
             "toolCallId" => {
-                if role != Role::Tool {
-                    return Err(err(format!(
-                        "`toolCallId` on {} message (tool only)",
-                        role.with_article()
-                    )));
-                }
-                match value {
-                    Value::String(s) => msg.tool_call_id = Some(s.clone()),
-                    other => {
-                        return Err(err(format!(
-                            "`toolCallId` must be a string, found {}",
-                            json_type(other)
-                        )))
-                    }
-                }
+                role.may_carry(key, Role::Tool).map_err(err)?;
+                let id = typed(value, Value::as_str, "`toolCallId` must be a string");
+                msg.tool_call_id = Some(id.map_err(err)?.to_owned());
             }
-            "pinned" => match value {
-                Value::Bool(b) => msg.pinned = Some(*b),
-                other => {
-                    return Err(err(format!(
-                        "`pinned` must be a boolean, found {}",
-                        json_type(other)
-                    )))
-                }
-            },
+            "pinned" => msg.pinned = Some(read_pinned(value).map_err(err)?),
             _ => {
                 msg.extra.insert(key.clone(), value.clone());
             }
@@ -84,6 +58,11 @@ pub(crate) fn read_role(obj: &Map<String, Value>) -> Result<Role, String> {
     }
 }
 
+/// `pinned`: a boolean.
+pub(crate) fn read_pinned(v: &Value) -> Result<bool, String> {
+    typed(v, Value::as_bool, "`pinned` must be a boolean")
+}
+
 /// `content`: a string, null, or an array of engine parts (SPEC §1.4).
 pub(crate) fn read_content(v: &Value) -> Result<Content, InputError> {
     match v {
@@ -100,9 +79,7 @@ pub(crate) fn read_content(v: &Value) -> Result<Content, InputError> {
 }
 
 fn read_tool_calls(v: &Value) -> Result<Vec<ToolCall>, String> {
-    let arr = v
-        .as_array()
-        .ok_or_else(|| format!("`toolCalls` must be an array, found {}", json_type(v)))?;
+    let arr = typed(v, Value::as_array, "`toolCalls` must be an array")?;
     arr.iter()
         .enumerate()
         .map(|(j, call)| read_tool_call(call).map_err(|p| format!("toolCalls[{j}]: {p}")))
@@ -110,9 +87,7 @@ fn read_tool_calls(v: &Value) -> Result<Vec<ToolCall>, String> {
 }
 
 fn read_tool_call(v: &Value) -> Result<ToolCall, String> {
-    let obj = v
-        .as_object()
-        .ok_or_else(|| format!("expected a call object, found {}", json_type(v)))?;
+    let obj = typed(v, Value::as_object, "expected a call object")?;
     let mut call = ToolCall::default();
     let (mut has_id, mut has_name) = (false, false);
     for (key, value) in obj {
@@ -122,10 +97,7 @@ fn read_tool_call(v: &Value) -> Result<ToolCall, String> {
                 has_id = true;
             }
             "name" => {
-                call.name = value
-                    .as_str()
-                    .ok_or_else(|| format!("`name` must be a string, found {}", json_type(value)))?
-                    .to_owned();
+                call.name = typed(value, Value::as_str, "`name` must be a string")?.to_owned();
                 has_name = true;
             }
             "arguments" => call.arguments = Arc::new(value.clone()),

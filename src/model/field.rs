@@ -18,7 +18,16 @@ pub(crate) fn expect<V: Borrow<Value>, T>(
     wrong: impl Display,
     missing: impl Display,
 ) -> Result<T, String> {
-    let v = field.ok_or_else(|| missing.to_string())?;
+    typed(field.ok_or_else(|| missing.to_string())?, pick, wrong)
+}
+
+/// A present field's value as `pick` takes it, else "{wrong}, found {its
+/// JSON type}": `typed(v, Value::as_bool, "`pinned` must be a boolean")`.
+pub(crate) fn typed<V: Borrow<Value>, T>(
+    v: V,
+    pick: impl FnOnce(V) -> Option<T>,
+    wrong: impl Display,
+) -> Result<T, String> {
     let found = json_type(v.borrow());
     pick(v).ok_or_else(|| format!("{wrong}, found {found}"))
 }

@@ -36,6 +36,16 @@ impl Role {
     }
 
     /// The role with its article, for messages: "an assistant", "a tool".
+    /// `Ok` when a message of this role may carry `field`, which only
+    /// `owner`'s messages carry; else the reader's error.
+    pub(crate) fn may_carry(self, field: &str, owner: Role) -> Result<(), String> {
+        if self == owner {
+            return Ok(());
+        }
+        let (a_role, only) = (self.with_article(), owner.as_str());
+        Err(format!("`{field}` on {a_role} message ({only} only)"))
+    }
+
     pub fn with_article(self) -> &'static str {
         match self {
             Role::System => "a system",

@@ -32,8 +32,8 @@
 
 use serde_json::{json, Map, Value};
 
-use super::engine::{non_empty_id, read_role};
-use super::field::expect;
+use super::engine::{non_empty_id, read_pinned, read_role};
+use super::field::{expect, typed};
 use super::parts::{split_data_url, Image, ImageData, ImageSource, Part, TextPart};
 use super::{Content, Message, Role, ToolCall};
 use crate::error::{json_type, InputError, InputErrorKind};
@@ -361,9 +361,7 @@ impl From<&str> for Bad {
 }
 
 fn message_shape(v: &Value) -> Result<Message, Bad> {
-    let obj = v
-        .as_object()
-        .ok_or_else(|| format!("expected a message object, found {}", json_type(v)))?;
+    let obj = typed(v, Value::as_object, "expected a message object")?;
     let role = read_role(obj)?;
     let mut msg = Message::new(role, Content::Absent);
     for (key, value) in obj {
@@ -371,16 +369,8 @@ fn message_shape(v: &Value) -> Result<Message, Bad> {
             "role" => {}
             "content" => msg.content = read_content(value).map_err(Bad::Input)?,
             "tool_calls" => {
-                if role != Role::Assistant {
-                    return Err(format!(
-                        "`tool_calls` on {} message (assistant only)",
-                        role.with_article()
-                    )
-                    .into());
-                }
-                let arr = value.as_array().ok_or_else(|| {
-                    format!("`tool_calls` must be an array, found {}", json_type(value))
-                })?;
+                role.may_carry(key, Role::Assistant)?;
+                let arr = typed(value, Value::as_array, "`tool_calls` must be an array")?;
                 let calls = arr
                     .iter()
                     .enumerate()
@@ -389,33 +379,11 @@ fn message_shape(v: &Value) -> Result<Message, Bad> {
                 msg.tool_calls = Some(calls);
             }
             "tool_call_id" => {
-                if role != Role::Tool {
-                    return Err(format!(
-                        "`tool_call_id` on {} message (tool only)",
-                        role.with_article()
-                    )
-                    .into());
-                }
-                msg.tool_call_id = Some(
-                    value
-                        .as_str()
-                        .ok_or_else(|| {
-                            format!(
-                                "`tool_call_id` must be a string, found {}",
-                                json_type(value)
-                            )
-                        })?
-                        .to_owned(),
-                );
+                role.may_carry(key, Role::Tool)?;
+                let id = typed(value, Value::as_str, "`tool_call_id` must be a string")?;
+                msg.tool_call_id = Some(id.to_owned());
             }
-            "pinned" => match value {
-                Value::Bool(b) => msg.pinned = Some(*b),
-                other => {
-                    return Err(
-                        format!("`pinned` must be a boolean, found {}", json_type(other)).into(),
-                    )
-                }
-            },
+            "pinned" => msg.pinned = Some(read_pinned(value)?),
             _ => {
                 msg.extra.insert(key.clone(), value.clone());
             }
@@ -428,9 +396,7 @@ fn message_shape(v: &Value) -> Result<Message, Bad> {
 }
 
 fn read_call(v: &Value) -> Result<ToolCall, String> {
-    let obj = v
-        .as_object()
-        .ok_or_else(|| format!("expected a call object, found {}", json_type(v)))?;
+    let obj = typed(v, Value::as_object, "expected a call object")?;
     let id = non_empty_id(obj.get("id").ok_or("call has no `id`")?)?;
     let function = obj
         .get("function")

@@ -4,11 +4,10 @@
 use serde_json::{Map, Value};
 
 use super::Fields;
-use crate::error::json_type;
+use crate::model::field::typed;
 
 pub(super) fn block_object(b: &Value) -> Result<&Fields, String> {
-    b.as_object()
-        .ok_or_else(|| format!("expected a content block object, found {}", json_type(b)))
+    typed(b, Value::as_object, "expected a content block object")
 }
 
 pub(super) fn block_type(obj: &Fields) -> Option<&str> {
@@ -16,8 +15,7 @@ pub(super) fn block_type(obj: &Fields) -> Option<&str> {
 }
 
 pub(super) fn read_text(v: &Value) -> Result<&str, String> {
-    v.as_str()
-        .ok_or_else(|| format!("`text` must be a string, found {}", json_type(v)))
+    typed(v, Value::as_str, "`text` must be a string")
 }
 
 pub(super) fn text_block(text: &str) -> Fields {

@@ -6,8 +6,8 @@ use super::block::{block_object, block_type, read_text};
 use super::parts::{block_to_part, is_image_block};
 use super::{merge_hint, put, wrap, Fields};
 use crate::error::{json_type, InputError};
-use crate::model::engine::{non_empty_id, CALL_FIELDS, MESSAGE_FIELDS};
-use crate::model::field::expect;
+use crate::model::engine::{non_empty_id, read_pinned, CALL_FIELDS, MESSAGE_FIELDS};
+use crate::model::field::{expect, typed};
 use crate::model::{Content, Message, Role, ToolCall};
 
 pub(super) fn read_system(v: &Value) -> Result<Vec<Message>, InputError> {
@@ -61,9 +61,7 @@ fn read_system_block(b: &Value) -> Result<Message, String> {
 
 /// Read `messages[i]` into one or more engine messages, appended to `out`.
 pub(super) fn read_message(v: &Value, i: usize, out: &mut Vec<Message>) -> Result<(), String> {
-    let obj = v
-        .as_object()
-        .ok_or_else(|| format!("expected a message object, found {}", json_type(v)))?;
+    let obj = typed(v, Value::as_object, "expected a message object")?;
     let role = match obj.get("role") {
         Some(Value::String(s)) if s == "user" => Role::User,
         Some(Value::String(s)) if s == "assistant" => Role::Assistant,
@@ -298,11 +296,6 @@ fn read_tool_result(obj: &Fields, index: usize) -> Result<Message, String> {
     put(&mut h, "blockExtra", reserved);
     m.wire = wrap(h);
     Ok(m)
-}
-
-fn read_pinned(v: &Value) -> Result<bool, String> {
-    v.as_bool()
-        .ok_or_else(|| format!("`pinned` must be a boolean, found {}", json_type(v)))
 }
 
 /// A text block as a template: the block with its text replaced by the
