@@ -35,21 +35,13 @@ impl Out {
     /// Fails the test, showing stdout, unless stdout contains `s`.
     #[track_caller]
     pub fn stdout_has(&self, s: &str) {
-        assert!(
-            self.stdout.contains(s),
-            "stdout lacks {s:?}:\n{}",
-            self.stdout
-        );
+        has("stdout", &self.stdout, s);
     }
 
     /// Fails the test, showing stderr, unless stderr contains `s`.
     #[track_caller]
     pub fn stderr_has(&self, s: &str) {
-        assert!(
-            self.stderr.contains(s),
-            "stderr lacks {s:?}:\n{}",
-            self.stderr
-        );
+        has("stderr", &self.stderr, s);
     }
 
     /// stdout as one JSON document (the test fails, showing both streams,
@@ -62,6 +54,11 @@ impl Out {
             )
         })
     }
+}
+
+#[track_caller]
+fn has(stream: &str, text: &str, s: &str) {
+    assert!(text.contains(s), "{stream} lacks {s:?}:\n{text}");
 }
 
 /// `ctxgate ARGS`, killed after `limit` (the test fails: it hung).
