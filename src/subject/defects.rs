@@ -313,23 +313,10 @@ impl Defect {
             Defect::NoFallbackBelowKeepRecent => {
                 InProcess::new(info, no_fallback_below_keep_recent, adr())
             }
-            Defect::TruncatesToolResults => reference_changed(info, |out| {
-                for msg in out.iter_mut().filter(|x| x.role == Role::Tool) {
-                    let text = msg.content.text();
-                    if text.len() > 512 {
-                        let cut = truncate_utf8(&text, 512);
-                        msg.content = format!("{cut}…[truncated]").into();
-                    }
-                }
-            }),
-            Defect::TruncatesResultsOver16K => reference_changed(info, |out| {
-                for msg in out.iter_mut().filter(|x| x.role == Role::Tool) {
-                    let text = msg.content.text();
-                    if text.len() > RESULT_CAP_16K {
-                        msg.content = truncate_utf8(&text, RESULT_CAP_16K).to_owned().into();
-                    }
-                }
-            }),
+            Defect::TruncatesToolResults => reference_changed(info, cut_results::<512, true>),
+            Defect::TruncatesResultsOver16K => {
+                reference_changed(info, cut_results::<RESULT_CAP_16K, false>)
+            }
             Defect::SortsResultsById => reference_changed(info, |out| {
                 for r in iterations(out) {
                     out[r.start + 1..r.end].sort_by(|a, b| a.tool_call_id.cmp(&b.tool_call_id));
@@ -366,6 +353,22 @@ impl Defect {
 
 /// The cap of [`Defect::TruncatesResultsOver16K`], in bytes.
 const RESULT_CAP_16K: usize = 16 * 1024;
+
+/// Cut every tool result over `CAP` bytes to its first `CAP` (on a
+/// character boundary), marked `…[truncated]` when `MARKED`.
+fn cut_results<const CAP: usize, const MARKED: bool>(out: &mut [Message]) {
+    for msg in out.iter_mut().filter(|x| x.role == Role::Tool) {
+        let text = msg.content.text();
+        if text.len() > CAP {
+            let cut = truncate_utf8(&text, CAP);
+            msg.content = match MARKED {
+                true => format!("{cut}…[truncated]"),
+                false => cut.to_owned(),
+            }
+            .into();
+        }
+    }
+}
 
 /// A reference of the defect's own making (another estimator, summariser,
 /// body measure or elision; `make` runs for every request), answering
@@ -409,10 +412,10 @@ fn reference_then(
 }
 
 /// [`reference_then`] as a subject, answering `estimate` with adr-0098.
-fn reference_changed(info: SubjectInfo, change: fn(&mut Vec<Message>)) -> InProcess {
+fn reference_changed(info: SubjectInfo, change: fn(&mut [Message])) -> InProcess {
     InProcess::new(
         info,
-        move |c, m| reference_then(c, m, change),
+        move |c, m| reference_then(c, m, |out| change(out)),
         Some(estimator_fn(Adr0098)),
     )
 }

@@ -44,14 +44,7 @@ pub(super) fn write_system(head: &[Message], first: Option<&Message>) -> Option<
             if let Some(p) = m.pinned {
                 b.insert("pinned".into(), Value::Bool(p));
             }
-            add_fields(&mut b, own_fields(&m.extra, &MESSAGE_FIELDS));
-            add_fields(
-                &mut b,
-                hint_fields(hint(&m.wire), "blockExtra")
-                    .into_iter()
-                    .flatten(),
-            );
-            Value::Object(b)
+            close_block(b, &m.extra, &MESSAGE_FIELDS, hint(&m.wire))
         })
         .collect();
     Some(Value::Array(blocks))
@@ -334,13 +327,15 @@ fn tool_use_block(c: &ToolCall) -> Value {
     b.insert("id".into(), Value::String(c.id.clone()));
     b.insert("name".into(), Value::String(c.name.clone()));
     b.insert("input".into(), Value::clone(&c.arguments));
-    add_fields(&mut b, own_fields(&c.extra, &CALL_FIELDS));
-    add_fields(
-        &mut b,
-        hint_fields(hint(&c.wire), "blockExtra")
-            .into_iter()
-            .flatten(),
-    );
+    close_block(b, &c.extra, &CALL_FIELDS, hint(&c.wire))
+}
+
+/// A block with what it carries besides its own fields: the message's or
+/// call's `extra` (but the names the engine reserves), then the fields the
+/// block had when it was read (`blockExtra`), each where not already set.
+fn close_block(mut b: Fields, extra: &Fields, reserved: &[&str], h: Option<&Fields>) -> Value {
+    add_fields(&mut b, own_fields(extra, reserved));
+    add_fields(&mut b, hint_fields(h, "blockExtra").into_iter().flatten());
     Value::Object(b)
 }
 
@@ -372,7 +367,5 @@ fn tool_result_block(m: &Message, h: Option<&Fields>) -> Value {
             Content::Parts(_) => unreachable!("parts are written above"),
         },
     }
-    add_fields(&mut b, own_fields(&m.extra, &MESSAGE_FIELDS));
-    add_fields(&mut b, hint_fields(h, "blockExtra").into_iter().flatten());
-    Value::Object(b)
+    close_block(b, &m.extra, &MESSAGE_FIELDS, h)
 }
