@@ -16,97 +16,153 @@ use crate::invariant::Invariant;
 use crate::model::{check_well_formed, head_len, iterations, truncate_utf8, Message, Role};
 use crate::reference::{exact_body, DigestSummariser, Elision, Reference, Summariser};
 
-/// A bug class, each with the invariant that must catch it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Defect {
+/// The defects, one row each: the bug class (documented), its name, what
+/// it does wrong in a few words (for `check --list-defects`), and the
+/// invariants that rightly catch it, the first the one that names it best.
+macro_rules! defects {
+    ($($(#[$doc:meta])* $defect:ident $name:literal $describe:literal [$($inv:ident),+];)+) => {
+        /// A bug class, each with the invariant that must catch it.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+        pub enum Defect {
+            $($(#[$doc])* $defect,)+
+        }
+
+        impl Defect {
+            pub const ALL: [Defect; [$(stringify!($defect)),+].len()] = [$(Defect::$defect),+];
+
+            pub fn name(self) -> &'static str {
+                match self {
+                    $(Defect::$defect => $name,)+
+                }
+            }
+
+            /// What it does wrong, in a few words (for `check --list-defects`).
+            pub fn describe(self) -> &'static str {
+                match self {
+                    $(Defect::$defect => $describe,)+
+                }
+            }
+
+            /// The invariants that rightly catch this defect; the first is
+            /// the one that names it best.
+            pub fn caught_by(self) -> &'static [Invariant] {
+                use Invariant::*;
+                match self {
+                    $(Defect::$defect => &[$($inv),+],)+
+                }
+            }
+        }
+    };
+}
+
+defects! {
     /// The estimator before ADR 0098: tool-call arguments weigh nothing.
-    ContentOnlyEstimator,
+    ContentOnlyEstimator "content-only-estimator"
+        "estimates content only: tool-call arguments weigh nothing"
+        [EstimateCoversToolCalls, Progress];
     /// The compaction window ignores the transport ceiling (the other end of the ADR).
-    WindowIgnoresCeiling,
+    WindowIgnoresCeiling "window-ignores-ceiling"
+        "compacts for the token window only, ignoring the body ceiling"
+        [BodyUnderCeiling, SessionNeverOverflows];
     /// The cut keeps the last N messages, splitting an iteration.
-    CutByMessageCount,
+    CutByMessageCount "cut-by-message-count"
+        "keeps the last N messages, splitting an iteration"
+        [ToolPairing, VerbatimSuffix];
     /// Compacts at half the trigger.
-    PrematureCompaction,
+    PrematureCompaction "premature-compaction"
+        "compacts at half the trigger"
+        [NoPrematureCompaction];
     /// Measures the body without JSON escaping (quotes, backslashes, control characters).
-    CeilingWithoutEscaping,
+    CeilingWithoutEscaping "ceiling-without-escaping"
+        "measures the body without JSON escaping"
+        [BodyUnderCeiling, SessionNeverOverflows];
     /// Counts characters (UTF-16 units, as JavaScript's `length`) instead of bytes.
-    CharsNotBytes,
+    CharsNotBytes "chars-not-bytes"
+        "counts characters (UTF-16 units) instead of bytes"
+        [BodyUnderCeiling, SessionNeverOverflows, EstimateCoversToolCalls];
     /// Drops the system prompt when it compacts.
-    DropsSystemPrompt,
+    DropsSystemPrompt "drops-system-prompt"
+        "drops the system prompt when it compacts"
+        [PinnedKept];
     /// The summary is every replaced message's content, unbounded.
-    UnboundedSummary,
+    UnboundedSummary "unbounded-summary"
+        "writes an unbounded summary: every replaced message's content"
+        [SingleBoundedSummary];
     /// The summary carries a counter, so two runs differ.
-    NondeterministicSummary,
+    NondeterministicSummary "nondeterministic-summary"
+        "writes a counter into its summary, so two runs differ"
+        [Deterministic, Idempotent];
     /// The estimator counts the content of the last two iterations only
     /// (older messages weigh just their tool calls): appending an iteration
     /// pushes an old one's text out of the count, and compaction fires late.
-    WindowedEstimator,
+    WindowedEstimator "windowed-estimator"
+        "estimates the last two iterations' content only"
+        [EstimateMonotone, Progress];
     /// Keeps `keepRecent` iterations however far over the trigger that
     /// leaves it: it falls back to fewer only for the transport ceiling.
-    NoFallbackBelowKeepRecent,
+    NoFallbackBelowKeepRecent "no-fallback-below-keep-recent"
+        "keeps keepRecent iterations however far over the trigger"
+        [Progress];
     /// Truncates every long tool result in place, the recent ones too.
-    TruncatesToolResults,
+    TruncatesToolResults "truncates-tool-results"
+        "truncates every long tool result in place, recent ones too"
+        [VerbatimSuffix, SingleBoundedSummary, PinnedKept];
     /// Cuts every kept tool result over 16 KiB to its first 16 KiB when it
     /// compacts (a per-result cap applied on the way out, half RN-150's
     /// 32 KiB one): only histories with big results show it — the real
     /// ones `check --corpus` grows to the cap do.
-    TruncatesResultsOver16K,
+    TruncatesResultsOver16K "truncates-results-over-16k"
+        "cuts every kept tool result to its first 16 KiB"
+        [VerbatimSuffix, PinnedKept];
     /// Sorts each iteration's tool results by call id (a map keyed by id).
-    SortsResultsById,
+    SortsResultsById "sorts-results-by-id"
+        "sorts each iteration's tool results by call id"
+        [OrderPreserved, VerbatimSuffix];
     /// Re-summarises its own summary on the next compaction instead of
     /// keeping it: compacting an output again changes it.
-    ResummarisesSummary,
+    ResummarisesSummary "resummarises-summary"
+        "re-summarises its own summary on the next compaction"
+        [Idempotent];
     /// Does not recognise its own summaries on the next turn, so they join
     /// the head and pile up until the ToolLoop gives up with cannot_fit.
-    SummariesPileUp,
+    SummariesPileUp "summaries-pile-up"
+        "does not recognise its own summaries, which pile up in the head"
+        [SessionNeverOverflows];
     /// Images weigh nothing: the estimate counts their text only, and the
     /// body is measured without their payload (openai/codex#41338: "~230
     /// tokens but 4.2 MB on the wire").
-    ImagesWeightless,
+    ImagesWeightless "images-weightless"
+        "images weigh nothing, in the estimate and the body"
+        [EstimateCoversImages, BodyUnderCeiling, SessionNeverOverflows];
     /// An image's base64 is counted as text, bytes ÷ 4: a pasted
     /// screenshot reads as hundreds of thousands of tokens and a fresh chat
     /// is compacted before its first request (justrach/codegraff#259).
-    Base64AsText,
+    Base64AsText "base64-as-text"
+        "counts an image's base64 as text, compacting a fresh chat"
+        [NoPrematureCompaction];
     /// Elides images of the last iteration (and pinned ones) too, once the
     /// others are gone: the 413 recovery that evicts from the protected
     /// tail (NousResearch/hermes-agent#47339).
-    ElidesLastIteration,
+    ElidesLastIteration "elides-last-iteration"
+        "elides images of the last iteration and pinned ones too"
+        [VerbatimSuffix];
     /// Elides an image by dropping its part, with no text in its place.
-    ElisionDropsPart,
+    ElisionDropsPart "elision-drops-part"
+        "elides an image by dropping its part, with no text in its place"
+        [SingleBoundedSummary];
     /// An elided message's text changes too: a note is added.
-    ElisionChangesText,
+    ElisionChangesText "elision-changes-text"
+        "changes an elided message's text too"
+        [SingleBoundedSummary];
     /// Resizes nothing and re-embeds every replaced image in the summary
     /// (anomalyco/opencode#14562: the compaction request carries every
     /// base64 image).
-    SummaryReembedsImages,
+    SummaryReembedsImages "summary-reembeds-images"
+        "re-embeds every replaced image in its summary"
+        [SingleBoundedSummary, BodyUnderCeiling];
 }
 
 impl Defect {
-    pub const ALL: [Defect; 22] = [
-        Defect::ContentOnlyEstimator,
-        Defect::WindowIgnoresCeiling,
-        Defect::CutByMessageCount,
-        Defect::PrematureCompaction,
-        Defect::CeilingWithoutEscaping,
-        Defect::CharsNotBytes,
-        Defect::DropsSystemPrompt,
-        Defect::UnboundedSummary,
-        Defect::NondeterministicSummary,
-        Defect::WindowedEstimator,
-        Defect::NoFallbackBelowKeepRecent,
-        Defect::TruncatesToolResults,
-        Defect::TruncatesResultsOver16K,
-        Defect::SortsResultsById,
-        Defect::ResummarisesSummary,
-        Defect::SummariesPileUp,
-        Defect::ImagesWeightless,
-        Defect::Base64AsText,
-        Defect::ElidesLastIteration,
-        Defect::ElisionDropsPart,
-        Defect::ElisionChangesText,
-        Defect::SummaryReembedsImages,
-    ];
-
     /// The defects of images (issue 26), each caught by the invariant
     /// that names it.
     pub const IMAGES: [Defect; 6] = [
@@ -117,79 +173,6 @@ impl Defect {
         Defect::ElisionChangesText,
         Defect::SummaryReembedsImages,
     ];
-
-    pub fn name(self) -> &'static str {
-        match self {
-            Defect::ContentOnlyEstimator => "content-only-estimator",
-            Defect::WindowIgnoresCeiling => "window-ignores-ceiling",
-            Defect::CutByMessageCount => "cut-by-message-count",
-            Defect::PrematureCompaction => "premature-compaction",
-            Defect::CeilingWithoutEscaping => "ceiling-without-escaping",
-            Defect::CharsNotBytes => "chars-not-bytes",
-            Defect::DropsSystemPrompt => "drops-system-prompt",
-            Defect::UnboundedSummary => "unbounded-summary",
-            Defect::NondeterministicSummary => "nondeterministic-summary",
-            Defect::WindowedEstimator => "windowed-estimator",
-            Defect::NoFallbackBelowKeepRecent => "no-fallback-below-keep-recent",
-            Defect::TruncatesToolResults => "truncates-tool-results",
-            Defect::TruncatesResultsOver16K => "truncates-results-over-16k",
-            Defect::SortsResultsById => "sorts-results-by-id",
-            Defect::ResummarisesSummary => "resummarises-summary",
-            Defect::SummariesPileUp => "summaries-pile-up",
-            Defect::ImagesWeightless => "images-weightless",
-            Defect::Base64AsText => "base64-as-text",
-            Defect::ElidesLastIteration => "elides-last-iteration",
-            Defect::ElisionDropsPart => "elision-drops-part",
-            Defect::ElisionChangesText => "elision-changes-text",
-            Defect::SummaryReembedsImages => "summary-reembeds-images",
-        }
-    }
-
-    /// What it does wrong, in a few words (for `check --list-defects`).
-    pub fn describe(self) -> &'static str {
-        match self {
-            Defect::ContentOnlyEstimator => {
-                "estimates content only: tool-call arguments weigh nothing"
-            }
-            Defect::WindowIgnoresCeiling => {
-                "compacts for the token window only, ignoring the body ceiling"
-            }
-            Defect::CutByMessageCount => "keeps the last N messages, splitting an iteration",
-            Defect::PrematureCompaction => "compacts at half the trigger",
-            Defect::CeilingWithoutEscaping => "measures the body without JSON escaping",
-            Defect::CharsNotBytes => "counts characters (UTF-16 units) instead of bytes",
-            Defect::DropsSystemPrompt => "drops the system prompt when it compacts",
-            Defect::UnboundedSummary => {
-                "writes an unbounded summary: every replaced message's content"
-            }
-            Defect::NondeterministicSummary => {
-                "writes a counter into its summary, so two runs differ"
-            }
-            Defect::WindowedEstimator => "estimates the last two iterations' content only",
-            Defect::NoFallbackBelowKeepRecent => {
-                "keeps keepRecent iterations however far over the trigger"
-            }
-            Defect::TruncatesToolResults => {
-                "truncates every long tool result in place, recent ones too"
-            }
-            Defect::TruncatesResultsOver16K => "cuts every kept tool result to its first 16 KiB",
-            Defect::SortsResultsById => "sorts each iteration's tool results by call id",
-            Defect::ResummarisesSummary => "re-summarises its own summary on the next compaction",
-            Defect::SummariesPileUp => {
-                "does not recognise its own summaries, which pile up in the head"
-            }
-            Defect::ImagesWeightless => "images weigh nothing, in the estimate and the body",
-            Defect::Base64AsText => "counts an image's base64 as text, compacting a fresh chat",
-            Defect::ElidesLastIteration => {
-                "elides images of the last iteration and pinned ones too"
-            }
-            Defect::ElisionDropsPart => {
-                "elides an image by dropping its part, with no text in its place"
-            }
-            Defect::ElisionChangesText => "changes an elided message's text too",
-            Defect::SummaryReembedsImages => "re-embeds every replaced image in its summary",
-        }
-    }
 
     /// One line per defect: its name, what it does wrong, and the
     /// invariants that catch it (`check --list-defects`).
@@ -215,44 +198,6 @@ impl Defect {
 
     pub fn parse(name: &str) -> Option<Defect> {
         Defect::ALL.into_iter().find(|d| d.name() == name)
-    }
-
-    /// The invariants that rightly catch this defect; the first is the one
-    /// that names it best.
-    pub fn caught_by(self) -> &'static [Invariant] {
-        use Invariant::*;
-        match self {
-            Defect::ContentOnlyEstimator => &[EstimateCoversToolCalls, Progress],
-            Defect::WindowIgnoresCeiling => &[BodyUnderCeiling, SessionNeverOverflows],
-            Defect::CutByMessageCount => &[ToolPairing, VerbatimSuffix],
-            Defect::PrematureCompaction => &[NoPrematureCompaction],
-            Defect::CeilingWithoutEscaping => &[BodyUnderCeiling, SessionNeverOverflows],
-            Defect::CharsNotBytes => &[
-                BodyUnderCeiling,
-                SessionNeverOverflows,
-                EstimateCoversToolCalls,
-            ],
-            Defect::DropsSystemPrompt => &[PinnedKept],
-            Defect::UnboundedSummary => &[SingleBoundedSummary],
-            Defect::NondeterministicSummary => &[Deterministic, Idempotent],
-            Defect::WindowedEstimator => &[EstimateMonotone, Progress],
-            Defect::NoFallbackBelowKeepRecent => &[Progress],
-            Defect::TruncatesToolResults => &[VerbatimSuffix, SingleBoundedSummary, PinnedKept],
-            Defect::TruncatesResultsOver16K => &[VerbatimSuffix, PinnedKept],
-            Defect::SortsResultsById => &[OrderPreserved, VerbatimSuffix],
-            Defect::ResummarisesSummary => &[Idempotent],
-            Defect::SummariesPileUp => &[SessionNeverOverflows],
-            Defect::ImagesWeightless => &[
-                EstimateCoversImages,
-                BodyUnderCeiling,
-                SessionNeverOverflows,
-            ],
-            Defect::Base64AsText => &[NoPrematureCompaction],
-            Defect::ElidesLastIteration => &[VerbatimSuffix],
-            Defect::ElisionDropsPart => &[SingleBoundedSummary],
-            Defect::ElisionChangesText => &[SingleBoundedSummary],
-            Defect::SummaryReembedsImages => &[SingleBoundedSummary, BodyUnderCeiling],
-        }
     }
 
     /// The defective compactor as a subject.
