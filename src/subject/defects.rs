@@ -14,7 +14,7 @@ use crate::contract::{compaction_due, Head};
 use crate::estimate::{tool_call_tokens, Adr0098, ContentOnly, Estimator};
 use crate::invariant::Invariant;
 use crate::model::{check_well_formed, head_len, iterations, truncate_utf8, Message, Role};
-use crate::reference::{exact_body, DigestSummariser, Elision, Reference, Summariser};
+use crate::reference::{exact_body, BodyMeasure, DigestSummariser, Elision, Reference, Summariser};
 
 /// The defects, one row each: the bug class (documented), its name, what
 /// it does wrong in a few words (for `check --list-defects`), and the
@@ -205,11 +205,7 @@ impl Defect {
         let info = SubjectInfo::new(format!("defect:{}", self.name()), "0");
         let adr = || Some(estimator_fn(Adr0098));
         match self {
-            Defect::ContentOnlyEstimator => reference_as(
-                info,
-                || with(&ContentOnly, &DigestSummariser, exact_body),
-                Some(estimator_fn(ContentOnly)),
-            ),
+            Defect::ContentOnlyEstimator => estimating(info, ContentOnly, exact_body),
             Defect::WindowIgnoresCeiling => reference_under(info, Reference::default, |c| Config {
                 transport_max_body_bytes: u64::MAX / 2,
                 ..c.clone()
@@ -219,16 +215,8 @@ impl Defect {
                 threshold: c.threshold / 2.0,
                 ..c.clone()
             }),
-            Defect::CeilingWithoutEscaping => reference_as(
-                info,
-                || with(&Adr0098, &DigestSummariser, unescaped_body),
-                adr(),
-            ),
-            Defect::CharsNotBytes => reference_as(
-                info,
-                || with(&Utf16Estimator, &DigestSummariser, utf16_body),
-                Some(estimator_fn(Utf16Estimator)),
-            ),
+            Defect::CeilingWithoutEscaping => estimating(info, Adr0098, unescaped_body),
+            Defect::CharsNotBytes => estimating(info, Utf16Estimator, utf16_body),
             Defect::DropsSystemPrompt => InProcess::new(
                 info,
                 |c, m| match Reference::default().compact(c, m) {
@@ -247,14 +235,8 @@ impl Defect {
                     ..c.clone()
                 },
             ),
-            Defect::NondeterministicSummary => {
-                reference_as(info, || with(&Adr0098, &Counter, exact_body), adr())
-            }
-            Defect::WindowedEstimator => reference_as(
-                info,
-                || with(&RecentWindow, &DigestSummariser, exact_body),
-                Some(estimator_fn(RecentWindow)),
-            ),
+            Defect::NondeterministicSummary => summarising(info, &Counter),
+            Defect::WindowedEstimator => estimating(info, RecentWindow, exact_body),
             Defect::NoFallbackBelowKeepRecent => {
                 InProcess::new(info, no_fallback_below_keep_recent, adr())
             }
@@ -267,17 +249,9 @@ impl Defect {
                     out[r.start + 1..r.end].sort_by(|a, b| a.tool_call_id.cmp(&b.tool_call_id));
                 }
             }),
-            Defect::ResummarisesSummary => {
-                reference_as(info, || with(&Adr0098, &FreshDigest, exact_body), adr())
-            }
-            Defect::SummariesPileUp => {
-                reference_as(info, || with(&Adr0098, &Notes, exact_body), adr())
-            }
-            Defect::ImagesWeightless => reference_as(
-                info,
-                || with(&TextOnly, &DigestSummariser, body_without_images),
-                Some(estimator_fn(TextOnly)),
-            ),
+            Defect::ResummarisesSummary => summarising(info, &FreshDigest),
+            Defect::SummariesPileUp => summarising(info, &Notes),
+            Defect::ImagesWeightless => estimating(info, TextOnly, body_without_images),
             // It does not answer `estimate`: a subject is timed by its own
             // count when it does (SPEC §6), and by that count this one is
             // consistent; ctxgate's adr-0098 shows the premature compaction.
@@ -313,6 +287,28 @@ fn cut_results<const CAP: usize, const MARKED: bool>(out: &mut [Message]) {
             .into();
         }
     }
+}
+
+/// The reference counting with `estimator` (and answering `estimate` with
+/// it) and measuring the body with `body`.
+fn estimating<E: Estimator + Copy + Send + 'static>(
+    info: SubjectInfo,
+    estimator: E,
+    body: BodyMeasure,
+) -> InProcess {
+    let compact = move |c: &Config, m: &[Message]| {
+        answer(with(&estimator, &DigestSummariser, body).compact(c, m))
+    };
+    InProcess::new(info, compact, Some(estimator_fn(estimator)))
+}
+
+/// The reference summarising with `summariser`, answering `estimate` with
+/// adr-0098.
+fn summarising(info: SubjectInfo, summariser: &'static (dyn Summariser + Sync)) -> InProcess {
+    let compact = move |c: &Config, m: &[Message]| {
+        answer(with(&Adr0098, summariser, exact_body).compact(c, m))
+    };
+    InProcess::new(info, compact, Some(estimator_fn(Adr0098)))
 }
 
 /// A reference of the defect's own making (another estimator, summariser,
@@ -458,6 +454,7 @@ fn body_without_images(config: &Config, msgs: &[&Message]) -> u64 {
 }
 
 /// adr-0098 without images: text and toolCalls only.
+#[derive(Clone, Copy)]
 struct TextOnly;
 
 impl Estimator for TextOnly {
@@ -548,6 +545,7 @@ fn utf16_body(config: &Config, msgs: &[&Message]) -> u64 {
 }
 
 /// adr-0098, but over UTF-16 units instead of bytes.
+#[derive(Clone, Copy)]
 struct Utf16Estimator;
 
 impl Estimator for Utf16Estimator {
@@ -570,6 +568,7 @@ impl Estimator for Utf16Estimator {
 
 /// adr-0098 over the last two iterations; older messages weigh only their
 /// tool calls (never below the ADR's floor, but not monotone).
+#[derive(Clone, Copy)]
 struct RecentWindow;
 
 impl Estimator for RecentWindow {
