@@ -649,22 +649,15 @@ fn shrink_failure(
     // case's: kept, not asked for again.
     let mut last: Option<Violation> = None;
     let mut last_answer = None;
-    let shrunk = shrink_failing(
-        case,
-        inv,
-        opts.shrink_runs,
-        run.deadline,
-        opts.config.as_ref(),
-        |c| {
-            let r = run_case(subject, &c.config, &c.messages, only);
-            let failed = r.fails(inv);
-            if failed {
-                last = r.violations().find(|v| v.invariant == inv).cloned();
-                last_answer = r.answer;
-            }
-            failed
-        },
-    );
+    let shrunk = shrink_failing(case, inv, run, |c| {
+        let r = run_case(subject, &c.config, &c.messages, only);
+        let failed = r.fails(inv);
+        if failed {
+            last = r.violations().find(|v| v.invariant == inv).cloned();
+            last_answer = r.answer;
+        }
+        failed
+    });
     let found = result.violations().find(|v| v.invariant == inv).cloned();
     let (violation, answer) = if shrunk == *case {
         (found, result.answer.clone())

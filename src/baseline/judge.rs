@@ -363,14 +363,7 @@ impl Pair {
             last = Some((v, said, s.answer.take()));
             true
         };
-        let shrunk = shrink_failing(
-            case,
-            inv,
-            run.opts.shrink_runs,
-            run.deadline,
-            run.opts.config.as_ref(),
-            &mut regresses,
-        );
+        let shrunk = shrink_failing(case, inv, run, &mut regresses);
         let (violation, said, answer) = match last.filter(|_| shrunk != *case) {
             Some(l) => l,
             None => (

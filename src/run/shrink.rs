@@ -34,19 +34,13 @@ pub(crate) fn shrink_fault(
     faults: impl FnMut(&Case) -> bool,
 ) -> Case {
     let runs = fault_runs(kind, run.opts.shrink_runs);
-    shrink_with_budget(
-        case.clone(),
-        runs,
-        run.deadline,
-        run.opts.config.as_ref(),
-        faults,
-    )
+    shrink_with_budget(case.clone(), run, runs, faults)
 }
 
 /// Shrink the failing `case` of `inv` to a minimal one on which `fails`
-/// still holds, in at most `runs` evaluations: first under a roomier
-/// ceiling when that still fails (see `roomier`; not when the config is
-/// `fixed`, which every candidate keeps), and keeping the case one
+/// still holds, in at most `--shrink-runs` evaluations: first under a
+/// roomier ceiling when that still fails (see `roomier`; not when the
+/// config is fixed, which every candidate keeps), and keeping the case one
 /// where a fitting answer exists if it started as one.
 ///
 /// A ceiling shrunk below any possible answer makes a true but useless
@@ -56,17 +50,15 @@ pub(crate) fn shrink_fault(
 pub(crate) fn shrink_failing(
     case: &Case,
     inv: Invariant,
-    runs: usize,
-    deadline: Option<Instant>,
-    fixed: Option<&Config>,
+    run: &RunContext<'_>,
     mut fails: impl FnMut(&Case) -> bool,
 ) -> Case {
     let start = roomier(case, inv)
-        .filter(|_| !out_of_time(deadline) && fixed.is_none())
+        .filter(|_| !out_of_time(run.deadline) && run.opts.config.is_none())
         .filter(|c| fails(c))
         .unwrap_or_else(|| case.clone());
     let keep_fittable = fittable(&start);
-    shrink_with_budget(start, runs, deadline, fixed, |c| {
+    shrink_with_budget(start, run, run.opts.shrink_runs, |c| {
         (!keep_fittable || fittable(c)) && fails(c)
     })
 }
@@ -95,18 +87,18 @@ fn fittable(case: &Case) -> bool {
     !cannot_fit_justified(&case.config, &case.messages)
 }
 
-/// Shrink with at most `runs` evaluations of the predicate, and none once
-/// the run's time budget is spent (`--time` bounds shrinking too).
-pub(crate) fn shrink_with_budget(
+/// Shrink with at most `runs` evaluations of the predicate, none once the
+/// run's time budget is spent (`--time` bounds shrinking too), and never a
+/// candidate off the run's fixed config (`--config`).
+fn shrink_with_budget(
     case: Case,
+    run: &RunContext<'_>,
     runs: usize,
-    deadline: Option<Instant>,
-    fixed: Option<&Config>,
     mut still_fails: impl FnMut(&Case) -> bool,
 ) -> Case {
-    let mut left = runs;
+    let (mut left, fixed) = (runs, run.opts.config.as_ref());
     shrink(case, |c| {
-        if left == 0 || out_of_time(deadline) || fixed.is_some_and(|f| c.config != *f) {
+        if left == 0 || out_of_time(run.deadline) || fixed.is_some_and(|f| c.config != *f) {
             return false;
         }
         left -= 1;
@@ -118,8 +110,6 @@ pub(crate) fn out_of_time(deadline: Option<Instant>) -> bool {
     deadline.is_some_and(|d| Instant::now() >= d)
 }
 
-/// Save `fixture` where the run saves them (`--save`), saying loudly when
-/// it cannot.
 /// Where a failure's fixture went.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Saved {
@@ -140,6 +130,8 @@ impl Saved {
     }
 }
 
+/// Save `fixture` where the run saves them (`--save`), saying loudly when
+/// it cannot.
 pub fn save(opts: &CheckOptions, fixture: &Fixture) -> Saved {
     let Some(dir) = opts.save.as_ref() else {
         return Saved::NotAsked;
