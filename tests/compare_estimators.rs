@@ -373,6 +373,7 @@ fn bad_input_exits_2_with_a_clear_message() {
     )
     .unwrap();
     let no_estimate = python("tests/subjects/faulty.py") + " garbage";
+    let two = ["--builtin", "adr-0098", "--builtin", "content-only"];
     let cases: Vec<(Vec<&str>, &str)> = vec![
         (
             vec!["--builtin", "adr-0098"],
@@ -384,27 +385,10 @@ fn bad_input_exits_2_with_a_clear_message() {
             "unknown built-in estimator \"adr-0099\"; the built-ins are: adr-0098, content-only",
         ),
         (
-            vec![
-                "--builtin",
-                "adr-0098",
-                "--builtin",
-                "content-only",
-                "--corpus",
-                &empty,
-            ],
+            [&two[..], &["--corpus", &empty]].concat(),
             "no *.json history in this folder",
         ),
-        (
-            vec![
-                "--builtin",
-                "adr-0098",
-                "--builtin",
-                "content-only",
-                "--corpus",
-                &broken,
-            ],
-            "bad.json",
-        ),
+        ([&two[..], &["--corpus", &broken]].concat(), "bad.json"),
         (
             vec!["--builtin", "adr-0098", "--subject", &no_estimate],
             "does not implement the estimate op",
@@ -423,14 +407,7 @@ fn bad_input_exits_2_with_a_clear_message() {
             "cannot split the subject command",
         ),
         (
-            vec![
-                "--builtin",
-                "adr-0098",
-                "--builtin",
-                "content-only",
-                "--max-slowdown",
-                "0.5",
-            ],
+            [&two[..], &["--max-slowdown", "0.5"]].concat(),
             "--max-slowdown must be a ratio of at least 1",
         ),
     ];
