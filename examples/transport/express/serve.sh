@@ -12,6 +12,8 @@
 # `stop` stops that PID (and nothing else).
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+# shellcheck source=../lib.sh
+. "$here/../lib.sh"
 cmd=${1:-}; dir=${2:-}
 if [ -z "$cmd" ] || [ -z "$dir" ]; then
     echo "usage: $0 start DIR [LIMIT] | stop DIR" >&2
@@ -33,31 +35,20 @@ start)
     URL_FILE="$dir/url" JSON_LIMIT="$limit" NODE_ENV=production \
         node "$here/server.js" > "$dir/log" 2>&1 &
     echo $! > "$dir/pid"
-    for _ in $(seq 1 100); do
-        if [ -s "$dir/url" ]; then
-            cat "$dir/url"
-            exit 0
-        fi
-        if ! kill -0 "$(cat "$dir/pid")" 2>/dev/null; then
-            cat "$dir/log" >&2
-            echo "express example: the server exited before it listened" >&2
-            exit 1
-        fi
-        sleep 0.1
-    done
-    echo "express example: no URL after 10 s (log: $dir/log)" >&2
+    if wait_for_file "$dir/url" "$dir/pid"; then
+        cat "$dir/url"
+        exit 0
+    fi
+    if kill -0 "$(cat "$dir/pid")" 2>/dev/null; then
+        echo "express example: no URL after 10 s (log: $dir/log)" >&2
+    else
+        cat "$dir/log" >&2
+        echo "express example: the server exited before it listened" >&2
+    fi
     exit 1
     ;;
 stop)
-    if [ -s "$dir/pid" ]; then
-        pid=$(cat "$dir/pid")
-        kill "$pid" 2>/dev/null || true
-        for _ in $(seq 1 50); do
-            kill -0 "$pid" 2>/dev/null || break
-            sleep 0.1
-        done
-        rm -f "$dir/pid"
-    fi
+    stop_pid_file "$dir/pid"
     ;;
 *)
     echo "usage: $0 start DIR [LIMIT] | stop DIR" >&2

@@ -13,6 +13,8 @@
 # the PIDs it started (and nothing else).
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+# shellcheck source=../lib.sh
+. "$here/../lib.sh"
 cmd=${1:-}; dir=${2:-}
 if [ -z "$cmd" ] || [ -z "$dir" ]; then
     echo "usage: $0 start DIR | stop DIR" >&2
@@ -49,29 +51,6 @@ install_nginx() {
 
 free_port() {
     python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()'
-}
-
-stop_pid_file() {
-    local file=$1
-    [ -s "$file" ] || return 0
-    local pid
-    pid=$(cat "$file")
-    kill "$pid" 2>/dev/null || true
-    for _ in $(seq 1 50); do
-        kill -0 "$pid" 2>/dev/null || break
-        sleep 0.1
-    done
-    rm -f "$file"
-}
-
-wait_for_file() {
-    local file=$1 pidfile=$2
-    for _ in $(seq 1 100); do
-        [ -s "$file" ] && return 0
-        kill -0 "$(cat "$pidfile")" 2>/dev/null || return 1
-        sleep 0.1
-    done
-    return 1
 }
 
 case "$cmd" in
