@@ -74,28 +74,17 @@ fn hostile(kind: &str, marker: &str) -> String {
     format!("python3 {} {kind} {marker}", script.display())
 }
 
-fn check_hostile(kind: &str, extra: &[&str], limit: f64) -> (Out, serde_json::Value, String) {
+fn check_hostile(kind: &str, extra: &str, limit: f64) -> (Out, serde_json::Value, String) {
     let dir = temp(kind);
     let m = marker(kind);
     let report = dir.join("report.json");
     let save = dir.join("fixtures");
     let subject = hostile(kind, &m);
-    let mut args = vec![
-        "check",
-        "--subject",
-        &subject,
-        "--seed",
-        "3",
-        "--jobs",
-        "1",
-        "--report",
-        "json",
-        "--out",
-        report.to_str().unwrap(),
-        "--save",
-        save.to_str().unwrap(),
-    ];
-    args.extend_from_slice(extra);
+    let mut args = vec!["check", "--subject", &subject];
+    args.extend(common::words("--seed 3 --jobs 1 --report json"));
+    args.extend(["--out", report.to_str().unwrap()]);
+    args.extend(["--save", save.to_str().unwrap()]);
+    args.extend(common::words(extra));
     let ran = ctxgate(&args, None, limit);
     let json = std::fs::read_to_string(&report)
         .ok()
@@ -121,6 +110,17 @@ fn assert_fault(report: &serde_json::Value, kind: &str) {
     assert!(fault_kinds(report).iter().any(|k| k == kind), "{report}");
 }
 
+/// `check_hostile`, which must fail (exit 1) with a fault of `fault`
+/// listed and leave no process of the run behind; its output and report.
+#[track_caller]
+fn faulted(kind: &str, extra: &str, limit: f64, fault: &str) -> (Out, serde_json::Value) {
+    let (ran, report, m) = check_hostile(kind, extra, limit);
+    assert_eq!(ran.code, 1, "{}\n{}", ran.stdout, ran.stderr);
+    assert_fault(&report, fault);
+    assert_none_left(&m);
+    (ran, report)
+}
+
 /// Fails the test if a process of the run marked `marker` is still running.
 #[track_caller]
 fn assert_none_left(marker: &str) {
@@ -132,43 +132,43 @@ fn assert_none_left(marker: &str) {
 /// ("closed-stdout") within the timeout, killed, and the run goes on.
 #[test]
 fn a_closed_stdout_is_a_fault_not_a_hang() {
-    let (ran, report, m) =
-        check_hostile("closed-stdout", &["--cases", "3", "--timeout", "1"], 30.0);
-    assert_eq!(ran.code, 1, "{}\n{}", ran.stdout, ran.stderr);
-    assert_fault(&report, "closed-stdout");
+    let (_, report) = faulted(
+        "closed-stdout",
+        "--cases 3 --timeout 1",
+        30.0,
+        "closed-stdout",
+    );
     assert_eq!(report["cases"], 3, "the run went on");
-    assert_none_left(&m);
 }
 
 /// Class 2: grandchildren double-forked into their own session, one with
 /// its environment emptied, die with the subject, on every restart.
 #[test]
 fn no_descendant_outlives_the_run() {
-    let (ran, report, m) = check_hostile("daemon", &["--cases", "4", "--timeout", "5"], 60.0);
-    assert_eq!(ran.code, 1, "the crash is a fault: {}", ran.stdout);
-    assert_fault(&report, "crash");
-    assert_none_left(&m);
+    faulted("daemon", "--cases 4 --timeout 5", 60.0, "crash");
 }
 
 /// Class 6: a line nobody asked for is a fault of its own, and no
 /// invariant is charged for it.
 #[test]
 fn an_unsolicited_line_is_a_fault_and_charges_no_invariant() {
-    let (ran, report, m) = check_hostile("unsolicited", &["--cases", "5", "--timeout", "5"], 60.0);
-    assert_eq!(ran.code, 1, "{}", ran.stdout);
-    assert_fault(&report, "unsolicited-line");
+    let (_, report) = faulted(
+        "unsolicited",
+        "--cases 5 --timeout 5",
+        60.0,
+        "unsolicited-line",
+    );
     assert_eq!(
         report["failures"].as_array().map(Vec::len),
         Some(0),
         "{report}"
     );
-    assert_none_left(&m);
 }
 
 /// Class 6: control characters from a subject never reach the terminal.
 #[test]
 fn subject_text_cannot_drive_the_terminal() {
-    let (ran, _, _) = check_hostile("escapes", &["--cases", "3"], 60.0);
+    let (ran, _, _) = check_hostile("escapes", "--cases 3", 60.0);
     for text in [&ran.stdout, &ran.stderr] {
         assert!(
             !text.contains('\u{1b}'),
@@ -184,15 +184,8 @@ fn subject_text_cannot_drive_the_terminal() {
 /// (and a little to start and stop).
 #[test]
 fn time_bounds_the_whole_run() {
-    let (ran, report, m) = check_hostile(
-        "hang",
-        &["--cases", "1000", "--time", "3", "--timeout", "1"],
-        30.0,
-    );
-    assert_eq!(ran.code, 1, "{}", ran.stdout);
-    assert_fault(&report, "timeout");
+    let (ran, _) = faulted("hang", "--cases 1000 --time 3 --timeout 1", 30.0, "timeout");
     assert!(ran.seconds < 3.0 + 1.0 + 2.0, "took {:.1} s", ran.seconds);
-    assert_none_left(&m);
 }
 
 /// Class 3: numbers in flags are checked before anything runs: exit 2,
