@@ -111,30 +111,17 @@ fn group(c: &mut Criterion, name: &str, histories: &[Vec<Message>]) {
                 .sum::<u64>()
         })
     });
-    g.bench_function(BenchmarkId::new("string-size", "lanes"), |b| {
-        b.iter(|| {
-            raw_text
-                .iter()
-                .map(|s| body::string_size(black_box(s)))
-                .sum::<u64>()
-        })
-    });
-    g.bench_function(BenchmarkId::new("string-size", "swar"), |b| {
-        b.iter(|| {
-            raw_text
-                .iter()
-                .map(|s| body::string_size_swar(black_box(s)))
-                .sum::<u64>()
-        })
-    });
-    g.bench_function(BenchmarkId::new("string-size", "scalar-table"), |b| {
-        b.iter(|| {
-            raw_text
-                .iter()
-                .map(|s| body::string_size_scalar(black_box(s)))
-                .sum::<u64>()
-        })
-    });
+    type Sizer = fn(&str) -> u64;
+    let sizers: [(&str, Sizer); 3] = [
+        ("lanes", body::string_size),
+        ("swar", body::string_size_swar),
+        ("scalar-table", body::string_size_scalar),
+    ];
+    for (name, size) in sizers {
+        g.bench_function(BenchmarkId::new("string-size", name), |b| {
+            b.iter(|| raw_text.iter().map(|s| size(black_box(s))).sum::<u64>())
+        });
+    }
     g.finish();
 }
 
