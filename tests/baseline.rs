@@ -282,32 +282,29 @@ fn a_run_that_compared_nothing_never_passes() {
 
 #[test]
 fn bad_baseline_usage_exits_2() {
-    let out = run(&["check", "--fail-on", "never", "--cases", "5"]);
-    assert_eq!(out.code, 2, "{}", out.stderr);
-    out.stderr_has("--baseline");
-    let out = run(&[
-        "check",
-        "--baseline",
-        &serve(None),
-        "--transport",
-        "http://127.0.0.1:9/",
-        "--cases",
-        "5",
-    ]);
-    assert_eq!(out.code, 2, "{}", out.stderr);
-    out.stderr_has("--transport");
-    let out = run(&["check", "--baseline", "", "--cases", "5"]);
-    assert_eq!(out.code, 2, "{}", out.stderr);
-    out.stderr_has("--baseline");
-    let out = run(&[
-        "check",
-        "--baseline",
-        "/nonexistent/compactor",
-        "--cases",
-        "5",
-    ]);
-    assert_eq!(out.code, 2, "{}", out.stderr);
-    out.stderr_has("baseline did not start");
+    let reference = serve(None);
+    let cases: [(&[&str], &str); 4] = [
+        (&["--fail-on", "never"], "--baseline"),
+        (
+            &[
+                "--baseline",
+                &reference,
+                "--transport",
+                "http://127.0.0.1:9/",
+            ],
+            "--transport",
+        ),
+        (&["--baseline", ""], "--baseline"),
+        (
+            &["--baseline", "/nonexistent/compactor"],
+            "baseline did not start",
+        ),
+    ];
+    for (args, says) in cases {
+        let out = run(&[&["check", "--cases", "5"], args].concat());
+        assert_eq!(out.code, 2, "{args:?}: {}", out.stderr);
+        out.stderr_has(says);
+    }
 }
 
 /// In process: the same seed gives the same comparison whatever the
