@@ -43,7 +43,7 @@ pub struct ByClass {
     pub three_byte: u64,
     /// Characters of four UTF-8 bytes: emoji, CJK extension B and beyond.
     pub four_byte: u64,
-    /// Control bytes other than `\n`, `\t`, `\r`, and DEL: a token each.
+    /// Control bytes (but `\n`, `\t`, `\r`) and DEL: a token each.
     pub control: u64,
 }
 

@@ -35,7 +35,6 @@ impl Role {
         }
     }
 
-    /// The role with its article, for messages: "an assistant", "a tool".
     /// `Ok` when a message of this role may carry `field`, which only
     /// `owner`'s messages carry; else the reader's error.
     pub(crate) fn may_carry(self, field: &str, owner: Role) -> Result<(), String> {
@@ -46,6 +45,7 @@ impl Role {
         Err(format!("`{field}` on {a_role} message ({only} only)"))
     }
 
+    /// The role with its article, for messages: "an assistant", "a tool".
     pub fn with_article(self) -> &'static str {
         match self {
             Role::System => "a system",
