@@ -403,9 +403,7 @@ mod tests {
     /// generated cases of every wire format and content class.
     #[test]
     fn body_bytes_match_serde_json_on_generated_cases() {
-        let g = crate::generate::GenConfig::default();
-        for i in 0..300 {
-            let case = crate::generate::case_from_seed(7, i, &g);
+        for (i, case) in crate::generate::seeded(7, 300) {
             let want = serde_json::to_vec(&body_value(&case.config, &case.messages))
                 .unwrap()
                 .len() as u64;
@@ -431,9 +429,8 @@ mod tests {
                 .sum::<u64>()
                 + n.saturating_sub(1)
         };
-        let g = crate::generate::GenConfig::default();
-        for i in 0..200 {
-            for m in crate::generate::case_from_seed(11, i, &g).messages {
+        for (i, case) in crate::generate::seeded(11, 200) {
+            for m in case.messages {
                 assert_eq!(openai_message_size(&m), written(&m), "case {i}: {m:?}");
             }
         }

@@ -5,16 +5,11 @@
 
 use arbitrary::{Arbitrary, Unstructured};
 use ctxgate::generate::{
-    case_from_seed, cases, gen_lines, shrink, shrink_candidates, Case, ContentClass, Coverage,
-    GenConfig, SplitMix64,
+    case_from_seed, cases, gen_lines, seeded, shrink, shrink_candidates, Case, ContentClass,
+    Coverage, GenConfig, SplitMix64,
 };
 use ctxgate::model::{check_well_formed, iterations, Role};
 use ctxgate::{compact, CompactError};
-
-fn default_cases(seed: u64, n: u64) -> impl Iterator<Item = (u64, Case)> {
-    let g = GenConfig::default();
-    (0..n).map(move |i| (i, case_from_seed(seed, i, &g)))
-}
 
 fn assert_valid(case: &Case, what: &str) {
     if let Err(e) = case.config.validate() {
@@ -34,7 +29,7 @@ fn history_size(case: &Case) -> u64 {
 
 #[test]
 fn generated_cases_validate_and_are_well_formed() {
-    for (i, case) in default_cases(1, 3_000) {
+    for (i, case) in seeded(1, 3_000) {
         assert_valid(&case, &format!("seed 1, case {i}"));
     }
 }
@@ -97,7 +92,7 @@ fn case_json_round_trips() {
         allow_ill_formed: true,
         ..GenConfig::default()
     };
-    let all = default_cases(5, 500).chain((0..300).map(|i| (i, case_from_seed(5, i, &ill))));
+    let all = seeded(5, 500).chain((0..300).map(|i| (i, case_from_seed(5, i, &ill))));
     for (i, case) in all {
         let line = case.to_json().to_string();
         let value: serde_json::Value = serde_json::from_str(&line)
@@ -149,7 +144,7 @@ fn has_big_result(case: &Case) -> bool {
 
 #[test]
 fn shrinking_reaches_one_iteration_with_one_call() {
-    let (i, case) = default_cases(21, 2_000)
+    let (i, case) = seeded(21, 2_000)
         .find(|(_, c)| {
             has_big_result(c)
                 && iterations(&c.messages).len() >= 10
@@ -192,7 +187,7 @@ fn shrinking_reaches_one_iteration_with_one_call() {
 #[test]
 fn shrink_candidates_are_smaller_valid_and_well_formed() {
     let mut checked = 0;
-    for (i, case) in default_cases(31, 400)
+    for (i, case) in seeded(31, 400)
         .filter(|(_, c)| c.messages.len() <= 40)
         .take(60)
     {
@@ -220,7 +215,7 @@ fn shrink_candidates_are_smaller_valid_and_well_formed() {
 #[test]
 fn anchored_shrinking_keeps_a_case_on_the_trigger() {
     let on_trigger = |c: &Case| c.estimate() == c.config.trigger();
-    let (i, case) = default_cases(41, 2_000)
+    let (i, case) = seeded(41, 2_000)
         .find(|(_, c)| {
             on_trigger(c)
                 && c.messages.len() >= 12
@@ -322,7 +317,7 @@ fn boundary_cases_hit_exactly_in_the_stated_share() {
 fn default_cases_are_a_few_tens_of_kb() {
     let (mut bytes, mut messages, mut big, n) = (0u64, 0u64, 0u64, 2_000u64);
     let (mut imaged, mut imaged_bytes) = (0u64, 0u64);
-    for (_, c) in default_cases(61, n) {
+    for (_, c) in seeded(61, n) {
         let b = c.body_bytes();
         if c.messages.iter().any(|m| m.has_images()) {
             imaged += 1;
@@ -359,7 +354,7 @@ fn default_cases_are_a_few_tens_of_kb() {
 #[test]
 fn coverage_of_default_cases_is_complete() {
     let mut cov = Coverage::new();
-    for (i, case) in default_cases(2026, 2_000) {
+    for (i, case) in seeded(2026, 2_000) {
         cov.record_case(&case);
         match compact(&case.config, &case.messages) {
             Ok(out) => cov.record_answer(&case.messages, Some(&out), false),

@@ -167,15 +167,12 @@ impl<'e> Incremental<'e> {
 mod tests {
     use super::*;
     use crate::estimate::Adr0098;
-    use crate::generate::{case_from_seed, GenConfig};
 
     /// After every append, truncate and removal, the running figures equal
     /// the from-scratch ones, in every wire format the generator draws.
     #[test]
     fn running_figures_equal_from_scratch() {
-        let g = GenConfig::default();
-        for i in 0..150 {
-            let case = case_from_seed(11, i, &g);
+        for (i, case) in crate::generate::seeded(11, 150) {
             let (config, msgs) = (&case.config, &case.messages);
             let mut t = Incremental::new(&Adr0098, config);
             for (n, m) in msgs.iter().enumerate() {

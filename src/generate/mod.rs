@@ -186,6 +186,13 @@ pub fn case_from_seed(seed: u64, index: u64, g: &GenConfig) -> Case {
     gen_case(&mut u, g).expect("generation from a seed cannot run out of input")
 }
 
+/// The first `n` cases of the run seeded `seed` under the default
+/// generator, each with its index: what a test walks.
+pub fn seeded(seed: u64, n: u64) -> impl Iterator<Item = (u64, Case)> {
+    let g = GenConfig::default();
+    (0..n).map(move |i| (i, case_from_seed(seed, i, &g)))
+}
+
 /// [`case_from_seed`] under one given config (`--config`): the case has
 /// exactly `config`, and a boundary case sits on its trigger or ceiling.
 pub fn case_for_config(seed: u64, index: u64, g: &GenConfig, config: &Config) -> Case {

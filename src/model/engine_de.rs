@@ -271,15 +271,12 @@ impl<'de> DeserializeSeed<'de> for CallSeed {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::generate::{case_from_seed, GenConfig};
 
     /// The fast path reads exactly what the slow path reads, fields, order
     /// of extras and number spellings included, on generated histories.
     #[test]
     fn the_fast_path_reads_what_the_slow_path_reads() {
-        let g = GenConfig::default();
-        for i in 0..300 {
-            let case = case_from_seed(11, i, &g);
+        for (i, case) in crate::generate::seeded(11, 300) {
             let text =
                 serde_json::to_string(&super::super::engine::MessagesJson(&case.messages)).unwrap();
             let mut de = serde_json::Deserializer::from_str(&text);

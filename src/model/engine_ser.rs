@@ -378,9 +378,7 @@ mod tests {
     /// every spelling the generator makes): byte for byte serde_json's.
     #[test]
     fn histories_are_written_as_serde_json_writes_them() {
-        let gen = crate::generate::GenConfig::default();
-        for index in 0..400 {
-            let case = crate::generate::case_from_seed(7, index, &gen);
+        for (index, case) in crate::generate::seeded(7, 400) {
             let mut ours = Vec::new();
             write_messages(&mut ours, &case.messages);
             let theirs = serde_json::to_vec(&MessagesJson(&case.messages)).unwrap();

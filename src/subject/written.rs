@@ -262,10 +262,8 @@ mod tests {
     /// again: each message's bytes are those writing it gives.
     #[test]
     fn copied_messages_are_the_bytes_writing_them_gives() {
-        let gen = crate::generate::GenConfig::default();
         let mut cache = MessageJson::default();
-        for index in 0..200 {
-            let case = crate::generate::case_from_seed(11, index, &gen);
+        for (index, case) in crate::generate::seeded(11, 200) {
             let msgs = &case.messages;
             let mut shuffled: Vec<Message> = msgs.iter().rev().cloned().collect();
             shuffled.extend(msgs.iter().step_by(2).cloned());
@@ -288,11 +286,9 @@ mod tests {
     /// read back as itself is never taken from its text.
     #[test]
     fn messages_read_from_their_text_are_what_reading_it_gives() {
-        let gen = crate::generate::GenConfig::default();
         let mut cache = MessageJson::default();
         let mut read = 0;
-        for index in 0..200 {
-            let case = crate::generate::case_from_seed(5, index, &gen);
+        for (index, case) in crate::generate::seeded(5, 200) {
             for m in &case.messages {
                 let k = cache.entry(m);
                 let json = cache.json(k).to_vec();

@@ -235,10 +235,8 @@ mod tests {
 
     #[test]
     fn folds_keep_the_body_and_well_formedness_with_fewer_messages() {
-        let g = crate::generate::GenConfig::default();
         let (mut folds, mut calls) = (0, 0);
-        for i in 0..300 {
-            let case = crate::generate::case_from_seed(7, i, &g);
+        for (i, case) in crate::generate::seeded(7, 300) {
             if case.messages.len() > 60 || !case.is_well_formed() {
                 continue;
             }

@@ -229,9 +229,7 @@ mod tests {
     /// another, byte for byte as each written alone.
     #[test]
     fn shared_histories_are_written_as_each_alone() {
-        let gen = crate::generate::GenConfig::default();
-        for index in 0..200 {
-            let case = crate::generate::case_from_seed(3, index, &gen);
+        for (index, case) in crate::generate::seeded(3, 200) {
             let input = &case.messages;
             let mut longer = input.clone();
             longer.push(Message::tool("x", "approved"));
@@ -258,10 +256,8 @@ mod tests {
     /// cache's bound): every history byte for byte as written alone.
     #[test]
     fn histories_written_from_earlier_batches_are_written_as_alone() {
-        let gen = crate::generate::GenConfig::default();
         let mut cache = MessageJson::default();
-        for index in 0..600 {
-            let case = crate::generate::case_from_seed(9, index, &gen);
+        for (index, case) in crate::generate::seeded(9, 600) {
             let input = &case.messages;
             let mut history: Vec<Message> = input[..input.len().min(3)].to_vec();
             for (turn, m) in input.iter().enumerate().skip(3) {
