@@ -4,7 +4,7 @@
 
 mod common;
 
-use criterion::{criterion_group, criterion_main, Criterion, Throughput};
+use criterion::{criterion_main, Criterion, Throughput};
 use ctxgate::check::{self, CheckOptions};
 use ctxgate::generate::{case_from_seed, GenConfig};
 use ctxgate::subject::InProcess;
@@ -43,9 +43,5 @@ fn check_bench(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group! {
-    name = benches;
-    config = common::criterion();
-    targets = check_bench
-}
+common::benches!(check_bench);
 criterion_main!(benches);

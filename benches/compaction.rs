@@ -7,7 +7,7 @@ mod common;
 use std::hint::black_box;
 
 use common::{toolloop, CLASSES};
-use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
+use criterion::{criterion_main, BenchmarkId, Criterion, Throughput};
 use ctxgate::{body, reference, Config};
 
 /// A history of about `n` messages: system, user, then iterations of one
@@ -59,9 +59,5 @@ fn six_mb(c: &mut Criterion) {
     }
 }
 
-criterion_group! {
-    name = benches;
-    config = common::criterion();
-    targets = by_length, six_mb
-}
+common::benches!(by_length, six_mb);
 criterion_main!(benches);

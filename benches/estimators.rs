@@ -13,7 +13,7 @@ mod common;
 use std::hint::black_box;
 
 use common::{raw_bytes, real_histories, toolloop, CLASSES};
-use criterion::{criterion_group, BenchmarkId, Criterion, Throughput};
+use criterion::{BenchmarkId, Criterion, Throughput};
 use ctxgate::body;
 use ctxgate::estimate::{tokens, tokens_for_bytes, Adr0098, ContentOnly, Estimator};
 use ctxgate::model::engine;
@@ -71,38 +71,22 @@ fn group(c: &mut Criterion, name: &str, histories: &[Vec<Message>]) {
             black_box(&dst);
         })
     });
-    g.bench_function("content-only", |b| {
-        b.iter(|| {
-            histories
-                .iter()
-                .map(|h| ContentOnly.tokens(&mut black_box(h).iter(), &config))
-                .sum::<u64>()
-        })
-    });
-    g.bench_function("adr-0098/serde_json", |b| {
-        b.iter(|| {
-            histories
-                .iter()
-                .map(|h| adr0098_via_serde_json(black_box(h), &config))
-                .sum::<u64>()
-        })
-    });
-    g.bench_function("adr-0098/fast", |b| {
-        b.iter(|| {
-            histories
-                .iter()
-                .map(|h| Adr0098.tokens(&mut black_box(h).iter(), &config))
-                .sum::<u64>()
-        })
-    });
-    g.bench_function("exact-body-size", |b| {
-        b.iter(|| {
-            histories
-                .iter()
-                .map(|h| body::body_bytes(&config, black_box(h)))
-                .sum::<u64>()
-        })
-    });
+    type PerHistory = fn(&[Message], &Config) -> u64;
+    let per_history: [(&str, PerHistory); 4] = [
+        ("content-only", |h, c| ContentOnly.tokens(&mut h.iter(), c)),
+        ("adr-0098/serde_json", adr0098_via_serde_json),
+        ("adr-0098/fast", |h, c| Adr0098.tokens(&mut h.iter(), c)),
+        ("exact-body-size", |h, c| body::body_bytes(c, h)),
+    ];
+    for (name, measure) in per_history {
+        g.bench_function(name, |b| {
+            b.iter(|| {
+                (histories.iter())
+                    .map(|h| measure(black_box(h), &config))
+                    .sum::<u64>()
+            })
+        });
+    }
     g.bench_function("serde_json-to_vec-len", |b| {
         b.iter(|| {
             values
@@ -184,11 +168,7 @@ fn icount() {
     println!("icount: done ({total})");
 }
 
-criterion_group! {
-    name = benches;
-    config = common::criterion();
-    targets = estimators
-}
+common::benches!(estimators);
 
 fn main() {
     if std::env::var_os("CTXGATE_ICOUNT").is_some() {

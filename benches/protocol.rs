@@ -11,7 +11,7 @@ mod common;
 
 use std::path::Path;
 
-use criterion::{criterion_group, Criterion, Throughput};
+use criterion::{Criterion, Throughput};
 use ctxgate::check::{run_parallel, CheckOptions};
 use ctxgate::subject::{InProcess, Lane, ProcessOptions, ProcessSubject, Subject};
 
@@ -213,11 +213,7 @@ fn paired() {
     }
 }
 
-criterion_group! {
-    name = benches;
-    config = common::criterion();
-    targets = protocol
-}
+common::benches!(protocol);
 
 fn main() {
     benches();

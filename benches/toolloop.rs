@@ -12,7 +12,7 @@ mod common;
 use std::hint::black_box;
 
 use common::toolloop;
-use criterion::{criterion_group, criterion_main, BatchSize, BenchmarkId, Criterion};
+use criterion::{criterion_main, BatchSize, BenchmarkId, Criterion};
 use ctxgate::estimate::{Adr0098, Estimator, Incremental};
 use ctxgate::{body, Config, Message};
 
@@ -92,9 +92,5 @@ fn toolloop_bench(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group! {
-    name = benches;
-    config = common::criterion();
-    targets = toolloop_bench
-}
+common::benches!(toolloop_bench);
 criterion_main!(benches);

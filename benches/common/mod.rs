@@ -19,6 +19,20 @@ pub fn criterion() -> Criterion {
         .configure_from_args()
 }
 
+/// `criterion_group!` named `benches`, with [`criterion`]'s short runs,
+/// over the given targets: `criterion_main!(benches)`, or a bench's own
+/// `main` calls `benches()`.
+macro_rules! benches {
+    ($($target:path),+ $(,)?) => {
+        criterion::criterion_group! {
+            name = benches;
+            config = common::criterion();
+            targets = $($target),+
+        }
+    };
+}
+pub(crate) use benches;
+
 /// The three content classes of the targets, from the crate's one
 /// vocabulary: ASCII prose, CJK (three UTF-8 bytes a character) and
 /// escape-heavy text (quotes, backslashes, newlines, control characters:
