@@ -87,7 +87,7 @@ fn own_sizes<'a>(
     extra: &'a Map<String, Value>,
     named: &'a [&'a str],
 ) -> impl Iterator<Item = (&'a str, u64)> + 'a {
-    crate::model::engine::own_fields(extra, named).map(|(k, v)| (k.as_str(), value_size(v)))
+    crate::model::field::own_fields(extra, named).map(|(k, v)| (k.as_str(), value_size(v)))
 }
 
 /// Size of an object of `named` fields then the `extra` entries not named.

@@ -9,7 +9,7 @@ use std::sync::Arc;
 
 use serde_json::{Map, Value};
 
-use super::field::typed;
+use super::field::{own_fields, typed};
 use super::{Content, Message, Role, ToolCall};
 use crate::error::{json_type, InputError, InputErrorKind};
 
@@ -156,17 +156,6 @@ pub fn message_to_value(m: &Message) -> Value {
 pub const MESSAGE_FIELDS: [&str; 5] = ["role", "content", "toolCalls", "toolCallId", "pinned"];
 /// The fields the engine format names on a tool call.
 pub const CALL_FIELDS: [&str; 3] = ["id", "name", "arguments"];
-
-/// The entries of `extra` the engine writes: those whose names it does not
-/// reserve (`names`, [`MESSAGE_FIELDS`] or [`CALL_FIELDS`]).
-pub(crate) fn own_fields<'a>(
-    extra: &'a Map<String, Value>,
-    names: &'a [&'a str],
-) -> impl Iterator<Item = (&'a String, &'a Value)> + 'a {
-    extra
-        .iter()
-        .filter(move |(k, _)| !names.contains(&k.as_str()))
-}
 
 /// The engine JSON of a `toolCalls` array: what ADR 0098's estimator counts.
 pub fn tool_calls_to_value(calls: &[ToolCall]) -> Value {

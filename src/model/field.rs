@@ -1,11 +1,12 @@
-//! One field of a JSON object, read as the JSON type a reader wants: its
-//! value, or the error every reader gives when it is absent or of another
-//! type. The caller adds where the field is (the block, the message).
+//! The fields of a JSON object: one read as the JSON type a reader wants
+//! (its value, or the error every reader gives when it is absent or of
+//! another type; the caller adds where the field is: the block, the
+//! message), and the extra entries a writer writes beside its own fields.
 
 use std::borrow::Borrow;
 use std::fmt::Display;
 
-use serde_json::Value;
+use serde_json::{Map, Value};
 
 use crate::error::json_type;
 
@@ -46,4 +47,16 @@ pub(crate) fn into_array(v: Value) -> Option<Vec<Value>> {
         Value::Array(a) => Some(a),
         _ => None,
     }
+}
+
+/// The entries of `extra` a writer writes: those whose names its format
+/// does not reserve for fields of its own (`names`: the engine's
+/// `MESSAGE_FIELDS` or `CALL_FIELDS`, a part's fields).
+pub(crate) fn own_fields<'a>(
+    extra: &'a Map<String, Value>,
+    names: &'a [&'a str],
+) -> impl Iterator<Item = (&'a String, &'a Value)> + 'a {
+    extra
+        .iter()
+        .filter(move |(k, _)| !names.contains(&k.as_str()))
 }

@@ -45,8 +45,7 @@ use std::sync::Arc;
 
 use serde_json::{Map, Value};
 
-use super::engine::own_fields;
-use super::field::{expect, into_string};
+use super::field::{expect, into_string, own_fields};
 use super::value::same_members;
 use crate::error::json_type;
 

@@ -6,7 +6,8 @@ use serde_json::{Map, Value};
 use super::block::{add_fields, block_type, text_block};
 use super::parts::{part_block, part_blocks};
 use super::{hint, hint_fields, hint_usize, Fields};
-use crate::model::engine::{own_fields, CALL_FIELDS, MESSAGE_FIELDS};
+use crate::model::engine::{CALL_FIELDS, MESSAGE_FIELDS};
+use crate::model::field::own_fields;
 use crate::model::{Content, Message, Role, ToolCall};
 
 pub(super) fn write_system(head: &[Message], first: Option<&Message>) -> Option<Value> {
