@@ -40,7 +40,6 @@ import uuid
 
 here = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(here, "..", "lib"))
-
 from zoo import Refuse, calls_of, dumps, head_len, main, restore, side, text_of  # noqa: E402
 
 from importlib.metadata import version  # noqa: E402
