@@ -7,10 +7,6 @@ use super::{BaselineReport, Shared};
 use crate::check::{add_count, join_first_of_kind};
 
 impl BaselineReport {
-    /// Join the report of another shard of the same gate (same subject,
-    /// baseline, seed and `--fail-on`): counts add up, and what is kept of
-    /// each invariant and fault kind is that of the lowest case index, as
-    /// one run would have kept. The time is the longest shard's.
     /// The report is one a gate could have written: each side's counts of
     /// every invariant add up to the cases, the cases not compared are
     /// among them, and an invariant has a regression, known failure or fix
@@ -64,6 +60,10 @@ impl BaselineReport {
         Ok(())
     }
 
+    /// Join the report of another shard of the same gate (same subject,
+    /// baseline, seed and `--fail-on`): counts add up, and what is kept of
+    /// each invariant and fault kind is that of the lowest case index, as
+    /// one run would have kept. The time is the longest shard's.
     pub fn merge(&mut self, other: BaselineReport) -> Result<(), String> {
         if other.seed != self.seed {
             return Err(format!("seeds differ ({} and {})", self.seed, other.seed));
