@@ -505,9 +505,10 @@ impl Judge for Single {
         let report = &mut st.report;
         report.coverage.record_case(case);
         report.bytes += result.body;
-        report
-            .coverage
-            .record_result(result.compacted, result.cannot_fit);
+        match &result.answer {
+            Some(_) => (report.coverage).record_result(result.compacted, result.cannot_fit),
+            None => report.coverage.record_unanswered(),
+        }
         if let Some(crate::subject::CompactAnswer::Messages(o)) = &result.answer {
             if result.compacted && crate::generate::coverage::elided_images(&case.messages, o) {
                 report.coverage.record_elided();

@@ -404,6 +404,45 @@ fn coverage_names_what_a_run_never_reached() {
     assert!(cov.missing().iter().any(|m| m == "result: cannot_fit"));
 }
 
+/// A case the subject faulted on before answering is in none of the
+/// results: a run where every case faulted once read "100.0% unchanged".
+/// The count is kept apart, merged, and read back (0 from an older report).
+#[test]
+fn a_case_without_an_answer_is_not_counted_unchanged() {
+    use ctxgate::generate::Coverage;
+    let mut faulted = Coverage::new();
+    faulted.record_unanswered();
+    faulted.record_unanswered();
+    let text = faulted.to_string();
+    assert!(
+        text.contains("results: none; 2 case(s) had no answer (the subject faulted)"),
+        "{text}"
+    );
+    assert!(!text.contains("unchanged,"), "{text}");
+    for result in ["unchanged", "compacted", "cannot_fit"] {
+        let bin = format!("result: {result}");
+        assert!(faulted.missing().contains(&bin), "{bin}");
+    }
+    let mut run = Coverage::new();
+    run.record_result(false, false);
+    run.record_result(true, false);
+    run.merge(&faulted);
+    let text = run.to_string();
+    assert!(
+        text.contains("results of 2: 50.0% unchanged, 50.0% compacted, 0.0% cannot_fit; 2 case(s) had no answer"),
+        "{text}"
+    );
+    let json = run.to_json();
+    assert_eq!(json["unanswered"], 2);
+    assert_eq!(json["results"]["unchanged"], 1);
+    assert_eq!(Coverage::from_json(&json).as_ref(), Some(&run));
+    let mut older = json.clone();
+    older.as_object_mut().unwrap().remove("unanswered");
+    let read = Coverage::from_json(&older).unwrap();
+    assert!(!read.to_string().contains("no answer"));
+    assert!(Coverage::new().to_json().get("unanswered").is_none());
+}
+
 /// Numbers print the same in every JSON library (SPEC §5; `model::value`):
 /// unless a subject claims exact numbers, every number the generator writes
 /// — in arguments, extra fields and the envelope — is portable; and the

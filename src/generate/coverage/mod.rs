@@ -34,6 +34,9 @@ pub struct Coverage {
     at_either: u64,
     counts: Vec<Vec<u64>>,
     results: [u64; 3],
+    /// Cases the subject gave no answer to (it faulted first): in none of
+    /// `results`, which would otherwise count them as unchanged.
+    unanswered: u64,
 }
 
 impl Default for Coverage {
@@ -49,6 +52,7 @@ impl Default for Coverage {
             at_either: 0,
             counts: GROUPS.iter().map(|(_, bins)| vec![0; bins.len()]).collect(),
             results: [0; 3],
+            unanswered: 0,
         }
     }
 }
@@ -63,7 +67,6 @@ impl Coverage {
         self.cases
     }
 
-    /// Add another run's figures to these.
     /// Add another run's coverage (a shard's). Sums saturate: coverage
     /// read back from a report file is not trusted to add up.
     pub fn merge(&mut self, other: &Coverage) {
@@ -84,6 +87,7 @@ impl Coverage {
         for (a, b) in self.results.iter_mut().zip(other.results) {
             add(a, b);
         }
+        add(&mut self.unanswered, other.unanswered);
     }
 
     fn share(&self, n: u64) -> f64 {
@@ -96,6 +100,12 @@ impl Coverage {
 
     fn results_total(&self) -> u64 {
         self.results.iter().sum()
+    }
+
+    /// Whether a subject was run on the cases: it answered some, or
+    /// faulted before answering (`gen --stats` records no results).
+    fn subject_ran(&self) -> bool {
+        self.results_total() + self.unanswered > 0
     }
 
     /// Mean body bytes and mean messages per case.
@@ -130,7 +140,7 @@ impl Coverage {
                     continue;
                 }
                 // What the subject did, only once a subject was run.
-                if g == IMAGES && b == ELIDED_BIN && self.results_total() == 0 {
+                if g == IMAGES && b == ELIDED_BIN && !self.subject_ran() {
                     continue;
                 }
                 if self.counts[g][b] == 0 {
@@ -138,7 +148,7 @@ impl Coverage {
                 }
             }
         }
-        if self.results_total() > 0 {
+        if self.subject_ran() {
             for (k, label) in RESULTS.iter().enumerate() {
                 if self.results[k] == 0 {
                     out.push(format!("result: {label}"));

@@ -369,6 +369,11 @@ impl Coverage {
         let k = if cannot_fit { 2 } else { compacted as usize };
         self.results[k] += 1;
     }
+
+    /// The subject gave no answer to the last case: it faulted first.
+    pub fn record_unanswered(&mut self) {
+        self.unanswered += 1;
+    }
 }
 
 /// Whether `output` elided an image of `input` (SPEC §4 step 4): some

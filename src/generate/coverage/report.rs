@@ -27,7 +27,7 @@ impl Coverage {
             .map(|(l, n)| ((*l).to_owned(), json!(n)))
             .collect();
         let total = self.results_total().max(1) as f64;
-        json!({
+        let mut v = json!({
             "cases": self.cases,
             "illFormed": self.ill_formed,
             "meanBodyBytes": body.round() as u64,
@@ -50,7 +50,13 @@ impl Coverage {
                 "atCeiling": self.at_ceiling,
                 "atBoundary": self.at_either,
             },
-        })
+        });
+        // Only when there are some: the cases the subject faulted on
+        // before it answered (in none of `results`).
+        if self.unanswered > 0 {
+            v["unanswered"] = json!(self.unanswered);
+        }
+        v
     }
 
     /// Read back what [`Coverage::to_json`] wrote, so that the coverage of
@@ -78,6 +84,8 @@ impl Coverage {
         for (k, label) in RESULTS.iter().enumerate() {
             c.results[k] = n(v.get("results")?.get(*label))?;
         }
+        // Absent from the reports of ctxgate before it counted them.
+        c.unanswered = n(v.get("unanswered")).unwrap_or(0);
         Some(c)
     }
 }
@@ -116,15 +124,21 @@ impl fmt::Display for Coverage {
             pct(ceiling)
         )?;
         let total = self.results_total();
+        let unanswered = match self.unanswered {
+            0 => String::new(),
+            n => format!("; {n} case(s) had no answer (the subject faulted)"),
+        };
         if total > 0 {
             let r = |k: usize| pct(self.results[k] as f64 / total as f64);
             writeln!(
                 f,
-                "results of {total}: {} unchanged, {} compacted, {} cannot_fit",
+                "results of {total}: {} unchanged, {} compacted, {} cannot_fit{unanswered}",
                 r(0),
                 r(1),
                 r(2)
             )?;
+        } else if self.unanswered > 0 {
+            writeln!(f, "results: none{unanswered}")?;
         }
         writeln!(f)?;
         writeln!(
