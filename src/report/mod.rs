@@ -136,10 +136,10 @@ pub(crate) fn human_with_suite(r: &CheckReport, hint: &ReplayHint, suite: &[Stri
     );
     let _ = writeln!(
         out,
-        "{} cases in {:.2} s: {:.0} cases/s, {:.1} MB/s of request bodies{}",
+        "{} cases in {:.2} s: {} cases/s, {:.1} MB/s of request bodies{}",
         r.cases,
         secs,
-        r.cases as f64 / secs,
+        per_second(r.cases as f64 / secs),
         r.bytes as f64 / secs / 1e6,
         if r.run.stopped_by_time {
             " (time budget reached)"
@@ -211,6 +211,15 @@ pub(crate) fn human_with_suite(r: &CheckReport, hint: &ReplayHint, suite: &[Stri
     };
     let _ = writeln!(out, "{}", human_verdict(&verdict, suite));
     out
+}
+
+/// A rate of cases: whole above 10 a second, else to a tenth (a slow
+/// subject's 0.5 a second is not "0").
+fn per_second(rate: f64) -> String {
+    match rate < 10.0 {
+        true => format!("{rate:.1}"),
+        false => format!("{rate:.0}"),
+    }
 }
 
 /// A section of a human report, when it has lines: a blank line, `head`,
@@ -531,6 +540,14 @@ pub(crate) fn markdown_mark(mark: &str, suite: &[String]) -> String {
 mod tests {
     use super::*;
     use crate::oracle::{Invariant, Violation};
+
+    #[test]
+    fn a_slow_rate_is_not_printed_as_zero() {
+        assert_eq!(per_second(0.495), "0.5");
+        assert_eq!(per_second(9.94), "9.9");
+        assert_eq!(per_second(10.0), "10");
+        assert_eq!(per_second(1234.6), "1235");
+    }
 
     /// A long case prints its ends and a count, never every message (a
     /// timeout's unshrunk case once printed 1,020 lines of a report).
