@@ -407,13 +407,10 @@ impl<J: Judge> Runner<J> {
     }
 
     /// The next case index of the run (of its shard), until its cases or
-    /// its time run out.
+    /// its time run out. The time stopped the run only if a case was left
+    /// (a last shrink that ends past the deadline cut nothing short).
     fn deal(&self) -> Option<u64> {
         if self.judge.checks_nothing() {
-            return None;
-        }
-        if shrink::out_of_time(self.deadline()) {
-            self.stopped_by_time.store(true, Ordering::Relaxed);
             return None;
         }
         let j = self.next.fetch_add(1, Ordering::Relaxed);
@@ -421,7 +418,14 @@ impl<J: Judge> Runner<J> {
             Some(shard) => shard.index(j),
             None => j,
         };
-        (index < self.opts.cases).then_some(index)
+        if index >= self.opts.cases {
+            return None;
+        }
+        if shrink::out_of_time(self.deadline()) {
+            self.stopped_by_time.store(true, Ordering::Relaxed);
+            return None;
+        }
+        Some(index)
     }
 
     /// Case `index`, as the sides may be sent it: to a side that takes
@@ -696,6 +700,25 @@ mod tests {
         assert!(alone.alone(1));
         assert_eq!(Shard::alone_case(u64::MAX - 1), None);
         assert_eq!(Shard::alone_case(u64::MAX), None);
+    }
+
+    /// The time budget stops a run only when a case was left to deal: a
+    /// worker that asks for another case past the deadline once all were
+    /// dealt (its last shrink ran long) must not report a cut-short run.
+    #[test]
+    fn a_deadline_with_no_case_left_stops_nothing() {
+        let mut subject = crate::subject::InProcess::reference();
+        let opts = |cases| CheckOptions {
+            cases,
+            time: Some(std::time::Duration::ZERO),
+            ..CheckOptions::default()
+        };
+        let report = crate::check::run(&mut subject, &opts(0), &mut |_| {});
+        assert!(!report.run.stopped_by_time);
+        assert_eq!(report.not_checked(), ["no case ran"]);
+        let cut = crate::check::run(&mut subject, &opts(5), &mut |_| {});
+        assert!(cut.run.stopped_by_time);
+        assert_eq!(cut.cases, 0);
     }
 
     #[test]
