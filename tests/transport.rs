@@ -33,6 +33,9 @@ enum Mode {
     Silent,
     /// Answers 413 to everything, its body full of terminal escapes.
     Hostile,
+    /// Answers 413 to everything, its body the request's head as it came
+    /// (as a debugging gateway does): credentials included.
+    Echo,
 }
 
 struct Server {
@@ -108,7 +111,8 @@ fn handle(mut stream: TcpStream, mode: Mode, bodies: &Mutex<Vec<u64>>, heads: &M
             _ => return,
         }
     }
-    let head = String::from_utf8_lossy(&head).to_ascii_lowercase();
+    let raw_head = String::from_utf8_lossy(&head).into_owned();
+    let head = raw_head.to_ascii_lowercase();
     heads.lock().unwrap().push(head.clone());
     let length: u64 = head
         .lines()
@@ -137,6 +141,7 @@ fn handle(mut stream: TcpStream, mode: Mode, bodies: &Mutex<Vec<u64>>, heads: &M
             "413 Payload Too Large",
             "\u{1b}[2J\u{1b}]0;pwned\u{7}too large\u{1b}[31m \u{9b}1;1H\u{202e}",
         ),
+        Mode::Echo => ("413 Payload Too Large", raw_head.as_str()),
         Mode::Silent => unreachable!(),
     };
     let _ = write!(
@@ -616,6 +621,44 @@ fn secrets_in_urls_and_headers_are_sent_and_never_printed() {
         assert_eq!(out.code, 2, "{args:?}: {}", out.stderr);
         secret(&out);
     }
+    // An endpoint that echoes the request in its answer: what ctxgate
+    // shows of the answer has every credential masked, Basic auth too.
+    let echo = Server::start(Mode::Echo);
+    let echo_url = format!(
+        "http://ci:PW-s3cret@127.0.0.1:{}/llm-turn?api_key=KEY-s3cret",
+        echo.port
+    );
+    let probe = ctxgate(&[
+        "probe-ceiling",
+        &echo_url,
+        "--max",
+        "2000",
+        "--header",
+        "Authorization: Bearer TOKEN-s3cret",
+    ]);
+    let shown = secret(&probe);
+    assert!(shown.contains("authorization: ***"), "{shown}");
+    assert!(
+        !shown.contains("Y2k6UFctczNjcmV0"),
+        "Basic auth shown: {shown}"
+    );
+    let config = scratch("echo").join("config.json");
+    std::fs::write(&config, r#"{"transportMaxBodyBytes": 100000}"#).unwrap();
+    let run = ctxgate(&[
+        "check",
+        "--cases",
+        "3",
+        "--seed",
+        "3",
+        "--config",
+        config.to_str().unwrap(),
+        "--transport",
+        &echo_url,
+        "--transport-header",
+        "Cookie: sid=s3cret",
+    ]);
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    assert!(secret(&run).contains("cookie: ***"), "{}", run.stdout);
     // They were sent: Basic auth from the userinfo, the header as given.
     let heads = server.heads();
     for sent in [

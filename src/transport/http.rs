@@ -31,7 +31,7 @@ use ureq::unversioned::resolver::{ResolvedSocketAddrs, Resolver};
 use ureq::unversioned::transport::{DefaultConnector, NextTimeout};
 use ureq::Agent;
 
-use super::target::redact_header;
+use super::target::{redact_header, Secrets};
 use super::{excerpt, Answer, Target, TargetError, TargetErrorKind, Wire};
 
 /// Headers that frame or route the request: ctxgate sets them, a
@@ -90,6 +90,8 @@ pub struct HttpWire {
     /// A new connection for each request: for confirming a reset.
     fresh: Option<Agent>,
     timeout: Duration,
+    /// The header values and URL credentials, masked in every answer.
+    secrets: Secrets,
 }
 
 impl HttpWire {
@@ -112,7 +114,9 @@ impl HttpWire {
             }
         };
         let mut headers = Vec::new();
+        let mut secrets = target.secrets();
         for (k, v) in &options.headers {
+            secrets.add(v);
             let header = |problem: &str| {
                 bad(
                     TargetErrorKind::BadHeader,
@@ -163,6 +167,7 @@ impl HttpWire {
             fresh: options.keep_alive.then(|| agent(false)),
             timeout: options.timeout,
             target,
+            secrets,
         })
     }
 
@@ -209,10 +214,18 @@ impl HttpWire {
                 };
                 Answer::Status {
                     code,
-                    excerpt: excerpt(&text, EXCERPT_BYTES),
+                    excerpt: excerpt(&self.secrets.mask(&text), EXCERPT_BYTES),
                 }
             }
-            Err(e) => classify(e, self.timeout),
+            Err(e) => match classify(e, self.timeout) {
+                Answer::Closed { error } => Answer::Closed {
+                    error: self.secrets.mask(&error),
+                },
+                Answer::NoAnswer { error } => Answer::NoAnswer {
+                    error: self.secrets.mask(&error),
+                },
+                status => status,
+            },
         }
     }
 }

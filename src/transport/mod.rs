@@ -37,7 +37,9 @@ pub use probe::{
     probe, shaped_body, smallest_shaped_body, Limit, Probe, ProbeOptions, ProbeReport,
     ProbeSummary, KNOWN_LIMITS, MAX_PROBE_BYTES,
 };
-pub use target::{is_loopback, redact_header, redact_url, Target, TargetError, TargetErrorKind};
+pub use target::{
+    is_loopback, redact_header, redact_url, Secrets, Target, TargetError, TargetErrorKind,
+};
 pub use wired::{Disagreement, Live, TransportLog, TransportSummary, Wired};
 
 use std::fmt;

@@ -89,6 +89,11 @@ impl fmt::Display for Target {
 }
 
 impl Target {
+    /// The credentials in the URL as given (see [`Secrets`]).
+    pub fn secrets(&self) -> Secrets {
+        Secrets::of_url(&self.url)
+    }
+
     /// Parse `url` and apply the loopback rule; `allow_remote` lifts it.
     /// Nothing is resolved and nothing is sent.
     pub fn parse(url: &str, allow_remote: bool) -> Result<Target, TargetError> {
@@ -233,6 +238,73 @@ const SECRET_PARAMS: [&str; 9] = [
     "session",
 ];
 
+fn secret_param(name: &str) -> bool {
+    let lower = name.to_ascii_lowercase();
+    SECRET_PARAMS.iter().any(|s| lower.contains(s))
+}
+
+/// What a run was given that must never be shown: every `--header` value
+/// and each of its words (`Bearer sk-…`: the token alone too), and what
+/// [`redact_url`] masks in the URL (its userinfo, credential-named query
+/// values). An endpoint's answer is shown through [`Secrets::mask`]: one
+/// that echoes the request's `Authorization` in its error body must not
+/// put the token in a report or a CI log. Text under 4 bytes is no secret
+/// (masking it would garble every answer).
+#[derive(Debug, Clone, Default)]
+pub struct Secrets(Vec<String>);
+
+impl Secrets {
+    const SHORTEST: usize = 4;
+
+    /// The secrets of the URL `url`.
+    pub fn of_url(url: &str) -> Secrets {
+        let mut secrets = Secrets::default();
+        let before_fragment = url.split('#').next().unwrap_or_default();
+        let (head, query) = before_fragment
+            .split_once('?')
+            .unwrap_or((before_fragment, ""));
+        let start = head.find("://").map_or(0, |i| i + 3);
+        let authority = head[start..].split('/').next().unwrap_or_default();
+        if let Some((userinfo, _)) = authority.rsplit_once('@') {
+            secrets.add(userinfo);
+            userinfo.split(':').for_each(|part| secrets.add(part));
+            // As sent: `Authorization: Basic base64(user:password)`.
+            let (user, password) = userinfo.split_once(':').unwrap_or((userinfo, ""));
+            let mut basic = String::new();
+            crate::model::parts::base64_encode(format!("{user}:{password}").as_bytes(), &mut basic);
+            secrets.add(&basic);
+        }
+        for (name, value) in query.split('&').filter_map(|p| p.split_once('=')) {
+            if secret_param(name) {
+                secrets.add(value);
+            }
+        }
+        secrets
+    }
+
+    /// Add `value` (a header's), and each of its words.
+    pub fn add(&mut self, value: &str) {
+        for text in std::iter::once(value.trim()).chain(value.split_whitespace()) {
+            if text.len() >= Self::SHORTEST && !self.0.iter().any(|s| s == text) {
+                self.0.push(text.to_owned());
+            }
+        }
+        // The longest first: a whole value before the words in it.
+        self.0.sort_by_key(|s| std::cmp::Reverse(s.len()));
+    }
+
+    /// `text` with every secret in it replaced by `***`.
+    pub fn mask(&self, text: &str) -> String {
+        let mut out = text.to_owned();
+        for secret in &self.0 {
+            if out.contains(secret.as_str()) {
+                out = out.replace(secret.as_str(), "***");
+            }
+        }
+        out
+    }
+}
+
 /// `url` as it may be shown: a userinfo (`user:pw@`) becomes `***@`, and
 /// the value of a query parameter named like a credential (`?api_key=…`,
 /// `access_token=…`) becomes `***`. Works on any text (a URL that does not
@@ -265,12 +337,7 @@ pub fn redact_url(url: &str) -> String {
         let pairs: Vec<String> = q
             .split('&')
             .map(|pair| match pair.split_once('=') {
-                Some((name, value))
-                    if !value.is_empty() && {
-                        let lower = name.to_ascii_lowercase();
-                        SECRET_PARAMS.iter().any(|s| lower.contains(s))
-                    } =>
-                {
+                Some((name, value)) if !value.is_empty() && secret_param(name) => {
                     format!("{name}=***")
                 }
                 _ => pair.to_owned(),
@@ -293,6 +360,25 @@ pub fn redact_header(name: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn secrets_are_masked_in_what_an_endpoint_answers() {
+        let mut secrets =
+            Secrets::of_url("http://martin:secret-pw@127.0.0.1:9/x?api_key=KEY-123&page=12345");
+        secrets.add(" Bearer sk-abc123 ");
+        secrets.add("on");
+        let echoed =
+            "bad auth 'Bearer sk-abc123' (token sk-abc123; Basic bWFydGluOnNlY3JldC1wdw==) \
+                      for martin:secret-pw, key KEY-123, page 12345, region on";
+        assert_eq!(
+            secrets.mask(echoed),
+            "bad auth '***' (token ***; Basic ***) for ***, key ***, page 12345, region on"
+        );
+        assert_eq!(
+            Secrets::of_url("http://127.0.0.1:9/").mask("as is"),
+            "as is"
+        );
+    }
 
     #[test]
     fn loopback_hosts_pass_and_are_pinned_to_loopback_addresses() {
