@@ -599,6 +599,15 @@ pub fn parse_error(obj: &Map<String, Value>) -> Result<Option<CompactAnswer>, Fa
     match kind {
         "cannot_fit" => Ok(Some(CompactAnswer::CannotFit { message })),
         "invalid_input" => Ok(Some(CompactAnswer::InvalidInput { message })),
+        // What the Python and npm packages' serve answers when the
+        // compactor raised anything but their CannotFit or InvalidInput:
+        // say which to raise (a library's own "too big" exception is not).
+        "library_error" => Err(Fault::new(
+            FaultKind::UnknownErrorKind,
+            format!(
+                "error of kind \"library_error\": the compactor raised (only cannot_fit and invalid_input are answers: raise ctxgate.CannotFit or ctxgate.InvalidInput in Python, throw CannotFit or InvalidInput from 'ctxgate' in JavaScript): {message}"
+            ),
+        )),
         other => Err(Fault::new(
             FaultKind::UnknownErrorKind,
             format!(
@@ -675,6 +684,39 @@ pub fn parse_estimate_answer(obj: &Map<String, Value>) -> Result<EstimateReply, 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Two error kinds are answers; the packages' `library_error` is a
+    /// fault that says which exception to raise instead; any other kind is
+    /// a fault that names it.
+    #[test]
+    fn error_kinds_are_answers_or_faults_that_say_why() {
+        let error = |kind: &str| {
+            let v = serde_json::json!({"id": 1, "error": {"kind": kind, "message": "too big"}});
+            parse_error(v.as_object().unwrap())
+        };
+        assert!(matches!(
+            error("cannot_fit"),
+            Ok(Some(CompactAnswer::CannotFit { .. }))
+        ));
+        assert!(matches!(
+            error("invalid_input"),
+            Ok(Some(CompactAnswer::InvalidInput { .. }))
+        ));
+        let raised = error("library_error").unwrap_err();
+        assert_eq!(raised.kind, FaultKind::UnknownErrorKind);
+        assert!(
+            raised.detail.contains("raise ctxgate.CannotFit"),
+            "{}",
+            raised.detail
+        );
+        assert!(raised.detail.ends_with(": too big"), "{}", raised.detail);
+        let other = error("internal").unwrap_err();
+        assert!(
+            other.detail.starts_with("error of kind \"internal\" (only"),
+            "{}",
+            other.detail
+        );
+    }
 
     /// `wireFormats` round-trips through the hello, and a bad one fails it.
     #[test]
