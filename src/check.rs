@@ -503,15 +503,16 @@ impl Judge for Single {
             result,
         } = *dealt;
         let report = &mut st.report;
-        report.coverage.record_case(case);
         report.bytes += result.body;
+        let coverage = &mut report.coverage;
+        coverage.record_case(case);
         match &result.answer {
-            Some(_) => (report.coverage).record_result(result.compacted, result.cannot_fit),
-            None => report.coverage.record_unanswered(),
+            None => coverage.record_unanswered(),
+            Some(_) => coverage.record_result(result.compacted, result.cannot_fit),
         }
         if let Some(crate::subject::CompactAnswer::Messages(o)) = &result.answer {
             if result.compacted && crate::generate::coverage::elided_images(&case.messages, o) {
-                report.coverage.record_elided();
+                coverage.record_elided();
             }
         }
         report.cases += 1;
