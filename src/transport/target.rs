@@ -259,13 +259,8 @@ impl Secrets {
     /// The secrets of the URL `url`.
     pub fn of_url(url: &str) -> Secrets {
         let mut secrets = Secrets::default();
-        let before_fragment = url.split('#').next().unwrap_or_default();
-        let (head, query) = before_fragment
-            .split_once('?')
-            .unwrap_or((before_fragment, ""));
-        let start = head.find("://").map_or(0, |i| i + 3);
-        let authority = head[start..].split('/').next().unwrap_or_default();
-        if let Some((userinfo, _)) = authority.rsplit_once('@') {
+        let parts = UrlParts::of(url);
+        if let Some((userinfo, _)) = parts.authority.rsplit_once('@') {
             secrets.add(userinfo);
             userinfo.split(':').for_each(|part| secrets.add(part));
             // As sent: `Authorization: Basic base64(user:password)`.
@@ -274,7 +269,8 @@ impl Secrets {
             crate::model::parts::base64_encode(format!("{user}:{password}").as_bytes(), &mut basic);
             secrets.add(&basic);
         }
-        for (name, value) in query.split('&').filter_map(|p| p.split_once('=')) {
+        let query = parts.query.unwrap_or_default().split('&');
+        for (name, value) in query.filter_map(|p| p.split_once('=')) {
             if secret_param(name) {
                 secrets.add(value);
             }
@@ -310,29 +306,18 @@ impl Secrets {
 /// `access_token=…`) becomes `***`. Works on any text (a URL that does not
 /// parse is masked all the same), and never fails.
 pub fn redact_url(url: &str) -> String {
-    let (before_fragment, fragment) = match url.find('#') {
-        Some(i) => url.split_at(i),
-        None => (url, ""),
-    };
-    let (head, query) = match before_fragment.find('?') {
-        Some(i) => (&before_fragment[..i], Some(&before_fragment[i + 1..])),
-        None => (before_fragment, None),
-    };
-    // The authority runs from after "scheme://" (or the start) to the next
-    // '/'; a userinfo is what precedes its last '@'.
-    let start = head.find("://").map_or(0, |i| i + 3);
-    let end = head[start..].find('/').map_or(head.len(), |i| start + i);
+    let parts = UrlParts::of(url);
     let mut out = String::with_capacity(url.len());
-    out.push_str(&head[..start]);
-    match head[start..end].rfind('@') {
+    out.push_str(parts.scheme);
+    match parts.authority.rfind('@') {
         Some(at) => {
             out.push_str("***");
-            out.push_str(&head[start + at..end]);
+            out.push_str(&parts.authority[at..]);
         }
-        None => out.push_str(&head[start..end]),
+        None => out.push_str(parts.authority),
     }
-    out.push_str(&head[end..]);
-    if let Some(q) = query {
+    out.push_str(parts.path);
+    if let Some(q) = parts.query {
         out.push('?');
         let pairs: Vec<String> = q
             .split('&')
@@ -345,8 +330,40 @@ pub fn redact_url(url: &str) -> String {
             .collect();
         out.push_str(&pairs.join("&"));
     }
-    out.push_str(fragment);
+    out.push_str(parts.fragment);
     out
+}
+
+/// A URL in its pieces, as [`redact_url`] and [`Secrets::of_url`] read
+/// it, on any text: the
+/// scheme (with `://`), the authority (after the scheme, or from the
+/// start, to the next '/'; a userinfo is what precedes its last '@'),
+/// the path, the query (after '?') and the fragment (from '#').
+struct UrlParts<'a> {
+    scheme: &'a str,
+    authority: &'a str,
+    path: &'a str,
+    query: Option<&'a str>,
+    fragment: &'a str,
+}
+
+impl UrlParts<'_> {
+    fn of(url: &str) -> UrlParts<'_> {
+        let (before_fragment, fragment) = url.split_at(url.find('#').unwrap_or(url.len()));
+        let (head, query) = match before_fragment.split_once('?') {
+            Some((head, query)) => (head, Some(query)),
+            None => (before_fragment, None),
+        };
+        let start = head.find("://").map_or(0, |i| i + 3);
+        let end = head[start..].find('/').map_or(head.len(), |i| start + i);
+        UrlParts {
+            scheme: &head[..start],
+            authority: &head[start..end],
+            path: &head[end..],
+            query,
+            fragment,
+        }
+    }
 }
 
 /// A `--header NAME: VALUE` as it may be shown: `NAME: ***`. Every
