@@ -335,10 +335,10 @@ pub fn redact_url(url: &str) -> String {
 }
 
 /// A URL in its pieces, as [`redact_url`] and [`Secrets::of_url`] read
-/// it, on any text: the
-/// scheme (with `://`), the authority (after the scheme, or from the
-/// start, to the next '/'; a userinfo is what precedes its last '@'),
-/// the path, the query (after '?') and the fragment (from '#').
+/// it, on any text: the scheme (with `://`), the authority (after the
+/// scheme, or from the start, to the next '/'; a userinfo is what precedes
+/// its last '@'), the path, the query (after '?') and the fragment (from
+/// '#').
 struct UrlParts<'a> {
     scheme: &'a str,
     authority: &'a str,
