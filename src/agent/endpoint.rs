@@ -15,7 +15,7 @@ use axum::response::Response;
 use axum::Router;
 
 use super::dialect::Rendered;
-use super::play::Play;
+use super::play::{Play, Received};
 
 /// The state every request of a case shares.
 #[derive(Clone)]
@@ -103,8 +103,14 @@ async fn handle(State(shared): State<Shared>, request: Request) -> Response {
         .get(axum::http::header::CONTENT_LENGTH)
         .and_then(|v| v.to_str().ok()?.parse::<u64>().ok());
     let body = match axum::body::to_bytes(body, shared.receive_cap).await {
-        Ok(bytes) => Ok(bytes.to_vec()),
-        Err(_) => Err(declared.unwrap_or(shared.receive_cap as u64 + 1)),
+        Ok(bytes) => Received::Whole(bytes.to_vec()),
+        Err(_) => match declared {
+            // Past the cap: only its declared length is kept.
+            Some(n) if n > shared.receive_cap as u64 => Received::OverCap(n),
+            None => Received::OverCap(shared.receive_cap as u64 + 1),
+            // The connection ended before the declared length.
+            Some(n) => Received::CutShort(n),
+        },
     };
     let headers = parts
         .headers

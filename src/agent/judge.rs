@@ -439,10 +439,11 @@ impl<'a> Judge<'a> {
             loops > 1,
             "fewer than two loop requests",
         );
+        // A request that carries the whole conversation holds it too.
         self.settle(
             Inv::NoPrematureCompaction,
-            self.facts.compactions > 0,
-            "the agent never left anything out",
+            loops > 1,
+            "fewer than two loop requests",
         );
         self.settle(
             Inv::ResultsDelivered,
@@ -661,6 +662,10 @@ fn facts(trace: &Trace) -> Facts {
         if !r.is_model_request() {
             continue;
         }
+        if r.unreadable.is_some() {
+            f.unreadable += 1;
+            continue;
+        }
         f.requests += 1;
         match r.kind {
             Kind::Loop => f.loop_requests += 1,
@@ -669,9 +674,6 @@ fn facts(trace: &Trace) -> Facts {
         }
         f.max_body_bytes = f.max_body_bytes.max(r.body_len);
         f.max_tokens = f.max_tokens.max(r.tokens);
-        if r.unreadable.is_some() {
-            f.unreadable += 1;
-        }
         match &r.answer {
             Answer::TooLarge => f.refused_too_large += 1,
             Answer::OverWindow => f.refused_over_window += 1,

@@ -96,6 +96,17 @@ fn default_pattern() -> &'static Regex {
     RE.get_or_init(|| Regex::new(DEFAULT_SUMMARY_PATTERN).expect("the default pattern compiles"))
 }
 
+/// A request's body as the endpoint received it.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Received {
+    /// Every byte.
+    Whole(Vec<u8>),
+    /// Longer than ctxgate keeps: the length it declared.
+    OverCap(u64),
+    /// The connection ended before the length it declared.
+    CutShort(u64),
+}
+
 /// The mark every summary ctxgate writes begins with: how the judges know
 /// a summary in a later request.
 pub const SUMMARY_MARK: &str = "[ctxgate summary";
@@ -147,21 +158,21 @@ impl Play {
         }
     }
 
-    /// Answer one HTTP request: `body` is its bytes, or, past the receive
-    /// cap, the length it declared.
+    /// Answer one HTTP request.
     pub fn answer(
         &mut self,
         method: &str,
         path: &str,
         headers: Vec<(String, String)>,
-        body: Result<Vec<u8>, u64>,
+        body: Received,
     ) -> Rendered {
-        let (body, body_len) = match body {
-            Ok(b) => {
+        let (body, body_len, cut) = match body {
+            Received::Whole(b) => {
                 let n = b.len() as u64;
-                (b, n)
+                (b, n, None)
             }
-            Err(declared) => (Vec::new(), declared),
+            Received::OverCap(declared) => (Vec::new(), declared, None),
+            Received::CutShort(declared) => (Vec::new(), 0, Some(declared)),
         };
         let mut rec = Recorded {
             index: self.requests.len(),
@@ -179,7 +190,17 @@ impl Play {
             answer: Answer::Other,
             status: 200,
         };
-        let rendered = self.respond(&mut rec);
+        let rendered = match cut {
+            Some(declared) => {
+                rec.unreadable = Some(format!(
+                    "the connection ended before the body's declared {declared} bytes"
+                ));
+                rec.answer = Answer::BadRequest;
+                Rendered::json(json!({"error": {"message": "incomplete body", "type": "invalid_request_error"}}))
+                    .with_status(400)
+            }
+            None => self.respond(&mut rec),
+        };
         rec.status = rendered.status;
         self.requests.push(rec);
         rendered

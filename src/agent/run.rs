@@ -162,8 +162,20 @@ impl AgentReport {
 }
 
 /// The case number `index` of a run: generated under the agent's config.
+///
+/// A generated history without one iteration that calls a tool makes a
+/// script of a final answer alone, which tests nothing but `finishes`:
+/// such a case is drawn again (from the same seed and index, so the run
+/// stays the same every time), up to eight times.
 pub fn case_of(opts: &AgentOptions, index: u64) -> Case {
-    let mut case = case_for_config(opts.seed, index, &opts.gen, &opts.stage.settings.config);
+    let config = &opts.stage.settings.config;
+    let mut case = case_for_config(opts.seed, index, &opts.gen, config);
+    for attempt in 1..8u64 {
+        if case.messages.iter().any(|m| m.opens_iteration()) {
+            break;
+        }
+        case = case_for_config(mix(opts.seed, attempt), index, &opts.gen, config);
+    }
     super::script::grow(&mut case, mix(opts.seed ^ 0xa6e7, index));
     case
 }
@@ -404,6 +416,11 @@ fn shrink_and_save(
     let mut tried: HashMap<String, Option<(Trace, Finding)>> = HashMap::new();
     let mut last = first;
     let mut runs = 0;
+    // A candidate is tried only when its script is smaller than the one
+    // kept: fewer turns, or as many and fewer calls, or as many of both and
+    // fewer result bytes (the history's shrinker keeps a body's size when it
+    // folds messages away, which can move text into a result).
+    let mut kept = size(&original);
     let shrunk = crate::run::shrink::shrink_within(
         case.clone(),
         opts.shrink_runs,
@@ -411,6 +428,10 @@ fn shrink_and_save(
         Some(&opts.stage.settings.config),
         |candidate| {
             let script = Script::from_case(candidate, summaries.to_vec());
+            let candidate_size = size(&script);
+            if candidate_size >= kept {
+                return false;
+            }
             let key = serde_json::to_string(&script).unwrap_or_default();
             let outcome = match tried.get(&key) {
                 Some(known) => known.clone(),
@@ -428,6 +449,7 @@ fn shrink_and_save(
             match outcome {
                 Some(failing) => {
                     last = failing;
+                    kept = candidate_size;
                     true
                 }
                 None => false,

@@ -19,6 +19,14 @@ With --bug NAME it carries one of the 2026 reports of this class instead:
   drops-system-prompt      the system prompt is lost at compaction
   cuts-last-results        the last turn's results are cut to 100 bytes
   compacts-early           compacts at a tenth of the trigger
+  flaky-drop               drops the system prompt at compaction, one run in two
+
+For ctxgate's own tests besides: --tool-name NAME advertises the tool
+under another name; --check-env exits 3 when the environment ctxgate gives
+is not SPEC §9's (dummy keys, no credentials of the user's, the task in a
+variable and a file, the workspace as working directory);
+--spawn-sleeper TOKEN leaves a detached process behind (its argv holds
+TOKEN), which ctxgate must stop.
 
 Settings come from flags (the same values ctxgate's --config holds):
   --window TOKENS --threshold F --ceiling BYTES --dialect D [--stream]
@@ -29,6 +37,8 @@ the smallest request cannot fit (it says so on stderr).
 """
 
 import argparse
+import random
+import subprocess
 import json
 import os
 import sys
@@ -63,6 +73,10 @@ def dumps(v):
 # A neutral message: {"role": system|user|assistant|tool, "content": str,
 #                     "calls": [{"id", "name", "args"}], "id": call id (tool)}
 
+def tool_name():
+    return READ_FILE["name"]
+
+
 def chat_body(msgs, tools, stream, max_tokens):
     out = []
     for m in msgs:
@@ -77,7 +91,7 @@ def chat_body(msgs, tools, stream, max_tokens):
             out.append({"role": m["role"], "content": m["content"]})
     body = {"model": "test-model", "messages": out, "stream": stream, "max_tokens": max_tokens}
     if tools:
-        body["tools"] = [{"type": "function", "function": {"name": READ_FILE["name"],
+        body["tools"] = [{"type": "function", "function": {"name": tool_name(),
                           "description": READ_FILE["description"], "parameters": READ_FILE["schema"]}}]
     if stream:
         body["stream_options"] = {"include_usage": True}
@@ -103,7 +117,7 @@ def responses_body(msgs, tools, stream, max_tokens):
     if instructions is not None:
         body["instructions"] = instructions
     if tools:
-        body["tools"] = [{"type": "function", "name": READ_FILE["name"],
+        body["tools"] = [{"type": "function", "name": tool_name(),
                           "description": READ_FILE["description"], "parameters": READ_FILE["schema"]}]
     return body
 
@@ -132,7 +146,7 @@ def anthropic_body(msgs, tools, stream, max_tokens):
     if system:
         body["system"] = system
     if tools:
-        body["tools"] = [{"name": READ_FILE["name"], "description": READ_FILE["description"],
+        body["tools"] = [{"name": tool_name(), "description": READ_FILE["description"],
                           "input_schema": READ_FILE["schema"]}]
     return body
 
@@ -283,7 +297,9 @@ class Agent:
                     raise
                 summary = "(earlier turns dropped)"
             summary = summary[:2000]
-        head = [task] if self.a.bug == "drops-system-prompt" else [system, task]
+        drop = self.a.bug == "drops-system-prompt" or (
+            self.a.bug == "flaky-drop" and random.random() < 0.5)
+        head = [task] if drop else [system, task]
         note = [{"role": "user", "content": "Earlier work, summarised: " + summary}] if summary else []
         return head + note + recent
 
@@ -334,6 +350,27 @@ class Agent:
         return 3
 
 
+def check_env():
+    """What SPEC §9 gives an agent; a list of what is not so."""
+    env, problems = os.environ, []
+    for key in ("OPENAI_API_KEY", "ANTHROPIC_API_KEY"):
+        if not env.get(key, "").startswith("sk-ctxgate"):
+            problems.append(f"{key} is not ctxgate's dummy key")
+    for leaked in ("AWS_SECRET_ACCESS_KEY", "MY_SERVICE_API_KEY", "HTTPS_PROXY"):
+        if leaked in env:
+            problems.append(f"{leaked} was passed on")
+    url = env.get("CTXGATE_AGENT_URL", "")
+    if not url.startswith("http://127.0.0.1:"):
+        problems.append(f"CTXGATE_AGENT_URL is {url!r}")
+    if env.get("OPENAI_BASE_URL") != url + "/v1" or env.get("ANTHROPIC_BASE_URL") != url:
+        problems.append("the base URLs do not point at CTXGATE_AGENT_URL")
+    if not env.get("CTXGATE_AGENT_CASE", "").isdigit():
+        problems.append("CTXGATE_AGENT_CASE is not a case index")
+    if not os.path.basename(os.getcwd()) == "workspace":
+        problems.append(f"the working directory is {os.getcwd()}")
+    return problems
+
+
 def main():
     p = argparse.ArgumentParser()
     p.add_argument("--dialect", default="openai-chat", choices=sorted(BODIES))
@@ -343,7 +380,19 @@ def main():
     p.add_argument("--ceiling", type=int, default=8 * 1024 * 1024)
     p.add_argument("--bug", default=None)
     p.add_argument("--tool-output-max-bytes", type=int, default=0)
+    p.add_argument("--tool-name", default="read_file")
+    p.add_argument("--check-env", action="store_true")
+    p.add_argument("--spawn-sleeper", default=None)
     a = p.parse_args()
+    READ_FILE["name"] = a.tool_name
+    if a.check_env:
+        problems = check_env()
+        if problems:
+            print("environment: " + "; ".join(problems), file=sys.stderr)
+            return 3
+    if a.spawn_sleeper:
+        subprocess.Popen([sys.executable, "-c", "import time; time.sleep(300)", a.spawn_sleeper],
+                         start_new_session=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     task = os.environ["CTXGATE_AGENT_PROMPT"]
     with open(os.environ["CTXGATE_AGENT_PROMPT_FILE"], encoding="utf-8") as f:
         assert f.read() == task, "the prompt file holds the task"
