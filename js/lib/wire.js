@@ -25,9 +25,133 @@ export function nbytes(text) {
   return Buffer.byteLength(text, 'utf8');
 }
 
-/** Compact JSON: JSON.stringify, nothing else. */
+/** Compact JSON: JSON.stringify, nothing else (for values known to be JSON data: see strictDumps). */
 export function dumps(value) {
   return JSON.stringify(value);
+}
+
+// --- JSON data, as ctxgate reads it -------------------------------------------------
+//
+// The binary reads JSON with serde_json: UTF-8 text (a lone surrogate, even
+// escaped as \ud800, is refused), no NaN or Infinity, and at most
+// MAX_DEPTH - 1 = 127 arrays and objects open at once (its recursion limit,
+// src/model/document.rs: a value nested 128 deep is refused). JSON.stringify
+// writes all three anyway: NaN and Infinity as null (other data than was
+// given), a lone surrogate as the escape \ud800, any depth. strictDumps
+// writes what JSON.stringify writes, and refuses — with NotJson naming
+// where and what — every value ctxgate would refuse or JSON.stringify would
+// change: those three, BigInt, undefined in an array (written null), a
+// function or a symbol (dropped), a Map, a Set or a Promise (written {}).
+// An object field whose value is undefined is left out, as JavaScript means
+// it: the field is absent.
+
+/** serde_json's recursion limit: the binary refuses JSON nested this deep (127 levels are read). */
+export const MAX_DEPTH = 128;
+
+/** A value that is not JSON data as ctxgate reads it: `path` says where, `problem` what. */
+export class NotJson extends TypeError {
+  constructor(path, problem) {
+    super(`${path || 'the value'}: ${problem}`);
+    this.name = 'NotJson';
+    this.path = path;
+    this.problem = problem;
+  }
+}
+
+const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
+
+/** Whether a string is valid Unicode (no lone surrogate): what UTF-8, and so ctxgate, can carry. */
+export function wellFormed(text) {
+  return typeof text.isWellFormed === 'function' ? text.isWellFormed() : !LONE_SURROGATE.test(text);
+}
+
+/** The problem of a string that is not well formed: which surrogate, at which character. */
+export function loneSurrogate(text) {
+  const at = text.search(LONE_SURROGATE);
+  const unit = text.charCodeAt(at).toString(16).toUpperCase();
+  return `a lone surrogate U+${unit} at character ${at}: not Unicode text, which UTF-8 (and so ctxgate) cannot carry`;
+}
+
+/** `text` with each lone surrogate replaced by U+FFFD (String.prototype.toWellFormed, on Node 18 too). */
+export function toWellFormed(text) {
+  if (typeof text.toWellFormed === 'function') return text.toWellFormed();
+  return text.replace(new RegExp(LONE_SURROGATE.source, 'g'), '\ufffd');
+}
+
+const IDENTIFIER = /^[A-Za-z_$][A-Za-z0-9_$]*$/;
+
+/** One step of a path as JavaScript spells it: [2], .content, ["a b"] (`first`: no dot). */
+export function pathStep(key, inArray, first) {
+  if (inArray) return `[${key}]`;
+  if (IDENTIFIER.test(key)) return first ? key : `.${key}`;
+  return `[${JSON.stringify(key)}]`;
+}
+
+/** The path of field `key` of the array or object `node` (strictDumps' places): messages[2].content. */
+function pathIn(node, key) {
+  const steps = [[key, node.isArray]];
+  for (; node.up; node = node.up) steps.push([node.key, node.up.isArray]);
+  steps.reverse();
+  // A path hundreds of levels long is shown by its ends.
+  const shown = steps.length > 24 ? [...steps.slice(0, 10), null, ...steps.slice(-10)] : steps;
+  let out = node.label;
+  for (const s of shown) out += s === null ? `…(${steps.length - 20} more levels)…` : pathStep(s[0], s[1], out === '');
+  return out;
+}
+
+/** What a value JSON cannot hold as it is, or null. */
+function notData(v, inArray) {
+  switch (typeof v) {
+    case 'number':
+      return Number.isFinite(v) ? null
+        : `${v}, which JSON cannot hold (JSON.stringify would write null; ctxgate refuses NaN and Infinity)`;
+    case 'bigint':
+      return `the BigInt ${v}n, which JSON cannot hold: write it as a number or a string`;
+    case 'undefined':
+      return inArray ? 'undefined, which JSON cannot hold (JSON.stringify would write null)' : null;
+    case 'function':
+      return 'a function, which JSON cannot hold (JSON.stringify would leave it out)';
+    case 'symbol':
+      return 'a symbol, which JSON cannot hold (JSON.stringify would leave it out)';
+    case 'object':
+      if (v === null) return null;
+      if (v instanceof Promise || typeof v.then === 'function') {
+        return 'a Promise (or thenable), which JSON cannot hold (JSON.stringify would write {}): was it awaited?';
+      }
+      if (v instanceof Map || v instanceof Set || v instanceof WeakMap || v instanceof WeakSet) {
+        return `a ${v.constructor.name}, which JSON cannot hold (JSON.stringify would write {}, without its entries)`;
+      }
+      return null;
+    default:
+      return null;
+  }
+}
+
+/**
+ * JSON.stringify(value), refusing what is not JSON data as ctxgate reads
+ * it (above) with NotJson. `depth` is the level `value` itself is at when
+ * it is an array or an object (1: it is a whole document; 2: a message in
+ * a history's array); `path` names it in errors.
+ */
+export function strictDumps(value, { depth = 1, path = '' } = {}) {
+  const places = new WeakMap(); // each array or object being written → {up, key, isArray, depth, label}
+  return JSON.stringify(value, function check(key, v) {
+    const holder = places.get(this); // undefined: JSON.stringify's own wrapper around `value`
+    const here = () => (holder ? pathIn(holder, key) : path);
+    if (holder && !holder.isArray && !wellFormed(key)) throw new NotJson(here(), `its key holds ${loneSurrogate(key)}`);
+    const problem = typeof v === 'string' ? (wellFormed(v) ? null : `holds ${loneSurrogate(v)}`)
+      : notData(v, holder ? holder.isArray : true);
+    if (problem) throw new NotJson(here(), problem);
+    if (typeof v === 'object' && v !== null) {
+      const level = (holder ? holder.depth : depth - 1) + 1;
+      if (level >= MAX_DEPTH) {
+        throw new NotJson(here(), `nested ${level} arrays and objects deep: `
+          + `ctxgate reads JSON at most ${MAX_DEPTH - 1} deep (serde_json's recursion limit)`);
+      }
+      places.set(v, { up: holder ?? null, key, isArray: Array.isArray(v), depth: level, label: path });
+    }
+    return v;
+  });
 }
 
 /** Set an own, enumerable field (safe for any key, "__proto__" included). */
