@@ -85,7 +85,20 @@ export declare class CannotFit extends Error {}
 /** Thrown for a history the compactor cannot represent (answered `invalid_input`). */
 export declare class InvalidInput extends Error {}
 
-/** The exact size in bytes of the request body carrying `messages` in `config.wireFormat` (SPEC §2). Fields left out of config take their defaults. */
+/**
+ * A value that is not JSON data as ctxgate reads it (thrown by bodyBytes, bodyMeterFor's meter and
+ * toolCallsFloor): a string or a key holding a lone surrogate, NaN or ±Infinity, arrays and objects
+ * nested 128 deep (a message counts as depth 2), or what JSON.stringify would change (a BigInt,
+ * undefined in an array, a function, a symbol, a Map, a Set, an unawaited Promise).
+ */
+export declare class NotJson extends TypeError {
+  /** Where: `messages[2].content`, `config.envelope.temperature`. */
+  path: string;
+  /** What is wrong there. */
+  problem: string;
+}
+
+/** The exact size in bytes of the request body carrying `messages` in `config.wireFormat` (SPEC §2). Fields left out of config take their defaults. Throws NotJson for a body ctxgate refuses. */
 export declare function bodyBytes(messages: Message[], config?: Partial<Config>): number;
 
 /** bodyBytes for many histories under one config; faster when the same message objects come again. */

@@ -135,7 +135,9 @@ function notData(v, inArray) {
  */
 export function strictDumps(value, { depth = 1, path = '' } = {}) {
   const places = new WeakMap(); // each array or object being written → {up, key, isArray, depth, label}
-  return JSON.stringify(value, function check(key, v) {
+  return JSON.stringify(value, function check(key, value_) {
+    // A boxed primitive is written as its primitive (JSON.stringify unwraps it after asking us).
+    const v = value_ instanceof Number || value_ instanceof String || value_ instanceof Boolean ? value_.valueOf() : value_;
     const holder = places.get(this); // undefined: JSON.stringify's own wrapper around `value`
     const here = () => (holder ? pathIn(holder, key) : path);
     if (holder && !holder.isArray && !wellFormed(key)) throw new NotJson(here(), `its key holds ${loneSurrogate(key)}`);
@@ -188,6 +190,47 @@ function isJsonText(s) {
     return true;
   } catch {
     return false;
+  }
+}
+
+/**
+ * strictDumps' verdict without writing anything: throws NotJson where
+ * strictDumps would, returns otherwise. Plain data — arrays, objects whose
+ * prototype is Object's (or none) without a toJSON, strings, finite
+ * numbers, booleans, null — is walked here, several times faster than
+ * strictDumps writes it; on anything else, or anything wrong, strictDumps
+ * is asked, and says where.
+ */
+export function checkJson(value, { depth = 1, path = '' } = {}) {
+  if (!plain(value, depth, true)) strictDumps(value, { depth, path });
+}
+
+/** Whether `v` is plain JSON data that strictDumps accepts (false: not known). */
+function plain(v, level, inArray) {
+  switch (typeof v) {
+    case 'string':
+      return wellFormed(v);
+    case 'number':
+      return Number.isFinite(v);
+    case 'boolean':
+      return true;
+    case 'undefined':
+      return !inArray; // an absent field
+    case 'object': {
+      if (v === null) return true;
+      if (level >= MAX_DEPTH) return false;
+      const proto = Object.getPrototypeOf(v);
+      if (Array.isArray(v)) {
+        if (proto !== Array.prototype) return false;
+        for (let i = 0; i < v.length; i += 1) if (!plain(v[i], level + 1, true)) return false;
+        return true;
+      }
+      if ((proto !== Object.prototype && proto !== null) || typeof v.toJSON === 'function') return false;
+      for (const k of Object.keys(v)) if (!wellFormed(k) || !plain(v[k], level + 1, false)) return false;
+      return true;
+    }
+    default:
+      return false; // a BigInt, a function, a symbol
   }
 }
 
@@ -468,23 +511,43 @@ export function anthropicMessages(msgs) {
  * `wireFormat`. For engine and openai every message has a size of its own,
  * measured once (cached per message object); anthropic groups neighbours
  * (tool results share a user message), so its body is written out whole.
+ *
+ * A body ctxgate would refuse is refused here too (NotJson, naming the
+ * field): the envelope and each message are read as the binary reads a
+ * history file — `ctxgate body FILE`, FILE the JSON array of the messages
+ * (so a message is at depth 2) — by checkJson, once per message object.
  */
 export function bodyMeter(config) {
   const format = config.wireFormat;
   const envelope = config.envelope;
+  checkJson(envelope, { path: 'config.envelope' });
   const own = Object.fromEntries(Object.entries(envelope).filter(([k]) => k !== 'messages'));
   // `{` + own fields + `,` (or just `{` and the closing `}`) + `"messages":`.
   const fixed = (Object.keys(own).length ? nbytes(dumps(own)) + 1 : 2) + nbytes('"messages":');
   const sizes = new Map();
-  const write = format === 'openai' ? openaiMessages : (m) => [m];
+  const checked = new WeakSet();
 
-  const size = (m) => {
+  /** Refuse a message ctxgate would not read. */
+  const checkMessage = (m, i) => {
+    if (typeof m !== 'object' || m === null || Array.isArray(m)) {
+      throw new TypeError(`messages[${i}]: ${m === null ? 'null' : Array.isArray(m) ? 'an array' : typeof m}, not a message (a JSON object)`);
+    }
+    checkJson(m, { depth: 2, path: `messages[${i}]` });
+    checked.add(m);
+  };
+
+  const size = (m, i) => {
     let n = sizes.get(m);
     if (n === undefined) {
-      // A tool message's images go in a user message of their own (openai):
-      // both count, and the comma between them.
-      const written = write(m);
-      n = written.reduce((t, w) => t + nbytes(dumps(w)), 0) + written.length - 1;
+      checkMessage(m, i);
+      if (format === 'openai') {
+        // A tool message's images go in a user message of their own
+        // (openai): both count, and the comma between them.
+        const written = openaiMessages(m);
+        n = written.reduce((t, w) => t + nbytes(dumps(w)), 0) + written.length - 1;
+      } else {
+        n = nbytes(dumps(m));
+      }
       sizes.set(m, n);
     }
     return n;
@@ -492,6 +555,7 @@ export function bodyMeter(config) {
 
   return (msgs) => {
     if (format === 'anthropic') {
+      msgs.forEach((m, i) => checked.has(m) || checkMessage(m, i));
       const [system, arr] = anthropicMessages(msgs);
       const body = Object.fromEntries(Object.entries(envelope).filter(
         ([k]) => k !== 'messages' && !(system !== null && k === 'system')));
@@ -500,7 +564,7 @@ export function bodyMeter(config) {
       return nbytes(dumps(body));
     }
     let total = fixed + 2 + Math.max(msgs.length - 1, 0); // `[`, `]` and the commas
-    for (const m of msgs) total += size(m);
+    msgs.forEach((m, i) => { total += size(m, i); });
     return total;
   };
 }
