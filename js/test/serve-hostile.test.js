@@ -297,6 +297,8 @@ async function battery() {
     assert.ok(complete, 'the last answer line is whole');
     assert.equal(answers.length, lines.length, `one answer a request (stderr: ${stderr.slice(-2000)})`);
     assert.doesNotMatch(stderr, /Unhandled|uncaught|Cannot convert object to primitive value\n\s+at answer/i);
+    // (throw:promise throws a rejected Promise nobody awaits: the loop says so, and goes on.)
+    assert.match(stderr, /hostile: a promise rejected outside any request \(ignored\): Error: a thrown promise/);
     for (const [i, c] of all.entries()) {
       const got = readAnswer(answers[2 * i], c.name);
       assert.deepEqual(got.id, c.id, `${c.name}: the id`);
