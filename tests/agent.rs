@@ -52,7 +52,7 @@ fn agent(dir: &TempDir, config: &str, cmd: &str, args: &str) -> Run {
     }
 }
 
-fn tally<'r>(r: &'r serde_json::Value, inv: &str, what: &str) -> u64 {
+fn tally(r: &serde_json::Value, inv: &str, what: &str) -> u64 {
     r["tally"][inv][what]
         .as_u64()
         .unwrap_or_else(|| panic!("no tally for {inv}: {r}"))
