@@ -380,3 +380,96 @@ fn the_invariants_are_listed_and_bad_flags_are_bad_usage() {
         assert!(out.stderr.contains(says), "{args:?}: {}", out.stderr);
     }
 }
+
+/// Processes whose command line holds `token`.
+fn alive_with(token: &str) -> Vec<String> {
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .flatten()
+        .filter_map(|e| std::fs::read(e.path().join("cmdline")).ok())
+        .map(|c| String::from_utf8_lossy(&c).replace('\0', " "))
+        .filter(|c| c.contains(token))
+        .collect()
+}
+
+/// Wait up to ten seconds for no process to hold `token`.
+fn none_left(token: &str) -> Vec<String> {
+    let until = std::time::Instant::now() + Duration::from_secs(10);
+    loop {
+        let alive = alive_with(token);
+        if alive.is_empty() || std::time::Instant::now() > until {
+            return alive;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+#[test]
+fn a_signal_to_ctxgate_or_its_parents_death_stops_every_process_it_started() {
+    if !common::netns::isolated(
+        "a_signal_to_ctxgate_or_its_parents_death_stops_every_process_it_started",
+    ) {
+        return;
+    }
+    let dir = TempDir::new("agent-signals");
+    let config = dir.file("config.json", SMALL);
+    for (signal, through_parent) in [
+        ("TERM", false),
+        ("INT", false),
+        ("HUP", false),
+        ("KILL", true),
+    ] {
+        let token = format!("ctxgate-test-orphan-{}-{signal}", std::process::id());
+        // The agent leaves a detached process, then hangs in its case.
+        let cmd = agent_cmd(&format!("{SMALL_AGENT} --spawn-sleeper {token} --hang 300"));
+        let ctxgate = env!("CARGO_BIN_EXE_ctxgate");
+        let argv = ["agent", "--config", &config, "--cases", "1", "--run", &cmd];
+        let mut child = if through_parent {
+            // A launcher (as python -m ctxgate is) dies by SIGKILL; ctxgate,
+            // told to die with its parent, stops everything it started.
+            std::process::Command::new("python3")
+                .args(["-c", "import os,sys,time; os.spawnve(os.P_NOWAIT, sys.argv[1], sys.argv[1:], dict(os.environ, CTXGATE_DIE_WITH_PARENT='1')); time.sleep(300)"])
+                .arg(ctxgate)
+                .args(argv)
+                .spawn()
+                .unwrap()
+        } else {
+            std::process::Command::new(ctxgate)
+                .args(argv)
+                .spawn()
+                .unwrap()
+        };
+        let sleeper = |p: &String| p.contains("time.sleep(300)") && !p.contains("spawnve");
+        let until = std::time::Instant::now() + Duration::from_secs(20);
+        while !alive_with(&token).iter().any(sleeper) && std::time::Instant::now() < until {
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        let before = alive_with(&token);
+        assert!(
+            before.iter().any(sleeper),
+            "the agent did not start its sleeper: {before:?}"
+        );
+        assert!(
+            before.iter().any(|p| p.contains("toolloop.py")),
+            "{before:?}"
+        );
+        std::process::Command::new("kill")
+            .args([format!("-{signal}"), child.id().to_string()])
+            .status()
+            .unwrap();
+        if through_parent {
+            // The launcher's death is ctxgate's cue; nothing reaps the
+            // launcher but this test.
+            let _ = child.wait();
+        } else {
+            let status = child.wait().unwrap();
+            use std::os::unix::process::ExitStatusExt;
+            assert!(
+                status.signal().is_some() || status.code().is_some_and(|c| c > 128),
+                "{status:?}"
+            );
+        }
+        let left = none_left(&token);
+        assert!(left.is_empty(), "SIG{signal}: left running: {left:?}");
+    }
+}

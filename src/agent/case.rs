@@ -274,11 +274,7 @@ fn run_agent(
         }
     };
     static STARTS: AtomicU64 = AtomicU64::new(0);
-    let marker = format!(
-        "agent-{}-{}",
-        std::process::id(),
-        STARTS.fetch_add(1, Ordering::Relaxed)
-    );
+    let marker = reaper::marker_value("agent-", STARTS.fetch_add(1, Ordering::Relaxed));
     let mut cmd = Command::new(&argv[0]);
     cmd.args(&argv[1..])
         .env_clear()

@@ -97,6 +97,8 @@ pub fn main() -> ExitCode {
     let cli = Cli::parse();
     // Orphans of a subject are re-parented to us, to be killed and reaped.
     ctxgate::subject::reaper::become_subreaper();
+    // A signal stops every process ctxgate started before ctxgate dies.
+    ctxgate::subject::reaper::stop_everything_on_signals();
     if let Err(failure) = common::set_max_input_bytes(cli.max_input_bytes) {
         return failure.report();
     }

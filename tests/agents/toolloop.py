@@ -26,7 +26,7 @@ under another name; --check-env exits 3 when the environment ctxgate gives
 is not SPEC §9's (dummy keys, no credentials of the user's, the task in a
 variable and a file, the workspace as working directory);
 --spawn-sleeper TOKEN leaves a detached process behind (its argv holds
-TOKEN), which ctxgate must stop.
+TOKEN), which ctxgate must stop; --hang SECS waits that long first.
 
 Settings come from flags (the same values ctxgate's --config holds):
   --window TOKENS --threshold F --ceiling BYTES --dialect D [--stream]
@@ -383,6 +383,7 @@ def main():
     p.add_argument("--tool-name", default="read_file")
     p.add_argument("--check-env", action="store_true")
     p.add_argument("--spawn-sleeper", default=None)
+    p.add_argument("--hang", type=float, default=0)
     a = p.parse_args()
     READ_FILE["name"] = a.tool_name
     if a.check_env:
@@ -396,6 +397,9 @@ def main():
     task = os.environ["CTXGATE_AGENT_PROMPT"]
     with open(os.environ["CTXGATE_AGENT_PROMPT_FILE"], encoding="utf-8") as f:
         assert f.read() == task, "the prompt file holds the task"
+    if a.hang:
+        import time
+        time.sleep(a.hang)
     return Agent(a).run(task)
 
 
