@@ -28,7 +28,12 @@ try {
 const skew = skewWarning(binary);
 if (skew) process.stderr.write(`ctxgate: warning: ${skew}\n`);
 
-const child = spawn(binary, process.argv.slice(2), { stdio: 'inherit' });
+// CTXGATE_DIE_WITH_PARENT: should this launcher be SIGKILLed (which it
+// cannot pass on), ctxgate stops everything it started and ends too.
+const child = spawn(binary, process.argv.slice(2), {
+  stdio: 'inherit',
+  env: { ...process.env, CTXGATE_DIE_WITH_PARENT: '1' },
+});
 const release = forwardSignals(child);
 child.on('error', (e) => {
   release();

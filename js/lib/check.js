@@ -147,7 +147,11 @@ function tail(text, lines) {
 /** Run a program to its end: exit code (or signal), stdout, stderr; stopped if this process is asked to end. */
 function run(program, argv, { cwd, env, scratch }) {
   return new Promise((resolve, reject) => {
-    const child = spawn(program, argv, { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(program, argv, {
+      cwd,
+      env: { ...(env ?? process.env), CTXGATE_DIE_WITH_PARENT: '1' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     const release = guardChild(child, scratch);
     const out = [], err = [];
     child.stdout.on('data', (b) => out.push(b));
