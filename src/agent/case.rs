@@ -15,6 +15,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use super::driver::Driver;
 use super::endpoint::Endpoint;
 use super::play::{Play, Stage};
 use super::script::Script;
@@ -35,6 +36,9 @@ pub struct Launch {
     pub keep_folders: bool,
     /// Extra environment variables (`--env K=V`).
     pub env: Vec<(String, String)>,
+    /// The driven form: the cases are played by the program that started
+    /// ctxgate (`agent --driven`), not by starting `argv`.
+    pub driver: Option<Arc<Driver>>,
 }
 
 /// The dummy key every provider variable gets.
@@ -81,7 +85,23 @@ pub fn run(
         Ok(e) => e,
         Err(e) => return failed_start(format!("cannot listen on 127.0.0.1: {e}")),
     };
-    let exit = run_agent(&folder, &endpoint, script, launch, case, &play);
+    let exit = match &launch.driver {
+        Some(driver) => driver.play(
+            serde_json::json!({
+                "index": case,
+                "url": endpoint.url(),
+                "openaiBaseUrl": format!("{}/v1", endpoint.url()),
+                "anthropicBaseUrl": endpoint.url(),
+                "apiKey": DUMMY_KEY,
+                "prompt": script.task,
+                "promptFile": folder.prompt_file,
+                "workspace": folder.workspace,
+                "deadlineSeconds": launch.deadline.as_secs_f64(),
+            }),
+            launch.deadline,
+        ),
+        None => run_agent(&folder, &endpoint, script, launch, case, &play),
+    };
     drop(endpoint);
     let play = Arc::try_unwrap(play)
         .map(|m| m.into_inner().unwrap_or_else(|e| e.into_inner()))

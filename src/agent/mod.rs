@@ -22,7 +22,8 @@
 //! - [`play`]: one case's model — records each request and answers it;
 //!   [`endpoint`]: the loopback HTTP server (axum) around it.
 //! - [`case`]: one case end to end — its folder, endpoint, process group
-//!   and deadline, cleaned up when it returns.
+//!   and deadline, cleaned up when it returns; [`driver`]: the driven form,
+//!   where a test plays each case with an agent in its own process.
 //! - [`conversation`], [`judge`]: the conversation rebuilt from the
 //!   requests, and the nine judges, pure functions of a trace.
 //! - [`run`](mod@run): cases, confirmation by re-running, shrinking
@@ -35,6 +36,7 @@
 pub mod case;
 pub mod conversation;
 pub mod dialect;
+pub mod driver;
 pub mod endpoint;
 pub mod fixture;
 pub mod gateway;

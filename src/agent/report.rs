@@ -9,6 +9,7 @@ use serde_json::{json, Value};
 
 use super::invariants::AgentInvariant;
 use super::run::{AgentReport, Replayed};
+use super::tools::shell_word;
 use crate::model::one_line;
 use crate::model::text::group;
 use crate::report::render::ReportKind;
@@ -354,18 +355,6 @@ pub fn replay_text(replayed: &[Replayed], expect_failures: bool) -> (String, u8)
         }
     );
     (out, if ok { 0 } else { 1 })
-}
-
-/// A word as a POSIX shell reads it back: quoted when it needs to be.
-pub fn shell_word(s: &str) -> String {
-    if !s.is_empty()
-        && s.bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b"-_./=:,+@%".contains(&b))
-    {
-        s.to_owned()
-    } else {
-        format!("'{}'", s.replace('\'', "'\\''"))
-    }
 }
 
 /// The invariants' names and what each means: `agent --list-invariants`.

@@ -7,9 +7,10 @@
 //! gets the file's absolute path in its path-like argument (`path`,
 //! `file_path`, `filePath`, `absolute_path`, … as its schema names it),
 //! and a *shell* tool (`bash`, `shell`, `run_shell_command`, …) gets
-//! `cat FILE` in its command argument (as an argv array when its schema
+//! `cat PATH` in its command argument (as an argv array when its schema
 //! says `array`). In a template, `{path}` is the file's absolute path and
-//! `{file}` its name in the workspace (the agent's working directory).
+//! `{file}` its name in the workspace (the agent's working directory); in
+//! a command line each is one shell word, quoted when it must be.
 
 use serde_json::Value;
 
@@ -61,13 +62,36 @@ pub struct Binding {
     pub template: String,
     /// The argument is an argv array (the template's words).
     pub array: bool,
+    /// The tool runs a command line (a shell tool, or a declared template
+    /// with more than the path in it).
+    pub shell: bool,
+}
+
+/// A word as a POSIX shell reads it back: quoted when it needs to be.
+pub fn shell_word(s: &str) -> String {
+    if !s.is_empty()
+        && s.bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"-_./=:,+@%".contains(&b))
+    {
+        s.to_owned()
+    } else {
+        format!("'{}'", s.replace('\'', "'\\''"))
+    }
 }
 
 impl Binding {
     /// The call's arguments for reading the workspace file `file`, whose
     /// absolute path is `path`.
     pub fn arguments(&self, path: &str, file: &str) -> Value {
-        let fill = |t: &str| t.replace("{path}", path).replace("{file}", file);
+        // In a command line (a shell tool's string) the path is one word,
+        // quoted when it has to be; in an argv array or a read tool's
+        // argument it is the path as it is.
+        let (path, file) = if self.shell && !self.array {
+            (shell_word(path), shell_word(file))
+        } else {
+            (path.to_owned(), file.to_owned())
+        };
+        let fill = |t: &str| t.replace("{path}", &path).replace("{file}", &file);
         let value = if self.array {
             let words =
                 shell_words::split(&self.template).unwrap_or_else(|_| vec![self.template.clone()]);
@@ -140,6 +164,7 @@ pub fn bind(declared: &[ToolSpec], advertised: &[Tool]) -> Result<Binding, Strin
                     arg: spec.arg.clone(),
                     template: spec.template.clone(),
                     array: property_type(&tool.schema, &spec.arg) == Some("array"),
+                    shell: spec.template != "{path}" && spec.template != "{file}",
                 })
             })
             .ok_or_else(|| {
@@ -170,6 +195,7 @@ pub fn bind(declared: &[ToolSpec], advertised: &[Tool]) -> Result<Binding, Strin
             arg,
             template: "{path}".into(),
             array: false,
+            shell: false,
         });
     }
     let shell = advertised.iter().find_map(|t| {
@@ -193,8 +219,9 @@ pub fn bind(declared: &[ToolSpec], advertised: &[Tool]) -> Result<Binding, Strin
         return Ok(Binding {
             tool: t.name.clone(),
             arg,
-            template: "cat {file}".into(),
+            template: "cat {path}".into(),
             array,
+            shell: true,
         });
     }
     Err(format!(
@@ -278,9 +305,16 @@ mod tests {
     #[test]
     fn a_shell_tool_cats_the_file_as_text_or_argv() {
         let b = bind(&[], &[tool("shell", json!({"command": {"type": "array"}}))]).unwrap();
-        assert_eq!(b.arguments("/w/f", "f"), json!({"command": ["cat", "f"]}));
+        assert_eq!(
+            b.arguments("/w/f", "f"),
+            json!({"command": ["cat", "/w/f"]})
+        );
         let b = bind(&[], &[tool("bash", json!({"command": {"type": "string"}}))]).unwrap();
-        assert_eq!(b.arguments("/w/f", "f"), json!({"command": "cat f"}));
+        assert_eq!(b.arguments("/w/f", "f"), json!({"command": "cat /w/f"}));
+        assert_eq!(
+            b.arguments("/it's here/f", "f"),
+            json!({"command": "cat '/it'\\''s here/f'"})
+        );
     }
 
     #[test]

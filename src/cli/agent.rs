@@ -104,6 +104,13 @@ pub struct AgentArgs {
     /// The agent command, as everything after `--`
     #[arg(last = true, value_name = "PROGRAM ARGS")]
     pub command: Vec<String>,
+
+    /// No command: the program that started ctxgate plays each case with
+    /// an agent in its own process, told each case on stdout as a JSON line
+    /// and answering `{"done": {"exitCode": N}}` on stdin; the report comes
+    /// last, as `{"report": …}` (the Python and JS helpers speak this)
+    #[arg(long, conflicts_with = "run")]
+    pub driven: bool,
 }
 
 #[derive(Debug, ClapArgs)]
@@ -185,6 +192,14 @@ pub fn run(args: Args) -> Result<(), CliError> {
 
 impl AgentArgs {
     fn argv(&self) -> Result<Vec<String>, CliError> {
+        if self.driven {
+            if !self.command.is_empty() {
+                return Err(CliError::bad_input(
+                    "--driven runs no command: drop the one after --",
+                ));
+            }
+            return Ok(Vec::new());
+        }
         let argv = match (&self.run, self.command.is_empty()) {
             (Some(_), false) => {
                 return Err(CliError::bad_input(
@@ -278,6 +293,9 @@ impl AgentArgs {
             root,
             keep_folders: self.keep_folders,
             env,
+            driver: self
+                .driven
+                .then(|| std::sync::Arc::new(ctxgate::agent::driver::Driver::stdio())),
         })
     }
 }
@@ -356,23 +374,34 @@ fn run_cases(args: RunArgs) -> Result<(), CliError> {
     eprintln!(
         "ctxgate agent: {} case(s), seed {seed}, agent {}",
         args.cases,
-        ctxgate::model::one_line(&launch.argv.join(" "))
+        match &launch.driver {
+            Some(_) => "driven over stdin and stdout".into(),
+            None => ctxgate::model::one_line(&launch.argv.join(" ")),
+        }
     );
     let report = ctxgate::agent::run::run(&opts, |line| {
         eprintln!("{}", ctxgate::model::one_line(line));
     })
     .map_err(CliError::failed)?;
     let mut report = report;
-    report.agent = shell_words::join(&launch.argv);
+    report.agent = match &launch.driver {
+        Some(_) => "(driven)".into(),
+        None => shell_words::join(&launch.argv),
+    };
     let text = report.render(args.report);
     let mut failure = None;
-    match files.out {
-        Some(file) => {
+    match (files.out, &launch.driver) {
+        (Some(file), _) => {
             if let Err(e) = file.write(&text) {
                 failure = Some(format!("cannot write the report: {e}"));
             }
         }
-        None => out!("{text}"),
+        (None, None) => out!("{text}"),
+        (None, Some(_)) => {}
+    }
+    if let Some(driver) = &launch.driver {
+        // The driver's channel: the report, as JSON, last.
+        let _ = driver.send(&serde_json::json!({"report": report.to_json()}));
     }
     for (kind, file) in files.also {
         let path = file.path().display().to_string();
