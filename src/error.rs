@@ -39,6 +39,9 @@ pub enum InputErrorKind {
     Config,
     /// A fixture that is not SPEC §7's.
     Fixture,
+    /// An agent fixture (`"op": "agent"`, SPEC §9) where a compactor's was
+    /// read: `ctxgate agent replay` plays it.
+    AgentFixture,
 }
 
 impl InputErrorKind {
@@ -55,6 +58,7 @@ impl InputErrorKind {
             InputErrorKind::IllFormed => "ill-formed",
             InputErrorKind::Config => "config",
             InputErrorKind::Fixture => "fixture",
+            InputErrorKind::AgentFixture => "agent-fixture",
         }
     }
 }

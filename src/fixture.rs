@@ -139,6 +139,12 @@ impl Fixture {
             }
         };
         let op = text("op")?.unwrap_or_else(|| "compact".into());
+        if op == "agent" {
+            return Err(InputError::new(
+                InputErrorKind::AgentFixture,
+                "an agent fixture (`\"op\": \"agent\"`): play it with `ctxgate agent replay FILE --run CMD`",
+            ));
+        }
         if op != "compact" && op != "estimate" {
             return Err(InputError::new(
                 InputErrorKind::Fixture,
@@ -401,6 +407,25 @@ pub fn replay(subject: &mut dyn Subject, fixture: &Fixture) -> (Replayed, usize)
         );
     }
     (Replayed::Held { judged }, unportable)
+}
+
+/// The compactor fixtures among `files` (each parsed, or the first error),
+/// and the agent fixtures set aside: a folder such as the known-bugs suite
+/// may hold both, and each command plays its own.
+#[allow(clippy::type_complexity)]
+pub fn load_compactor_fixtures(
+    files: Vec<PathBuf>,
+    cap: u64,
+) -> Result<(Vec<(PathBuf, Fixture)>, Vec<PathBuf>), InputError> {
+    let (mut fixtures, mut agents) = (Vec::new(), Vec::new());
+    for p in files {
+        match Fixture::load_capped(&p, cap) {
+            Ok(f) => fixtures.push((p, f)),
+            Err(e) if e.kind == InputErrorKind::AgentFixture => agents.push(p),
+            Err(e) => return Err(e),
+        }
+    }
+    Ok((fixtures, agents))
 }
 
 /// Every fixture file under `paths`, sorted: files as given, folders

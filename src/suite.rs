@@ -102,19 +102,21 @@ pub fn load(dir: &Path, cap: u64) -> Result<Loaded, InputError> {
         )
         .in_file(dir.display().to_string()));
     }
-    let fixtures = walked
-        .files
-        .into_iter()
-        .map(|p| Fixture::load_capped(&p, cap).map(|f| (p, f)))
-        .collect::<Result<_, _>>()?;
+    let (fixtures, agents) = crate::fixture::load_compactor_fixtures(walked.files, cap)?;
+    let mut notes = walked.notes;
+    notes.extend(agents.into_iter().map(crate::input::Note::agent_fixture));
+    if fixtures.is_empty() {
+        return Err(InputError::new(
+            crate::error::InputErrorKind::Io,
+            "no compactor fixture in the suite (its agent fixtures are for `ctxgate agent replay`)",
+        )
+        .in_file(dir.display().to_string()));
+    }
     let suite = Suite {
         dir: dir.to_path_buf(),
         fixtures,
     };
-    Ok(Loaded {
-        suite,
-        notes: walked.notes,
-    })
+    Ok(Loaded { suite, notes })
 }
 
 /// Replay each fixture against `subject`, in order.

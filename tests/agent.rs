@@ -473,3 +473,38 @@ fn a_signal_to_ctxgate_or_its_parents_death_stops_every_process_it_started() {
         assert!(left.is_empty(), "SIG{signal}: left running: {left:?}");
     }
 }
+
+#[test]
+fn a_folder_of_both_kinds_of_fixture_plays_each_with_its_own_command() {
+    if !common::netns::isolated("a_folder_of_both_kinds_of_fixture_plays_each_with_its_own_command")
+    {
+        return;
+    }
+    let dir = TempDir::new("agent-mixed");
+    let compactor = std::fs::read_dir(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fixtures/regressions"
+    ))
+    .unwrap()
+    .flatten()
+    .map(|e| e.path())
+    .find(|p| p.extension().is_some_and(|x| x == "json"))
+    .unwrap();
+    std::fs::copy(&compactor, dir.path().join("compactor.json")).unwrap();
+    let script = serde_json::json!({"task": "Task: read two files", "final": "done",
+        "summaries": [50], "turns": [{"calls": [
+            {"id": "call_0_0", "file": "t000-0.txt", "content": "first file\n"},
+            {"id": "call_0_1", "file": "t000-1.txt", "content": "second 文件\n"}]}]});
+    let fixture = serde_json::json!({"ctxgate": 1, "name": "handmade", "see": "a test",
+        "op": "agent", "config": serde_json::from_str::<serde_json::Value>(SMALL).unwrap(),
+        "script": script, "invariants": ["results-delivered", "finishes"]});
+    dir.file("agent.json", fixture.to_string());
+    let replay = common::process::ctxgate(&["replay", dir.dir()]);
+    assert_eq!(replay.code, 0, "{}", replay.all());
+    replay.stderr_has("an agent fixture: play it with `ctxgate agent replay`");
+    let cmd = agent_cmd(SMALL_AGENT);
+    let agent = common::process::ctxgate(&["agent", "replay", dir.dir(), "--run", &cmd]);
+    assert_eq!(agent.code, 0, "{}", agent.all());
+    agent.stdout_has("1 held, 0 failed");
+    agent.stderr_has("a compactor fixture: play it with `ctxgate replay`");
+}

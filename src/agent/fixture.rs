@@ -121,13 +121,15 @@ impl AgentFixture {
         match obj.get("op").and_then(Value::as_str) {
             Some("agent") => {}
             other => {
-                return Err(bad(format!(
-                    "not an agent fixture: `op` is {} (replay it with `ctxgate replay`)",
-                    other.map_or("absent".into(), |o| format!(
-                        "{:?}",
-                        crate::model::one_line(o)
-                    ))
-                )))
+                // The other mode's fixture: set aside by the caller, not an
+                // error (`AgentFixture` names the mix either way round).
+                let op = other.map_or("absent".into(), |o| {
+                    format!("{:?}", crate::model::one_line(o))
+                });
+                return Err(InputError::new(
+                    InputErrorKind::AgentFixture,
+                    format!("not an agent fixture: `op` is {op} (replay it with `ctxgate replay`)"),
+                ));
             }
         }
         let text = |obj: &Map<String, Value>, k: &str| -> Result<Option<String>, InputError> {

@@ -431,11 +431,22 @@ fn replay(args: ReplayArgs) -> Result<(), CliError> {
             "no fixture files (*.json) under the given paths",
         ));
     }
-    let fixtures = walked
-        .files
-        .iter()
-        .map(|p| AgentFixture::load(p, super::common::max_input_bytes()).map(|f| (p.clone(), f)))
-        .collect::<Result<Vec<_>, _>>()?;
+    let (mut fixtures, mut others) = (Vec::new(), Vec::new());
+    for p in &walked.files {
+        match AgentFixture::load(p, super::common::max_input_bytes()) {
+            Ok(f) => fixtures.push((p.clone(), f)),
+            Err(e) if e.kind == ctxgate::error::InputErrorKind::AgentFixture => {
+                others.push(ctxgate::input::Note::compactor_fixture(p.clone()))
+            }
+            Err(e) => return Err(e.into()),
+        }
+    }
+    super::common::show_notes(&others);
+    if fixtures.is_empty() {
+        return Err(CliError::bad_input(
+            "no agent fixture under the given paths (compactor fixtures are for `ctxgate replay`)",
+        ));
+    }
     let stage = args.agent.stage(Settings::default())?;
     let launch = args.agent.launch()?;
     let _work = WorkDir {

@@ -9,7 +9,7 @@ use clap::Args as ClapArgs;
 
 use super::common::CliError;
 use super::subject::SubjectArgs;
-use ctxgate::fixture::{collect, replay, Fixture};
+use ctxgate::fixture::{collect, load_compactor_fixtures, replay};
 use ctxgate::suite::{SuiteCase, SuiteReport};
 
 #[derive(Debug, ClapArgs)]
@@ -50,10 +50,19 @@ pub fn run(mut args: Args) -> Result<(), CliError> {
         ));
     }
     // Parse every fixture before running any: a broken one is bad input.
-    let fixtures = files
-        .iter()
-        .map(|p| Fixture::load_capped(p, super::common::max_input_bytes()))
-        .collect::<Result<Vec<_>, _>>()?;
+    // Agent fixtures are `agent replay`'s, set aside with a note.
+    let (loaded, agents) = load_compactor_fixtures(files, super::common::max_input_bytes())?;
+    let notes: Vec<_> = agents
+        .into_iter()
+        .map(ctxgate::input::Note::agent_fixture)
+        .collect();
+    super::common::show_notes(&notes);
+    if loaded.is_empty() {
+        return Err(CliError::bad_input(
+            "no compactor fixture under the given paths (agent fixtures are for `ctxgate agent replay`)",
+        ));
+    }
+    let (files, fixtures): (Vec<_>, Vec<_>) = loaded.into_iter().unzip();
     if args.trace {
         outln!("(tracing: → a request line sent, ← an answer line received)");
     }

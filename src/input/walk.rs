@@ -61,6 +61,31 @@ pub enum Skip {
     Dangling,
     /// It could not be examined or listed.
     Unreadable { error: String },
+    /// A fixture of the other mode: an agent fixture where compactor
+    /// fixtures are played, or the other way round.
+    OtherMode { play_with: &'static str },
+}
+
+impl Note {
+    /// An agent fixture set aside by a command that plays compactor ones.
+    pub fn agent_fixture(path: PathBuf) -> Note {
+        Note::Skipped {
+            path,
+            why: Skip::OtherMode {
+                play_with: "an agent fixture: play it with `ctxgate agent replay`",
+            },
+        }
+    }
+
+    /// A compactor fixture set aside by `agent replay`.
+    pub fn compactor_fixture(path: PathBuf) -> Note {
+        Note::Skipped {
+            path,
+            why: Skip::OtherMode {
+                play_with: "a compactor fixture: play it with `ctxgate replay`",
+            },
+        }
+    }
 }
 
 impl fmt::Display for Note {
@@ -88,6 +113,7 @@ impl fmt::Display for Note {
                     }
                     Skip::Dangling => write!(f, "a symlink to nothing"),
                     Skip::Unreadable { error } => write!(f, "cannot be read ({error})"),
+                    Skip::OtherMode { play_with } => f.write_str(play_with),
                 }
             }
         }
