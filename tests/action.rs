@@ -131,6 +131,10 @@ fn the_release_binary_is_installed_only_when_its_sha256_matches_the_releases() {
     );
     let url = format!("file://{}", dir.join("releases"));
     let asset = format!("{name}.tar.gz");
+    // The script's temp folder goes wherever TMPDIR says: it must be empty
+    // again after every download, verified, refused or unreachable.
+    let tmpdir = dir.join("tmp");
+    std::fs::create_dir_all(&tmpdir).unwrap();
     let run = |tag: &str, into: &str| {
         let root_dir = dir.join(into);
         let env = [
@@ -138,9 +142,20 @@ fn the_release_binary_is_installed_only_when_its_sha256_matches_the_releases() {
             ("CTXGATE_TAG", tag),
             ("CTXGATE_ASSET", asset.as_str()),
             ("CTXGATE_ROOT", root_dir.as_str()),
+            ("TMPDIR", tmpdir.as_str()),
         ];
         let (out, written) = fetch("download", root(), &env, &dir);
         let installed = Path::new(&root_dir).join("bin/ctxgate").exists();
+        let left: Vec<_> = std::fs::read_dir(&tmpdir)
+            .unwrap()
+            .flatten()
+            .map(|e| e.path())
+            .collect();
+        assert!(
+            left.is_empty(),
+            "the download left {left:?} behind\n{}",
+            out.all()
+        );
         (out, written, installed)
     };
 
