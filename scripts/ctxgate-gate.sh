@@ -67,7 +67,7 @@ reports=(ctxgate-junit.xml ctxgate-report.md ctxgate-report.json ctxgate-report.
 manifest=$out/.ctxgate-gate-files
 ours() { [[ $1 =~ ^fixtures/[A-Za-z0-9._-]+\.json$ ]]; }
 # The fixtures under $out/fixtures, one relative path a line, sorted.
-fixtures() { (cd "$out" && find fixtures -type f -name '*.json') | LC_ALL=C sort; }
+fixtures() { (CDPATH='' cd -- "$out" && find fixtures -type f -name '*.json') | LC_ALL=C sort; }
 if [ -f "$manifest" ]; then
   while IFS= read -r f; do
     if ours "$f"; then rm -f -- "${out:?}/$f"; fi
