@@ -24,6 +24,7 @@ target/zoo/. Exit 0 when every verdict is as recorded.
 import argparse
 import json
 import os
+import re
 import subprocess
 import sys
 import time
@@ -33,9 +34,12 @@ ROOT = os.path.dirname(HERE)
 VERDICTS = os.path.join(HERE, "zoo-verdicts.json")
 
 
-def sh(cmd, env=None, stdin=None, **kw):
-    return subprocess.run(cmd, shell=True, cwd=ROOT, env={**os.environ, **(env or {})}, input=stdin,
-                          capture_output=True, text=True, **kw)
+def run(argv, env=None, stdin=None):
+    """`argv` (a list: never a shell string — the checkout's path, a subject's
+    name or an env value may hold spaces, quotes or `$(…)`), run from the
+    checkout's root with `env` added."""
+    return subprocess.run(argv, cwd=ROOT, env={**os.environ, **(env or {})}, input=stdin,
+                          capture_output=True, text=True)
 
 
 def verdict_of(report):
@@ -52,7 +56,20 @@ def main():
     ap.add_argument("--install-only", action="store_true",
                     help="only install each subject's pinned release (CI does it in the background, early)")
     args = ap.parse_args()
+    if os.sep in args.ctxgate:
+        # The runs below start from the checkout's root, not from here.
+        args.ctxgate = os.path.abspath(args.ctxgate)
     book = json.load(open(VERDICTS))
+    for name, rec in book["subjects"].items():
+        # A name becomes a file name (target/zoo/NAME.json), an env key a
+        # word `env` reads as an assignment, and so does a run path after
+        # one that holds `=`.
+        bad = ("its name" if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]*", name) else
+               "an env name" if any(not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", k) for k in rec.get("env", {})) else
+               "its run path (holds `=`, which env would read as a setting)" if rec.get("env") and "=" in rec["run"]
+               else None)
+        if bad:
+            ap.error(f"{VERDICTS}: subject {name!r}: {bad} is not usable here")
     unknown = sorted(set(args.only or []) - set(book["subjects"]))
     if unknown:
         # A name that matches nothing would run nothing and pass.
@@ -66,7 +83,7 @@ def main():
         env = rec.get("env", {})
         run_sh = rec["run"]
         t0 = time.time()
-        r = sh(f"{run_sh} --install", env)
+        r = run([os.path.join(ROOT, run_sh), "--install"], env)
         if r.returncode != 0:
             print(r.stderr[-3000:])
             sys.exit(f"zoo: {name}: install failed ({run_sh} --install)")
@@ -78,11 +95,12 @@ def main():
         t0 = time.time()
         # Text content only: the zoo adapters say contentParts: false, so
         # the harness sends them no parts (images are not theirs to map).
-        gen = sh(
-            f"{args.ctxgate} gen --seed {rec['seed']} --cases {book['roundtripCases']} "
-            "--gen-config adapters/text-only-gen-config.json"
-        )
-        rt = sh(f"{run_sh} --roundtrip", env, stdin=gen.stdout)
+        gen = run([args.ctxgate, "gen", "--seed", str(rec["seed"]), "--cases", str(book["roundtripCases"]),
+                   "--gen-config", os.path.join(HERE, "text-only-gen-config.json")])
+        if gen.returncode != 0:
+            print(gen.stderr[-3000:])
+            sys.exit(f"zoo: {name}: ctxgate gen failed (exit {gen.returncode})")
+        rt = run([os.path.join(ROOT, run_sh), "--roundtrip"], env, stdin=gen.stdout)
         t_rt = time.time() - t0
         if rt.returncode != 0:
             print(rt.stdout + rt.stderr[-3000:])
@@ -90,11 +108,13 @@ def main():
 
         t0 = time.time()
         report_file = os.path.join(out_dir, f"{name}.json")
-        subject = " ".join(f"{k}={v}" for k, v in env.items())
-        subject = f"env {subject} {run_sh}" if subject else run_sh
-        gen_config = f"--gen-config {rec['genConfig']} " if rec.get("genConfig") else ""
-        chk = sh(f"{args.ctxgate} check --subject '{subject}' --cases {rec['cases']} --seed {rec['seed']} "
-                 f"{gen_config}--save {out_dir}/fixtures/{name} --report json --out {report_file}")
+        # The subject after `--`, one argument a word (SPEC §8), so that no
+        # splitter reads a path or a value: `env K=V… run.sh`.
+        subject = (["env"] + [f"{k}={v}" for k, v in env.items()] if env else []) + [run_sh]
+        gen_config = ["--gen-config", rec["genConfig"]] if rec.get("genConfig") else []
+        chk = run([args.ctxgate, "check", "--cases", str(rec["cases"]), "--seed", str(rec["seed"]), *gen_config,
+                   "--save", os.path.join(out_dir, "fixtures", name), "--report", "json", "--out", report_file,
+                   "--", *subject])
         t_check = time.time() - t0
         if chk.returncode not in (0, 1) or not os.path.exists(report_file):
             print(chk.stdout[-2000:] + chk.stderr[-2000:])

@@ -38,6 +38,10 @@ plain() { sed -E 's/\x1b\[[0-9;]*[A-Za-z]//g' "$1" > "$1.plain" && mv "$1.plain"
 step() { printf '\n== js: %s == (at %d s)\n' "$*" "$SECONDS"; }
 now() { date +%s.%N; }
 since() { awk -v a="$1" -v b="$(now)" 'BEGIN { printf "%.1f s", b - a }'; }
+# A path as one word of a subject's command line (CTXGATE_SUBJECT, split as
+# POSIX words): single-quoted, so that a checkout or a TMPDIR with a space,
+# a quote or `$(` in its name stays one path.
+word() { printf "'%s'" "${1//\'/\'\\\'\'}"; }
 
 [ -x "$BIN" ] || { echo "js/ci.sh: no $BIN: run \`cargo build --release\` first"; exit 2; }
 BIN=$(cd "$(dirname "$BIN")" && pwd)/$(basename "$BIN")
@@ -104,7 +108,7 @@ echo "tsc: no errors"
 step "vitest example: passes over adapters/node-minimal"
 cp "$REPO/js/examples/vitest/compactor.test.js" .
 t=$(now)
-CTXGATE_SUBJECT="node $REPO/adapters/node-minimal/compactor.mjs" npx --no-install vitest run > "$T/vitest.txt" 2>&1 \
+CTXGATE_SUBJECT="node $(word "$REPO/adapters/node-minimal/compactor.mjs")" npx --no-install vitest run > "$T/vitest.txt" 2>&1 \
   || { cat "$T/vitest.txt"; echo "js/ci.sh: the vitest example failed over node-minimal"; exit 1; }
 plain "$T/vitest.txt"
 grep -E 'Tests +[0-9]+ passed' "$T/vitest.txt" \
@@ -120,7 +124,7 @@ PLANTED=$T/planted/adapters/node-minimal/compactor.mjs
 sed -i 's/n += tokens(nbytes(dumps(calls)), bpt);/n += 0;/' "$PLANTED"
 grep -q 'n += 0;' "$PLANTED" || { echo "js/ci.sh: the defect was not planted (compactor.mjs changed?)"; exit 1; }
 set +e
-CTXGATE_SUBJECT="node $PLANTED" npx --no-install vitest run > "$T/vitest-planted.txt" 2>&1
+CTXGATE_SUBJECT="node $(word "$PLANTED")" npx --no-install vitest run > "$T/vitest-planted.txt" 2>&1
 rc=$?
 set -e
 plain "$T/vitest-planted.txt"

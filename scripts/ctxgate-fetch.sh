@@ -38,6 +38,14 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 action_path=${GITHUB_ACTION_PATH:-$here}
 out=${GITHUB_OUTPUT:-/dev/null}
 
+# The download's temp folder goes, whatever the outcome: installed, refused
+# (a checksum that does not match), unreachable, or the step cancelled.
+tmp=''
+cleanup() { if [ -n "$tmp" ]; then rm -rf -- "$tmp"; fi; }
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
 sha256() {
   if command -v sha256sum > /dev/null; then
     sha256sum "$@" | cut -d' ' -f1
@@ -98,7 +106,7 @@ plan() {
 
 download() {
   local tag=${CTXGATE_TAG:-} asset=${CTXGATE_ASSET:-} root=${CTXGATE_ROOT:-ctxgate-bin}
-  local repo=${CTXGATE_ACTION_REPOSITORY:-} base tmp want got exe=''
+  local repo=${CTXGATE_ACTION_REPOSITORY:-} base want got exe=''
   # Only what `plan` can write is used in a URL or a path.
   if ! [[ $tag =~ ^v[0-9]+\.[0-9]+\.[0-9]+$ && $asset =~ ^ctxgate-v[0-9.]+-[a-z0-9_-]+\.tar\.gz$ ]]; then
     echo "ctxgate: no release to download: building from source"
@@ -109,7 +117,7 @@ download() {
     repo=$(cargo_field repository | sed -n 's#^https://github.com/\([^/]*/[^/]*\)$#\1#p')
   fi
   base=${CTXGATE_RELEASES_URL:-https://github.com/$repo/releases/download}
-  tmp=$(mktemp -d)
+  tmp=$(mktemp -d "${TMPDIR:-/tmp}/ctxgate-fetch.XXXXXX")
   for f in "$asset" SHA256SUMS; do
     if ! curl -fsSL --retry 3 -o "$tmp/$f" "$base/$tag/$f"; then
       echo "ctxgate: could not download $base/$tag/$f: building from source"

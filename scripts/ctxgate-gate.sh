@@ -14,6 +14,14 @@
 #   ctxgate-report.json    the JSON report
 #   ctxgate-report.txt     the human report (also on stdout)
 #
+# A run owns these, and only these: it first removes what the last run in
+# $CTXGATE_OUT wrote (the report files above, and the fixtures that run
+# saved, which it listed in $CTXGATE_OUT/.ctxgate-gate-files) — never the
+# folder, nor any other file in it — so that its artifact, its summary and
+# its outputs hold nothing of an earlier run: $GITHUB_STEP_SUMMARY gets the
+# Markdown report, and $GITHUB_OUTPUT a report's path, only when this run
+# wrote that report.
+#
 # Settings, all from the environment (the action's inputs):
 #   CTXGATE_SUBJECT   required: the command that starts the compactor under test
 #   CTXGATE_BASELINE  the command that starts the baseline (e.g. the base branch's build)
@@ -52,6 +60,27 @@ set -euo pipefail
 ctxgate=${CTXGATE:-ctxgate}
 out=${CTXGATE_OUT:-ctxgate-out}
 mkdir -p "$out/fixtures"
+
+# What this script writes in $out: these reports, and the fixtures a run
+# saved (named by ctxgate: fixtures/NAME.json), listed in $manifest.
+reports=(ctxgate-junit.xml ctxgate-report.md ctxgate-report.json ctxgate-report.txt wire-formats.gen-config.json)
+manifest=$out/.ctxgate-gate-files
+ours() { [[ $1 =~ ^fixtures/[A-Za-z0-9._-]+\.json$ ]]; }
+# The fixtures under $out/fixtures, one relative path a line, sorted.
+fixtures() { (CDPATH='' cd -- "$out" && find fixtures -type f -name '*.json') | LC_ALL=C sort; }
+if [ -f "$manifest" ]; then
+  while IFS= read -r f; do
+    if ours "$f"; then rm -f -- "${out:?}/$f"; fi
+  done < "$manifest"
+fi
+for f in "${reports[@]}" .ctxgate-gate-files; do
+  rm -f -- "${out:?}/$f"
+  if [ -e "$out/$f" ]; then
+    printf 'ctxgate gate: cannot remove %q, an earlier run'"'"'s output: this run'"'"'s would mix with it\n' "$out/$f" >&2
+    exit 2
+  fi
+done
+before=$(fixtures)
 
 args=(check --subject "$CTXGATE_SUBJECT"
   --time "${CTXGATE_TIME:-120}" --cases "${CTXGATE_CASES:-1000000}"
@@ -123,6 +152,12 @@ set +e
 rc=${PIPESTATUS[0]}
 set -e
 
+# The fixtures this run saved: those that were not there before it.
+LC_ALL=C comm -13 <(printf '%s\n' "$before") <(fixtures) | while IFS= read -r f; do
+  if ours "$f"; then printf '%s\n' "$f"; fi
+done > "$manifest"
+
+# Every report file was removed above: one that exists now, this run wrote.
 if [ -n "${GITHUB_STEP_SUMMARY:-}" ] && [ -s "$out/ctxgate-report.md" ]; then
   cat "$out/ctxgate-report.md" >> "$GITHUB_STEP_SUMMARY"
 fi
@@ -130,9 +165,10 @@ if [ -n "${GITHUB_OUTPUT:-}" ]; then
   {
     echo "exit-code=$rc"
     echo "out-dir=$out"
-    echo "junit=$out/ctxgate-junit.xml"
-    echo "markdown=$out/ctxgate-report.md"
-    echo "json=$out/ctxgate-report.json"
+    [ -s "$out/ctxgate-junit.xml" ] && echo "junit=$out/ctxgate-junit.xml"
+    [ -s "$out/ctxgate-report.md" ] && echo "markdown=$out/ctxgate-report.md"
+    [ -s "$out/ctxgate-report.json" ] && echo "json=$out/ctxgate-report.json"
+    true
   } >> "$GITHUB_OUTPUT"
 fi
 echo "ctxgate gate: exit $rc; reports and fixtures in $out/"

@@ -22,6 +22,11 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ctxgate=${1:-./target/release/ctxgate}
+# The binary as one word of a subject's command line, which ctxgate splits
+# as POSIX words: single-quoted, so that a path with a space, a quote or
+# `$(` is one path and nothing else.
+word() { printf "'%s'" "${1//\'/\'\\\'\'}"; }
+serve="$(word "$ctxgate") serve"
 
 python3 scripts/check-release-files.py
 
@@ -38,13 +43,14 @@ echo "cargo package --list: $(wc -l <<< "$list") files, what a crates.io user ne
 
 out=target/release-ci
 rm -rf "$out"
-CTXGATE="$ctxgate" CTXGATE_SUBJECT="$ctxgate serve" CTXGATE_BASELINE="$ctxgate serve" \
+CTXGATE="$ctxgate" CTXGATE_SUBJECT="$serve" CTXGATE_BASELINE="$serve" \
   CTXGATE_SUITE=known-bugs CTXGATE_WIRE_FORMATS=openai,anthropic \
   CTXGATE_INVARIANTS=tool-pairing,body-under-ceiling,estimate-covers-tool-calls \
   CTXGATE_TIMEOUT=20 CTXGATE_CASES=300 CTXGATE_TIME=120 CTXGATE_SEED=29 CTXGATE_OUT="$out/pass" \
   scripts/ctxgate-gate.sh > "$out.txt" 2>&1 \
   || { cat "$out.txt"; echo "the gate with the new inputs failed the reference against itself"; exit 1; }
-grep -q -- "--with-suite $PWD/suites/known-bugs" "$out.txt" \
+# (the gate prints its command line with printf %q)
+grep -qF -- "--with-suite $(printf %q "$PWD/suites/known-bugs")" "$out.txt" \
   && grep -q '^suite: ' "$out.txt" \
   && grep -q '"openaiPercent": 50, "anthropicPercent": 50' "$out/pass/wire-formats.gen-config.json" \
   || { cat "$out.txt"; echo "the gate did not take suite: known-bugs and wire-formats"; exit 1; }
@@ -61,7 +67,7 @@ print("gate report: only", ", ".join(sorted(checked)), "checked")
 PY
 grep -E '^suite:|no regression|^OK' "$out.txt" | head -3
 
-CTXGATE="$ctxgate" CTXGATE_SUBJECT="$ctxgate serve" CTXGATE_WIRE_FORMATS=openai \
+CTXGATE="$ctxgate" CTXGATE_SUBJECT="$serve" CTXGATE_WIRE_FORMATS=openai \
   CTXGATE_CASES=200 CTXGATE_SEED=29 CTXGATE_OUT="$out/openai" scripts/ctxgate-gate.sh > "$out-openai.txt" 2>&1 \
   || { cat "$out-openai.txt"; echo "the reference failed with wire-formats: openai"; exit 1; }
 grep -q '^  never reached: wire format: engine; wire format: anthropic' "$out-openai.txt" \
@@ -69,7 +75,7 @@ grep -q '^  never reached: wire format: engine; wire format: anthropic' "$out-op
 echo "wire-formats openai: engine and anthropic bodies never reached"
 
 set +e
-CTXGATE="$ctxgate" CTXGATE_SUBJECT="$ctxgate serve" CTXGATE_WIRE_FORMATS=' , ' \
+CTXGATE="$ctxgate" CTXGATE_SUBJECT="$serve" CTXGATE_WIRE_FORMATS=' , ' \
   CTXGATE_OUT="$out/bad" scripts/ctxgate-gate.sh > "$out-bad.txt" 2>&1
 rc=$?
 set -e

@@ -20,6 +20,7 @@ express="$here/examples/express-100kb.config.json"
 defects=${DEFECTS:-"window-ignores-ceiling ceiling-without-escaping chars-not-bytes summaries-pile-up summary-reembeds-images images-weightless content-only-estimator"}
 printf '| defect | config | invariant | case | original msgs / bytes | shrunk msgs / bytes | shrink s |\n'
 printf '|---|---|---|---|---|---|---|\n'
+set -f # $defects is a list of names, split on spaces: no name is a glob
 for d in $defects; do
   for cfg in "$nginx" "$express"; do
     name=$(basename "$cfg" .config.json)

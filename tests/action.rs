@@ -131,6 +131,10 @@ fn the_release_binary_is_installed_only_when_its_sha256_matches_the_releases() {
     );
     let url = format!("file://{}", dir.join("releases"));
     let asset = format!("{name}.tar.gz");
+    // The script's temp folder goes wherever TMPDIR says: it must be empty
+    // again after every download, verified, refused or unreachable.
+    let tmpdir = dir.join("tmp");
+    std::fs::create_dir_all(&tmpdir).unwrap();
     let run = |tag: &str, into: &str| {
         let root_dir = dir.join(into);
         let env = [
@@ -138,9 +142,20 @@ fn the_release_binary_is_installed_only_when_its_sha256_matches_the_releases() {
             ("CTXGATE_TAG", tag),
             ("CTXGATE_ASSET", asset.as_str()),
             ("CTXGATE_ROOT", root_dir.as_str()),
+            ("TMPDIR", tmpdir.as_str()),
         ];
         let (out, written) = fetch("download", root(), &env, &dir);
         let installed = Path::new(&root_dir).join("bin/ctxgate").exists();
+        let left: Vec<_> = std::fs::read_dir(&tmpdir)
+            .unwrap()
+            .flatten()
+            .map(|e| e.path())
+            .collect();
+        assert!(
+            left.is_empty(),
+            "the download left {left:?} behind\n{}",
+            out.all()
+        );
         (out, written, installed)
     };
 
@@ -319,4 +334,132 @@ fn the_release_check_catches_an_undocumented_input_a_publish_and_a_placeholder()
     ] {
         assert!(out.stdout.contains(finding), "{finding}\n{}", out.all());
     }
+}
+
+/// Issue 44: three gate runs into one output folder, as three uses of the
+/// action in one job do (`CTXGATE_OUT` is the runner's temp folder). Each
+/// run's artifact folder, step summary and outputs hold only what that run
+/// wrote; a file of the user's in the folder is never removed.
+#[test]
+fn gate_runs_sharing_an_output_folder_each_own_their_outputs_only() {
+    let dir = TempDir::new("gate-shared-out");
+    let out = dir.path().join("out");
+    let summary = dir.path().join("summary.md");
+    let bin = env!("CARGO_BIN_EXE_ctxgate");
+    // The user's own files in the folder the gate shares.
+    std::fs::create_dir_all(out.join("fixtures")).unwrap();
+    std::fs::write(out.join("notes.txt"), "mine\n").unwrap();
+    std::fs::write(out.join("fixtures/mine.json"), "{}\n").unwrap();
+    let gate = |n: u32, subject: &str, extra: &[(&str, &str)]| {
+        let output = dir.path().join(format!("github-output-{n}"));
+        let mut c = Command::new("bash");
+        c.arg(root().join("scripts/ctxgate-gate.sh"))
+            .env("CTXGATE", bin)
+            .env("CTXGATE_SUBJECT", subject)
+            .env("CTXGATE_OUT", &out)
+            .env("CTXGATE_CASES", "60")
+            .env("CTXGATE_TIME", "60")
+            .env("CTXGATE_SEED", "44")
+            .env("CTXGATE_JOBS", "1")
+            .env("CTXGATE_DEFER_EXIT", "1")
+            .env("GITHUB_STEP_SUMMARY", &summary)
+            .env("GITHUB_OUTPUT", &output);
+        for k in [
+            "CTXGATE_BASELINE",
+            "CTXGATE_CONFIG",
+            "CTXGATE_SUITE",
+            "GITHUB_RUN_ID",
+        ] {
+            c.env_remove(k);
+        }
+        for (k, v) in extra {
+            c.env(k, v);
+        }
+        let run = run_within(&mut c, Duration::from_secs(300));
+        assert_eq!(run.code, 0, "CTXGATE_DEFER_EXIT=1 exits 0\n{}", run.all());
+        let outputs = std::fs::read_to_string(&output).unwrap_or_default();
+        (run, outputs)
+    };
+    let fixtures = || {
+        let mut v: Vec<String> = std::fs::read_dir(out.join("fixtures"))
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        v.sort();
+        v
+    };
+    let summary_text = || std::fs::read_to_string(&summary).unwrap_or_default();
+    let quoted = shell_words::quote(bin).into_owned();
+
+    // Run 1 fails: a defect, its fixtures saved.
+    let (run, outputs) = gate(
+        1,
+        &format!("{quoted} serve --defect drops-system-prompt"),
+        &[],
+    );
+    assert!(outputs.contains("exit-code=1"), "{outputs}\n{}", run.all());
+    let after_1 = fixtures();
+    assert!(
+        after_1.iter().any(|f| f.starts_with("pinned-kept-")),
+        "{after_1:?}\n{}",
+        run.all()
+    );
+    let summary_1 = summary_text();
+    assert!(summary_1.contains("pinned-kept"), "{summary_1}");
+
+    // Run 2 passes: its artifact folder holds none of run 1's fixtures.
+    let (run, outputs) = gate(2, &format!("{quoted} serve"), &[]);
+    assert!(outputs.contains("exit-code=0"), "{outputs}\n{}", run.all());
+    assert_eq!(fixtures(), ["mine.json"], "{}", run.all());
+    for key in ["junit", "markdown", "json"] {
+        assert!(outputs.contains(&format!("{key}=")), "{outputs}");
+    }
+    let summary_2 = summary_text();
+    assert!(
+        summary_2.len() > summary_1.len(),
+        "run 2 added its report to the summary"
+    );
+    let report_2 = std::fs::read_to_string(out.join("ctxgate-report.md")).unwrap();
+    assert!(!report_2.contains("pinned-kept-"), "{report_2}");
+
+    // Run 3 runs nothing (a config that is not there: exit 2): it adds
+    // nothing to the summary, names no report, and leaves none of run 2's.
+    let missing = dir.path().join("no-such-config.json");
+    let (run, outputs) = gate(
+        3,
+        &format!("{quoted} serve"),
+        &[("CTXGATE_CONFIG", missing.to_str().unwrap())],
+    );
+    assert!(outputs.contains("exit-code=2"), "{outputs}\n{}", run.all());
+    for key in ["junit=", "markdown=", "json="] {
+        assert!(
+            !outputs.contains(key),
+            "run 3 wrote no report, yet names one: {outputs}"
+        );
+    }
+    assert_eq!(
+        summary_text(),
+        summary_2,
+        "run 3 appended a report it did not write"
+    );
+    for f in [
+        "ctxgate-junit.xml",
+        "ctxgate-report.md",
+        "ctxgate-report.json",
+    ] {
+        assert!(
+            !out.join(f).exists(),
+            "run 2's {f} is left in run 3's folder"
+        );
+    }
+    assert_eq!(fixtures(), ["mine.json"]);
+    // The user's files stay, through all three.
+    assert_eq!(
+        std::fs::read_to_string(out.join("notes.txt")).unwrap(),
+        "mine\n"
+    );
+    assert_eq!(
+        std::fs::read_to_string(out.join("fixtures/mine.json")).unwrap(),
+        "{}\n"
+    );
 }

@@ -18,18 +18,33 @@ else
     dir="$here"
 fi
 stamp="$dir/node_modules/.ctxgate-package-lock.json"
-if ! cmp -s "$here/package-lock.json" "$stamp" 2>/dev/null; then
+source "$here/../lib/pinned-venv.sh" # ctxgate_locked: one install at a time
+install() {
+    # Another run may have installed while this one waited for the lock.
+    cmp -s "$here/package-lock.json" "$stamp" 2>/dev/null && return 0
     {
         echo "ctxgate langchain-js adapter: npm ci in $dir"
-        mkdir -p "$dir"
         [ "$dir" = "$here" ] || cp "$here/package.json" "$here/package-lock.json" "$dir/"
         (cd "$dir" && npm ci --no-audit --no-fund --loglevel=error)
-        cp "$here/package-lock.json" "$stamp"
+        cp "$here/package-lock.json" "$stamp.tmp"
+        mv -f "$stamp.tmp" "$stamp"
     } >&2
+}
+# The link in the checkout to an install under $CTXGATE_VENV_ROOT (under a
+# lock too: two runs making it at once would put one link inside the other).
+link() {
+    if [ "$(readlink "$here/node_modules" 2>/dev/null)" != "$dir/node_modules" ]; then
+        rm -rf "$here/node_modules"
+        ln -s "$dir/node_modules" "$here/node_modules"
+    fi
+}
+if ! cmp -s "$here/package-lock.json" "$stamp" 2>/dev/null; then
+    # The lock beside node_modules: `npm ci` removes node_modules first.
+    mkdir -p "$dir"
+    ctxgate_locked "$dir/.ctxgate-install.lock" install
 fi
 if [ "$dir" != "$here" ] && [ "$(readlink "$here/node_modules" 2>/dev/null)" != "$dir/node_modules" ]; then
-    rm -rf "$here/node_modules"
-    ln -s "$dir/node_modules" "$here/node_modules"
+    ctxgate_locked "$here/.ctxgate-install.lock" link
 fi
 case "${1:-}" in
     --install) exit 0 ;;

@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # Sourced by an adapter's run.sh: a Python virtualenv per pinned version of
 # the package under test, so that one adapter runs the version a bug was
 # reported on and the version that fixed it side by side.
@@ -11,6 +12,12 @@
 # `PACKAGE==VERSION`, plus the lines of $here/pins/VERSION.txt when that file
 # exists (a dependency a release needs pinned to install today). pip's output
 # goes to stderr: stdout belongs to the protocol.
+#
+# Several runs may want the same venv at once (CI's background installs
+# beside a check, a parallel `check --jobs N` whose subjects all start
+# cold): the install takes a lock on the venv (ctxgate_locked), the others
+# wait for it and then find it made — two pips never write one venv
+# ("Text file busy").
 ctxgate_pinned_venv() {
     local here=$1 package=$2 version=$3
     local python="${PYTHON:-python3}"
@@ -23,13 +30,45 @@ ctxgate_pinned_venv() {
     local want stamp="$venv/.ctxgate-requirements"
     want="$(printf '%s==%s\n' "$package" "$version"; if [ -f "$here/pins/$version.txt" ]; then grep -v '^#' "$here/pins/$version.txt"; fi)"
     if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
-        {
-            echo "ctxgate adapter: installing $(echo "$want" | tr '\n' ' ')into $venv"
-            "$python" -m venv "$venv"
-            echo "$want" > "$venv/.ctxgate-want.txt"
-            "$venv/bin/python" -m pip install --quiet --disable-pip-version-check -r "$venv/.ctxgate-want.txt"
-            echo "$want" > "$stamp"
-        } >&2
+        mkdir -p "$venv"
+        ctxgate_locked "$venv/.ctxgate-install.lock" ctxgate_install_venv "$python" "$venv" "$want"
+    fi
+}
+
+# Under the venv's lock: install unless another run did while this one
+# waited. The stamp is written last, and whole (renamed into place): a run
+# that reads it without the lock sees the install done or not at all.
+ctxgate_install_venv() {
+    local python=$1 venv=$2 want=$3 stamp="$2/.ctxgate-requirements"
+    if [ "$(cat "$stamp" 2>/dev/null)" = "$want" ]; then
+        return 0
+    fi
+    {
+        echo "ctxgate adapter: installing $(echo "$want" | tr '\n' ' ')into $venv"
+        rm -f "$stamp"
+        "$python" -m venv "$venv"
+        printf '%s\n' "$want" > "$venv/.ctxgate-want.txt"
+        "$venv/bin/python" -m pip install --quiet --disable-pip-version-check -r "$venv/.ctxgate-want.txt"
+        printf '%s\n' "$want" > "$stamp.tmp"
+        mv -f "$stamp.tmp" "$stamp"
+    } >&2
+}
+
+# ctxgate_locked LOCKFILE COMMAND [ARG...]: run COMMAND (a function too)
+# holding an exclusive lock on LOCKFILE (flock(1)); another run that asks
+# for the same lock waits until this one is done. Where there is no flock
+# (macOS without util-linux), the command runs unlocked, and says so.
+ctxgate_locked() {
+    local lock=$1
+    shift
+    if command -v flock > /dev/null 2>&1; then
+        (
+            flock 9 || { echo "ctxgate adapter: could not lock $lock" >&2; exit 1; }
+            "$@"
+        ) 9>> "$lock"
+    else
+        echo "ctxgate adapter: no flock(1) here: an install running at the same time into the same place is not waited for" >&2
+        "$@"
     fi
 }
 

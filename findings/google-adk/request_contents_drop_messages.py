@@ -23,17 +23,25 @@ compactor is not expected to do happen there, with nothing due:
    character (1.5 tokens) to ADK and 3 bytes (0.75 tokens at 4 bytes a
    token) on the wire, so non-ASCII results trigger compaction early.
 
-Gemini rejects empty parts and calls without responses, so 1-3 are
-deliberate and 5 is ADK's own approximation (docs/findings.md: outside the
-library's contract); 4 is a bug of the fallback estimate (docs/findings.md:
-new). Exit 1 while all five still show; exit 0 if any changed.
+Gemini rejects empty parts and calls without responses, so 1-3 are deliberate
+and 5 is ADK's own approximation (docs/findings.md: outside the library's
+contract); 4 is a bug of the fallback estimate (docs/findings.md: new). Exit
+10 while all five still show; 11 if any changed; 2 (not run) unless the pinned
+release is what imports (findings/pinned.py).
 """
 import asyncio
+import os
+import sys
 
-from google.adk.events import Event
-from google.adk.flows.llm_flows.context import _contents
-from google.adk.sessions import InMemorySessionService
-from google.genai import types
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from pinned import library, verdict  # noqa: E402  (findings/pinned.py)
+
+library()  # exit 2, "not run", unless the pinned release is what imports
+
+from google.adk.events import Event  # noqa: E402
+from google.adk.flows.llm_flows.context import _contents  # noqa: E402
+from google.adk.sessions import InMemorySessionService  # noqa: E402
+from google.genai import types  # noqa: E402
 
 
 def ev(author, role, parts, t):
@@ -100,4 +108,4 @@ print(f"5. a {len(cjk)}-character CJK tool result ({len(cjk.encode())} bytes): A
 seen += est is not None and est > 1.5 * wire
 
 print(f"{seen} of 5 behaviours shown")
-raise SystemExit(1 if seen == 5 else 0)
+verdict(seen == 5)

@@ -13,8 +13,12 @@
 //    result) is dropped with everything else when no human message follows.
 // 3. pinned-kept: a second leading system message is dropped.
 //
-// Exit 1 while all three still show; exit 0 if any changed.
-import { AIMessage, HumanMessage, SystemMessage, ToolMessage, trimMessages } from '@langchain/core/messages';
+// Exit 10 while all three still show; 11 if any changed; 2 (not run) unless
+// the pinned release is what imports (findings/pinned.mjs).
+import { library, verdict } from '../pinned.mjs';
+
+// Exit 2 ("not run") unless the pinned release is what imports; then its module.
+const [{ AIMessage, HumanMessage, SystemMessage, ToolMessage, trimMessages }] = await library(import.meta.url, (m) => import(m));
 
 const opts = (maxTokens) => ({ maxTokens, strategy: 'last', tokenCounter: (m) => m.length, includeSystem: true, startOn: 'human' });
 const show = (ms) => ms.map((m) => (m ? `${m.getType()}:${String(m.content).slice(0, 20)}` : 'undefined'));
@@ -37,4 +41,4 @@ console.log('3. two system messages under budget ->', show(r3));
 seen += !r3.some((m) => m && m.content === 'Repository rules: never merge on red.');
 
 console.log(`${seen} of 3 behaviours shown`);
-process.exit(seen === 3 ? 1 : 0);
+verdict(seen === 3);

@@ -8,8 +8,12 @@
 // then returns [reversed_[0], ...] = [undefined]. The next model call throws
 // on it. (LangChain Python's trim_messages returns [SystemMessage] here.)
 //
-// Exit 1 (and what came back) while the bug is there; exit 0 once fixed.
-import { AIMessage, SystemMessage, trimMessages } from '@langchain/core/messages';
+// Exit 10 (and what came back) while the bug is there; 11 once fixed; 2 (not
+// run) unless the pinned release is what imports (findings/pinned.mjs).
+import { library, verdict } from '../pinned.mjs';
+
+// Exit 2 ("not run") unless the pinned release is what imports; then its module.
+const [{ AIMessage, SystemMessage, trimMessages }] = await library(import.meta.url, (m) => import(m));
 
 const messages = [new SystemMessage('You are the QA gate.'), new AIMessage('Checking the PR now.')];
 const trimmed = await trimMessages(messages, {
@@ -20,4 +24,4 @@ const trimmed = await trimMessages(messages, {
   startOn: 'human',
 });
 console.log('trimMessages returned:', trimmed.map((m) => (m === undefined ? 'undefined' : `${m.getType()}: ${m.content}`)));
-process.exit(trimmed.some((m) => m === undefined) ? 1 : 0);
+verdict(trimmed.some((m) => m === undefined));

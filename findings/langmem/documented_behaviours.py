@@ -16,13 +16,21 @@ library's contract" (or, for the last, the adapter's stateless use):
 3. pinned-kept: only messages[0] is "the system message"; a second leading
    system message (repository rules) is summarised.
 
-Exit 1 while all three still show; exit 0 if any changed (then look again).
+Exit 10 while all three still show; 11 if any changed (then look again); 2
+(not run) unless the pinned release is what imports (findings/pinned.py).
 """
 import math
+import os
+import sys
 
-from langchain_core.language_models.fake_chat_models import FakeListChatModel
-from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage
-from langmem.short_term import summarize_messages
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from pinned import library, verdict  # noqa: E402  (findings/pinned.py)
+
+library()  # exit 2, "not run", unless the pinned release is what imports
+
+from langchain_core.language_models.fake_chat_models import FakeListChatModel  # noqa: E402
+from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage  # noqa: E402
+from langmem.short_term import summarize_messages  # noqa: E402
 
 
 def run(messages, max_tokens, summary_tokens=16):
@@ -62,4 +70,4 @@ print(f"3. two system messages -> {shape(out)[:3]}")
 seen += not any(m.content == "Repository rules: never merge on red." for m in out)
 
 print(f"{seen} of 3 behaviours shown")
-raise SystemExit(1 if seen == 3 else 0)
+verdict(seen == 3)

@@ -8,14 +8,22 @@ RunningSummary that SummarizationNode keeps in graph state — summarises the
 summary with what follows it. docs/findings.md: idempotent, classified
 outside the library's contract (it expects the RunningSummary back).
 
-Exit 1 (and both outputs) while this is so; exit 0 if it changed.
+Exit 10 (and both outputs) while this is so; 11 if it changed; 2 (not run)
+unless the pinned release is what imports (findings/pinned.py).
 """
+import os
+import sys
 from functools import partial
 
-from langchain_core.language_models.fake_chat_models import FakeListChatModel
-from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
-from langchain_core.messages.utils import count_tokens_approximately
-from langmem.short_term import summarize_messages
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from pinned import library, verdict  # noqa: E402  (findings/pinned.py)
+
+library()  # exit 2, "not run", unless the pinned release is what imports
+
+from langchain_core.language_models.fake_chat_models import FakeListChatModel  # noqa: E402
+from langchain_core.messages import AIMessage, HumanMessage, SystemMessage  # noqa: E402
+from langchain_core.messages.utils import count_tokens_approximately  # noqa: E402
+from langmem.short_term import summarize_messages  # noqa: E402
 
 counter = partial(count_tokens_approximately, chars_per_token=1)
 
@@ -36,4 +44,4 @@ second = run(first)
 show = lambda ms: [f"{type(m).__name__}:{m.content[:30]!r}" for m in ms]
 print("first call: ", show(first))
 print("second call:", show(second))
-raise SystemExit(1 if show(first) != show(second) else 0)
+verdict(show(first) != show(second))

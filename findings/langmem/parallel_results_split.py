@@ -7,11 +7,20 @@ with tool_calls. When the count crosses the limit on the first ToolMessage,
 that result is summarised and the next one is kept: a tool result whose call
 has been summarised away (reported as langchain-ai/langmem#126, open).
 
-Exit 1 (and the kept messages) while the bug is there; exit 0 once fixed.
+Exit 10 (and the kept messages) while the bug is there; 11 once fixed; 2 (not
+run) unless the pinned release is what imports (findings/pinned.py).
 """
-from langchain_core.language_models.fake_chat_models import FakeListChatModel
-from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
-from langmem.short_term import summarize_messages
+import os
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from pinned import library, verdict  # noqa: E402  (findings/pinned.py)
+
+library()  # exit 2, "not run", unless the pinned release is what imports
+
+from langchain_core.language_models.fake_chat_models import FakeListChatModel  # noqa: E402
+from langchain_core.messages import AIMessage, HumanMessage, ToolMessage  # noqa: E402
+from langmem.short_term import summarize_messages  # noqa: E402
 
 messages = [
     HumanMessage(content="Read both configuration files.", id="1"),
@@ -31,4 +40,4 @@ calls = {c["id"] for m in result.messages if isinstance(m, AIMessage) for c in m
 orphans = [m.tool_call_id for m in result.messages if isinstance(m, ToolMessage) and m.tool_call_id not in calls]
 if orphans:
     print("tool results without their call:", orphans)
-raise SystemExit(1 if orphans else 0)
+verdict(orphans)

@@ -15,10 +15,19 @@ history: the ToolLoop's request is lost either way).
 OpenAI and Anthropic reject either history ("messages with role 'tool' must
 be a response to a preceeding message with 'tool_calls'" — #13715's error).
 
-Exit 1 (and the histories) while the bug is there; exit 0 once fixed.
+Exit 10 (and the histories) while the bug is there; 11 once fixed; 2 (not run)
+unless the pinned release is what imports (findings/pinned.py).
 """
-from llama_index.core.base.llms.types import ChatMessage
-from llama_index.core.memory import ChatMemoryBuffer
+import os
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from pinned import library, verdict  # noqa: E402  (findings/pinned.py)
+
+library()  # exit 2, "not run", unless the pinned release is what imports
+
+from llama_index.core.base.llms.types import ChatMessage  # noqa: E402
+from llama_index.core.memory import ChatMemoryBuffer  # noqa: E402
 
 tokenizer = lambda text: [0] * ((len(text.encode()) + 3) // 4)
 
@@ -51,4 +60,4 @@ if __name__ == "__main__":
     ]
     if any(found):
         print("message 0 is a tool result whose call is not in the history")
-    raise SystemExit(1 if any(found) else 0)
+    verdict(any(found))

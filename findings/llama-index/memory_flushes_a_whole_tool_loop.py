@@ -9,12 +9,20 @@ history. docs/findings.md: verbatim-suffix; the docstring promises "at least
 one complete conversation turn", which assumes a user message — classified
 as a bug in that edge, found with its sibling memory_keeps_a_lone_tool_result.py.
 
-Exit 1 (and the history) while the bug is there; exit 0 once fixed.
+Exit 10 (and the history) while the bug is there; 11 once fixed; 2 (not run)
+unless the pinned release is what imports (findings/pinned.py).
 """
 import asyncio
+import os
+import sys
 
-from llama_index.core.base.llms.types import ChatMessage, TextBlock, ToolCallBlock
-from llama_index.core.memory import Memory
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from pinned import library, verdict  # noqa: E402  (findings/pinned.py)
+
+library()  # exit 2, "not run", unless the pinned release is what imports
+
+from llama_index.core.base.llms.types import ChatMessage, TextBlock, ToolCallBlock  # noqa: E402
+from llama_index.core.memory import Memory  # noqa: E402
 
 tokenizer = lambda text: [0] * ((len(text.encode()) + 3) // 4)
 
@@ -32,4 +40,4 @@ async def main():
 
 
 if __name__ == "__main__":
-    raise SystemExit(1 if asyncio.run(main()) else 0)
+    verdict(asyncio.run(main()))

@@ -8,12 +8,20 @@ can be the last of a batch of parallel tool results, whose assistant call it
 has just archived. OpenAI and Anthropic reject the history ("messages with
 role 'tool' must be a response to a preceding message with 'tool_calls'").
 
-Exit 1 (and the history) while the bug is there; exit 0 once fixed.
+Exit 10 (and the history) while the bug is there; 11 once fixed; 2 (not run)
+unless the pinned release is what imports (findings/pinned.py).
 """
 import asyncio
+import os
+import sys
 
-from llama_index.core.base.llms.types import ChatMessage, TextBlock, ToolCallBlock
-from llama_index.core.memory import Memory
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from pinned import library, verdict  # noqa: E402  (findings/pinned.py)
+
+library()  # exit 2, "not run", unless the pinned release is what imports
+
+from llama_index.core.base.llms.types import ChatMessage, TextBlock, ToolCallBlock  # noqa: E402
+from llama_index.core.memory import Memory  # noqa: E402
 
 tokenizer = lambda text: [0] * ((len(text.encode()) + 3) // 4)
 
@@ -39,4 +47,4 @@ async def main():
 
 
 if __name__ == "__main__":
-    raise SystemExit(1 if asyncio.run(main()) else 0)
+    verdict(asyncio.run(main()))

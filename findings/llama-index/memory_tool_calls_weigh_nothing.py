@@ -7,13 +7,21 @@ MockFunctionCallingLLM, write one) weighs 0 tokens however large its
 arguments, and the FIFO queue is not flushed: the memory hands the LLM a
 history far over token_limit. Reported as run-llama/llama_index#21950 (open).
 
-Exit 1 (and the wrong numbers) while the bug is there; exit 0 once fixed.
+Exit 10 (and the wrong numbers) while the bug is there; 11 once fixed; 2 (not
+run) unless the pinned release is what imports (findings/pinned.py).
 """
 import asyncio
 import json
+import os
+import sys
 
-from llama_index.core.base.llms.types import ChatMessage, TextBlock, ToolCallBlock
-from llama_index.core.memory import Memory
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from pinned import library, verdict  # noqa: E402  (findings/pinned.py)
+
+library()  # exit 2, "not run", unless the pinned release is what imports
+
+from llama_index.core.base.llms.types import ChatMessage, TextBlock, ToolCallBlock  # noqa: E402
+from llama_index.core.memory import Memory  # noqa: E402
 
 BODY = "x" * 40_000  # a write_file call with a 40 KB body
 tokenizer = lambda text: [0] * ((len(text.encode()) + 3) // 4)  # 4 bytes a token, like the default's scale
@@ -39,4 +47,4 @@ async def main():
 
 
 if __name__ == "__main__":
-    raise SystemExit(1 if asyncio.run(main()) else 0)
+    verdict(asyncio.run(main()))

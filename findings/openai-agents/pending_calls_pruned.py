@@ -9,12 +9,20 @@ pending or not, stay as it was; a provider rejects a call without its output,
 so the SDK's pruning is deliberate — docs/findings.md classifies it outside
 the library's contract.
 
-Exit 1 (and the items) while this is so; exit 0 if it changed.
+Exit 10 (and the items) while this is so; 11 if it changed; 2 (not run) unless
+the pinned release is what imports (findings/pinned.py).
 """
 import asyncio
+import os
+import sys
 
-from agents import SQLiteSession
-from agents.run_internal.session_persistence import prepare_input_with_session
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from pinned import library, verdict  # noqa: E402  (findings/pinned.py)
+
+library()  # exit 2, "not run", unless the pinned release is what imports
+
+from agents import SQLiteSession  # noqa: E402
+from agents.run_internal.session_persistence import prepare_input_with_session  # noqa: E402
 
 items = [
     {"role": "user", "content": "Deploy the fix."},
@@ -33,4 +41,4 @@ async def main():
 
 
 if __name__ == "__main__":
-    raise SystemExit(1 if asyncio.run(main()) else 0)
+    verdict(asyncio.run(main()))

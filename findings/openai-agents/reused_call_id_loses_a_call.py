@@ -11,14 +11,22 @@ the preparation drops the first turn's call and output and moves the second
 turn's call ahead of the user message that asked for it: the model is sent
 [user, edit_file call, user, output] instead of the six items stored.
 
-Exit 1 (and the items) while the bug is there; exit 0 once fixed.
+Exit 10 (and the items) while the bug is there; 11 once fixed; 2 (not run)
+unless the pinned release is what imports (findings/pinned.py).
 """
 import asyncio
 import json
+import os
+import sys
 
-from agents import SQLiteSession
-from agents.memory import SessionSettings
-from agents.run_internal.session_persistence import prepare_input_with_session
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from pinned import library, verdict  # noqa: E402  (findings/pinned.py)
+
+library()  # exit 2, "not run", unless the pinned release is what imports
+
+from agents import SQLiteSession  # noqa: E402
+from agents.memory import SessionSettings  # noqa: E402
+from agents.run_internal.session_persistence import prepare_input_with_session  # noqa: E402
 
 items = [
     {"role": "user", "content": "Post a review comment, then fix the file."},
@@ -71,4 +79,4 @@ async def main():
 
 
 if __name__ == "__main__":
-    raise SystemExit(1 if asyncio.run(main()) else 0)
+    verdict(asyncio.run(main()))

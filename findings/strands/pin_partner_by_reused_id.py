@@ -13,11 +13,20 @@ The summarizing manager shares the pin logic (partition_pinned keeps the
 "protected" old toolResult and summarises its toolUse): shown second, with
 the summariser model replaced by a fixed answer.
 
-Exit 1 (and the messages) while the bug is there; exit 0 once fixed.
+Exit 10 (and the messages) while the bug is there; 11 once fixed; 2 (not run)
+unless the pinned release is what imports (findings/pinned.py).
 """
 from unittest.mock import MagicMock
 
-from strands.agent.conversation_manager import SlidingWindowConversationManager, SummarizingConversationManager
+import os
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from pinned import library, verdict  # noqa: E402  (findings/pinned.py)
+
+library()  # exit 2, "not run", unless the pinned release is what imports
+
+from strands.agent.conversation_manager import SlidingWindowConversationManager, SummarizingConversationManager  # noqa: E402
 
 def use(i, name):
     return {"role": "assistant", "content": [{"toolUse": {"toolUseId": "call_0", "name": name, "input": {}}}]}
@@ -61,4 +70,4 @@ agent = MagicMock()
 agent.messages = history()
 FixedSummary(summary_ratio=0.3, preserve_recent_messages=2).reduce_context(agent)
 summarizing = orphan(agent.messages, "summarizing, reduce_context()")
-raise SystemExit(1 if sliding and summarizing else 0)
+verdict(sliding and summarizing)

@@ -46,19 +46,23 @@ done
 if $install_only; then exit 0; fi
 
 failed=0
+# Each replay's output, shown when it is not what the row says (a file of
+# this run's own: two runs at once must not read each other's).
+log=$(mktemp "${TMPDIR:-/tmp}/ctxgate-known-bug.XXXXXX")
+trap 'rm -f -- "$log"' EXIT
 for row in "${table[@]}"; do
   IFS='|' read -r name affected fixed <<<"$row"
   file="$suite/$name.json"
-  if "$ctxgate" replay "$file" --expect-failures --subject "$affected" > /tmp/ctxgate-known-bug.txt 2>&1; then
+  if "$ctxgate" replay "$file" --expect-failures --subject "$affected" > "$log" 2>&1; then
     echo "ok    $name fails against $affected, as reported"
   else
-    cat /tmp/ctxgate-known-bug.txt; echo "FAIL  $name no longer fails against $affected"; failed=$((failed + 1))
+    cat "$log"; echo "FAIL  $name no longer fails against $affected"; failed=$((failed + 1))
   fi
   if [ "$fixed" != "-" ]; then
-    if "$ctxgate" replay "$file" --subject "$fixed" > /tmp/ctxgate-known-bug.txt 2>&1; then
+    if "$ctxgate" replay "$file" --subject "$fixed" > "$log" 2>&1; then
       echo "ok    $name holds against $fixed, the fix"
     else
-      cat /tmp/ctxgate-known-bug.txt; echo "FAIL  $name fails against $fixed, which fixed it"; failed=$((failed + 1))
+      cat "$log"; echo "FAIL  $name fails against $fixed, which fixed it"; failed=$((failed + 1))
     fi
   fi
 done

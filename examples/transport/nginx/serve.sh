@@ -73,10 +73,13 @@ start)
     # A port picked free may be taken before nginx binds it: a few tries.
     for _ in 1 2 3 4 5; do
         port=$(free_port)
-        sed -e "s|@DIR@|$dir|g" -e "s|@PORT@|$port|g" -e "s|@UPSTREAM_PORT@|$upstream_port|g" \
+        # Only numbers go into the config (its paths are relative to -p).
+        [[ $port =~ ^[0-9]+$ && $upstream_port =~ ^[0-9]+$ ]] \
+            || { echo "nginx example: not a port: $port, $upstream_port" >&2; exit 1; }
+        sed -e "s|@PORT@|$port|g" -e "s|@UPSTREAM_PORT@|$upstream_port|g" \
             "$here/nginx.conf.in" > "$dir/nginx.conf"
         : > "$dir/error.log"
-        "$nginx_bin" -p "$dir" -e "$dir/error.log" -c "$dir/nginx.conf" > "$dir/nginx.log" 2>&1 &
+        "$nginx_bin" -p "$dir/" -e "$dir/error.log" -c "$dir/nginx.conf" > "$dir/nginx.log" 2>&1 &
         echo $! > "$dir/nginx.pid.started"
         url="http://127.0.0.1:$port/internal/sessions/ctxgate/llm-turn"
         for _ in $(seq 1 50); do
