@@ -139,14 +139,17 @@ impl AgentReport {
         );
         let _ = writeln!(
             out,
-            "{} case(s) in {:.1} s{}",
+            "{} case(s) in {:.1} s{}; CPU: the agent {:.1} s, ctxgate {:.1} s ({:.0}%)",
             self.cases,
             self.elapsed.as_secs_f64(),
             if self.time_budget_reached {
                 " (time budget reached)"
             } else {
                 ""
-            }
+            },
+            self.cpu.agents,
+            self.cpu.ctxgate,
+            100.0 * self.cpu.share()
         );
         let _ = writeln!(out, "{}\n", self.coverage_line());
         self.table(false).text(&mut out);
@@ -298,6 +301,8 @@ impl AgentReport {
                 "turnsAnswered": c.turns_answered, "parallelAnswers": c.parallel_answers,
                 "maxBodyBytes": c.max_body_bytes, "maxTokens": c.max_tokens,
                 "unreadableRequests": c.unreadable},
+            "cpu": {"ctxgateSeconds": self.cpu.ctxgate, "agentSeconds": self.cpu.agents,
+                "ctxgateShare": self.cpu.share()},
             "neverExercised": self.never_exercised().iter().map(|i| i.name()).collect::<Vec<_>>(),
             "unplayable": self.unplayable,
             "exitCode": self.exit_code(),

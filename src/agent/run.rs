@@ -117,6 +117,53 @@ pub struct AgentReport {
     pub time_budget_reached: bool,
     /// The replay command's `--run`, for replay lines.
     pub run_flag: String,
+    /// CPU seconds: ctxgate's own (the endpoint, the judges), and the
+    /// agents' (every process a case started, once reaped).
+    pub cpu: Cpu,
+}
+
+/// CPU time spent by a run, in seconds.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Cpu {
+    pub ctxgate: f64,
+    pub agents: f64,
+}
+
+impl Cpu {
+    /// This process's CPU time so far, and its reaped children's.
+    pub fn now() -> Cpu {
+        let seconds = |who| {
+            // SAFETY: getrusage(2) writes into the zeroed struct it is given.
+            let mut u: libc::rusage = unsafe { std::mem::zeroed() };
+            if unsafe { libc::getrusage(who, &mut u) } != 0 {
+                return 0.0;
+            }
+            let t = |v: libc::timeval| v.tv_sec as f64 + v.tv_usec as f64 / 1e6;
+            t(u.ru_utime) + t(u.ru_stime)
+        };
+        Cpu {
+            ctxgate: seconds(libc::RUSAGE_SELF),
+            agents: seconds(libc::RUSAGE_CHILDREN),
+        }
+    }
+
+    /// The time spent since `earlier`.
+    pub fn since(self, earlier: Cpu) -> Cpu {
+        Cpu {
+            ctxgate: (self.ctxgate - earlier.ctxgate).max(0.0),
+            agents: (self.agents - earlier.agents).max(0.0),
+        }
+    }
+
+    /// ctxgate's share of the run's CPU, in [0, 1].
+    pub fn share(self) -> f64 {
+        let all = self.ctxgate + self.agents;
+        if all > 0.0 {
+            self.ctxgate / all
+        } else {
+            0.0
+        }
+    }
 }
 
 impl AgentReport {
@@ -206,7 +253,9 @@ pub fn run(opts: &AgentOptions, mut say: impl FnMut(&str)) -> Result<AgentReport
         unplayable: None,
         time_budget_reached: false,
         run_flag: String::new(),
+        cpu: Cpu::default(),
     };
+    let cpu_at_start = Cpu::now();
     let mut claimed: Vec<AgentInvariant> = Vec::new();
     for index in 0..opts.cases {
         if deadline.is_some_and(|d| Instant::now() >= d) {
@@ -291,6 +340,7 @@ pub fn run(opts: &AgentOptions, mut say: impl FnMut(&str)) -> Result<AgentReport
         }
     }
     report.elapsed = started.elapsed();
+    report.cpu = Cpu::now().since(cpu_at_start);
     Ok(report)
 }
 
