@@ -57,9 +57,10 @@ def test_answers_errors_and_faults():
     assert answers[2]["error"] == {"kind": "invalid_input", "message": "no such role"}
     assert answers[3]["error"]["kind"] == "library_error"
     assert answers[3]["error"]["message"].startswith("KeyError: 'oops' (at ") and "test_package.py" in answers[3]["error"]["message"]
-    assert answers[4]["error"] == {"kind": "invalid_input", "message": "unknown op 'estimate'"}
+    assert answers[4]["error"] == {"kind": "invalid_input",
+                                   "message": "unknown op 'estimate' (this subject answers hello, compact)"}
     assert answers[5]["error"]["kind"] == "invalid_input" and answers[5]["id"] is None
-    assert answers[6]["error"]["message"] == "a request is a JSON object"
+    assert answers[6]["error"]["message"] == "a request is a JSON object, not list"
     assert answers[7]["error"]["message"] == "`messages` must be an array of objects"
 
 
