@@ -4,7 +4,10 @@
 # and typescript only: the packages under test are installed from their
 # tarballs, nothing is published).
 #
-#   1. the package's unit tests (node --test);
+#   1. the package's tests (node --test), with the binary: the serve loop's
+#      hostile battery (over pipes and under ctxgate check), bodyBytes'
+#      refusals against ctxgate body, SIGTERM/SIGINT/SIGHUP to the command
+#      and to check() with no process of the tree left; none may be skipped;
 #   2. `npm pack` of ctxgate and of @ctxgate/linux-x64-gnu (assembled from
 #      target/release/ctxgate), installed into a fresh npm project; install
 #      and first-run times printed; `npx ctxgate check --cases 300` passes,
@@ -13,7 +16,8 @@
 #      example passes over adapters/node-minimal, and fails over a copy with
 #      a planted defect, showing the failure, the fixture path and the
 #      replay line;
-#   4. without its platform package, `npx ctxgate` names the platform;
+#   4. a platform package of another version is refused, naming both;
+#      without its platform package, `npx ctxgate` names the platform;
 #   5. bodyBytes equals the binary's body size on 5,000 generated cases in
 #      each wire format (and toolCallsFloor + imageTokens its adr-0098
 #      count per message), with `ctxgate estimate --lines`.
@@ -36,6 +40,7 @@ now() { date +%s.%N; }
 since() { awk -v a="$1" -v b="$(now)" 'BEGIN { printf "%.1f s", b - a }'; }
 
 [ -x "$BIN" ] || { echo "js/ci.sh: no $BIN: run \`cargo build --release\` first"; exit 2; }
+BIN=$(cd "$(dirname "$BIN")" && pwd)/$(basename "$BIN")
 case "$(node -p 'process.platform + "-" + process.arch')" in
   linux-x64) ;;
   *) echo "js/ci.sh: packs the linux-x64-gnu package, so it runs on linux-x64 only"; exit 2 ;;
@@ -44,8 +49,12 @@ T=$(mktemp -d "${TMPDIR:-/tmp}/ctxgate-js-ci.XXXXXX")
 trap 'rm -rf "$T"' EXIT
 VERSION=$(node -p 'require("./js/package.json").version')
 
-step "unit tests (node --test js/test/)"
-(cd js && node --test test/ 2>&1 | grep -E '^# (tests|pass|fail)' ; exit "${PIPESTATUS[0]}")
+step "tests (node --test js/test/, with CTXGATE_BINARY=$BIN)"
+(cd js && CTXGATE_BINARY=$BIN node --test test/ > "$T/node-test.txt" 2>&1) \
+  || { grep -E '^not ok' -A 30 "$T/node-test.txt" | head -120; echo "js/ci.sh: node --test failed"; exit 1; }
+grep -E '^# (tests|pass|fail|skipped)' "$T/node-test.txt"
+grep -q '^# skipped 0$' "$T/node-test.txt" \
+  || { grep -E '^ok .* # SKIP' "$T/node-test.txt"; echo "js/ci.sh: tests were skipped (they need the binary and /proc)"; exit 1; }
 
 step "npm pack: ctxgate and @ctxgate/linux-x64-gnu"
 # The release profile keeps line tables (68 MB); a published binary is
@@ -126,6 +135,19 @@ fixture=$(grep -oE '\S*\.ctxgate/failures/estimate-covers-tool-calls-[0-9a-f]+\.
 [ -f "$fixture" ] || { echo "js/ci.sh: the fixture $fixture named in the failure was not saved"; exit 1; }
 grep -E 'FAILED|replay:' "$T/vitest-planted.txt" | head -4
 echo "(vitest exit $rc, as expected)"
+
+step "a platform package of another version is refused, naming both versions"
+MANIFEST=node_modules/@ctxgate/linux-x64-gnu/package.json
+cp "$MANIFEST" "$T/manifest.json"
+node -e 'const f = process.argv[1]; const m = JSON.parse(require("fs").readFileSync(f)); m.version = "0.0.0-skew"; require("fs").writeFileSync(f, JSON.stringify(m))' "$MANIFEST"
+set +e
+npx --no-install ctxgate --version > "$T/skew.txt" 2>&1
+rc=$?
+set -e
+grep -q "ctxgate: @ctxgate/linux-x64-gnu is version 0.0.0-skew, and ctxgate is $VERSION" "$T/skew.txt" && [ "$rc" -eq 2 ] \
+  || { cat "$T/skew.txt"; echo "js/ci.sh: expected exit 2 and both versions named, got $rc"; exit 1; }
+cut -c1-160 "$T/skew.txt"
+cp "$T/manifest.json" "$MANIFEST"
 
 step "without its platform package, npx ctxgate names the platform"
 rm -rf node_modules/@ctxgate/linux-x64-gnu

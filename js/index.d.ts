@@ -71,12 +71,20 @@ export interface ServeOptions {
   contentParts?: boolean;
 }
 
-/** Speak the subject protocol v1 (SPEC §6) on stdin/stdout until stdin closes; resolves then. */
+/**
+ * Speak the subject protocol v1 (SPEC §6) on stdin/stdout until stdin closes; resolves then.
+ * Every request line gets one answer line ctxgate can read, whatever it held and whatever the
+ * compactor threw or returned: a line that is not a request is answered `invalid_input`, a throw
+ * other than CannotFit and InvalidInput, or an answer that is not JSON data (NaN, a lone surrogate,
+ * a BigInt, a cycle, nesting 128 deep), `library_error`, naming the cause.
+ */
 export declare function serve(
   options: ServeOptions,
   io?: {
     input?: { on(event: string, listener: (...args: any[]) => void): unknown };
     output?: { write(chunk: string): unknown };
+    /** The longest request line read, in bytes (default: the longest string JavaScript holds); a longer one is skipped unread and answered `invalid_input`. */
+    maxLineBytes?: number;
   },
 ): Promise<void>;
 
@@ -85,7 +93,20 @@ export declare class CannotFit extends Error {}
 /** Thrown for a history the compactor cannot represent (answered `invalid_input`). */
 export declare class InvalidInput extends Error {}
 
-/** The exact size in bytes of the request body carrying `messages` in `config.wireFormat` (SPEC §2). Fields left out of config take their defaults. */
+/**
+ * A value that is not JSON data as ctxgate reads it (thrown by bodyBytes, bodyMeterFor's meter and
+ * toolCallsFloor): a string or a key holding a lone surrogate, NaN or ±Infinity, arrays and objects
+ * nested 128 deep (a message counts as depth 2), or what JSON.stringify would change (a BigInt,
+ * undefined in an array, a function, a symbol, a Map, a Set, an unawaited Promise).
+ */
+export declare class NotJson extends TypeError {
+  /** Where: `messages[2].content`, `config.envelope.temperature`. */
+  path: string;
+  /** What is wrong there. */
+  problem: string;
+}
+
+/** The exact size in bytes of the request body carrying `messages` in `config.wireFormat` (SPEC §2). Fields left out of config take their defaults. Throws NotJson for a body ctxgate refuses. */
 export declare function bodyBytes(messages: Message[], config?: Partial<Config>): number;
 
 /** bodyBytes for many histories under one config; faster when the same message objects come again. */
@@ -97,11 +118,14 @@ export declare function toolCallsFloor(messages: Message[], config?: Partial<Con
 /** An image part's tokens in a wire format, by its pixels (SPEC §3): the floor of `estimate-covers-images`. */
 export declare function imageTokens(part: Part, format: WireFormat): number;
 
-/** The ctxgate binary for this machine: $CTXGATE_BINARY, else the installed @ctxgate/<platform> package's. */
+/** The ctxgate binary for this machine: $CTXGATE_BINARY, else the installed @ctxgate/<platform> package's (which must be of this package's version). */
 export declare function binaryPath(options?: { env?: Record<string, string | undefined> }): string;
 
 /** Thrown by binaryPath when no binary fits this machine; the message names the platform and the package. */
 export declare class BinaryNotFound extends Error {}
+
+/** Thrown by binaryPath when the installed @ctxgate/<platform> package is of another version than this package; the message names both. */
+export declare class VersionSkew extends Error {}
 
 export interface CheckOptions {
   /** The subject's command: one string (split as a POSIX shell splits it) or its words. */
@@ -124,13 +148,21 @@ export interface CheckOptions {
   binary?: string;
 }
 
-/** Run `ctxgate check` against a subject; resolves when every checked invariant held, throws CheckFailed otherwise. */
+/**
+ * Run `ctxgate check` against a subject; resolves when every checked invariant held, throws CheckFailed otherwise.
+ * Throws TypeError for a `config` or `genConfig` object that is not JSON data. SIGTERM, SIGINT or SIGHUP to this
+ * process stop the ctxgate it runs (and its subjects); its scratch folder is removed however it ends.
+ */
 export declare function check(options: CheckOptions): Promise<{ output: string }>;
 
 /** A failure or fault found by check: the message holds each failure, its fixture and its replay line. */
 export declare class CheckFailed extends Error {
+  /** ctxgate's whole stdout and stderr. */
   output: string;
+  /** The fixture files saved for the failures and faults (SPEC §7): absolute paths, read from ctxgate's JSON report. */
   fixtures: string[];
+  /** The `ctxgate replay …` lines, as ctxgate printed them. */
   replays: string[];
+  /** ctxgate's exit code, or `signal NAME` when a signal ended it. */
   exitCode: number | string;
 }

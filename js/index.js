@@ -6,6 +6,6 @@
 export { serve, CannotFit, InvalidInput } from './lib/serve.js';
 export { DEFAULTS } from './lib/config.js';
 export { bodyBytes, bodyMeterFor, toolCallsFloor } from './lib/body.js';
-export { imageTokens } from './lib/wire.js';
-export { binaryPath, BinaryNotFound } from './lib/binary.js';
+export { imageTokens, NotJson } from './lib/wire.js';
+export { binaryPath, BinaryNotFound, VersionSkew } from './lib/binary.js';
 export { check, CheckFailed } from './lib/check.js';

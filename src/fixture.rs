@@ -231,7 +231,7 @@ impl Fixture {
 }
 
 /// Write `bytes` to a fresh file in `dir`, then rename it to `path`.
-fn write_new_then_rename(dir: &Path, path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+pub(crate) fn write_new_then_rename(dir: &Path, path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     use std::io::Write;
     static COUNTER: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
     for _ in 0..100 {
@@ -412,7 +412,7 @@ pub fn collect(paths: &[PathBuf]) -> Result<Walked, InputError> {
 }
 
 /// FNV-1a, 64 bits: a stable content hash for names (not for security).
-fn fnv1a(bytes: &[u8]) -> u64 {
+pub(crate) fn fnv1a(bytes: &[u8]) -> u64 {
     let mut h: u64 = 0xcbf2_9ce4_8422_2325;
     for &b in bytes {
         h ^= b as u64;

@@ -47,8 +47,14 @@
 //!   to the byte (`probe-ceiling`), and a subject whose ToolLoop bodies also
 //!   go to a live endpoint (`check --transport`); loopback only, unless
 //!   allowed.
+//! - `agent` (cargo feature `agent`, on by default): ctxgate plays the
+//!   model for an agent as it ships (`ctxgate agent`, SPEC §9) — a loopback
+//!   endpoint in three dialects, generated ToolLoops played through the
+//!   agent's own tools, nine invariants judged on every request's bytes.
 //! - [`error`]: bad input as a value that names file, message and problem.
 
+#[cfg(feature = "agent")]
+pub mod agent;
 pub mod baseline;
 pub mod body;
 #[cfg(feature = "calibrate")]

@@ -3,7 +3,7 @@
 // floor an estimate must not fall under for tool calls. The formats
 // themselves are written in wire.js (content parts and images included).
 
-import { bodyMeter, dumps, nbytes } from './wire.js';
+import { bodyMeter, checkJson, dumps, nbytes } from './wire.js';
 import { withDefaults } from './config.js';
 
 const FORMATS = ['engine', 'openai', 'anthropic'];
@@ -25,6 +25,12 @@ function bodyConfig(config) {
  * (engine messages) in `config.wireFormat`: the compact JSON of
  * `config.envelope` with `messages` added, in UTF-8 (SPEC §2). The number
  * ctxgate compares with `transportMaxBodyBytes`.
+ *
+ * Throws NotJson (a TypeError naming the field) for a body ctxgate refuses,
+ * by the binary's rules (wire.js, strictDumps): a string holding a lone
+ * surrogate, NaN or ±Infinity, JSON nested 128 deep (a message counts as
+ * depth 2, as in a history file), and values JSON.stringify would change
+ * (BigInt, undefined in an array, a function, a Map, an unawaited Promise).
  */
 export function bodyBytes(messages, config) {
   if (!Array.isArray(messages)) throw new TypeError('bodyBytes: `messages` must be an array of engine messages');
@@ -45,15 +51,19 @@ export function bodyMeterFor(config) {
  * ceil(bytes(JSON of its toolCalls) / bytesPerToken), 0 for a message
  * without calls. An estimate of the messages, in total and per message, may
  * not be below it. Numbers are counted as JSON.stringify spells them, which
- * for the numbers ctxgate generates is their own spelling.
+ * for the numbers ctxgate generates is their own spelling. Tool calls
+ * ctxgate would refuse are refused as bodyBytes refuses them.
  */
 export function toolCallsFloor(messages, config) {
   if (!Array.isArray(messages)) throw new TypeError('toolCallsFloor: `messages` must be an array of engine messages');
   const bpt = withDefaults(config).bytesPerToken;
   let total = 0;
-  for (const m of messages) {
+  messages.forEach((m, i) => {
     const calls = m.toolCalls;
-    if (Array.isArray(calls) && calls.length) total += Math.ceil(nbytes(dumps(calls)) / bpt);
-  }
+    if (Array.isArray(calls) && calls.length) {
+      checkJson(calls, { depth: 3, path: `messages[${i}].toolCalls` });
+      total += Math.ceil(nbytes(dumps(calls)) / bpt);
+    }
+  });
   return total;
 }

@@ -8,7 +8,9 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 
-import { binaryPath } from './binary.js';
+import { binaryPath, skewWarning } from './binary.js';
+import { guardChild } from './signals.js';
+import { strictDumps } from './wire.js';
 
 /** What `check` throws when ctxgate finds a failure or a fault: `message` holds ctxgate's account of each. */
 export class CheckFailed extends Error {
@@ -17,7 +19,7 @@ export class CheckFailed extends Error {
     this.name = 'CheckFailed';
     /** ctxgate's whole stdout and stderr. */
     this.output = output;
-    /** The fixture files written for the failures (SPEC §7), as the replay lines name them. */
+    /** The fixture files saved for the failures and faults (SPEC §7), absolute paths, from ctxgate's JSON report. */
     this.fixtures = fixtures;
     /** The `ctxgate replay …` lines, one per failure. */
     this.replays = replays;
@@ -50,6 +52,18 @@ function failureText(stdout) {
   return [...failures.map((p) => p.trimEnd()), last].join('\n\n');
 }
 
+/** The fixtures a JSON report says were saved, as absolute paths (`saved` is relative to ctxgate's cwd). */
+function savedFixtures(report, cwd) {
+  const out = [];
+  for (const list of [report?.failures, report?.faults]) {
+    if (!Array.isArray(list)) continue;
+    for (const entry of list) if (typeof entry?.saved === 'string') out.push(path.resolve(cwd, entry.saved));
+  }
+  return out;
+}
+
+const warned = new Set();
+
 /**
  * Run `ctxgate check --subject <subject>` and resolve with its output when
  * every checked invariant held; reject with CheckFailed otherwise.
@@ -60,6 +74,11 @@ function failureText(stdout) {
  * fixtures go) ['.ctxgate/failures'], `args` (more `ctxgate check`
  * arguments), `cwd`, `env`, `binary` (a ctxgate binary; default: the
  * installed one, see binaryPath).
+ *
+ * The scratch folder it writes `config`, `genConfig` and ctxgate's JSON
+ * report into is removed however it ends: resolved, thrown, or this process
+ * asked to end (SIGTERM, SIGINT, SIGHUP: then the ctxgate it runs is
+ * stopped too, and its subjects with it).
  */
 export async function check(options) {
   const {
@@ -68,28 +87,51 @@ export async function check(options) {
   } = options ?? {};
   const cmd = commandLine(subject);
   const binary = options.binary ?? binaryPath({ env });
+  if (options.binary === undefined) {
+    const skew = skewWarning(binary, { env });
+    if (skew && !warned.has(skew)) {
+      warned.add(skew);
+      process.emitWarning(skew, { code: 'CTXGATE_VERSION_SKEW' });
+    }
+  }
   const scratch = fs.mkdtempSync(path.join(os.tmpdir(), 'ctxgate-check-'));
-  const file = (value, name) => {
-    if (typeof value === 'string') return value;
-    const p = path.join(scratch, name);
-    fs.writeFileSync(p, JSON.stringify(value));
-    return p;
-  };
-  const argv = ['check', '--subject', cmd, '--cases', String(cases), '--save', save];
-  if (seed !== undefined) argv.push('--seed', String(seed));
-  if (invariants !== undefined) argv.push('--invariants', [].concat(invariants).join(','));
-  if (config !== undefined) argv.push('--config', file(config, 'config.json'));
-  if (genConfig !== undefined) argv.push('--gen-config', file(genConfig, 'gen-config.json'));
-  argv.push(...args);
   try {
-    const { code, stdout, stderr } = await run(binary, argv, { cwd, env });
+    /** A JSON file for an object (refused, naming the option, when it is not JSON data), or the path given. */
+    const file = (value, name, option) => {
+      if (typeof value === 'string') return value;
+      let text;
+      try {
+        text = strictDumps(value, { path: option });
+      } catch (e) {
+        throw new TypeError(`check: \`${option}\` must be JSON data or a file path: ${e.message}`);
+      }
+      const p = path.join(scratch, name);
+      fs.writeFileSync(p, text);
+      return p;
+    };
+    const report = path.join(scratch, 'report.json');
+    const argv = ['check', '--subject', cmd, '--cases', String(cases), '--save', save];
+    if (seed !== undefined) argv.push('--seed', String(seed));
+    if (invariants !== undefined) argv.push('--invariants', [].concat(invariants).join(','));
+    if (config !== undefined) argv.push('--config', file(config, 'config.json', 'config'));
+    if (genConfig !== undefined) argv.push('--gen-config', file(genConfig, 'gen-config.json', 'genConfig'));
+    argv.push(...args, '--also-report', `json=${report}`);
+    const { code, stdout, stderr } = await run(binary, argv, { cwd, env, scratch });
     const output = stdout + (stderr ? `\n${stderr}` : '');
     if (code === 0) return { output };
     const replays = [...stdout.matchAll(/^\s*replay: (ctxgate replay .*)$/gm)].map((m) => m[1]);
-    const fixtures = [...stdout.matchAll(/^\s*replay: ctxgate replay ('[^']*'|\S+)/gm)]
-      .map((m) => m[1].replace(/^'(.*)'$/, '$1'));
+    // The paths from the JSON report, not from the text meant for a reader (quoted for a shell there).
+    let parsed = null;
+    try {
+      parsed = JSON.parse(fs.readFileSync(report, 'utf8'));
+    } catch {
+      // no report (ctxgate could not run): no fixtures either
+    }
+    const fixtures = savedFixtures(parsed, path.resolve(cwd));
     const failures = failureText(stdout);
-    const what = code === 1 ? `ctxgate check failed on ${cmd}` : `ctxgate check could not run (exit ${code}) on ${cmd}`;
+    const what = code === 1 ? `ctxgate check failed on ${cmd}`
+      : typeof code === 'string' ? `ctxgate check was ended by ${code.replace(/^signal /, '')} on ${cmd}`
+        : `ctxgate check could not run (exit ${code}) on ${cmd}`;
     // (stderr is check's progress, and on a failure one line the report's last line says.)
     const body = failures ?? tail(output, 30);
     throw new CheckFailed(`${what}\n${body}`, { output, fixtures, replays, exitCode: code });
@@ -102,18 +144,29 @@ function tail(text, lines) {
   return text.trimEnd().split('\n').slice(-lines).join('\n');
 }
 
-/** Run a program to its end: exit code (or signal), stdout, stderr. */
-function run(program, argv, { cwd, env }) {
+/** Run a program to its end: exit code (or signal), stdout, stderr; stopped if this process is asked to end. */
+function run(program, argv, { cwd, env, scratch }) {
   return new Promise((resolve, reject) => {
-    const child = spawn(program, argv, { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(program, argv, {
+      cwd,
+      env: { ...(env ?? process.env), CTXGATE_DIE_WITH_PARENT: '1' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    const release = guardChild(child, scratch);
     const out = [], err = [];
     child.stdout.on('data', (b) => out.push(b));
     child.stderr.on('data', (b) => err.push(b));
-    child.on('error', (e) => reject(new Error(`ctxgate: cannot run ${program}: ${e.message}`)));
-    child.on('close', (code, signal) => resolve({
-      code: code ?? `signal ${signal}`,
-      stdout: Buffer.concat(out).toString('utf8'),
-      stderr: Buffer.concat(err).toString('utf8'),
-    }));
+    child.on('error', (e) => {
+      release();
+      reject(new Error(`ctxgate: cannot run ${program}: ${e.message}`));
+    });
+    child.on('close', (code, signal) => {
+      release();
+      resolve({
+        code: code ?? `signal ${signal}`,
+        stdout: Buffer.concat(out).toString('utf8'),
+        stderr: Buffer.concat(err).toString('utf8'),
+      });
+    });
   });
 }

@@ -25,9 +25,135 @@ export function nbytes(text) {
   return Buffer.byteLength(text, 'utf8');
 }
 
-/** Compact JSON: JSON.stringify, nothing else. */
+/** Compact JSON: JSON.stringify, nothing else (for values known to be JSON data: see strictDumps). */
 export function dumps(value) {
   return JSON.stringify(value);
+}
+
+// --- JSON data, as ctxgate reads it -------------------------------------------------
+//
+// The binary reads JSON with serde_json: UTF-8 text (a lone surrogate, even
+// escaped as \ud800, is refused), no NaN or Infinity, and at most
+// MAX_DEPTH - 1 = 127 arrays and objects open at once (its recursion limit,
+// src/model/document.rs: a value nested 128 deep is refused). JSON.stringify
+// writes all three anyway: NaN and Infinity as null (other data than was
+// given), a lone surrogate as the escape \ud800, any depth. strictDumps
+// writes what JSON.stringify writes, and refuses — with NotJson naming
+// where and what — every value ctxgate would refuse or JSON.stringify would
+// change: those three, BigInt, undefined in an array (written null), a
+// function or a symbol (dropped), a Map, a Set or a Promise (written {}).
+// An object field whose value is undefined is left out, as JavaScript means
+// it: the field is absent.
+
+/** serde_json's recursion limit: the binary refuses JSON nested this deep (127 levels are read). */
+export const MAX_DEPTH = 128;
+
+/** A value that is not JSON data as ctxgate reads it: `path` says where, `problem` what. */
+export class NotJson extends TypeError {
+  constructor(path, problem) {
+    super(`${path || 'the value'}: ${problem}`);
+    this.name = 'NotJson';
+    this.path = path;
+    this.problem = problem;
+  }
+}
+
+const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
+
+/** Whether a string is valid Unicode (no lone surrogate): what UTF-8, and so ctxgate, can carry. */
+export function wellFormed(text) {
+  return typeof text.isWellFormed === 'function' ? text.isWellFormed() : !LONE_SURROGATE.test(text);
+}
+
+/** The problem of a string that is not well formed: which surrogate, at which character. */
+export function loneSurrogate(text) {
+  const at = text.search(LONE_SURROGATE);
+  const unit = text.charCodeAt(at).toString(16).toUpperCase();
+  return `a lone surrogate U+${unit} at character ${at}: not Unicode text, which UTF-8 (and so ctxgate) cannot carry`;
+}
+
+/** `text` with each lone surrogate replaced by U+FFFD (String.prototype.toWellFormed, on Node 18 too). */
+export function toWellFormed(text) {
+  if (typeof text.toWellFormed === 'function') return text.toWellFormed();
+  return text.replace(new RegExp(LONE_SURROGATE.source, 'g'), '\ufffd');
+}
+
+const IDENTIFIER = /^[A-Za-z_$][A-Za-z0-9_$]*$/;
+
+/** One step of a path as JavaScript spells it: [2], .content, ["a b"] (`first`: no dot). */
+export function pathStep(key, inArray, first) {
+  if (inArray) return `[${key}]`;
+  if (IDENTIFIER.test(key)) return first ? key : `.${key}`;
+  return `[${JSON.stringify(key)}]`;
+}
+
+/** The path of field `key` of the array or object `node` (strictDumps' places): messages[2].content. */
+function pathIn(node, key) {
+  const steps = [[key, node.isArray]];
+  for (; node.up; node = node.up) steps.push([node.key, node.up.isArray]);
+  steps.reverse();
+  // A path hundreds of levels long is shown by its ends.
+  const shown = steps.length > 24 ? [...steps.slice(0, 10), null, ...steps.slice(-10)] : steps;
+  let out = node.label;
+  for (const s of shown) out += s === null ? `…(${steps.length - 20} more levels)…` : pathStep(s[0], s[1], out === '');
+  return out;
+}
+
+/** What a value JSON cannot hold as it is, or null. */
+function notData(v, inArray) {
+  switch (typeof v) {
+    case 'number':
+      return Number.isFinite(v) ? null
+        : `${v}, which JSON cannot hold (JSON.stringify would write null; ctxgate refuses NaN and Infinity)`;
+    case 'bigint':
+      return `the BigInt ${v}n, which JSON cannot hold: write it as a number or a string`;
+    case 'undefined':
+      return inArray ? 'undefined, which JSON cannot hold (JSON.stringify would write null)' : null;
+    case 'function':
+      return 'a function, which JSON cannot hold (JSON.stringify would leave it out)';
+    case 'symbol':
+      return 'a symbol, which JSON cannot hold (JSON.stringify would leave it out)';
+    case 'object':
+      if (v === null) return null;
+      if (v instanceof Promise || typeof v.then === 'function') {
+        return 'a Promise (or thenable), which JSON cannot hold (JSON.stringify would write {}): was it awaited?';
+      }
+      if (v instanceof Map || v instanceof Set || v instanceof WeakMap || v instanceof WeakSet) {
+        return `a ${v.constructor.name}, which JSON cannot hold (JSON.stringify would write {}, without its entries)`;
+      }
+      return null;
+    default:
+      return null;
+  }
+}
+
+/**
+ * JSON.stringify(value), refusing what is not JSON data as ctxgate reads
+ * it (above) with NotJson. `depth` is the level `value` itself is at when
+ * it is an array or an object (1: it is a whole document; 2: a message in
+ * a history's array); `path` names it in errors.
+ */
+export function strictDumps(value, { depth = 1, path = '' } = {}) {
+  const places = new WeakMap(); // each array or object being written → {up, key, isArray, depth, label}
+  return JSON.stringify(value, function check(key, value_) {
+    // A boxed primitive is written as its primitive (JSON.stringify unwraps it after asking us).
+    const v = value_ instanceof Number || value_ instanceof String || value_ instanceof Boolean ? value_.valueOf() : value_;
+    const holder = places.get(this); // undefined: JSON.stringify's own wrapper around `value`
+    const here = () => (holder ? pathIn(holder, key) : path);
+    if (holder && !holder.isArray && !wellFormed(key)) throw new NotJson(here(), `its key holds ${loneSurrogate(key)}`);
+    const problem = typeof v === 'string' ? (wellFormed(v) ? null : `holds ${loneSurrogate(v)}`)
+      : notData(v, holder ? holder.isArray : true);
+    if (problem) throw new NotJson(here(), problem);
+    if (typeof v === 'object' && v !== null) {
+      const level = (holder ? holder.depth : depth - 1) + 1;
+      if (level >= MAX_DEPTH) {
+        throw new NotJson(here(), `nested ${level} arrays and objects deep: `
+          + `ctxgate reads JSON at most ${MAX_DEPTH - 1} deep (serde_json's recursion limit)`);
+      }
+      places.set(v, { up: holder ?? null, key, isArray: Array.isArray(v), depth: level, label: path });
+    }
+    return v;
+  });
 }
 
 /** Set an own, enumerable field (safe for any key, "__proto__" included). */
@@ -64,6 +190,47 @@ function isJsonText(s) {
     return true;
   } catch {
     return false;
+  }
+}
+
+/**
+ * strictDumps' verdict without writing anything: throws NotJson where
+ * strictDumps would, returns otherwise. Plain data — arrays, objects whose
+ * prototype is Object's (or none) without a toJSON, strings, finite
+ * numbers, booleans, null — is walked here, several times faster than
+ * strictDumps writes it; on anything else, or anything wrong, strictDumps
+ * is asked, and says where.
+ */
+export function checkJson(value, { depth = 1, path = '' } = {}) {
+  if (!plain(value, depth, true)) strictDumps(value, { depth, path });
+}
+
+/** Whether `v` is plain JSON data that strictDumps accepts (false: not known). */
+function plain(v, level, inArray) {
+  switch (typeof v) {
+    case 'string':
+      return wellFormed(v);
+    case 'number':
+      return Number.isFinite(v);
+    case 'boolean':
+      return true;
+    case 'undefined':
+      return !inArray; // an absent field
+    case 'object': {
+      if (v === null) return true;
+      if (level >= MAX_DEPTH) return false;
+      const proto = Object.getPrototypeOf(v);
+      if (Array.isArray(v)) {
+        if (proto !== Array.prototype) return false;
+        for (let i = 0; i < v.length; i += 1) if (!plain(v[i], level + 1, true)) return false;
+        return true;
+      }
+      if ((proto !== Object.prototype && proto !== null) || typeof v.toJSON === 'function') return false;
+      for (const k of Object.keys(v)) if (!wellFormed(k) || !plain(v[k], level + 1, false)) return false;
+      return true;
+    }
+    default:
+      return false; // a BigInt, a function, a symbol
   }
 }
 
@@ -344,23 +511,43 @@ export function anthropicMessages(msgs) {
  * `wireFormat`. For engine and openai every message has a size of its own,
  * measured once (cached per message object); anthropic groups neighbours
  * (tool results share a user message), so its body is written out whole.
+ *
+ * A body ctxgate would refuse is refused here too (NotJson, naming the
+ * field): the envelope and each message are read as the binary reads a
+ * history file — `ctxgate body FILE`, FILE the JSON array of the messages
+ * (so a message is at depth 2) — by checkJson, once per message object.
  */
 export function bodyMeter(config) {
   const format = config.wireFormat;
   const envelope = config.envelope;
+  checkJson(envelope, { path: 'config.envelope' });
   const own = Object.fromEntries(Object.entries(envelope).filter(([k]) => k !== 'messages'));
   // `{` + own fields + `,` (or just `{` and the closing `}`) + `"messages":`.
   const fixed = (Object.keys(own).length ? nbytes(dumps(own)) + 1 : 2) + nbytes('"messages":');
   const sizes = new Map();
-  const write = format === 'openai' ? openaiMessages : (m) => [m];
+  const checked = new WeakSet();
 
-  const size = (m) => {
+  /** Refuse a message ctxgate would not read. */
+  const checkMessage = (m, i) => {
+    if (typeof m !== 'object' || m === null || Array.isArray(m)) {
+      throw new TypeError(`messages[${i}]: ${m === null ? 'null' : Array.isArray(m) ? 'an array' : typeof m}, not a message (a JSON object)`);
+    }
+    checkJson(m, { depth: 2, path: `messages[${i}]` });
+    checked.add(m);
+  };
+
+  const size = (m, i) => {
     let n = sizes.get(m);
     if (n === undefined) {
-      // A tool message's images go in a user message of their own (openai):
-      // both count, and the comma between them.
-      const written = write(m);
-      n = written.reduce((t, w) => t + nbytes(dumps(w)), 0) + written.length - 1;
+      checkMessage(m, i);
+      if (format === 'openai') {
+        // A tool message's images go in a user message of their own
+        // (openai): both count, and the comma between them.
+        const written = openaiMessages(m);
+        n = written.reduce((t, w) => t + nbytes(dumps(w)), 0) + written.length - 1;
+      } else {
+        n = nbytes(dumps(m));
+      }
       sizes.set(m, n);
     }
     return n;
@@ -368,6 +555,7 @@ export function bodyMeter(config) {
 
   return (msgs) => {
     if (format === 'anthropic') {
+      msgs.forEach((m, i) => checked.has(m) || checkMessage(m, i));
       const [system, arr] = anthropicMessages(msgs);
       const body = Object.fromEntries(Object.entries(envelope).filter(
         ([k]) => k !== 'messages' && !(system !== null && k === 'system')));
@@ -376,7 +564,7 @@ export function bodyMeter(config) {
       return nbytes(dumps(body));
     }
     let total = fixed + 2 + Math.max(msgs.length - 1, 0); // `[`, `]` and the commas
-    for (const m of msgs) total += size(m);
+    msgs.forEach((m, i) => { total += size(m, i); });
     return total;
   };
 }

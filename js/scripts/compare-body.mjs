@@ -11,7 +11,8 @@
 // case's exact body (`bodyBytes`) and `perMessage`. Exit 0 when every figure
 // agreed, 1 when one did not (the first of each format printed with the
 // `gen` line that reproduces it), 2 on bad usage or a binary without
-// `estimate --lines`.
+// `estimate --lines`. (The bodies both must refuse — lone surrogates, NaN,
+// nesting 128 deep — are test/body-refusals.test.js's, against `ctxgate body`.)
 
 import { spawn, spawnSync } from 'node:child_process';
 import readline from 'node:readline';

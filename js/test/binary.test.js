@@ -3,9 +3,13 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { spawnSync } from 'node:child_process';
 import { test } from 'node:test';
 
+import { fileURLToPath } from 'node:url';
+
 import { BinaryNotFound, binaryPath } from '../index.js';
+import { PACKAGE_VERSION, VersionSkew, skewWarning } from '../lib/binary.js';
 import { PLATFORMS, packageFor } from '../lib/platforms.js';
 
 const noPackages = () => { throw new Error('Cannot find module'); };
@@ -44,7 +48,7 @@ test('an installed package: its bin/ctxgate, made executable if it was not', () 
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ctxgate-binary-test-'));
   try {
     fs.mkdirSync(path.join(dir, 'bin'));
-    fs.writeFileSync(path.join(dir, 'package.json'), '{}');
+    fs.writeFileSync(path.join(dir, 'package.json'), JSON.stringify({ version: PACKAGE_VERSION }));
     const exe = path.join(dir, 'bin', 'ctxgate');
     fs.writeFileSync(exe, '#!/bin/sh\n', { mode: 0o644 });
     const resolve = (id) => {
@@ -74,4 +78,59 @@ test('the main package lists every platform package, at its own version, which i
   assert.equal(main.version, crateVersion);
   assert.deepEqual(Object.keys(main.optionalDependencies).sort(), Object.keys(PLATFORMS).sort());
   for (const v of Object.values(main.optionalDependencies)) assert.equal(v, main.version);
+});
+
+test('a platform package of another version is refused, naming both versions and the command that mends it', () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ctxgate-binary-test-'));
+  try {
+    fs.mkdirSync(path.join(dir, 'bin'));
+    fs.writeFileSync(path.join(dir, 'bin', 'ctxgate'), '#!/bin/sh\n', { mode: 0o755 });
+    const resolve = () => path.join(dir, 'package.json');
+    for (const [manifest, named] of [[{ version: '0.0.9' }, '0.0.9'], [{}, '(none)'], [{ version: '1.0.0\u001b[2J' }, '1.0.0\\x1b[2J']]) {
+      fs.writeFileSync(path.join(dir, 'package.json'), JSON.stringify(manifest));
+      assert.throws(() => binaryPath({ env: {}, platform: 'linux', arch: 'x64', libc: 'glibc', resolve }), (e) => {
+        assert.ok(e instanceof VersionSkew);
+        assert.ok(e.message.startsWith(`@ctxgate/linux-x64-gnu is version ${named}, and ctxgate is ${PACKAGE_VERSION}: `), e.message);
+        assert.ok(e.message.includes(`npm install @ctxgate/linux-x64-gnu@${PACKAGE_VERSION}`), e.message);
+        return true;
+      });
+    }
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+/** A stand-in binary: `--version` prints `version`; otherwise it prints its arguments and exits `code`. */
+function fakeBinary(dir, version, code = 0) {
+  const file = path.join(dir, `fake-${version.replace(/\W/g, '_')}-${code}`);
+  fs.writeFileSync(file, `#!${process.execPath}
+if (process.argv[2] === '--version') { process.stdout.write(${JSON.stringify(version)}); process.exit(0); }
+process.stdout.write(JSON.stringify(process.argv.slice(2)));
+process.exit(${code});
+`, { mode: 0o755 });
+  return file;
+}
+
+test('a CTXGATE_BINARY of another version runs, with a warning naming both versions; of this version, without', () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ctxgate-binary-test-'));
+  try {
+    const other = fakeBinary(dir, 'ctxgate 9.9.9\n');
+    assert.equal(skewWarning(other, { env: { CTXGATE_BINARY: other } }),
+      `CTXGATE_BINARY=${other} is ctxgate 9.9.9, and this npm package is ctxgate ${PACKAGE_VERSION}: running it, as CTXGATE_BINARY asks; `
+      + `this package's serve(), bodyBytes() and check() follow ${PACKAGE_VERSION}'s rules`);
+    assert.equal(skewWarning(other, { env: {} }), null, 'a platform package\'s version is binaryPath\'s to check');
+    assert.equal(skewWarning(fakeBinary(dir, `ctxgate ${PACKAGE_VERSION}\n`), { env: { CTXGATE_BINARY: 'x' } }), null);
+    assert.match(skewWarning(fakeBinary(dir, 'something else\u001b]0;title\u0007'), { env: { CTXGATE_BINARY: 'x' } }),
+      /does not say its version \(--version printed "something else\\u001b\]0;title\\u0007"\)/);
+    // The command: the warning on stderr, then the binary's own run, its exit code passed on.
+    const launcher = fileURLToPath(new URL('../bin/ctxgate.js', import.meta.url));
+    const run = spawnSync(process.execPath, [launcher, 'check', '--cases', '1'], {
+      env: { ...process.env, CTXGATE_BINARY: fakeBinary(dir, 'ctxgate 9.9.9\n', 3) }, encoding: 'utf8',
+    });
+    assert.equal(run.status, 3, run.stderr);
+    assert.equal(run.stdout, '["check","--cases","1"]');
+    assert.match(run.stderr, /^ctxgate: warning: CTXGATE_BINARY=.* is ctxgate 9\.9\.9, and this npm package is ctxgate \d+\.\d+\.\d+: running it/);
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
 });

@@ -30,6 +30,8 @@ macro_rules! out {
     };
 }
 
+#[cfg(feature = "agent")]
+mod agent;
 mod body;
 mod calibrate;
 mod check;
@@ -69,6 +71,9 @@ pub struct Cli {
 
 #[derive(Debug, Subcommand)]
 pub enum Command {
+    /// Play the model for an agent and judge every request it sends (SPEC §9)
+    #[cfg(feature = "agent")]
+    Agent(Box<agent::Args>),
     Body(body::Args),
     Calibrate(calibrate::Args),
     /// Generate histories, run a subject, check every invariant, shrink and save failures
@@ -92,10 +97,14 @@ pub fn main() -> ExitCode {
     let cli = Cli::parse();
     // Orphans of a subject are re-parented to us, to be killed and reaped.
     ctxgate::subject::reaper::become_subreaper();
+    // A signal stops every process ctxgate started before ctxgate dies.
+    ctxgate::subject::reaper::stop_everything_on_signals();
     if let Err(failure) = common::set_max_input_bytes(cli.max_input_bytes) {
         return failure.report();
     }
     let outcome = match cli.command {
+        #[cfg(feature = "agent")]
+        Command::Agent(args) => agent::run(*args),
         Command::Body(args) => body::run(args),
         Command::Calibrate(args) => calibrate::run(args),
         Command::Check(args) => check::run_check(*args),

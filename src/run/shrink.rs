@@ -94,11 +94,31 @@ fn shrink_with_budget(
     case: Case,
     run: &RunContext<'_>,
     runs: usize,
+    still_fails: impl FnMut(&Case) -> bool,
+) -> Case {
+    shrink_within(
+        case,
+        runs,
+        run.deadline,
+        run.opts.config.as_ref(),
+        still_fails,
+    )
+}
+
+/// Shrink `case` with at most `runs` evaluations of `still_fails`, none
+/// past `deadline`, and never a candidate whose config is not `fixed`
+/// (when one is): the budget rule of every shrink, `check`'s and agent
+/// mode's (which re-runs the agent for each candidate).
+pub(crate) fn shrink_within(
+    case: Case,
+    runs: usize,
+    deadline: Option<Instant>,
+    fixed: Option<&Config>,
     mut still_fails: impl FnMut(&Case) -> bool,
 ) -> Case {
-    let (mut left, fixed) = (runs, run.opts.config.as_ref());
+    let mut left = runs;
     shrink(case, |c| {
-        if left == 0 || out_of_time(run.deadline) || fixed.is_some_and(|f| c.config != *f) {
+        if left == 0 || out_of_time(deadline) || fixed.is_some_and(|f| c.config != *f) {
             return false;
         }
         left -= 1;

@@ -93,6 +93,99 @@ pub fn unregister(pid: i32) {
         .retain(|&p| p != pid);
 }
 
+/// On SIGTERM, SIGINT or SIGHUP, stop every process ctxgate started —
+/// each subject's and agent's process group, every process carrying one of
+/// this ctxgate's markers (a detached grandchild too), and, as subreaper,
+/// every orphan re-parented to it — then die of the signal, as the default
+/// handler would. A subject dies with ctxgate anyway (its parent-death
+/// signal); its own children would not. Call once, early, from a binary
+/// that owns all its children.
+///
+/// With `CTXGATE_DIE_WITH_PARENT=1` in its environment (the Python and npm
+/// launchers set it), ctxgate also takes SIGTERM when its parent dies,
+/// even by SIGKILL, and so cleans up the same way.
+pub fn stop_everything_on_signals() {
+    use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
+    let Ok(mut signals) = signal_hook::iterator::Signals::new([SIGTERM, SIGINT, SIGHUP]) else {
+        return;
+    };
+    let started = std::thread::Builder::new()
+        .name("ctxgate-signals".into())
+        .spawn(move || {
+            if let Some(sig) = signals.forever().next() {
+                kill_everything_of_ours();
+                let _ = signal_hook::low_level::emulate_default_handler(sig);
+                std::process::exit(128 + sig);
+            }
+        });
+    if started.is_err() {
+        return;
+    }
+    #[cfg(target_os = "linux")]
+    if std::env::var_os("CTXGATE_DIE_WITH_PARENT").is_some_and(|v| v == "1") {
+        // SAFETY: prctl(2) and getppid(2) with integer arguments.
+        unsafe {
+            libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGTERM, 0, 0, 0);
+            // The parent may have died before the prctl: then it is init
+            // (or a subreaper) now, and the signal will never come.
+            if libc::getppid() == 1 {
+                libc::raise(libc::SIGTERM);
+            }
+        }
+    }
+}
+
+/// Kill every process this ctxgate started (see
+/// [`stop_everything_on_signals`]).
+pub fn kill_everything_of_ours() {
+    let me = std::process::id() as i32;
+    if let Ok(live) = LIVE.try_lock() {
+        for &pid in live.iter() {
+            // SAFETY: kill(2) on a process group ctxgate created.
+            unsafe {
+                libc::kill(-pid, libc::SIGKILL);
+            }
+        }
+    }
+    for _ in 0..3 {
+        for p in all_procs() {
+            let ours = p.pid != me
+                && !p.zombie
+                && ((p.ppid == me && is_subreaper()) || carries_our_marker(p.pid, me));
+            if ours {
+                // SAFETY: kill(2) on a process ctxgate started.
+                unsafe {
+                    libc::kill(p.pid, libc::SIGKILL);
+                }
+            }
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
+}
+
+/// The marker value of a process ctxgate starts: unique to this ctxgate
+/// (its pid) and to the start (`n`); `kind` tells subjects from agents.
+pub fn marker_value(kind: &str, n: u64) -> String {
+    format!("{kind}{}-{n}", std::process::id())
+}
+
+/// Whether `pid` carries a marker of the ctxgate whose pid is `me`.
+fn carries_our_marker(pid: i32, me: i32) -> bool {
+    let Ok(env) = std::fs::read(format!("/proc/{pid}/environ")) else {
+        return false;
+    };
+    let prefix = format!("{MARKER_VAR}=");
+    env.split(|&b| b == 0).any(|var| {
+        var.strip_prefix(prefix.as_bytes()).is_some_and(|value| {
+            let value = String::from_utf8_lossy(value);
+            let value = value.strip_prefix("agent-").unwrap_or(&value);
+            value
+                .split_once('-')
+                .is_some_and(|(pid, _)| pid == me.to_string())
+        })
+    })
+}
+
 /// Whether this process is the subreaper of its descendants.
 pub fn is_subreaper() -> bool {
     SUBREAPER.load(Ordering::SeqCst)

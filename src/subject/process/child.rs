@@ -53,11 +53,7 @@ impl ProcessSubject {
     pub(super) fn spawn(&mut self) -> Result<SubjectInfo, Fault> {
         self.kill();
         static STARTS: AtomicU64 = AtomicU64::new(0);
-        let value = format!(
-            "{}-{}",
-            std::process::id(),
-            STARTS.fetch_add(1, Ordering::Relaxed)
-        );
+        let value = reaper::marker_value("", STARTS.fetch_add(1, Ordering::Relaxed));
         let mut cmd = Command::new(&self.argv[0]);
         cmd.args(&self.argv[1..])
             .env(MARKER_VAR, &value)

@@ -1,0 +1,385 @@
+//! One case end to end: a folder of its own (the workspace, the agent's
+//! working directory, with the files the script's calls read; the task in
+//! a file beside it), an endpoint on a loopback port, the agent started in
+//! a process group of its own with the environment SPEC §9 gives it, a
+//! deadline — then the trace. The folder, the endpoint and every process
+//! the agent started are gone when [`run`] returns.
+
+use std::collections::BTreeMap;
+use std::fs::File;
+use std::io::{Read, Seek, SeekFrom};
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use super::endpoint::Endpoint;
+use super::play::{Play, Stage};
+use super::script::Script;
+use super::trace::{Exit, Trace};
+use crate::subject::reaper::{self, MARKER_VAR};
+
+/// How one case is run.
+#[derive(Debug, Clone)]
+pub struct Launch {
+    /// The agent's command, split into words; `{prompt}` and
+    /// `{prompt_file}` in a word are replaced.
+    pub argv: Vec<String>,
+    /// How long a case may take.
+    pub deadline: Duration,
+    /// Where case folders are made.
+    pub root: PathBuf,
+    /// Keep each case's folder (for a look at what the agent did).
+    pub keep_folders: bool,
+    /// Extra environment variables (`--env K=V`).
+    pub env: Vec<(String, String)>,
+}
+
+/// The dummy key every provider variable gets.
+pub const DUMMY_KEY: &str = "sk-ctxgate-dummy-key";
+
+/// The last bytes of the agent's stdout and stderr a trace keeps.
+const TAIL_BYTES: u64 = 4096;
+
+/// Run `script` once with the agent and return its trace.
+pub fn run(
+    runtime: &tokio::runtime::Handle,
+    stage: &Arc<Stage>,
+    script: &Arc<Script>,
+    launch: &Launch,
+    case: u64,
+) -> Trace {
+    static RUNS: AtomicU64 = AtomicU64::new(0);
+    let dir = launch.root.join(format!(
+        "case-{case}-{}",
+        RUNS.fetch_add(1, Ordering::Relaxed)
+    ));
+    let folder = CaseFolder::make(&dir, script, launch.keep_folders);
+    let folder = match folder {
+        Ok(f) => f,
+        Err(e) => {
+            return failed_start(format!(
+                "cannot make the case folder {}: {e}",
+                dir.display()
+            ))
+        }
+    };
+    let play = Arc::new(Mutex::new(Play::new(
+        stage.clone(),
+        script.clone(),
+        folder.workspace.clone(),
+    )));
+    let receive_cap = (stage
+        .settings
+        .config
+        .transport_max_body_bytes
+        .saturating_mul(4))
+    .clamp(64 << 20, 1 << 30);
+    let endpoint = match Endpoint::start(runtime, play.clone(), receive_cap) {
+        Ok(e) => e,
+        Err(e) => return failed_start(format!("cannot listen on 127.0.0.1: {e}")),
+    };
+    let exit = run_agent(&folder, &endpoint, script, launch, case, &play);
+    drop(endpoint);
+    let play = Arc::try_unwrap(play)
+        .map(|m| m.into_inner().unwrap_or_else(|e| e.into_inner()))
+        .unwrap_or_else(|shared| {
+            let mut guard = shared.lock().unwrap_or_else(|e| e.into_inner());
+            std::mem::replace(
+                &mut *guard,
+                Play::new(stage.clone(), script.clone(), PathBuf::new()),
+            )
+        });
+    let mut trace = play.into_trace();
+    trace.exit = exit;
+    trace
+}
+
+fn failed_start(why: String) -> Trace {
+    Trace {
+        requests: Vec::new(),
+        exit: Exit {
+            spawn_error: Some(why),
+            ..Exit::default()
+        },
+    }
+}
+
+/// A case's folder: removed when dropped, unless kept.
+struct CaseFolder {
+    dir: PathBuf,
+    workspace: PathBuf,
+    prompt_file: PathBuf,
+    keep: bool,
+}
+
+impl CaseFolder {
+    fn make(dir: &Path, script: &Script, keep: bool) -> std::io::Result<CaseFolder> {
+        let workspace = dir.join("workspace");
+        std::fs::create_dir_all(&workspace)?;
+        let folder = CaseFolder {
+            dir: dir.to_owned(),
+            workspace: workspace.clone(),
+            prompt_file: dir.join("task.txt"),
+            keep,
+        };
+        std::fs::write(&folder.prompt_file, &script.task)?;
+        for (_, call) in script.calls() {
+            std::fs::write(workspace.join(&call.file), &call.content)?;
+        }
+        Ok(folder)
+    }
+}
+
+impl Drop for CaseFolder {
+    fn drop(&mut self) {
+        if !self.keep {
+            let _ = std::fs::remove_dir_all(&self.dir);
+        }
+    }
+}
+
+/// Variables of the user's environment that carry a provider's
+/// credentials or route its traffic: never handed to the agent.
+pub fn is_withheld(name: &str) -> bool {
+    let upper = name.to_ascii_uppercase();
+    const SUFFIXES: [&str; 8] = [
+        "_API_KEY",
+        "_AUTH_TOKEN",
+        "_ACCESS_TOKEN",
+        "_SECRET_ACCESS_KEY",
+        "_SESSION_TOKEN",
+        "_ACCESS_KEY_ID",
+        "_API_TOKEN",
+        "_SECRET_KEY",
+    ];
+    const NAMES: [&str; 16] = [
+        "HTTP_PROXY",
+        "HTTPS_PROXY",
+        "ALL_PROXY",
+        "GOOGLE_APPLICATION_CREDENTIALS",
+        "HF_TOKEN",
+        "GITHUB_TOKEN",
+        "GH_TOKEN",
+        "OPENAI_ORG_ID",
+        "OPENAI_ORGANIZATION",
+        "OPENAI_PROJECT",
+        "OPENAI_API_BASE",
+        "OPENAI_BASE_URL",
+        "ANTHROPIC_BASE_URL",
+        "AZURE_OPENAI_ENDPOINT",
+        "CLAUDE_CODE_USE_BEDROCK",
+        "CLAUDE_CODE_USE_VERTEX",
+    ];
+    SUFFIXES.iter().any(|s| upper.ends_with(s))
+        || NAMES.contains(&upper.as_str())
+        || upper.starts_with("AWS_")
+        || upper.starts_with("CTXGATE_AGENT_")
+}
+
+/// The agent's environment (SPEC §9).
+fn environment(
+    folder: &CaseFolder,
+    url: &str,
+    script: &Script,
+    launch: &Launch,
+    case: u64,
+) -> BTreeMap<String, String> {
+    let mut env: BTreeMap<String, String> =
+        std::env::vars().filter(|(k, _)| !is_withheld(k)).collect();
+    let prompt_file = folder.prompt_file.to_string_lossy().into_owned();
+    let set = [
+        ("OPENAI_BASE_URL", format!("{url}/v1")),
+        ("OPENAI_API_BASE", format!("{url}/v1")),
+        ("ANTHROPIC_BASE_URL", url.to_owned()),
+        ("CTXGATE_AGENT_URL", url.to_owned()),
+        ("OPENAI_API_KEY", DUMMY_KEY.to_owned()),
+        ("ANTHROPIC_API_KEY", DUMMY_KEY.to_owned()),
+        ("CTXGATE_AGENT_PROMPT", script.task.clone()),
+        ("CTXGATE_AGENT_PROMPT_FILE", prompt_file),
+        ("CTXGATE_AGENT_CASE", case.to_string()),
+        ("NO_PROXY", "127.0.0.1,localhost".to_owned()),
+        ("no_proxy", "127.0.0.1,localhost".to_owned()),
+    ];
+    for (k, v) in set {
+        env.insert(k.to_owned(), v);
+    }
+    for (k, v) in &launch.env {
+        env.insert(k.clone(), v.clone());
+    }
+    env
+}
+
+/// The command's words made to work from the workspace: a word that
+/// names an existing file or folder relative to where ctxgate runs (the
+/// agent's script, its config) becomes its absolute path — the agent runs
+/// in its fresh workspace, where no such relative path exists.
+pub fn absolute_words(argv: &[String]) -> Vec<String> {
+    argv.iter()
+        .map(|w| {
+            let p = Path::new(w);
+            let relative = !w.starts_with('-') && !w.contains('{') && p.is_relative();
+            match std::fs::canonicalize(p) {
+                Ok(abs) if relative && (w.contains('/') || p.is_file()) => {
+                    abs.to_string_lossy().into_owned()
+                }
+                _ => w.clone(),
+            }
+        })
+        .collect()
+}
+
+/// The command's words with `{prompt}` and `{prompt_file}` filled in.
+pub fn fill_words(argv: &[String], prompt: &str, prompt_file: &str) -> Vec<String> {
+    argv.iter()
+        .map(|w| {
+            w.replace("{prompt_file}", prompt_file)
+                .replace("{prompt}", prompt)
+        })
+        .collect()
+}
+
+fn run_agent(
+    folder: &CaseFolder,
+    endpoint: &Endpoint,
+    script: &Script,
+    launch: &Launch,
+    case: u64,
+    play: &Arc<Mutex<Play>>,
+) -> Exit {
+    let started = Instant::now();
+    let env = environment(folder, &endpoint.url(), script, launch, case);
+    let argv = fill_words(
+        &launch.argv,
+        &script.task,
+        &folder.prompt_file.to_string_lossy(),
+    );
+    let open = |name: &str| {
+        File::options()
+            .create(true)
+            .truncate(true)
+            .read(true)
+            .write(true)
+            .open(folder.dir.join(name))
+    };
+    let (out, err) = match (open("stdout.txt"), open("stderr.txt")) {
+        (Ok(o), Ok(e)) => (o, e),
+        (Err(e), _) | (_, Err(e)) => {
+            return Exit {
+                spawn_error: Some(format!("cannot open the agent's output files: {e}")),
+                ..Exit::default()
+            }
+        }
+    };
+    static STARTS: AtomicU64 = AtomicU64::new(0);
+    let marker = reaper::marker_value("agent-", STARTS.fetch_add(1, Ordering::Relaxed));
+    let mut cmd = Command::new(&argv[0]);
+    cmd.args(&argv[1..])
+        .env_clear()
+        .envs(&env)
+        .env(MARKER_VAR, &marker)
+        .current_dir(&folder.workspace)
+        .stdin(Stdio::null())
+        .stdout(out.try_clone().map_or(Stdio::null(), Stdio::from))
+        .stderr(err.try_clone().map_or(Stdio::null(), Stdio::from))
+        .process_group(0);
+    #[cfg(target_os = "linux")]
+    // SAFETY: the closure runs in the child between fork and exec and only
+    // calls prctl(2), which is async-signal-safe: the agent gets SIGKILL if
+    // ctxgate dies first.
+    unsafe {
+        cmd.pre_exec(|| {
+            libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0);
+            Ok(())
+        });
+    }
+    let mut child = match reaper::spawn_live(cmd) {
+        Ok(c) => c,
+        Err(e) => {
+            return Exit {
+                spawn_error: Some(format!("{}: {e}", argv[0])),
+                ..Exit::default()
+            }
+        }
+    };
+    let pid = child.id() as i32;
+    // A looping agent is stopped well past its request budget: the
+    // verdict is reached by then, and the rest is the deadline's waste.
+    let request_cap = script.request_budget() * 2 + 8;
+    let mut exit = Exit::default();
+    loop {
+        match child.try_wait() {
+            Ok(Some(status)) => {
+                use std::os::unix::process::ExitStatusExt;
+                exit.code = status.code();
+                exit.signal = status.signal();
+                break;
+            }
+            Ok(None) => {}
+            Err(_) => break,
+        }
+        let requests = play.lock().map_or(0, |p| p.request_count());
+        if started.elapsed() >= launch.deadline || requests > request_cap {
+            exit.timed_out = started.elapsed() >= launch.deadline;
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    reaper::unregister(pid);
+    let marker_var = format!("{MARKER_VAR}={marker}");
+    reaper::kill_descendants(pid, &marker_var, Duration::from_secs(5));
+    let _ = child.wait();
+    exit.elapsed = started.elapsed();
+    exit.stdout_tail = tail(out);
+    exit.stderr_tail = tail(err);
+    exit
+}
+
+fn tail(mut f: File) -> String {
+    let len = f.seek(SeekFrom::End(0)).unwrap_or(0);
+    let _ = f.seek(SeekFrom::Start(len.saturating_sub(TAIL_BYTES)));
+    let mut bytes = Vec::new();
+    let _ = f.take(TAIL_BYTES).read_to_end(&mut bytes);
+    String::from_utf8_lossy(&bytes).into_owned()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn credentials_and_proxies_are_withheld() {
+        for name in [
+            "OPENAI_API_KEY",
+            "ANTHROPIC_AUTH_TOKEN",
+            "AWS_SECRET_ACCESS_KEY",
+            "https_proxy",
+            "GEMINI_API_KEY",
+            "openrouter_api_key",
+            "CTXGATE_AGENT_PROMPT",
+        ] {
+            assert!(is_withheld(name), "{name}");
+        }
+        for name in ["PATH", "HOME", "LANG", "KEYBOARD"] {
+            assert!(!is_withheld(name), "{name}");
+        }
+    }
+
+    #[test]
+    fn prompt_placeholders_fill_one_word_each() {
+        let argv: Vec<String> = ["agent", "-p", "{prompt}", "--file={prompt_file}"]
+            .map(String::from)
+            .to_vec();
+        assert_eq!(
+            fill_words(&argv, "Task: a b {prompt_file}", "/t/task.txt"),
+            [
+                "agent",
+                "-p",
+                "Task: a b {prompt_file}",
+                "--file=/t/task.txt"
+            ]
+        );
+    }
+}

@@ -1,0 +1,348 @@
+//! The three dialects agents speak to a model, at the edge of agent mode:
+//! a request read into engine messages (through `model`'s wire formats),
+//! and a model turn rendered back — as one JSON answer or as the SSE event
+//! sequence the providers stream and their official SDKs parse.
+//!
+//! - `openai-chat`: OpenAI Chat Completions, `POST /v1/chat/completions`
+//!   ([`chat`]), read by `model::openai`.
+//! - `openai-responses`: OpenAI Responses, `POST /v1/responses`
+//!   ([`responses`]); its input items become engine messages here.
+//! - `anthropic`: Anthropic Messages, `POST /v1/messages` ([`anthropic`]),
+//!   read by `model::anthropic`.
+//!
+//! Everything between the edges speaks engine messages. What it does not
+//! do: decide what to answer (`agent::play`), or judge (`agent::judge`).
+
+pub mod anthropic;
+pub mod chat;
+pub mod responses;
+
+use serde_json::{json, Map, Value};
+
+use crate::model::Message;
+
+/// A dialect an agent speaks (SPEC §9, `--dialect`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Dialect {
+    OpenaiChat,
+    OpenaiResponses,
+    Anthropic,
+}
+
+impl Dialect {
+    pub const ALL: [Dialect; 3] = [
+        Dialect::OpenaiChat,
+        Dialect::OpenaiResponses,
+        Dialect::Anthropic,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Dialect::OpenaiChat => "openai-chat",
+            Dialect::OpenaiResponses => "openai-responses",
+            Dialect::Anthropic => "anthropic",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Dialect> {
+        Dialect::ALL.into_iter().find(|d| d.name() == s)
+    }
+
+    /// The dialect a request path is in: `/v1/chat/completions`, and the
+    /// same without `/v1` (a base URL given without it).
+    pub fn of_path(path: &str) -> Option<Dialect> {
+        let path = path.trim_end_matches('/');
+        let path = path.strip_prefix("/v1").unwrap_or(path);
+        match path {
+            "/chat/completions" => Some(Dialect::OpenaiChat),
+            "/responses" => Some(Dialect::OpenaiResponses),
+            "/messages" => Some(Dialect::Anthropic),
+            _ => None,
+        }
+    }
+
+    /// Read a request body of this dialect.
+    pub fn read(self, body: &[u8]) -> Result<Request, String> {
+        let value = crate::model::parse_json(body).map_err(|e| e.to_string())?;
+        let Value::Object(obj) = value else {
+            return Err("the request body is not a JSON object".into());
+        };
+        let mut request = match self {
+            Dialect::OpenaiChat => chat::read(&obj),
+            Dialect::OpenaiResponses => responses::read(&obj),
+            Dialect::Anthropic => anthropic::read(&obj),
+        }?;
+        request.dialect = self;
+        request.model = obj
+            .get("model")
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_owned();
+        request.stream = obj.get("stream").and_then(Value::as_bool).unwrap_or(false);
+        Ok(request)
+    }
+
+    /// A model turn as this dialect answers it: one JSON object, or, when
+    /// the request asked to stream, the provider's SSE events.
+    pub fn render(self, turn: &Turn, ctx: &AnswerContext) -> Rendered {
+        match (self, ctx.stream) {
+            (Dialect::OpenaiChat, false) => Rendered::json(chat::answer(turn, ctx)),
+            (Dialect::OpenaiChat, true) => Rendered::sse(chat::events(turn, ctx)),
+            (Dialect::OpenaiResponses, false) => Rendered::json(responses::answer(turn, ctx)),
+            (Dialect::OpenaiResponses, true) => Rendered::sse(responses::events(turn, ctx)),
+            (Dialect::Anthropic, false) => Rendered::json(anthropic::answer(turn, ctx)),
+            (Dialect::Anthropic, true) => Rendered::sse(anthropic::events(turn, ctx)),
+        }
+    }
+
+    /// The provider's answer to a request over the model's window: its
+    /// status and error body (what agents match on to compact).
+    pub fn context_length_error(self, tokens: u64, window: u64) -> Rendered {
+        let body = match self {
+            Dialect::OpenaiChat => json!({"error": {
+                "message": format!("This model's maximum context length is {window} tokens. However, your messages resulted in {tokens} tokens. Please reduce the length of the messages."),
+                "type": "invalid_request_error", "param": "messages", "code": "context_length_exceeded"}}),
+            Dialect::OpenaiResponses => json!({"error": {
+                "message": format!("Your input exceeds the context window of this model ({tokens} tokens > {window}). Please adjust your input and try again."),
+                "type": "invalid_request_error", "param": "input", "code": "context_length_exceeded"}}),
+            Dialect::Anthropic => json!({"type": "error", "error": {
+                "type": "invalid_request_error",
+                "message": format!("prompt is too long: {tokens} tokens > {window} maximum")}}),
+        };
+        Rendered::json(body).with_status(400)
+    }
+
+    /// The provider's answer to a request it cannot read.
+    pub fn bad_request(self, why: &str) -> Rendered {
+        let body = match self {
+            Dialect::Anthropic => json!({"type": "error", "error": {
+                "type": "invalid_request_error", "message": why}}),
+            _ => json!({"error": {"message": why, "type": "invalid_request_error",
+                "param": null, "code": null}}),
+        };
+        Rendered::json(body).with_status(400)
+    }
+}
+
+impl std::fmt::Display for Dialect {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// A model request as ctxgate reads it.
+#[derive(Debug, Clone)]
+pub struct Request {
+    pub dialect: Dialect,
+    pub model: String,
+    pub stream: bool,
+    /// Chat Completions' `stream_options.include_usage`.
+    pub stream_usage: bool,
+    /// The conversation, in the engine model: the system prompt (Chat's
+    /// `system`/`developer` messages, Anthropic's `system`, Responses'
+    /// `instructions`) as `system` messages at its head.
+    pub messages: Vec<Message>,
+    /// The tools the request advertises.
+    pub tools: Vec<Tool>,
+    /// The most output tokens the request allows (`max_tokens`,
+    /// `max_completion_tokens`, `max_output_tokens`).
+    pub max_tokens: Option<u64>,
+    /// Responses' `previous_response_id`: the conversation continues one
+    /// the endpoint answered (`agent::play` puts it back in front).
+    pub previous_response_id: Option<String>,
+    /// Whether the request lets the model call tools (`tool_choice` is not
+    /// `none`).
+    pub tools_allowed: bool,
+    /// Whether the model may make several calls in one turn
+    /// (`parallel_tool_calls`, Anthropic's `disable_parallel_tool_use`).
+    pub parallel_calls: bool,
+}
+
+impl Request {
+    fn new(messages: Vec<Message>, tools: Vec<Tool>) -> Request {
+        Request {
+            dialect: Dialect::OpenaiChat,
+            model: String::new(),
+            stream: false,
+            stream_usage: false,
+            messages,
+            tools,
+            max_tokens: None,
+            previous_response_id: None,
+            tools_allowed: true,
+            parallel_calls: true,
+        }
+    }
+}
+
+/// A tool a request advertises: its name and the JSON schema of its input.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Tool {
+    pub name: String,
+    pub schema: Value,
+}
+
+/// A model turn to answer with: text, then tool calls (none in a final
+/// answer or a summary).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Turn {
+    pub text: String,
+    pub calls: Vec<Call>,
+}
+
+/// One tool call of a model turn.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Call {
+    pub id: String,
+    pub name: String,
+    pub arguments: Value,
+}
+
+/// What an answer carries besides the turn: ids, the model's name, usage.
+#[derive(Debug, Clone)]
+pub struct AnswerContext {
+    /// A number unique to this answer within the run (its ids).
+    pub serial: u64,
+    pub model: String,
+    pub stream: bool,
+    pub stream_usage: bool,
+    /// Prompt tokens: ctxgate's estimate of the request (SPEC §9).
+    pub input_tokens: u64,
+    pub output_tokens: u64,
+    /// Unix seconds.
+    pub created: u64,
+}
+
+/// An HTTP answer: status, headers, body.
+#[derive(Debug, Clone)]
+pub struct Rendered {
+    pub status: u16,
+    pub headers: Vec<(String, String)>,
+    pub body: Vec<u8>,
+}
+
+impl Rendered {
+    pub fn json(v: Value) -> Rendered {
+        Rendered {
+            status: 200,
+            headers: vec![("content-type".into(), "application/json".into())],
+            body: v.to_string().into_bytes(),
+        }
+    }
+
+    /// Server-sent events: each `(event name, data)`; a `None` name writes
+    /// the data line alone (Chat Completions names no events), a string
+    /// data is written as it is (`[DONE]`).
+    pub fn sse(events: Vec<(Option<&'static str>, Value)>) -> Rendered {
+        let mut body = String::new();
+        for (name, data) in events {
+            if let Some(name) = name {
+                body.push_str("event: ");
+                body.push_str(name);
+                body.push('\n');
+            }
+            body.push_str("data: ");
+            match data {
+                Value::String(s) => body.push_str(&s),
+                other => body.push_str(&other.to_string()),
+            }
+            body.push_str("\n\n");
+        }
+        Rendered {
+            status: 200,
+            headers: vec![
+                (
+                    "content-type".into(),
+                    "text/event-stream; charset=utf-8".into(),
+                ),
+                ("cache-control".into(), "no-cache".into()),
+            ],
+            body: body.into_bytes(),
+        }
+    }
+
+    pub fn with_status(mut self, status: u16) -> Rendered {
+        self.status = status;
+        self
+    }
+}
+
+/// The `tools` of a request, whichever of the shapes it uses:
+/// `{"type": "function", "function": {name, parameters}}` (Chat),
+/// `{"type": "function", name, parameters}` (Responses),
+/// `{name, input_schema}` (Anthropic). Tools of other types (a provider's
+/// own, `web_search`) are not the agent's and are left out.
+pub(crate) fn read_tools(v: Option<&Value>) -> Vec<Tool> {
+    let Some(Value::Array(tools)) = v else {
+        return Vec::new();
+    };
+    tools
+        .iter()
+        .filter_map(|t| {
+            let t = t.as_object()?;
+            let f = t.get("function").and_then(Value::as_object).unwrap_or(t);
+            let name = f.get("name")?.as_str()?.to_owned();
+            let schema = ["parameters", "input_schema", "inputSchema"]
+                .iter()
+                .find_map(|k| f.get(*k))
+                .cloned()
+                .unwrap_or_else(|| json!({}));
+            Some(Tool { name, schema })
+        })
+        .collect()
+}
+
+/// The first of `keys` that `obj` has as a whole number.
+pub(crate) fn number_of(obj: &Map<String, Value>, keys: &[&str]) -> Option<u64> {
+    keys.iter()
+        .find_map(|k| obj.get(*k).and_then(Value::as_u64))
+}
+
+/// Arguments as JSON text, as Chat and Responses carry them.
+pub(crate) fn arguments_text(v: &Value) -> String {
+    v.to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn paths_name_their_dialect_with_or_without_v1() {
+        for (path, d) in [
+            ("/v1/chat/completions", Some(Dialect::OpenaiChat)),
+            ("/chat/completions", Some(Dialect::OpenaiChat)),
+            ("/v1/responses", Some(Dialect::OpenaiResponses)),
+            ("/v1/messages", Some(Dialect::Anthropic)),
+            ("/v1/messages/", Some(Dialect::Anthropic)),
+            ("/v1/models", None),
+            ("/v1/messages/count_tokens", None),
+        ] {
+            assert_eq!(Dialect::of_path(path), d, "{path}");
+        }
+    }
+
+    #[test]
+    fn tools_are_read_in_every_shape() {
+        let v = json!([
+            {"type": "function", "function": {"name": "read_file", "parameters": {"type": "object"}}},
+            {"type": "function", "name": "bash", "parameters": {"properties": {"command": {}}}},
+            {"name": "Read", "input_schema": {"properties": {"file_path": {}}}},
+            {"type": "web_search_preview"}
+        ]);
+        let names: Vec<_> = read_tools(Some(&v)).into_iter().map(|t| t.name).collect();
+        assert_eq!(names, ["read_file", "bash", "Read"]);
+    }
+
+    #[test]
+    fn sse_writes_named_and_unnamed_events() {
+        let r = Rendered::sse(vec![
+            (Some("message_stop"), json!({"type": "message_stop"})),
+            (None, Value::String("[DONE]".into())),
+        ]);
+        assert_eq!(
+            String::from_utf8(r.body).unwrap(),
+            "event: message_stop\ndata: {\"type\":\"message_stop\"}\n\ndata: [DONE]\n\n"
+        );
+    }
+}

@@ -1,0 +1,462 @@
+//! The model's side of one case: each request the endpoint receives is
+//! read, recorded in the trace, and answered — refused as the gateway or
+//! the provider would when it is over the ceiling or the window, else with
+//! the script's next model turn, a summary, or a short answer to a side
+//! request. Nothing here judges: the judges read the trace afterwards.
+//!
+//! Which turn comes next is the play's own count of turns answered, so a
+//! request is answered the same way however the agent rebuilt its history
+//! (after a summary, after a refusal). A request whose messages equal the
+//! last loop request's (a retry) gets the same turn again.
+
+use std::collections::hash_map::DefaultHasher;
+use std::collections::HashMap;
+use std::hash::{Hash, Hasher};
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Instant;
+
+use regex::Regex;
+use serde_json::{json, Value};
+
+use super::dialect::{responses, AnswerContext, Call, Dialect, Rendered, Request, Turn};
+use super::gateway::Gateway;
+use super::script::Script;
+use super::settings::Settings;
+use super::tools::{bind, ToolSpec};
+use super::trace::{redact, Answer, Kind, Recorded, Trace};
+use crate::estimate::{Adr0098, Estimator};
+use crate::generate::{text, ContentClass, SplitMix64};
+use crate::model::{engine, Message, Role, ToolCall};
+
+/// What a whole run shares: the agent's settings and how to answer.
+#[derive(Debug, Clone)]
+pub struct Stage {
+    pub settings: Settings,
+    pub gateway: Gateway,
+    /// Answer only this dialect (`--dialect`); others get `404`.
+    pub dialect: Option<Dialect>,
+    pub tools: Vec<ToolSpec>,
+    pub summary: SummaryMatcher,
+    /// The model `GET /v1/models` lists.
+    pub model: String,
+}
+
+/// Tells a summary request (SPEC §9, `--summary-match`).
+#[derive(Debug, Clone)]
+pub struct SummaryMatcher {
+    declared: Option<Regex>,
+}
+
+/// The wordings agents use to ask for a summary, case-insensitive.
+pub const DEFAULT_SUMMARY_PATTERN: &str = r"(?i)\b(summari[sz]e|summari[sz]ing|summary|compact|compaction|compress|condense|checkpoint|handoff|state_snapshot)\b";
+
+impl SummaryMatcher {
+    /// The default wordings, or `pattern` instead.
+    pub fn new(pattern: Option<&str>) -> Result<SummaryMatcher, String> {
+        let declared = pattern
+            .map(|p| Regex::new(p).map_err(|e| format!("--summary-match {p:?}: {e}")))
+            .transpose()?;
+        Ok(SummaryMatcher { declared })
+    }
+
+    /// Whether `r` asks for a summary. A declared pattern is matched
+    /// against the model's name, the system prompt and the last user
+    /// message; the default against the last user message (never the
+    /// task itself), and against the system prompt of a request that
+    /// lets the model call no tool.
+    pub fn is_summary(&self, r: &Request, task: &str) -> bool {
+        let system: String = r
+            .messages
+            .iter()
+            .filter(|m| m.role == Role::System)
+            .map(|m| m.content.text().into_owned())
+            .collect::<Vec<_>>()
+            .join("\n");
+        let last_user = r
+            .messages
+            .iter()
+            .rev()
+            .find(|m| m.role != Role::System)
+            .filter(|m| m.role == Role::User)
+            .map(|m| m.content.text().into_owned())
+            .unwrap_or_default();
+        if let Some(re) = &self.declared {
+            return re.is_match(&r.model) || re.is_match(&system) || re.is_match(&last_user);
+        }
+        let default = default_pattern();
+        let asks = !last_user.contains(task) && default.is_match(&last_user);
+        let toolless = r.tools.is_empty() || !r.tools_allowed;
+        asks || (toolless && default.is_match(&system))
+    }
+}
+
+fn default_pattern() -> &'static Regex {
+    static RE: std::sync::OnceLock<Regex> = std::sync::OnceLock::new();
+    RE.get_or_init(|| Regex::new(DEFAULT_SUMMARY_PATTERN).expect("the default pattern compiles"))
+}
+
+/// A request's body as the endpoint received it.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Received {
+    /// Every byte.
+    Whole(Vec<u8>),
+    /// Longer than ctxgate keeps: the length it declared.
+    OverCap(u64),
+    /// The connection ended before the length it declared.
+    CutShort(u64),
+}
+
+/// The mark every summary ctxgate writes begins with: how the judges know
+/// a summary in a later request.
+pub const SUMMARY_MARK: &str = "[ctxgate summary";
+
+/// The play of one case.
+pub struct Play {
+    stage: Arc<Stage>,
+    script: Arc<Script>,
+    workspace: PathBuf,
+    started: Instant,
+    requests: Vec<Recorded>,
+    turn: usize,
+    call: usize,
+    summaries: usize,
+    /// The last loop request's messages (hashed) and what it was answered.
+    last_loop: Option<(u64, Answer, Turn)>,
+    /// Responses' conversations by response id (`previous_response_id`).
+    conversations: HashMap<String, Vec<Message>>,
+    serial: u64,
+}
+
+impl Play {
+    pub fn new(stage: Arc<Stage>, script: Arc<Script>, workspace: PathBuf) -> Play {
+        Play {
+            stage,
+            script,
+            workspace,
+            started: Instant::now(),
+            requests: Vec::new(),
+            turn: 0,
+            call: 0,
+            summaries: 0,
+            last_loop: None,
+            conversations: HashMap::new(),
+            serial: 0,
+        }
+    }
+
+    /// How many requests it has received.
+    pub fn request_count(&self) -> usize {
+        self.requests.len()
+    }
+
+    /// The requests recorded so far.
+    pub fn into_trace(self) -> Trace {
+        Trace {
+            requests: self.requests,
+            exit: Default::default(),
+        }
+    }
+
+    /// Answer one HTTP request.
+    pub fn answer(
+        &mut self,
+        method: &str,
+        path: &str,
+        headers: Vec<(String, String)>,
+        body: Received,
+    ) -> Rendered {
+        let (body, body_len, cut) = match body {
+            Received::Whole(b) => {
+                let n = b.len() as u64;
+                (b, n, None)
+            }
+            Received::OverCap(declared) => (Vec::new(), declared, None),
+            Received::CutShort(declared) => (Vec::new(), 0, Some(declared)),
+        };
+        let mut rec = Recorded {
+            index: self.requests.len(),
+            at: self.started.elapsed(),
+            method: method.to_owned(),
+            path: path.to_owned(),
+            headers: redact(headers),
+            body,
+            body_len,
+            dialect: None,
+            request: None,
+            unreadable: None,
+            kind: Kind::Other,
+            tokens: 0,
+            answer: Answer::Other,
+            status: 200,
+        };
+        let rendered = match cut {
+            Some(declared) => {
+                rec.unreadable = Some(format!(
+                    "the connection ended before the body's declared {declared} bytes"
+                ));
+                rec.answer = Answer::BadRequest;
+                Rendered::json(json!({"error": {"message": "incomplete body", "type": "invalid_request_error"}}))
+                    .with_status(400)
+            }
+            None => self.respond(&mut rec),
+        };
+        rec.status = rendered.status;
+        self.requests.push(rec);
+        rendered
+    }
+
+    fn respond(&mut self, rec: &mut Recorded) -> Rendered {
+        let bare = rec
+            .path
+            .split('?')
+            .next()
+            .unwrap_or("")
+            .trim_end_matches('/');
+        let bare = bare.strip_prefix("/v1").unwrap_or(bare);
+        match (rec.method.as_str(), bare) {
+            ("GET", "/models") => return Rendered::json(self.models()),
+            ("GET", p) if p.starts_with("/models/") => {
+                return Rendered::json(self.models()["data"][0].clone())
+            }
+            ("POST", "/messages/count_tokens") => {
+                let tokens = Dialect::Anthropic
+                    .read(&rec.body)
+                    .map(|r| self.tokens(&r.messages))
+                    .unwrap_or(0);
+                return Rendered::json(json!({"input_tokens": tokens}));
+            }
+            _ => {}
+        }
+        let dialect = match Dialect::of_path(&rec.path) {
+            Some(d) if rec.method == "POST" && self.stage.dialect.is_none_or(|only| only == d) => d,
+            _ => {
+                return Rendered::json(json!({"error": {"message": format!(
+                    "ctxgate plays the model at POST /v1/chat/completions, /v1/responses and /v1/messages{}; not {} {}",
+                    self.stage.dialect.map(|d| format!(" (this run: {d} only)")).unwrap_or_default(),
+                    rec.method, rec.path),
+                    "type": "not_found", "code": "not_found"}}))
+                .with_status(404)
+            }
+        };
+        rec.dialect = Some(dialect);
+        rec.kind = Kind::Side;
+        let ceiling = self.stage.settings.config.transport_max_body_bytes;
+        if rec.body.is_empty() && rec.body_len > 0 {
+            rec.unreadable = Some(format!(
+                "{} bytes, past what ctxgate receives",
+                rec.body_len
+            ));
+            rec.answer = Answer::TooLarge;
+            return self.stage.gateway.too_large(rec.body_len, ceiling);
+        }
+        let mut request = match dialect.read(&rec.body) {
+            Ok(r) => r,
+            Err(why) => {
+                rec.unreadable = Some(why.clone());
+                rec.answer = Answer::BadRequest;
+                if rec.body_len > ceiling {
+                    rec.answer = Answer::TooLarge;
+                    return self.stage.gateway.too_large(rec.body_len, ceiling);
+                }
+                return dialect.bad_request(&why);
+            }
+        };
+        if let Some(prev) = &request.previous_response_id {
+            match self.conversations.get(prev) {
+                Some(earlier) => {
+                    let head = crate::model::head_len(earlier);
+                    let mut all = request.messages.clone();
+                    let at = crate::model::head_len(&all);
+                    all.splice(at..at, earlier[head..].iter().cloned());
+                    request.messages = all;
+                }
+                None => {
+                    rec.answer = Answer::BadRequest;
+                    let why = format!("Previous response with id '{prev}' not found.");
+                    rec.unreadable = Some(why.clone());
+                    return dialect.bad_request(&why);
+                }
+            }
+        }
+        rec.tokens = self.tokens(&request.messages);
+        rec.kind = if self.stage.summary.is_summary(&request, &self.script.task) {
+            Kind::Summary
+        } else if !request.tools.is_empty() && request.tools_allowed {
+            Kind::Loop
+        } else {
+            Kind::Side
+        };
+        let config = &self.stage.settings.config;
+        let refusal = if rec.body_len > ceiling {
+            rec.answer = Answer::TooLarge;
+            Some(self.stage.gateway.too_large(rec.body_len, ceiling))
+        } else if rec.tokens > config.context_window {
+            rec.answer = Answer::OverWindow;
+            Some(dialect.context_length_error(rec.tokens, config.context_window))
+        } else {
+            None
+        };
+        if let Some(r) = refusal {
+            rec.request = Some(request);
+            return r;
+        }
+        let (answer, turn) = match rec.kind {
+            Kind::Summary => self.summary(&request),
+            Kind::Loop => self.loop_turn(&request),
+            _ => (Answer::Side, text_turn("OK.")),
+        };
+        self.serial += 1;
+        let ctx = AnswerContext {
+            serial: self.serial,
+            model: if request.model.is_empty() {
+                self.stage.model.clone()
+            } else {
+                request.model.clone()
+            },
+            stream: request.stream,
+            stream_usage: request.stream_usage,
+            input_tokens: rec.tokens,
+            output_tokens: self.turn_tokens(&turn),
+            created: unix_now(),
+        };
+        if dialect == Dialect::OpenaiResponses {
+            let mut conversation = request.messages.clone();
+            conversation.push(turn_message(&turn));
+            self.conversations
+                .insert(responses::response_id(ctx.serial), conversation);
+        }
+        rec.answer = answer;
+        rec.request = Some(request);
+        dialect.render(&turn, &ctx)
+    }
+
+    fn models(&self) -> Value {
+        let m = &self.stage.model;
+        json!({"object": "list", "data": [{"id": m, "object": "model", "created": 0,
+            "owned_by": "ctxgate", "type": "model", "display_name": m,
+            "created_at": "2026-01-01T00:00:00Z"}],
+            "has_more": false, "first_id": m, "last_id": m})
+    }
+
+    fn tokens(&self, msgs: &[Message]) -> u64 {
+        Adr0098.tokens(&mut msgs.iter(), &self.stage.settings.config)
+    }
+
+    fn turn_tokens(&self, turn: &Turn) -> u64 {
+        self.tokens(&[turn_message(turn)])
+    }
+
+    fn summary(&mut self, r: &Request) -> (Answer, Turn) {
+        let sizes = &self.script.summaries;
+        let percent = if sizes.is_empty() {
+            50
+        } else {
+            sizes[self.summaries % sizes.len()]
+        };
+        let allowed =
+            r.max_tokens.unwrap_or(4096).min(1 << 20) * self.stage.settings.config.bytes_per_token;
+        let bytes = (allowed * percent as u64 / 100).max(64) as usize;
+        self.summaries += 1;
+        let head = format!("{SUMMARY_MARK} {}] ", self.summaries);
+        let mut rng = SplitMix64::new(self.summaries as u64 ^ bytes as u64);
+        let body = text::text(
+            &mut rng,
+            ContentClass::Prose,
+            bytes.saturating_sub(head.len()),
+        );
+        (Answer::Summary { bytes }, text_turn(&(head + &body)))
+    }
+
+    fn loop_turn(&mut self, r: &Request) -> (Answer, Turn) {
+        let key = messages_hash(&r.messages);
+        if let Some((last, answer, turn)) = &self.last_loop {
+            if *last == key {
+                return (answer.clone(), turn.clone());
+            }
+        }
+        let (answer, turn) = self.next_turn(r);
+        self.last_loop = Some((key, answer.clone(), turn.clone()));
+        (answer, turn)
+    }
+
+    fn next_turn(&mut self, r: &Request) -> (Answer, Turn) {
+        let final_turn = || text_turn(&self.script.final_answer);
+        let Some(turn) = self.script.turns.get(self.turn) else {
+            return (Answer::Final, final_turn());
+        };
+        let binding = match bind(&self.stage.tools, &r.tools) {
+            Ok(b) => b,
+            Err(why) => return (Answer::Unbound(why), final_turn()),
+        };
+        let first = self.call;
+        let count = if r.parallel_calls {
+            turn.calls.len() - first
+        } else {
+            1
+        };
+        let calls = turn.calls[first..first + count]
+            .iter()
+            .map(|c| {
+                let path = self.workspace.join(&c.file);
+                Call {
+                    id: c.id.clone(),
+                    name: binding.tool.clone(),
+                    arguments: binding.arguments(&path.to_string_lossy(), &c.file),
+                }
+            })
+            .collect();
+        let text = if first == 0 {
+            turn.text.clone()
+        } else {
+            String::new()
+        };
+        let answer = Answer::Turn {
+            turn: self.turn,
+            first_call: first,
+            calls: count,
+        };
+        self.call += count;
+        if self.call >= turn.calls.len() {
+            self.turn += 1;
+            self.call = 0;
+        }
+        (answer, Turn { text, calls })
+    }
+}
+
+fn text_turn(text: &str) -> Turn {
+    Turn {
+        text: text.to_owned(),
+        calls: Vec::new(),
+    }
+}
+
+/// A model turn as the engine message an agent echoes back.
+pub fn turn_message(turn: &Turn) -> Message {
+    if turn.calls.is_empty() {
+        return Message::assistant(turn.text.as_str());
+    }
+    let calls = turn
+        .calls
+        .iter()
+        .map(|c| ToolCall::new(c.id.clone(), c.name.clone(), c.arguments.clone()))
+        .collect();
+    Message::assistant_calls(turn.text.as_str(), calls)
+}
+
+/// A hash of messages by their engine JSON: two requests carry the same
+/// conversation when it is equal.
+pub fn messages_hash(msgs: &[Message]) -> u64 {
+    let mut h = DefaultHasher::new();
+    for v in engine::write_messages(msgs) {
+        v.to_string().hash(&mut h);
+    }
+    h.finish()
+}
+
+fn unix_now() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs())
+}

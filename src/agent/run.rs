@@ -1,0 +1,554 @@
+//! A run of agent mode: cases are generated (under the agent's own
+//! config, aimed at its trigger and ceiling), each played by starting the
+//! agent against a fresh endpoint, judged from its trace; the first
+//! failure of each invariant is re-run to tell a real failure from a flaky
+//! one, shrunk by re-running the agent on smaller scripts (through
+//! `run::shrink`'s budget rule), and saved as an agent fixture.
+//!
+//! `replay` plays fixtures' scripts again and judges them the same way.
+
+use std::collections::{BTreeMap, HashMap};
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use super::case::{self, Launch};
+use super::fixture::AgentFixture;
+use super::invariants::AgentInvariant;
+use super::judge::{judge, Facts, Finding, Judged, Verdict};
+use super::play::Stage;
+use super::script::Script;
+use super::trace::Trace;
+use crate::generate::{case_for_config, mix, Case, GenConfig};
+use crate::run::Saved;
+
+/// What to run.
+#[derive(Debug, Clone)]
+pub struct AgentOptions {
+    pub stage: Stage,
+    pub launch: Launch,
+    pub cases: u64,
+    pub time: Option<Duration>,
+    pub seed: u64,
+    /// The invariants judged (all nine by default).
+    pub invariants: Vec<AgentInvariant>,
+    pub save: Option<PathBuf>,
+    pub gen: GenConfig,
+    /// At most this many agent runs while shrinking one failure.
+    pub shrink_runs: usize,
+    /// A failure is re-run this many times before it is shrunk; one that
+    /// does not fail every time is flaky.
+    pub confirm_runs: usize,
+}
+
+/// The generator agent mode uses by default: `check`'s, without images
+/// (read as files, an image is the agent's tool's business, not yet
+/// ctxgate's), ill-formed histories or exotic numbers (which no model
+/// turn can carry).
+pub fn default_gen() -> GenConfig {
+    let mut g = GenConfig::default().without_images();
+    g.allow_ill_formed = false;
+    g.exotic_numbers_percent = 0;
+    g
+}
+
+/// Pass, fail and not-applicable counts of one invariant over a run.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Tally {
+    pub pass: u64,
+    pub fail: u64,
+    #[serde(rename = "notApplicable")]
+    pub not_applicable: u64,
+}
+
+/// The first failure of an invariant: confirmed, shrunk and saved.
+#[derive(Debug, Clone)]
+pub struct AgentFailure {
+    pub invariant: AgentInvariant,
+    pub case: u64,
+    /// The finding on the shrunk script.
+    pub finding: Finding,
+    /// (turns, calls, result bytes) before and after shrinking.
+    pub from: (usize, usize, usize),
+    pub to: (usize, usize, usize),
+    /// Agent runs spent shrinking.
+    pub shrink_runs: usize,
+    pub fixture: Saved,
+}
+
+/// A failure that did not repeat on every re-run.
+#[derive(Debug, Clone)]
+pub struct Flaky {
+    pub invariant: AgentInvariant,
+    pub case: u64,
+    /// Of the re-runs, how many failed it again.
+    pub failed_again: usize,
+    pub reruns: usize,
+    pub detail: String,
+}
+
+/// One failing case: its index, the invariant, a short detail.
+#[derive(Debug, Clone)]
+pub struct FailingCase {
+    pub case: u64,
+    pub invariant: AgentInvariant,
+    pub detail: String,
+}
+
+/// What a run came to.
+#[derive(Debug, Clone)]
+pub struct AgentReport {
+    /// The agent's command as given.
+    pub agent: String,
+    pub seed: u64,
+    pub cases: u64,
+    pub elapsed: Duration,
+    pub checked: Vec<AgentInvariant>,
+    pub tally: BTreeMap<AgentInvariant, Tally>,
+    pub failures: Vec<AgentFailure>,
+    pub flaky: Vec<Flaky>,
+    pub failing_cases: Vec<FailingCase>,
+    /// Facts summed over the cases.
+    pub coverage: Facts,
+    /// Dialects the agent spoke.
+    pub dialects: Vec<String>,
+    /// The script could not be played: why (no tool reads a file).
+    pub unplayable: Option<String>,
+    pub time_budget_reached: bool,
+    /// The replay command's `--run`, for replay lines.
+    pub run_flag: String,
+}
+
+impl AgentReport {
+    /// Invariants checked and never exercised.
+    pub fn never_exercised(&self) -> Vec<AgentInvariant> {
+        self.checked
+            .iter()
+            .copied()
+            .filter(|i| self.tally.get(i).is_none_or(|t| t.pass + t.fail == 0))
+            .collect()
+    }
+
+    /// The never-exercised invariants that fail the run: all of them,
+    /// but `recovers-after-refusal` when anything else was judged — it
+    /// bites only when a request is refused, and an agent that never
+    /// oversteps the ceiling or the window is never refused.
+    pub fn unexercised_failing(&self) -> Vec<AgentInvariant> {
+        let never = self.never_exercised();
+        let others_judged = self.checked.iter().any(|i| !never.contains(i));
+        never
+            .into_iter()
+            .filter(|i| !(others_judged && *i == AgentInvariant::RecoversAfterRefusal))
+            .collect()
+    }
+
+    /// The run's verdict as SPEC §8's exit code: 0 all held and each was
+    /// exercised, 1 a failure, a flaky failure or nothing judged, 2 the
+    /// script could not be played (bad usage).
+    pub fn exit_code(&self) -> u8 {
+        if self.unplayable.is_some() {
+            2
+        } else if !self.failures.is_empty()
+            || !self.flaky.is_empty()
+            || self.cases == 0
+            || !self.unexercised_failing().is_empty()
+            || self.tally.values().any(|t| t.fail > 0)
+        {
+            1
+        } else {
+            0
+        }
+    }
+}
+
+/// The case number `index` of a run: generated under the agent's config.
+///
+/// A generated history without one iteration that calls a tool makes a
+/// script of a final answer alone, which tests nothing but `finishes`:
+/// such a case is drawn again (from the same seed and index, so the run
+/// stays the same every time), up to eight times.
+pub fn case_of(opts: &AgentOptions, index: u64) -> Case {
+    let config = &opts.stage.settings.config;
+    let mut case = case_for_config(opts.seed, index, &opts.gen, config);
+    for attempt in 1..8u64 {
+        if case.messages.iter().any(|m| m.opens_iteration()) {
+            break;
+        }
+        case = case_for_config(mix(opts.seed, attempt), index, &opts.gen, config);
+    }
+    super::script::grow(&mut case, mix(opts.seed ^ 0xa6e7, index));
+    case
+}
+
+/// Run the agent on `opts.cases` cases (or until `opts.time` is spent),
+/// saying what happens through `say`.
+pub fn run(opts: &AgentOptions, mut say: impl FnMut(&str)) -> Result<AgentReport, String> {
+    let runtime = runtime()?;
+    let stage = Arc::new(opts.stage.clone());
+    let started = Instant::now();
+    let deadline = opts.time.map(|t| started + t);
+    let mut report = AgentReport {
+        agent: opts.launch.argv.join(" "),
+        seed: opts.seed,
+        cases: 0,
+        elapsed: Duration::ZERO,
+        checked: opts.invariants.clone(),
+        tally: opts
+            .invariants
+            .iter()
+            .map(|i| (*i, Tally::default()))
+            .collect(),
+        failures: Vec::new(),
+        flaky: Vec::new(),
+        failing_cases: Vec::new(),
+        coverage: Facts::default(),
+        dialects: Vec::new(),
+        unplayable: None,
+        time_budget_reached: false,
+        run_flag: String::new(),
+    };
+    let mut claimed: Vec<AgentInvariant> = Vec::new();
+    for index in 0..opts.cases {
+        if deadline.is_some_and(|d| Instant::now() >= d) {
+            report.time_budget_reached = true;
+            break;
+        }
+        let case = case_of(opts, index);
+        let summaries = Script::summary_sizes(mix(opts.seed, index));
+        let script = Arc::new(Script::from_case(&case, summaries.clone()));
+        let trace = case::run(runtime.handle(), &stage, &script, &opts.launch, index);
+        let judged = judge(&trace, &script, &stage.settings);
+        report.cases += 1;
+        note_dialects(&mut report, &trace);
+        add_facts(&mut report.coverage, &judged.facts);
+        if let Some(why) = &judged.facts.unbound {
+            report.unplayable = Some(why.clone());
+            break;
+        }
+        let failed = tally(&mut report, opts, &judged, index);
+        say(&case_line(index, &script, &trace, &judged, &failed));
+        for inv in failed {
+            if claimed.contains(&inv) {
+                continue;
+            }
+            claimed.push(inv);
+            let finding = judged
+                .findings
+                .iter()
+                .find(|f| f.invariant == inv)
+                .cloned()
+                .expect("a failed invariant has a finding");
+            let again = (0..opts.confirm_runs)
+                .filter(|_| {
+                    let t = case::run(runtime.handle(), &stage, &script, &opts.launch, index);
+                    judge(&t, &script, &stage.settings)
+                        .failed()
+                        .any(|i| i == inv)
+                })
+                .count();
+            if again < opts.confirm_runs {
+                say(&format!(
+                    "  {inv}: failed again on {again} of {} re-runs — flaky, not shrunk",
+                    opts.confirm_runs
+                ));
+                report.flaky.push(Flaky {
+                    invariant: inv,
+                    case: index,
+                    failed_again: again,
+                    reruns: opts.confirm_runs,
+                    detail: finding.detail,
+                });
+                continue;
+            }
+            say(&format!(
+                "  {inv}: repeats; shrinking by re-running the agent"
+            ));
+            let failure = shrink_and_save(
+                opts,
+                &runtime,
+                &stage,
+                &case,
+                &summaries,
+                inv,
+                index,
+                deadline,
+                (trace.clone(), finding),
+            );
+            say(&format!(
+                "  {inv}: shrunk to {} turn(s), {} call(s) in {} run(s){}",
+                failure.to.0,
+                failure.to.1,
+                failure.shrink_runs,
+                match &failure.fixture {
+                    Saved::At(p) => format!(
+                        "; saved {}",
+                        crate::model::one_line(&p.display().to_string())
+                    ),
+                    _ => String::new(),
+                }
+            ));
+            report.failures.push(failure);
+        }
+    }
+    report.elapsed = started.elapsed();
+    Ok(report)
+}
+
+/// The multi-threaded runtime the endpoints of a run live on.
+pub(crate) fn runtime() -> Result<tokio::runtime::Runtime, String> {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .thread_name("ctxgate-endpoint")
+        .enable_all()
+        .build()
+        .map_err(|e| format!("cannot start the endpoint's runtime: {e}"))
+}
+
+fn tally(
+    report: &mut AgentReport,
+    opts: &AgentOptions,
+    judged: &Judged,
+    index: u64,
+) -> Vec<AgentInvariant> {
+    let mut failed = Vec::new();
+    for inv in &opts.invariants {
+        let t = report.tally.entry(*inv).or_default();
+        match judged.verdicts.get(inv) {
+            Some(Verdict::Pass) => t.pass += 1,
+            Some(Verdict::Fail) => {
+                t.fail += 1;
+                failed.push(*inv);
+                if let Some(f) = judged.findings.iter().find(|f| f.invariant == *inv) {
+                    report.failing_cases.push(FailingCase {
+                        case: index,
+                        invariant: *inv,
+                        detail: f.detail.clone(),
+                    });
+                }
+            }
+            _ => t.not_applicable += 1,
+        }
+    }
+    failed
+}
+
+fn note_dialects(report: &mut AgentReport, trace: &Trace) {
+    for r in &trace.requests {
+        if let Some(d) = r.dialect {
+            if !report.dialects.iter().any(|s| s == d.name()) {
+                report.dialects.push(d.name().to_owned());
+            }
+        }
+    }
+}
+
+fn add_facts(sum: &mut Facts, f: &Facts) {
+    sum.requests += f.requests;
+    sum.loop_requests += f.loop_requests;
+    sum.summary_requests += f.summary_requests;
+    sum.side_requests += f.side_requests;
+    sum.refused_too_large += f.refused_too_large;
+    sum.refused_over_window += f.refused_over_window;
+    sum.recoveries += f.recoveries;
+    sum.compactions += f.compactions;
+    sum.turns_answered += f.turns_answered;
+    sum.parallel_answers += f.parallel_answers;
+    sum.final_reached |= f.final_reached;
+    sum.max_body_bytes = sum.max_body_bytes.max(f.max_body_bytes);
+    sum.max_tokens = sum.max_tokens.max(f.max_tokens);
+    sum.unreadable += f.unreadable;
+}
+
+fn case_line(
+    index: u64,
+    script: &Script,
+    trace: &Trace,
+    judged: &Judged,
+    failed: &[AgentInvariant],
+) -> String {
+    let f = &judged.facts;
+    format!(
+        "case {index}: {} turn(s), {} request(s) ({} summary, {} refused), {}, {}",
+        script.turns.len(),
+        f.requests,
+        f.summary_requests,
+        f.refused_too_large + f.refused_over_window,
+        trace.exit.shown(),
+        if failed.is_empty() {
+            "held".to_owned()
+        } else {
+            format!(
+                "FAILED {}",
+                failed
+                    .iter()
+                    .map(|i| i.name())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )
+        }
+    )
+}
+
+/// The size of a script: turns, calls, result bytes.
+fn size(s: &Script) -> (usize, usize, usize) {
+    (
+        s.turns.len(),
+        s.calls().count(),
+        s.calls().map(|(_, c)| c.content.len()).sum(),
+    )
+}
+
+#[allow(clippy::too_many_arguments)]
+fn shrink_and_save(
+    opts: &AgentOptions,
+    runtime: &tokio::runtime::Runtime,
+    stage: &Arc<Stage>,
+    case: &Case,
+    summaries: &[u32],
+    inv: AgentInvariant,
+    index: u64,
+    deadline: Option<Instant>,
+    first: (Trace, Finding),
+) -> AgentFailure {
+    let original = Script::from_case(case, summaries.to_vec());
+    // Candidates that differ only where a script does not look (a system
+    // message, the envelope) play the same script: each is run once.
+    let mut tried: HashMap<String, Option<(Trace, Finding)>> = HashMap::new();
+    let mut last = first;
+    let mut runs = 0;
+    // A candidate is tried only when its script is smaller than the one
+    // kept: fewer turns, or as many and fewer calls, or as many of both and
+    // fewer result bytes (the history's shrinker keeps a body's size when it
+    // folds messages away, which can move text into a result).
+    let mut kept = size(&original);
+    let shrunk = crate::run::shrink::shrink_within(
+        case.clone(),
+        opts.shrink_runs,
+        deadline,
+        Some(&opts.stage.settings.config),
+        |candidate| {
+            let script = Script::from_case(candidate, summaries.to_vec());
+            let candidate_size = size(&script);
+            if candidate_size >= kept {
+                return false;
+            }
+            let key = serde_json::to_string(&script).unwrap_or_default();
+            let outcome = match tried.get(&key) {
+                Some(known) => known.clone(),
+                None => {
+                    runs += 1;
+                    let script = Arc::new(script);
+                    let trace = case::run(runtime.handle(), stage, &script, &opts.launch, index);
+                    let judged = judge(&trace, &script, &stage.settings);
+                    let finding = judged.findings.into_iter().find(|f| f.invariant == inv);
+                    let outcome = finding.map(|f| (trace, f));
+                    tried.insert(key, outcome.clone());
+                    outcome
+                }
+            };
+            match outcome {
+                Some(failing) => {
+                    last = failing;
+                    kept = candidate_size;
+                    true
+                }
+                None => false,
+            }
+        },
+    );
+    let script = Script::from_case(&shrunk, summaries.to_vec());
+    let (trace, finding) = last;
+    let mut fixture = AgentFixture::new(
+        opts.stage.settings.clone(),
+        script.clone(),
+        vec![inv],
+        format!(
+            "found by ctxgate agent (seed {}, case {index}), shrunk from {} turn(s)",
+            opts.seed,
+            original.turns.len()
+        ),
+    );
+    fixture.found = Some(finding.detail.clone());
+    if let Some(r) = finding.request.and_then(|i| trace.requests.get(i)) {
+        fixture = fixture.with_request(r);
+    }
+    let saved = match &opts.save {
+        None => Saved::NotAsked,
+        Some(dir) => match fixture.save(dir) {
+            Ok(p) => Saved::At(p),
+            Err(e) => Saved::Failed(format!(
+                "cannot save fixture {} in {}: {e}",
+                fixture.name,
+                dir.display()
+            )),
+        },
+    };
+    AgentFailure {
+        invariant: inv,
+        case: index,
+        finding,
+        from: size(&original),
+        to: size(&script),
+        shrink_runs: runs,
+        fixture: saved,
+    }
+}
+
+/// One fixture replayed: each of its invariants' verdicts, and the
+/// findings.
+#[derive(Debug, Clone)]
+pub struct Replayed {
+    pub path: PathBuf,
+    pub fixture: AgentFixture,
+    pub judged: Judged,
+}
+
+impl Replayed {
+    /// The fixture's invariants that failed.
+    pub fn failed(&self) -> Vec<AgentInvariant> {
+        self.fixture
+            .invariants
+            .iter()
+            .copied()
+            .filter(|i| self.judged.verdicts.get(i) == Some(&Verdict::Fail))
+            .collect()
+    }
+
+    /// Whether anything of the fixture was judged.
+    pub fn judged_any(&self) -> bool {
+        self.fixture.invariants.iter().any(|i| {
+            matches!(
+                self.judged.verdicts.get(i),
+                Some(Verdict::Pass | Verdict::Fail)
+            )
+        })
+    }
+}
+
+/// Play each fixture's script with the agent and judge it under the
+/// fixture's settings (the run's gateway, dialect, tools and matcher).
+pub fn replay(
+    fixtures: Vec<(PathBuf, AgentFixture)>,
+    stage: &Stage,
+    launch: &Launch,
+) -> Result<Vec<Replayed>, String> {
+    let runtime = runtime()?;
+    Ok(fixtures
+        .into_iter()
+        .enumerate()
+        .map(|(i, (path, fixture))| {
+            let stage = Arc::new(Stage {
+                settings: fixture.settings.clone(),
+                ..stage.clone()
+            });
+            let script = Arc::new(fixture.script.clone());
+            let trace = case::run(runtime.handle(), &stage, &script, launch, i as u64);
+            let judged = judge(&trace, &script, &stage.settings);
+            Replayed {
+                path,
+                fixture,
+                judged,
+            }
+        })
+        .collect())
+}

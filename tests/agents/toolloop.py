@@ -1,0 +1,407 @@
+#!/usr/bin/env python3
+"""A small ToolLoop agent for ctxgate's own tests of agent mode: it talks to
+a model over HTTP (OpenAI Chat Completions, OpenAI Responses or Anthropic
+Messages, streamed or not), reads files with its one tool, and compacts its
+history the way ADR 0098 says: estimate = bytes of the messages' JSON / 4
+(tool calls included), compaction checked before *every* request, a summary
+asked of the model, the system prompt and the task kept, the last turn kept
+whole, and the transport ceiling respected besides the window.
+
+With --bug NAME it carries one of the 2026 reports of this class instead:
+
+  no-check-before-results  compaction is checked before a user turn only,
+                           never between a tool result and the request that
+                           carries it (earendil-works/pi#3609)
+  resend-on-413            a 413 is not recognised: the same history is sent
+                           again (QwenLM/qwen-code#10380)
+  summary-over-ceiling     the summary request carries the whole history, so
+                           it is itself over the ceiling (opencode #36589)
+  drops-system-prompt      the system prompt is lost at compaction
+  cuts-last-results        the last turn's results are cut to 100 bytes
+  compacts-early           compacts at a tenth of the trigger
+  flaky-drop               drops the system prompt at compaction, one run in two
+
+For ctxgate's own tests besides: --tool-name NAME advertises the tool
+under another name; --check-env exits 3 when the environment ctxgate gives
+is not SPEC §9's (dummy keys, no credentials of the user's, the task in a
+variable and a file, the workspace as working directory);
+--spawn-sleeper TOKEN leaves a detached process behind (its argv holds
+TOKEN), which ctxgate must stop; --hang SECS waits that long first.
+
+Settings come from flags (the same values ctxgate's --config holds):
+  --window TOKENS --threshold F --ceiling BYTES --dialect D [--stream]
+  [--tool-output-max-bytes N]  (a result longer than N bytes is cut to N)
+
+Standard library only. Exit 0 after the model's final answer; 2 when even
+the smallest request cannot fit (it says so on stderr).
+"""
+
+import argparse
+import random
+import subprocess
+import json
+import os
+import sys
+import urllib.error
+import urllib.request
+
+SYSTEM = ("You are a careful coding agent. Read the files the task needs with "
+          "read_file, one turn at a time, then answer.")
+SUMMARY_ASK = "Summarize the conversation so far for a handoff."
+
+READ_FILE = {
+    "name": "read_file",
+    "description": "Read a text file and return its content.",
+    "schema": {"type": "object", "properties": {"path": {"type": "string"}},
+               "required": ["path"]},
+}
+
+
+class TooLarge(Exception):
+    pass
+
+
+class OverWindow(Exception):
+    pass
+
+
+def dumps(v):
+    return json.dumps(v, ensure_ascii=False, separators=(",", ":"))
+
+
+# --- the three dialects: a conversation of neutral messages in, a turn out ---
+# A neutral message: {"role": system|user|assistant|tool, "content": str,
+#                     "calls": [{"id", "name", "args"}], "id": call id (tool)}
+
+def tool_name():
+    return READ_FILE["name"]
+
+
+def chat_body(msgs, tools, stream, max_tokens):
+    out = []
+    for m in msgs:
+        if m["role"] == "assistant" and m.get("calls"):
+            out.append({"role": "assistant", "content": m["content"] or None,
+                        "tool_calls": [{"id": c["id"], "type": "function",
+                                        "function": {"name": c["name"], "arguments": dumps(c["args"])}}
+                                       for c in m["calls"]]})
+        elif m["role"] == "tool":
+            out.append({"role": "tool", "tool_call_id": m["id"], "content": m["content"]})
+        else:
+            out.append({"role": m["role"], "content": m["content"]})
+    body = {"model": "test-model", "messages": out, "stream": stream, "max_tokens": max_tokens}
+    if tools:
+        body["tools"] = [{"type": "function", "function": {"name": tool_name(),
+                          "description": READ_FILE["description"], "parameters": READ_FILE["schema"]}}]
+    if stream:
+        body["stream_options"] = {"include_usage": True}
+    return body
+
+
+def responses_body(msgs, tools, stream, max_tokens):
+    items, instructions = [], None
+    for m in msgs:
+        if m["role"] == "system" and instructions is None:
+            instructions = m["content"]
+        elif m["role"] == "assistant" and m.get("calls"):
+            if m["content"]:
+                items.append({"role": "assistant", "content": m["content"]})
+            for c in m["calls"]:
+                items.append({"type": "function_call", "call_id": c["id"], "name": c["name"],
+                              "arguments": dumps(c["args"])})
+        elif m["role"] == "tool":
+            items.append({"type": "function_call_output", "call_id": m["id"], "output": m["content"]})
+        else:
+            items.append({"role": m["role"], "content": m["content"]})
+    body = {"model": "test-model", "input": items, "stream": stream, "max_output_tokens": max_tokens}
+    if instructions is not None:
+        body["instructions"] = instructions
+    if tools:
+        body["tools"] = [{"type": "function", "name": tool_name(),
+                          "description": READ_FILE["description"], "parameters": READ_FILE["schema"]}]
+    return body
+
+
+def anthropic_body(msgs, tools, stream, max_tokens):
+    system = "\n".join(m["content"] for m in msgs if m["role"] == "system")
+    out = []
+    for m in msgs:
+        if m["role"] == "system":
+            continue
+        if m["role"] == "assistant" and m.get("calls"):
+            blocks = [{"type": "text", "text": m["content"]}] if m["content"] else []
+            blocks += [{"type": "tool_use", "id": c["id"], "name": c["name"], "input": c["args"]}
+                       for c in m["calls"]]
+            out.append({"role": "assistant", "content": blocks})
+        elif m["role"] == "tool":
+            block = {"type": "tool_result", "tool_use_id": m["id"], "content": m["content"]}
+            if out and out[-1]["role"] == "user" and isinstance(out[-1]["content"], list) \
+                    and out[-1]["content"] and out[-1]["content"][0].get("type") == "tool_result":
+                out[-1]["content"].append(block)
+            else:
+                out.append({"role": "user", "content": [block]})
+        else:
+            out.append({"role": m["role"], "content": m["content"]})
+    body = {"model": "test-model", "messages": out, "stream": stream, "max_tokens": max_tokens}
+    if system:
+        body["system"] = system
+    if tools:
+        body["tools"] = [{"name": tool_name(), "description": READ_FILE["description"],
+                          "input_schema": READ_FILE["schema"]}]
+    return body
+
+
+BODIES = {"openai-chat": chat_body, "openai-responses": responses_body, "anthropic": anthropic_body}
+
+
+def url_of(dialect):
+    if dialect == "anthropic":
+        return os.environ["ANTHROPIC_BASE_URL"].rstrip("/") + "/v1/messages"
+    base = os.environ["OPENAI_BASE_URL"].rstrip("/")
+    return base + ("/chat/completions" if dialect == "openai-chat" else "/responses")
+
+
+def sse_events(raw):
+    for block in raw.decode("utf-8").split("\n\n"):
+        data = [line[6:] for line in block.split("\n") if line.startswith("data: ")]
+        if data:
+            yield "\n".join(data)
+
+
+def read_turn(dialect, raw, stream):
+    """The model's turn: (text, [calls])."""
+    if not stream:
+        r = json.loads(raw)
+        if dialect == "openai-chat":
+            m = r["choices"][0]["message"]
+            calls = [{"id": c["id"], "name": c["function"]["name"],
+                      "args": json.loads(c["function"]["arguments"])} for c in m.get("tool_calls") or []]
+            return m.get("content") or "", calls
+        if dialect == "openai-responses":
+            text, calls = "", []
+            for item in r["output"]:
+                if item["type"] == "message":
+                    text += "".join(p["text"] for p in item["content"] if p["type"] == "output_text")
+                elif item["type"] == "function_call":
+                    calls.append({"id": item["call_id"], "name": item["name"],
+                                  "args": json.loads(item["arguments"])})
+            return text, calls
+        text = "".join(b["text"] for b in r["content"] if b["type"] == "text")
+        calls = [{"id": b["id"], "name": b["name"], "args": b["input"]}
+                 for b in r["content"] if b["type"] == "tool_use"]
+        return text, calls
+    text, calls = "", {}
+    for data in sse_events(raw):
+        if data == "[DONE]":
+            break
+        e = json.loads(data)
+        if dialect == "openai-chat":
+            for ch in e.get("choices", []):
+                d = ch.get("delta", {})
+                text += d.get("content") or ""
+                for tc in d.get("tool_calls") or []:
+                    c = calls.setdefault(tc["index"], {"id": None, "name": "", "args": ""})
+                    c["id"] = tc.get("id") or c["id"]
+                    f = tc.get("function", {})
+                    c["name"] += f.get("name") or ""
+                    c["args"] += f.get("arguments") or ""
+        elif dialect == "openai-responses":
+            if e["type"] == "response.output_text.delta":
+                text += e["delta"]
+            elif e["type"] == "response.output_item.done" and e["item"]["type"] == "function_call":
+                it = e["item"]
+                calls[len(calls)] = {"id": it["call_id"], "name": it["name"], "args": it["arguments"]}
+        else:
+            if e["type"] == "content_block_start" and e["content_block"]["type"] == "tool_use":
+                b = e["content_block"]
+                calls[e["index"]] = {"id": b["id"], "name": b["name"], "args": ""}
+            elif e["type"] == "content_block_delta":
+                d = e["delta"]
+                if d["type"] == "text_delta":
+                    text += d["text"]
+                elif d["type"] == "input_json_delta":
+                    calls[e["index"]]["args"] += d["partial_json"]
+    out = [{"id": c["id"], "name": c["name"], "args": json.loads(c["args"] or "{}")}
+           for _, c in sorted(calls.items())]
+    return text, out
+
+
+def send(dialect, msgs, tools, stream, max_tokens=1024):
+    body = dumps(BODIES[dialect](msgs, tools, stream, max_tokens)).encode("utf-8")
+    req = urllib.request.Request(url_of(dialect), data=body, method="POST", headers={
+        "content-type": "application/json",
+        "authorization": "Bearer " + os.environ.get("OPENAI_API_KEY", ""),
+        "x-api-key": os.environ.get("ANTHROPIC_API_KEY", ""),
+        "anthropic-version": "2023-06-01"})
+    try:
+        with urllib.request.urlopen(req, timeout=60) as resp:
+            return read_turn(dialect, resp.read(), stream)
+    except urllib.error.HTTPError as e:
+        text = e.read().decode("utf-8", "replace")
+        if e.code == 413:
+            raise TooLarge(text)
+        if e.code == 400 and ("context" in text or "too long" in text):
+            raise OverWindow(text)
+        raise
+
+
+class Agent:
+    def __init__(self, a):
+        self.a = a
+        self.trigger = round(a.threshold * min(a.window, a.ceiling // 4))
+        if a.bug == "compacts-early":
+            self.trigger = max(1, self.trigger // 10)
+
+    def size(self, msgs):
+        return len(dumps(BODIES[self.a.dialect](msgs, True, self.a.stream, 1024)).encode("utf-8"))
+
+    def estimate(self, msgs):
+        return sum(len(dumps(m).encode("utf-8")) for m in msgs) // 4
+
+    def due(self, msgs):
+        return self.estimate(msgs) > self.trigger or self.size(msgs) > self.a.ceiling * 0.9
+
+    def last_turn(self, msgs):
+        """The index of the last assistant turn with calls."""
+        for i in range(len(msgs) - 1, -1, -1):
+            if msgs[i]["role"] == "assistant" and msgs[i].get("calls"):
+                return i
+        return len(msgs)
+
+    def compact(self, msgs):
+        system, task = msgs[0], msgs[1]
+        start = self.last_turn(msgs)
+        recent = msgs[start:]
+        old = msgs[2:start]
+        summary = ""
+        if old:
+            if self.a.bug == "summary-over-ceiling":
+                ask = msgs + [{"role": "user", "content": SUMMARY_ASK}]
+            else:
+                # What the summariser is sent is bounded by the ceiling too.
+                ask, budget = [system], self.a.ceiling // 2
+                for m in old:
+                    piece = {"role": "user" if m["role"] != "assistant" else "assistant",
+                             "content": (m["content"] or dumps(m.get("calls")))[:4000]}
+                    if self.size(ask + [piece]) > budget:
+                        break
+                    ask.append(piece)
+                if ask[-1]["role"] == "user":
+                    ask[-1] = dict(ask[-1], content=ask[-1]["content"] + "\n\n" + SUMMARY_ASK)
+                else:
+                    ask.append({"role": "user", "content": SUMMARY_ASK})
+            try:
+                summary, _ = send(self.a.dialect, ask, False, self.a.stream, max_tokens=256)
+            except (TooLarge, OverWindow):
+                if self.a.bug == "summary-over-ceiling":
+                    raise
+                summary = "(earlier turns dropped)"
+            summary = summary[:2000]
+        drop = self.a.bug == "drops-system-prompt" or (
+            self.a.bug == "flaky-drop" and random.random() < 0.5)
+        head = [task] if drop else [system, task]
+        note = [{"role": "user", "content": "Earlier work, summarised: " + summary}] if summary else []
+        return head + note + recent
+
+    def fits(self, msgs):
+        """Under the hard limits: the ceiling and the window."""
+        return self.size(msgs) <= self.a.ceiling and self.estimate(msgs) <= self.a.window
+
+    def run(self, task):
+        msgs = [{"role": "system", "content": SYSTEM}, {"role": "user", "content": task}]
+        for _ in range(200):
+            if self.a.bug != "no-check-before-results" and self.due(msgs):
+                msgs = self.compact(msgs)
+                if not self.fits(msgs) and self.a.bug is None:
+                    print("ctxgate test agent: the last turn alone does not fit", file=sys.stderr)
+                    return 2
+            tries = 0
+            while True:
+                try:
+                    text, calls = send(self.a.dialect, msgs, True, self.a.stream)
+                    break
+                except (TooLarge, OverWindow):
+                    tries += 1
+                    if tries > 4:
+                        print("ctxgate test agent: the request does not fit, even compacted", file=sys.stderr)
+                        return 2
+                    if self.a.bug == "resend-on-413":
+                        continue
+                    msgs = self.compact(msgs)
+            if not calls:
+                print(text)
+                return 0
+            msgs.append({"role": "assistant", "content": text, "calls": calls})
+            results = []
+            for c in calls:
+                path = c["args"].get("path", "")
+                try:
+                    with open(path, encoding="utf-8", newline="") as f:
+                        content = f.read()
+                except OSError as e:
+                    content = f"error: {e}"
+                if self.a.tool_output_max_bytes:
+                    content = content.encode("utf-8")[:self.a.tool_output_max_bytes].decode("utf-8", "ignore")
+                results.append({"role": "tool", "id": c["id"], "content": content})
+            if self.a.bug == "cuts-last-results":
+                results = [dict(r, content=r["content"][:100]) for r in results]
+            msgs.extend(results)
+        print("ctxgate test agent: too many turns", file=sys.stderr)
+        return 3
+
+
+def check_env():
+    """What SPEC §9 gives an agent; a list of what is not so."""
+    env, problems = os.environ, []
+    for key in ("OPENAI_API_KEY", "ANTHROPIC_API_KEY"):
+        if not env.get(key, "").startswith("sk-ctxgate"):
+            problems.append(f"{key} is not ctxgate's dummy key")
+    for leaked in ("AWS_SECRET_ACCESS_KEY", "MY_SERVICE_API_KEY", "HTTPS_PROXY"):
+        if leaked in env:
+            problems.append(f"{leaked} was passed on")
+    url = env.get("CTXGATE_AGENT_URL", "")
+    if not url.startswith("http://127.0.0.1:"):
+        problems.append(f"CTXGATE_AGENT_URL is {url!r}")
+    if env.get("OPENAI_BASE_URL") != url + "/v1" or env.get("ANTHROPIC_BASE_URL") != url:
+        problems.append("the base URLs do not point at CTXGATE_AGENT_URL")
+    if not env.get("CTXGATE_AGENT_CASE", "").isdigit():
+        problems.append("CTXGATE_AGENT_CASE is not a case index")
+    if not os.path.basename(os.getcwd()) == "workspace":
+        problems.append(f"the working directory is {os.getcwd()}")
+    return problems
+
+
+def main():
+    p = argparse.ArgumentParser()
+    p.add_argument("--dialect", default="openai-chat", choices=sorted(BODIES))
+    p.add_argument("--stream", action="store_true")
+    p.add_argument("--window", type=int, default=128000)
+    p.add_argument("--threshold", type=float, default=0.7)
+    p.add_argument("--ceiling", type=int, default=8 * 1024 * 1024)
+    p.add_argument("--bug", default=None)
+    p.add_argument("--tool-output-max-bytes", type=int, default=0)
+    p.add_argument("--tool-name", default="read_file")
+    p.add_argument("--check-env", action="store_true")
+    p.add_argument("--spawn-sleeper", default=None)
+    p.add_argument("--hang", type=float, default=0)
+    a = p.parse_args()
+    READ_FILE["name"] = a.tool_name
+    if a.check_env:
+        problems = check_env()
+        if problems:
+            print("environment: " + "; ".join(problems), file=sys.stderr)
+            return 3
+    if a.spawn_sleeper:
+        subprocess.Popen([sys.executable, "-c", "import time; time.sleep(300)", a.spawn_sleeper],
+                         start_new_session=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    task = os.environ["CTXGATE_AGENT_PROMPT"]
+    with open(os.environ["CTXGATE_AGENT_PROMPT_FILE"], encoding="utf-8") as f:
+        assert f.read() == task, "the prompt file holds the task"
+    if a.hang:
+        import time
+        time.sleep(a.hang)
+    return Agent(a).run(task)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
