@@ -3,7 +3,7 @@
 deep as MAX_DEPTH (128: src/model/document.rs) — and measures what it
 reads. Each case is JSON text (Python's json reads NaN and lone surrogates
 where the binary does not) handed to `ctxgate body` as a history file and
-a config file, and to body_bytes as what Python's json makes of it."""
+an envelope file, and to body_bytes as what Python's json makes of it."""
 
 import json
 import subprocess
@@ -53,29 +53,37 @@ HISTORIES = {
     "500 levels": user(',"d":' + nested(500)),
 }
 
-# The envelope sits at level 2 of a config file.
+# The envelope is level 1, as `--envelope FILE` reads it (and the npm
+# package's bodyBytes): a field of it holding n nested arrays reaches 1 + n.
 ENVELOPES = {
     "NaN in the envelope": '{"temperature":NaN}',
     "a lone surrogate in the envelope": '{"model":"\\ud800"}',
     "a lone surrogate in an envelope key": '{"\\udc00":1}',
-    "127 levels in the envelope": '{"d":' + nested(MAX_DEPTH - 1 - 2) + "}",
-    "128 levels in the envelope": '{"d":' + nested(MAX_DEPTH - 2) + "}",
+    "127 levels in the envelope": '{"d":' + nested(MAX_DEPTH - 1 - 1) + "}",
+    "128 levels in the envelope": '{"d":' + nested(MAX_DEPTH - 1) + "}",
 }
 
 
 def binary_body(tmp_path, history, config):
+    """`ctxgate body`'s size of history in config's wireFormat with its
+    envelope, or None when it refuses them (exit 2)."""
+    config = json.loads(config)  # (wireFormat and envelope, as this test writes them)
     (tmp_path / "history.json").write_text(history)
-    (tmp_path / "config.json").write_text(config)
-    done = subprocess.run([ctxgate.binary(), "body", "--format", "engine", "--config",
-                           str(tmp_path / "config.json"), str(tmp_path / "history.json")],
-                          capture_output=True)
+    command = [ctxgate.binary(), "body", "--format", "engine", "--wire-format", config["wireFormat"]]
+    if "envelope" in config:
+        (tmp_path / "envelope.json").write_text(config["envelope"])
+        command += ["--envelope", str(tmp_path / "envelope.json")]
+    done = subprocess.run(command + [str(tmp_path / "history.json")], capture_output=True)
     assert done.returncode in (0, 2), done.stderr
     return (len(done.stdout) - 1 if done.returncode == 0 else None), done.stderr.decode(errors="replace")
 
 
 def python_body(history, config):
+    config = json.loads(config)
+    if "envelope" in config:
+        config["envelope"] = json.loads(config["envelope"])
     try:
-        return ctxgate.body_bytes(json.loads(history), json.loads(config)), ""
+        return ctxgate.body_bytes(json.loads(history), config), ""
     except NotJSON as e:
         return None, str(e)
 
@@ -110,7 +118,7 @@ def test_body_bytes_refuses_the_histories_the_binary_refuses(tmp_path, has_binar
 @pytest.mark.parametrize("name", ENVELOPES)
 @pytest.mark.parametrize("fmt", FORMATS)
 def test_body_bytes_refuses_the_envelopes_the_binary_refuses(tmp_path, has_binary, name, fmt):
-    config = '{"wireFormat":"' + fmt + '","envelope":' + ENVELOPES[name] + "}"
+    config = json.dumps({"wireFormat": fmt, "envelope": ENVELOPES[name]})  # the envelope as text
     size, error = agree(tmp_path, '[{"role":"user","content":"hi"}]', config, name)
     assert (size is not None) == name.startswith("127 levels"), (name, error)
     if size is None:

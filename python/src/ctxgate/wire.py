@@ -24,9 +24,10 @@ What the binary refuses to read, `body_bytes` refuses too (`NotJSON`, a
 ValueError naming where and what): NaN and ±Infinity (not JSON), a lone
 surrogate in a string or a key (not UTF-8), a key that is not a string, an
 object JSON has no spelling for, and nesting as deep as MAX_DEPTH. The
-messages are measured as a history document (`ctxgate body history.json`:
-the messages array is its first level) and the envelope as part of a
-config document (`--config config.json`: the envelope is its second level).
+messages are read as `ctxgate body history.json` reads a history (the
+messages array is its first level, a message its second) and the envelope
+as `--envelope envelope.json` reads it (the envelope its first level): the
+rules of the npm package's bodyBytes too.
 """
 
 import base64
@@ -498,7 +499,7 @@ class Body:
         self.envelope = config["envelope"]
         if not isinstance(self.envelope, dict):
             raise NotJSON(f"config.envelope must be an object, found {type(self.envelope).__name__}")
-        check_json(self.envelope, "config.envelope", level=2)  # in a config document
+        check_json(self.envelope, "config.envelope")  # as `--envelope FILE` reads it
         own = {k: v for k, v in self.envelope.items() if k != "messages"}
         self.fixed = (nbytes(dumps(own)) + 1 if own else 2) + nbytes('"messages":')
         self.sizes = {}
