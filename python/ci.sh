@@ -8,7 +8,9 @@
 #      wheel: the binary + the pure-Python package;
 #   3. a fresh venv installs it (timed); its `ctxgate check` passes the main
 #      job (timed: the first run);
-#   4. the package's own tests;
+#   4. the package's own tests, none skipped (the serve loop's hostile
+#      battery, body_bytes' refusals against `ctxgate body`, the plugin's
+#      and `python -m ctxgate`'s process lifetimes, replays and errors);
 #   5. the pytest example over adapters/python-minimal passes; with a planted
 #      defect it fails showing the shrunk fixture and the replay line; run
 #      again, the saved failure is replayed before any new case; narrowed
@@ -74,8 +76,22 @@ t=$(now)
 tail -1 "$work/main-job.txt"
 echo "first run (ctxgate check --cases $cases from the fresh venv): $(since "$t")"
 
-step "the package's tests"
-"$venv/bin/python" -m pytest -q -p no:cacheprovider python/tests
+step "the package's tests (the serve loop's hostile battery, body_bytes against the binary, lifetimes)"
+# None may be skipped here: the wheel is installed and its binary found.
+set +e
+"$venv/bin/python" -m pytest -q -rs -p no:cacheprovider python/tests > "$work/tests.txt" 2>&1
+rc=$?
+set -e
+if [ "$rc" -ne 0 ]; then
+  cat "$work/tests.txt"
+  exit 1
+fi
+tail -1 "$work/tests.txt"
+if grep -qE '^SKIPPED|[0-9]+ skipped' "$work/tests.txt"; then
+  grep -E '^SKIPPED' "$work/tests.txt"
+  echo "a package test was skipped: each must run against the wheel"
+  exit 1
+fi
 
 # The example runs as in a project of its own: rootdir $project, where the
 # plugin keeps .ctxgate/failures/.

@@ -19,10 +19,21 @@ is a byte-for-byte copy, written by python/sync.py, so that python-minimal
 stays one folder of standard-library Python. Edit the package's file.
 python/ci.sh compares body_bytes with the binary's on 5,000 generated
 cases in each format.
+
+What the binary refuses to read, `body_bytes` refuses too (`NotJSON`, a
+ValueError naming where and what): NaN and ±Infinity (not JSON), a lone
+surrogate in a string or a key (not UTF-8), a key that is not a string, an
+object JSON has no spelling for, and nesting as deep as MAX_DEPTH. The
+messages are read as `ctxgate body history.json` reads a history (the
+messages array is its first level, a message its second) and the envelope
+as `--envelope envelope.json` reads it (the envelope its first level): the
+rules of the npm package's bodyBytes too.
 """
 
 import base64
 import json
+import math
+import re
 import struct
 
 ENGINE_FIELDS = ("role", "content", "toolCalls", "toolCallId", "pinned")
@@ -34,6 +45,103 @@ DEFAULTS = {"contextWindow": 128000, "threshold": 0.7, "transportMaxBodyBytes": 
             "wireFormat": "engine", "envelope": {}}
 
 
+MAX_DEPTH = 128
+"""The binary reads JSON with serde_json's nesting limit: a document holds
+fewer than MAX_DEPTH nested arrays and objects (127 at most, the document
+itself the first); a deeper one is refused (src/model/document.rs)."""
+
+
+class NotJSON(ValueError):
+    """A value the ctxgate binary would not read as JSON; the message says
+    where in it (`messages[3].content[0].text`) and what is wrong."""
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
+
+
+def where_of(root, path):
+    """`root` and the keys of `path` (a linked (parent, key) pair, or None)
+    written as `root[0].content["a b"]`; keys JSON-escaped (ASCII, no
+    control characters) and cut short, the middle of a deep path elided."""
+    keys = []
+    while path is not None:
+        path, key = path
+        keys.append(key)
+    keys.reverse()
+
+    def one(k):
+        if isinstance(k, int) and not isinstance(k, bool):
+            return f"[{k}]"
+        if isinstance(k, str) and _NAME.match(k) and len(k) <= 40:
+            return f".{k}"
+        shown = json.dumps(k if isinstance(k, str) else repr(k))
+        return f"[{shown[:40]}…]" if len(shown) > 40 else f"[{shown}]"
+
+    if len(keys) > 8:
+        return root + "".join(map(one, keys[:4])) + f"…({len(keys) - 8} more)…" + "".join(map(one, keys[-4:]))
+    return root + "".join(map(one, keys))
+
+
+def json_problem(value, level=1):
+    """None if the binary reads `value` as JSON, else (path, problem): the
+    first thing in it (in document order) it refuses. `level` is how deep
+    `value` sits in its document (1: it is the document). A path is a
+    linked (parent, key) pair for `where_of`. Walks with a stack of its
+    own: no depth of nesting (nor a list that holds itself) overflows it."""
+    stack = [(value, level, None)]
+    pop, push = stack.pop, stack.append
+    while stack:
+        v, lvl, path = pop()
+        if isinstance(v, str):
+            if not v.isascii():
+                bad = _SURROGATE.search(v)
+                if bad:
+                    return path, (f"a lone surrogate (U+{ord(bad.group()):04X}) in a string: not UTF-8, "
+                                  f"so not JSON")
+        elif isinstance(v, dict):
+            if lvl >= MAX_DEPTH:
+                return path, _too_deep(lvl)
+            for k, x in reversed(v.items()):
+                if not isinstance(k, str):
+                    return path, f"a key that is not a string ({type(k).__name__} {_short(k)}): JSON keys are strings"
+                if not k.isascii() and _SURROGATE.search(k):
+                    return (path, k), "a lone surrogate in this key: not UTF-8, so not JSON"
+                push((x, lvl + 1, (path, k)))
+        elif isinstance(v, (list, tuple)):
+            if lvl >= MAX_DEPTH:
+                return path, _too_deep(lvl)
+            for i in range(len(v) - 1, -1, -1):
+                push((v[i], lvl + 1, (path, i)))
+        elif isinstance(v, float):
+            if not math.isfinite(v):
+                return path, f"{v!r} is not a JSON number (JSON has no NaN or Infinity)"
+        elif v is not None and not isinstance(v, int):  # (bool is an int)
+            return path, f"a {type(v).__name__} is not JSON ({_short(v)})"
+    return None
+
+
+def _too_deep(level):
+    return (f"nested {level} levels deep: ctxgate reads JSON nested at most {MAX_DEPTH - 1} levels "
+            f"(or the value holds itself)")
+
+
+def _short(v):
+    try:
+        text = repr(v)
+    except Exception:  # a __repr__ that raises says nothing more
+        return f"<{type(v).__name__}>"
+    text = json.dumps(text)[1:-1]  # control characters and surrogates escaped
+    return text if len(text) <= 60 else text[:60] + "…"
+
+
+def check_json(value, root, level=1):
+    """Raise NotJSON naming `root`'s path to what the binary refuses in `value`."""
+    problem = json_problem(value, level)
+    if problem is not None:
+        raise NotJSON(f"{where_of(root, problem[0])}: {problem[1]}")
+
+
 def loads(text):
     """Python's own json.loads: numbers come back as Python writes them
     (653.50 as 653.5), which ctxgate accepts: it compares JSON values, and
@@ -42,8 +150,9 @@ def loads(text):
 
 
 def dumps(value):
-    """Compact JSON, non-ASCII unescaped: the body's serialisation (SPEC §2)."""
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    """Compact JSON, non-ASCII unescaped: the body's serialisation (SPEC §2).
+    NaN and ±Infinity raise ValueError (JSON has no spelling for them)."""
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
 
 
 def nbytes(text):
@@ -388,14 +497,34 @@ class Body:
     def __init__(self, config):
         self.format = config["wireFormat"]
         self.envelope = config["envelope"]
+        if not isinstance(self.envelope, dict):
+            raise NotJSON(f"config.envelope must be an object, found {type(self.envelope).__name__}")
+        check_json(self.envelope, "config.envelope")  # as `--envelope FILE` reads it
         own = {k: v for k, v in self.envelope.items() if k != "messages"}
         self.fixed = (nbytes(dumps(own)) + 1 if own else 2) + nbytes('"messages":')
         self.sizes = {}
+        self.valid = {}
         self.write = openai_messages if self.format == "openai" else (lambda m: [m])
+
+    def checked(self, msgs):
+        """`msgs`, each message checked once for what the binary refuses."""
+        if not isinstance(msgs, (list, tuple)):
+            raise NotJSON(f"messages must be a list of message objects, found {type(msgs).__name__}")
+        for i, m in enumerate(msgs):
+            self.check(m, f"messages[{i}]")
+        return msgs
+
+    def check(self, m, root="message"):
+        if id(m) not in self.valid:
+            if not isinstance(m, dict):
+                raise NotJSON(f"{root} must be a message object, found {type(m).__name__}")
+            check_json(m, root, level=2)  # in a history document's messages array
+            self.valid[id(m)] = m  # kept alive, so that its id() is never reused
 
     def size(self, m):
         key = id(m)
         if key not in self.sizes:
+            self.check(m)
             # A tool message's images go in a user message of their own
             # (openai): both count, and the comma between them.
             written = self.write(m)
@@ -405,6 +534,7 @@ class Body:
         return self.sizes[key][0]
 
     def __call__(self, msgs):
+        self.checked(msgs)
         if self.format == "anthropic":
             system, arr = anthropic_messages(msgs)
             body = {k: v for k, v in self.envelope.items()
@@ -421,11 +551,11 @@ def body_bytes(messages, config=None):
     (SPEC §2): `config`'s envelope with the messages added, written in its
     `wireFormat`. `config` is a SPEC §2 object; fields left out keep their
     defaults (so `body_bytes(msgs)` is the engine body with no envelope)."""
+    if config is not None and not isinstance(config, dict):
+        raise NotJSON(f"config must be an object, found {type(config).__name__}")
     cfg = {**DEFAULTS, **(config or {})}
     if cfg["wireFormat"] not in FORMATS:
         raise ValueError(f"config: unknown wireFormat {cfg['wireFormat']!r} (engine, openai, anthropic)")
-    if not isinstance(cfg["envelope"], dict):
-        raise ValueError("config: `envelope` must be an object")
     return Body(cfg)(messages)
 
 

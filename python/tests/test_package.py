@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 import ctxgate
-from ctxgate.pytest_plugin import Checker, failure_text, function_ref
+from ctxgate.pytest_plugin import Checker, failure_text, function_ref, replay_flags
 from ctxgate.subject import load
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -57,9 +57,10 @@ def test_answers_errors_and_faults():
     assert answers[2]["error"] == {"kind": "invalid_input", "message": "no such role"}
     assert answers[3]["error"]["kind"] == "library_error"
     assert answers[3]["error"]["message"].startswith("KeyError: 'oops' (at ") and "test_package.py" in answers[3]["error"]["message"]
-    assert answers[4]["error"] == {"kind": "invalid_input", "message": "unknown op 'estimate'"}
+    assert answers[4]["error"] == {"kind": "invalid_input",
+                                   "message": "unknown op 'estimate' (this subject answers hello, compact)"}
     assert answers[5]["error"]["kind"] == "invalid_input" and answers[5]["id"] is None
-    assert answers[6]["error"]["message"] == "a request is a JSON object"
+    assert answers[6]["error"]["message"] == "a request is a JSON object, not list"
     assert answers[7]["error"]["message"] == "`messages` must be an array of objects"
 
 
@@ -163,11 +164,11 @@ def test_check_refuses_what_a_subject_process_cannot_import():
 
     with pytest.raises(TypeError, match="module-level"):
         function_ref(local, "estimate")
-    ref, path = function_ref(failure_text, "compact")
-    assert ref == "ctxgate.pytest_plugin:failure_text"
+    ref, path = function_ref(replay_flags, "compact")  # (any module-level function of two arguments)
+    assert ref == "ctxgate.pytest_plugin:replay_flags"
     assert (Path(path) / "ctxgate" / "pytest_plugin.py").is_file()
-    command = Checker(Path("unused")).subject_command(failure_text, name="n", content_parts=False)
-    assert "-m ctxgate.subject ctxgate.pytest_plugin:failure_text --path" in command
+    command = Checker(Path("unused")).subject_command(replay_flags, name="n", content_parts=False)
+    assert "-m ctxgate.subject ctxgate.pytest_plugin:replay_flags --path" in command
     assert command.endswith("--name n --version 0 --text-only")
 
 

@@ -12,23 +12,37 @@ contract (SPEC.md) from Python.
 - `binary()`: the path of the `ctxgate` binary the wheel installed.
 """
 
+import json
 import os
 import shutil
 import sys
 import sysconfig
 
 from .protocol import DEFAULTS, CannotFit, InvalidInput, serve, trigger
-from .wire import body_bytes, tool_calls_floor
+from .wire import NotJSON, body_bytes, tool_calls_floor
 
-__all__ = ["DEFAULTS", "CannotFit", "InvalidInput", "binary", "body_bytes", "serve",
-           "tool_calls_floor", "trigger"]
+__all__ = ["DEFAULTS", "BinaryNotFound", "CannotFit", "InvalidInput", "NotJSON", "binary", "body_bytes",
+           "serve", "tool_calls_floor", "trigger"]
+
+
+class BinaryNotFound(FileNotFoundError):
+    """No `ctxgate` binary to run; the message says where it was looked for
+    (and names CTXGATE_BIN when that is what points nowhere)."""
 
 
 def binary():
-    """The `ctxgate` executable: $CTXGATE_BIN if set, else the one this
-    package's wheel put beside the interpreter's scripts, else one on PATH."""
+    """The `ctxgate` executable: $CTXGATE_BIN if set (it must be an
+    executable file), else the one this package's wheel put beside the
+    interpreter's scripts, else one on PATH. BinaryNotFound otherwise."""
     given = os.environ.get("CTXGATE_BIN")
     if given:
+        shown = json.dumps(given, ensure_ascii=False)  # quoted, control characters escaped
+        if not os.path.exists(given):
+            raise BinaryNotFound(f"CTXGATE_BIN={shown}: no such file (CTXGATE_BIN names the ctxgate "
+                                 "binary to run; unset it to run the one this package installed)")
+        if not os.path.isfile(given) or not os.access(given, os.X_OK):
+            raise BinaryNotFound(f"CTXGATE_BIN={shown}: not an executable file (CTXGATE_BIN names the "
+                                 "ctxgate binary to run; unset it to run the one this package installed)")
         return given
     exe = "ctxgate" + (".exe" if sys.platform == "win32" else "")
     for scripts in (sysconfig.get_path("scripts"), sysconfig.get_path("scripts", f"{os.name}_user"),
@@ -39,7 +53,7 @@ def binary():
     found = shutil.which("ctxgate")
     if found:
         return found
-    raise FileNotFoundError(
+    raise BinaryNotFound(
         "the ctxgate binary is not installed beside this Python (looked in "
         f"{sysconfig.get_path('scripts')} and on PATH): `pip install ctxgate` installs it, "
         "or set CTXGATE_BIN to its path")

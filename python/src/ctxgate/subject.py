@@ -7,7 +7,8 @@ ctxgate subject (SPEC §6), without writing the protocol loop.
 A function is named `module:function` (imported from sys.path, which holds
 the working directory) or `path/to/file.py:function`. `compact(config,
 messages)` and `estimate(config, messages)` as in `ctxgate.serve`. Bad
-names exit 2 with a message on stderr naming what could not be found.
+names exit 2 with a message on stderr naming what could not be found, and
+so does a function that cannot be called as fn(config, messages).
 """
 
 import argparse
@@ -16,7 +17,7 @@ import importlib.util
 import os
 import sys
 
-from .protocol import serve
+from .protocol import check_signature, serve
 
 
 def load(spec):
@@ -75,9 +76,16 @@ def main(argv=None):
     def names(text):
         return [n.strip() for n in text.split(",") if n.strip()] if text is not None else None
 
-    serve(compact, estimate, name=args.name or args.compact or args.estimate, version=args.version,
-          invariants=names(args.invariants), wire_formats=names(args.wire_formats),
-          content_parts=not args.text_only)
+    try:
+        for role, fn in (("compact", compact), ("estimate", estimate)):
+            if fn is not None:
+                check_signature(fn, role, who="ctxgate.subject")
+        serve(compact, estimate, name=args.name or args.compact or args.estimate, version=args.version,
+              invariants=names(args.invariants), wire_formats=names(args.wire_formats),
+              content_parts=not args.text_only)
+    except (TypeError, ValueError) as e:  # refused before any request: a signature, the hello
+        print(e if str(e).startswith("ctxgate.subject:") else f"ctxgate.subject: {e}", file=sys.stderr)
+        return 2
     return 0
 
 
