@@ -867,6 +867,215 @@ fn group(n: u64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::agent::dialect::{Dialect, Request};
+    use crate::agent::script::ScriptTurn;
+    use crate::agent::trace::Exit;
+    use crate::model::ToolCall;
+    use serde_json::json;
+
+    /// A script of two turns, one call each.
+    fn script() -> Script {
+        let turn = |t: usize, content: &str| ScriptTurn {
+            text: String::new(),
+            calls: vec![ScriptCall {
+                id: format!("call_{t}_0"),
+                file: format!("t{t:03}-0.txt"),
+                content: content.into(),
+            }],
+        };
+        Script {
+            task: "Task: read".into(),
+            turns: vec![turn(0, "first file"), turn(1, "second file")],
+            final_answer: "done".into(),
+            summaries: vec![50],
+        }
+    }
+
+    fn call(t: usize) -> Message {
+        Message::assistant_calls(
+            "",
+            vec![ToolCall::new(format!("call_{t}_0"), "read_file", json!({}))],
+        )
+    }
+
+    fn result(t: usize, content: &str) -> Message {
+        Message::tool(format!("call_{t}_0"), content)
+    }
+
+    /// A loop request of `msgs` (body `bytes` long), answered `answer`.
+    fn loop_request(index: usize, msgs: Vec<Message>, bytes: u64, answer: Answer) -> Recorded {
+        let mut request = Request {
+            dialect: Dialect::OpenaiChat,
+            model: "m".into(),
+            stream: false,
+            stream_usage: false,
+            messages: msgs,
+            tools: vec![crate::agent::dialect::Tool {
+                name: "read_file".into(),
+                schema: json!({}),
+            }],
+            max_tokens: None,
+            previous_response_id: None,
+            tools_allowed: true,
+            parallel_calls: true,
+        };
+        request.model = "m".into();
+        Recorded {
+            index,
+            at: Default::default(),
+            method: "POST".into(),
+            path: "/v1/chat/completions".into(),
+            headers: Vec::new(),
+            body: Vec::new(),
+            body_len: bytes,
+            dialect: Some(Dialect::OpenaiChat),
+            request: Some(request),
+            unreadable: None,
+            kind: Kind::Loop,
+            tokens: bytes / 4,
+            status: 200,
+            answer,
+        }
+    }
+
+    fn turn(t: usize) -> Answer {
+        Answer::Turn {
+            turn: t,
+            first_call: 0,
+            calls: 1,
+        }
+    }
+
+    fn head() -> Vec<Message> {
+        vec![Message::system("sys prompt"), Message::user("Task: read")]
+    }
+
+    fn judged(requests: Vec<Recorded>, code: i32) -> Judged {
+        let trace = Trace {
+            requests,
+            exit: Exit {
+                code: Some(code),
+                ..Exit::default()
+            },
+        };
+        let mut settings = Settings::default();
+        settings.config.transport_max_body_bytes = 10_000;
+        judge(&trace, &script(), &settings)
+    }
+
+    fn verdict(j: &Judged, inv: Inv) -> &Verdict {
+        &j.verdicts[&inv]
+    }
+
+    #[test]
+    fn a_faithful_trace_holds_every_invariant() {
+        let all = [head(), vec![call(0), result(0, "first file")]].concat();
+        let j = judged(
+            vec![
+                loop_request(0, head(), 500, turn(0)),
+                loop_request(1, all.clone(), 600, turn(1)),
+                loop_request(
+                    2,
+                    [all, vec![call(1), result(1, "second file")]].concat(),
+                    700,
+                    Answer::Final,
+                ),
+            ],
+            0,
+        );
+        assert!(j.findings.is_empty(), "{:?}", j.findings);
+        for inv in Inv::ALL {
+            let expected = match inv {
+                Inv::RecoversAfterRefusal => Verdict::NotApplicable("no request was refused"),
+                _ => Verdict::Pass,
+            };
+            assert_eq!(verdict(&j, inv), &expected, "{inv}");
+        }
+    }
+
+    #[test]
+    fn a_refused_body_sent_again_unchanged_fails_recovery() {
+        let big = [head(), vec![call(0), result(0, "first file")]].concat();
+        let j = judged(
+            vec![
+                loop_request(0, head(), 500, turn(0)),
+                loop_request(1, big.clone(), 20_000, Answer::TooLarge),
+                loop_request(2, big, 20_000, Answer::TooLarge),
+            ],
+            1,
+        );
+        assert_eq!(verdict(&j, Inv::RecoversAfterRefusal), &Verdict::Fail);
+        assert!(j
+            .findings
+            .iter()
+            .any(|f| f.detail.contains("resends request #1's messages unchanged")));
+        assert_eq!(verdict(&j, Inv::RequestUnderCeiling), &Verdict::Fail);
+        // The agent stopped while the smallest request would have fit.
+        assert!(
+            j.findings
+                .iter()
+                .any(|f| f.detail.contains("the agent stopped")),
+            "{:?}",
+            j.findings
+        );
+    }
+
+    #[test]
+    fn a_lost_system_prompt_a_missing_result_and_a_swap_are_each_found() {
+        let j = judged(
+            vec![
+                loop_request(0, head(), 500, turn(0)),
+                // No system prompt, call_0_0 answered by nothing, and the
+                // task after the turn.
+                loop_request(1, vec![call(0), Message::user("Task: read")], 600, turn(1)),
+            ],
+            0,
+        );
+        assert_eq!(verdict(&j, Inv::PinnedKept), &Verdict::Fail);
+        assert_eq!(verdict(&j, Inv::ResultsDelivered), &Verdict::Fail);
+        assert_eq!(verdict(&j, Inv::ToolPairing), &Verdict::Fail);
+        assert_eq!(verdict(&j, Inv::OrderPreserved), &Verdict::Fail);
+        assert_eq!(
+            verdict(&j, Inv::Finishes),
+            &Verdict::Fail,
+            "no final answer"
+        );
+    }
+
+    #[test]
+    fn leaving_out_a_small_conversation_is_premature() {
+        let all = [head(), vec![call(0), result(0, "first file")]].concat();
+        let summary = Message::user(format!(
+            "{} 1] read the first file",
+            crate::agent::play::SUMMARY_MARK
+        ));
+        let j = judged(
+            vec![
+                loop_request(0, head(), 500, turn(0)),
+                loop_request(1, all, 600, turn(1)),
+                loop_request(
+                    2,
+                    vec![
+                        Message::system("sys prompt"),
+                        summary,
+                        call(1),
+                        result(1, "second file"),
+                    ],
+                    400,
+                    Answer::Final,
+                ),
+            ],
+            0,
+        );
+        assert_eq!(
+            verdict(&j, Inv::NoPrematureCompaction),
+            &Verdict::Fail,
+            "{:?}",
+            j.findings
+        );
+        assert_eq!(verdict(&j, Inv::OrderPreserved), &Verdict::Pass);
+        assert_eq!(j.facts.compactions, 1);
+    }
 
     #[test]
     fn shared_pieces_are_found_exactly() {
