@@ -148,13 +148,7 @@ pub fn read_document(
     let shown = path.display().to_string();
     let file = open_regular(path, "the history")?;
     let mut capped = Capped::new(BufReader::with_capacity(1 << 16, file), cap);
-    let parsed = {
-        let mut de = serde_json::Deserializer::from_reader(&mut capped);
-        serde::Deserialize::deserialize(&mut de).and_then(|v: serde_json::Value| {
-            de.end()?;
-            Ok(v)
-        })
-    };
+    let parsed = { crate::model::unique_keys::from_reader(&mut capped) };
     if capped.over() {
         return Err(too_big("the history", cap).in_file(&shown));
     }

@@ -19,6 +19,7 @@ mod message;
 pub mod openai;
 pub mod parts;
 pub mod text;
+pub mod unique_keys;
 pub mod value;
 
 pub use document::{
