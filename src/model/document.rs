@@ -4,6 +4,7 @@
 
 use serde_json::{Map, Value};
 
+use super::streamed::{self, Streamed};
 use super::{anthropic, check_well_formed, engine, openai, unique_keys, Message, WireFormat};
 use crate::error::{json_type, InputError, InputErrorKind};
 
@@ -31,7 +32,23 @@ pub struct Document {
 impl Document {
     /// Parse bytes as a history document. `format` overrides detection.
     /// Errors name the message index and the problem; the caller adds the file.
+    ///
+    /// Each message is read as it is parsed (`model::streamed`): the
+    /// document is never in memory as a whole JSON tree. Where that gives
+    /// up — an error, or a format settled after the messages — the whole
+    /// tree is read ([`Document::parse_whole`]), for the precise error.
     pub fn parse(bytes: &[u8], format: Option<WireFormat>) -> Result<Document, InputError> {
+        let mut de = serde_json::Deserializer::from_slice(bytes);
+        match streamed::read(&mut de, format) {
+            Streamed::Read(doc) => Ok(doc),
+            Streamed::IllFormed(e) => Err(e),
+            Streamed::Again => Document::parse_whole(bytes, format),
+        }
+    }
+
+    /// [`Document::parse`] through the whole JSON tree ([`parse_json`],
+    /// then [`Document::from_value`]): the reading errors are reported by.
+    pub fn parse_whole(bytes: &[u8], format: Option<WireFormat>) -> Result<Document, InputError> {
         let value = parse_json(bytes)?;
         Document::from_value(value, format)
     }

@@ -18,6 +18,7 @@ pub mod json_size;
 mod message;
 pub mod openai;
 pub mod parts;
+pub mod streamed;
 pub mod text;
 pub mod unique_keys;
 pub mod value;
