@@ -7,6 +7,8 @@
 //! exactly what `serde_json::to_vec` writes, and these functions return its
 //! length byte for byte — without building the string.
 
+use std::io::{self, Write};
+
 use serde_json::{Map, Value};
 
 use crate::config::Config;
@@ -334,6 +336,86 @@ pub fn body_value(config: &Config, msgs: &[Message]) -> Value {
     Value::Object(obj)
 }
 
+/// Write the request body — [`body_value`], byte for byte as
+/// `serde_json::to_vec` writes it — to `out`, and return its length. In
+/// the engine format, and in openai where no tool message holds images
+/// (whose images move after their run of results), one message at a time:
+/// the body of a big history is never built as a JSON tree or in a buffer.
+pub fn write_body(config: &Config, msgs: &[Message], out: impl Write) -> io::Result<u64> {
+    let mut out = Counted { inner: out, n: 0 };
+    let one_at_a_time = match config.wire_format {
+        WireFormat::Engine => true,
+        WireFormat::Openai => !openai::has_tool_images(msgs),
+        WireFormat::Anthropic => false,
+    };
+    if !one_at_a_time {
+        serde_json::to_writer(&mut out, &body_value(config, msgs))?;
+        return Ok(out.n);
+    }
+    let mut buf = Vec::new();
+    let mut messages = |out: &mut Counted<_>| -> io::Result<()> {
+        out.write_all(b"[")?;
+        for (i, m) in msgs.iter().enumerate() {
+            if i > 0 {
+                out.write_all(b",")?;
+            }
+            match config.wire_format {
+                WireFormat::Engine => {
+                    buf.clear();
+                    crate::model::engine_ser::write_message(&mut buf, m);
+                    out.write_all(&buf)?;
+                }
+                _ => serde_json::to_writer(&mut *out, &openai::message_to_value(m))?,
+            }
+        }
+        out.write_all(b"]")
+    };
+    // The envelope's fields in order, `messages` in its place if it has
+    // one (as `body_value`'s insert keeps it), else last.
+    out.write_all(b"{")?;
+    let mut wrote = false;
+    for (i, (k, v)) in config.envelope.iter().enumerate() {
+        if i > 0 {
+            out.write_all(b",")?;
+        }
+        serde_json::to_writer(&mut out, k)?;
+        out.write_all(b":")?;
+        if k == "messages" {
+            messages(&mut out)?;
+            wrote = true;
+        } else {
+            serde_json::to_writer(&mut out, v)?;
+        }
+    }
+    if !wrote {
+        if !config.envelope.is_empty() {
+            out.write_all(b",")?;
+        }
+        out.write_all(b"\"messages\":")?;
+        messages(&mut out)?;
+    }
+    out.write_all(b"}")?;
+    Ok(out.n)
+}
+
+/// A writer that counts what it passes on.
+struct Counted<W> {
+    inner: W,
+    n: u64,
+}
+
+impl<W: Write> Write for Counted<W> {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        let n = self.inner.write(buf)?;
+        self.n += n as u64;
+        Ok(n)
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.inner.flush()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -409,6 +491,44 @@ mod tests {
                 .len() as u64;
             assert_eq!(body_bytes(&case.config, &case.messages), want, "case {i}");
         }
+    }
+
+    /// `write_body` writes `body_value`'s bytes exactly (what `ctxgate
+    /// body` prints; its figure is their count) on generated cases in every
+    /// format, with envelopes that hold `messages` or `system` fields of
+    /// their own, and an openai history whose tool results hold images.
+    #[test]
+    fn the_written_body_is_body_value_byte_for_byte() {
+        let envelopes = [
+            Map::new(),
+            json!({"model": "m", "n": 1.50, "s": "é\u{1}"})
+                .as_object()
+                .unwrap()
+                .clone(),
+            json!({"messages": [1], "model": "m", "system": "s"})
+                .as_object()
+                .unwrap()
+                .clone(),
+        ];
+        let mut tool_images = 0;
+        for (i, case) in crate::generate::seeded(17, 200) {
+            for format in WireFormat::ALL {
+                let envelope = envelopes[i as usize % envelopes.len()].clone();
+                let config = Config {
+                    wire_format: format,
+                    envelope,
+                    ..case.config.clone()
+                };
+                let want = serde_json::to_vec(&body_value(&config, &case.messages)).unwrap();
+                let mut got = Vec::new();
+                let n = write_body(&config, &case.messages, &mut got).unwrap();
+                assert_eq!(got, want, "case {i}, {format}");
+                assert_eq!(n, want.len() as u64, "case {i}, {format}");
+                assert_eq!(n, body_bytes(&config, &case.messages), "case {i}, {format}");
+                tool_images += usize::from(openai::has_tool_images(&case.messages));
+            }
+        }
+        assert!(tool_images > 0);
     }
 
     /// The openai size without writing equals the size of what the writer

@@ -25,6 +25,10 @@ pub enum InputErrorKind {
     Syntax,
     /// JSON nested deeper than `model::MAX_DEPTH`.
     TooDeep,
+    /// A JSON object that names a key twice (`model::unique_keys`): which
+    /// value counts is not defined, so what is counted and what is sent
+    /// could differ.
+    DuplicateKey,
     /// JSON, but not a history or a message of one: a wrong type, a missing
     /// field, an unknown role, a field on a role that cannot carry it.
     Shape,
@@ -53,6 +57,7 @@ impl InputErrorKind {
             InputErrorKind::Utf8 => "utf8",
             InputErrorKind::Syntax => "syntax",
             InputErrorKind::TooDeep => "too-deep",
+            InputErrorKind::DuplicateKey => "duplicate-key",
             InputErrorKind::Shape => "shape",
             InputErrorKind::Part => "part",
             InputErrorKind::IllFormed => "ill-formed",

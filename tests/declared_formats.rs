@@ -228,6 +228,46 @@ fn the_body_command_prints_the_exact_body() {
     }
 }
 
+/// `ctxgate body`, which reads a history as it is parsed and writes its
+/// body as it is made (issue 44: it peaked at 26 times a history of small
+/// messages), prints the body of the history read whole, byte for byte,
+/// and its size: generated histories written in each format, in each
+/// shape, measured in each format.
+#[test]
+fn the_body_command_prints_the_body_of_the_history_read_whole() {
+    let path = log_file("body-generated.json");
+    let history = path.to_str().unwrap();
+    for (i, case) in ctxgate::generate::seeded(44, 12) {
+        let f = WireFormat::ALL[i as usize % 3];
+        let (system, msgs) = ctxgate::model::write_messages(f, &case.messages);
+        let doc = match (system, i % 2) {
+            (Some(s), _) => serde_json::json!({"model": "m", "system": s, "messages": msgs}),
+            (None, 0) => Value::Array(msgs),
+            (None, _) => serde_json::json!({"messages": msgs, "temperature": 0.50}),
+        };
+        let text = doc.to_string();
+        std::fs::write(&path, &text).unwrap();
+        let whole = ctxgate::Document::parse_whole(text.as_bytes(), None).unwrap();
+        for w in WireFormat::ALL {
+            let out = ctxgate(&["body", "--wire-format", w.as_str(), history]);
+            assert_eq!(out.code, 0, "case {i}: {}", out.all());
+            let config = Config {
+                wire_format: w,
+                ..Config::default()
+            };
+            let want = serde_json::to_string(&ctxgate::body::body_value(&config, &whole.messages))
+                .unwrap();
+            assert_eq!(out.stdout, format!("{want}\n"), "case {i}, {f} as {w}");
+            assert!(
+                out.stderr
+                    .contains(&format!("{} bytes of {w} body", want.len())),
+                "{}",
+                out.stderr
+            );
+        }
+    }
+}
+
 /// A body violation names the wire format the body was measured in.
 #[test]
 fn a_body_violation_names_the_wire_format() {

@@ -107,3 +107,189 @@ fn a_file_read_as_a_stream_errs_as_the_bytes_do() {
         assert_eq!(from_file.file.as_deref(), Some(path.to_str().unwrap()));
     }
 }
+
+/// A scratch folder of this test process.
+fn scratch(name: &str) -> std::path::PathBuf {
+    let dir = std::env::temp_dir().join(format!(
+        "ctxgate-input-errors-{}-{name}",
+        std::process::id()
+    ));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// Every JSON input refuses an object that names a key twice (issue 44:
+/// the wire would carry one value and the count use another): histories
+/// in every format and shape, at any depth, read whole or from a file;
+/// case lines; configs, generator configs, envelopes, fixtures, reports.
+/// The error names the key and where it is: the message, the object's
+/// JSON path and the line.
+#[test]
+fn every_json_input_refuses_a_repeated_key() {
+    let histories: [(&str, &str, Option<usize>, &str); 7] = [
+        (
+            r#"[{"role":"user","content":"a"},{"role":"user","content":"b","content":"c"}]"#,
+            r#""content""#,
+            Some(1),
+            "`[1]`",
+        ),
+        (
+            r#"{"model":"m","messages":[{"role":"user","content":[{"type":"text","text":"a","text":"b"}]}]}"#,
+            r#""text""#,
+            Some(0),
+            "`messages[0].content[0]`",
+        ),
+        (
+            r#"[{"role":"assistant","tool_calls":[{"id":"c","type":"function","function":{"name":"f","name":"g","arguments":"{}"}}]},{"role":"tool","tool_call_id":"c","content":""}]"#,
+            r#""name""#,
+            Some(0),
+            "`[0].tool_calls[0].function`",
+        ),
+        (
+            r#"[{"role":"assistant","toolCalls":[{"id":"c","name":"f","arguments":{"q":1,"q":2}}]}]"#,
+            r#""q""#,
+            Some(0),
+            "`[0].toolCalls[0].arguments`",
+        ),
+        (
+            r#"{"system":"s","messages":[{"role":"user","content":[{"type":"tool_result","tool_use_id":"x","tool_use_id":"y"}]}]}"#,
+            r#""tool_use_id""#,
+            Some(0),
+            "`messages[0].content[0]`",
+        ),
+        (
+            r#"{"messages":[],"messages":[{"role":"user","content":"x"}]}"#,
+            r#""messages""#,
+            None,
+            "the top-level object",
+        ),
+        (
+            "{\"model\":\"m\",\n\"x\":{\"a b\":{\"k\":1,\n\"k\":2}},\"messages\":[]}",
+            r#""k""#,
+            None,
+            r#"`x["a b"]` at line 3"#,
+        ),
+    ];
+    let dir = scratch("duplicates");
+    for (i, (text, key, message, path)) in histories.iter().enumerate() {
+        let file = dir.join(format!("h{i}.json"));
+        std::fs::write(&file, text).unwrap();
+        let errors = [
+            Document::parse(text.as_bytes(), None).unwrap_err(),
+            ctxgate::input::read_document(&file, None, 1 << 20).unwrap_err(),
+        ];
+        for e in errors {
+            assert_eq!(e.kind, K::DuplicateKey, "{text}: {e}");
+            assert_eq!(e.message, *message, "{text}: {e}");
+            assert!(e.problem.contains(&format!("duplicate key {key}")), "{e}");
+            assert!(e.problem.contains(path), "{path}: {e}");
+        }
+    }
+    // A case line (`estimate --lines`), a config, a generator config, an
+    // envelope inline and in a file.
+    let line = br#"{"config":{"threshold":0.5,"threshold":0.9},"messages":[]}"#;
+    let e = ctxgate::input::read_case(line, ctxgate::WireFormat::Engine).unwrap_err();
+    assert_eq!(e.kind, K::DuplicateKey, "{e}");
+    let e = Config::from_json(br#"{"threshold":0.5,"threshold":0.9}"#).unwrap_err();
+    assert_eq!(e.kind, K::DuplicateKey, "{e}");
+    let e =
+        ctxgate::generate::GenConfig::from_json(br#"{"maxImages":1,"maxImages":2}"#).unwrap_err();
+    assert_eq!(e.kind, K::DuplicateKey, "{e}");
+    assert!(
+        e.problem
+            .starts_with("gen-config: duplicate key \"maxImages\""),
+        "{e}"
+    );
+    let e = ctxgate::input::config::read_envelope(r#"{"a":{"b":1,"b":1}}"#, 1 << 20).unwrap_err();
+    assert_eq!(e.kind, K::DuplicateKey, "{e}");
+    assert!(e.problem.contains("in `a`"), "{e}");
+    let envelope = dir.join("envelope.json");
+    std::fs::write(&envelope, r#"{"model":"a","model":"b"}"#).unwrap();
+    let e = ctxgate::input::config::read_envelope(envelope.to_str().unwrap(), 1 << 20).unwrap_err();
+    assert_eq!(e.kind, K::DuplicateKey, "{e}");
+    assert_eq!(e.file.as_deref(), envelope.to_str());
+    // A fixture and a report.
+    let fixture = dir.join("fixture.json");
+    std::fs::write(
+        &fixture,
+        r#"{"ctxgate":1,"name":"x","name":"y","messages":[],"invariants":[]}"#,
+    )
+    .unwrap();
+    let e = Fixture::load(&fixture).unwrap_err();
+    assert_eq!(e.kind, K::DuplicateKey, "{e}");
+    assert_eq!(e.file.as_deref(), fixture.to_str());
+    let report = dir.join("report.json");
+    std::fs::write(
+        &report,
+        r#"{"failures":[{"invariant":"a","invariant":"b"}]}"#,
+    )
+    .unwrap();
+    let Err(e) = ctxgate::report::merge::ShardReport::read(&report, 1 << 20) else {
+        panic!("a report with a repeated key was read");
+    };
+    assert_eq!(e.kind, K::DuplicateKey, "{e}");
+    assert!(e.problem.contains("`failures[0]`"), "{e}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// The commands that read JSON refuse a repeated key with exit 2 and the
+/// file in the message: `body`, `estimate --lines`, `gen --gen-config`,
+/// `check --config`, `replay`, `report merge`, `check --corpus`.
+#[test]
+fn the_commands_refuse_a_repeated_key_with_exit_2() {
+    let dir = scratch("duplicate-commands");
+    let write = |name: &str, text: &str| {
+        let p = dir.join(name);
+        std::fs::write(&p, text).unwrap();
+        p.to_str().unwrap().to_owned()
+    };
+    let history = write("h.json", r#"[{"role":"user","content":"a","content":"b"}]"#);
+    let lines = write(
+        "cases.jsonl",
+        "{\"messages\":[{\"role\":\"user\",\"role\":\"user\"}]}\n",
+    );
+    let gen_config = write("gen.json", r#"{"maxImages":1,"maxImages":2}"#);
+    let config = write("config.json", r#"{"threshold":0.5,"threshold":0.6}"#);
+    let good = write("good.json", r#"[{"role":"user","content":"a"}]"#);
+    let fixtures = dir.join("fixtures");
+    std::fs::create_dir_all(&fixtures).unwrap();
+    std::fs::write(
+        fixtures.join("f.json"),
+        r#"{"ctxgate":1,"ctxgate":1,"name":"f","messages":[]}"#,
+    )
+    .unwrap();
+    let report = write("r.json", r#"{"seed":1,"seed":2}"#);
+    let corpus = dir.join("corpus");
+    std::fs::create_dir_all(&corpus).unwrap();
+    std::fs::write(
+        corpus.join("c.json"),
+        r#"[{"role":"user","pinned":true,"pinned":false}]"#,
+    )
+    .unwrap();
+    let fixtures = fixtures.to_str().unwrap();
+    let corpus = corpus.to_str().unwrap();
+    let runs: [(&[&str], &str); 7] = [
+        (&["body", &history], &history),
+        (&["estimate", "--lines", &lines], &lines),
+        (
+            &["gen", "--gen-config", &gen_config, "--cases", "1"],
+            &gen_config,
+        ),
+        (&["body", "--config", &config, &good], &config),
+        (&["replay", fixtures], "f.json"),
+        (&["report", "merge", &report], &report),
+        (&["check", "--cases", "1", "--corpus", corpus], "c.json"),
+    ];
+    for (args, file) in runs {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_ctxgate"))
+            .args(args)
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
+        assert!(stderr.contains("duplicate key"), "{args:?}: {stderr}");
+        assert!(stderr.contains(file), "{args:?}: {stderr}");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}

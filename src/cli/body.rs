@@ -4,7 +4,7 @@
 
 use std::io::Write as _;
 
-use ctxgate::body::{body_bytes, body_value};
+use ctxgate::body::{body_bytes, write_body};
 
 use super::common::{write_stdout, CliError, HistoryArgs};
 
@@ -34,21 +34,19 @@ pub fn run(args: Args) -> Result<(), CliError> {
     let input = args.history.load()?;
     let config = &input.config;
     let msgs = &input.doc.messages;
-    let body = serde_json::to_vec(&body_value(config, msgs)).map_err(|e| {
-        CliError::bad_input(format!("{}: the body does not serialise: {e}", input.name))
-    })?;
-    let measured = body_bytes(config, msgs);
+    // Written as it is made (`body::write_body`): the body of a big
+    // history is never held whole; its size is what was written.
+    let mut size = 0;
     write_stdout(|out| {
-        out.write_all(&body)?;
+        size = write_body(config, msgs, &mut *out)?;
         out.write_all(b"\n")
     })?;
     eprintln!(
-        "ctxgate body: {} bytes of {} body (ceiling {})",
-        body.len(),
-        config.wire_format,
-        config.transport_max_body_bytes
+        "ctxgate body: {size} bytes of {} body (ceiling {})",
+        config.wire_format, config.transport_max_body_bytes
     );
-    if measured != body.len() as u64 {
+    let measured = body_bytes(config, msgs);
+    if measured != size {
         // Never expected: body_bytes counts what this serialisation writes.
         eprintln!(
             "ctxgate body: warning: ctxgate's size count says {measured} bytes for this body; please report this history"

@@ -188,8 +188,13 @@ impl GenConfig {
         }
         // Not straight into the struct: a derived struct also reads from an
         // array, by position, and `[1,2]` would be read as two fields.
-        let value: serde_json::Value = serde_json::from_slice(bytes)
-            .map_err(|e| InputError::new(InputErrorKind::Syntax, format!("gen-config: {e}")))?;
+        let value = crate::model::parse_json_expecting(bytes, "a JSON object of GenConfig fields")
+            .map_err(|mut e| {
+                // A gen-config has no messages: an index means nothing here.
+                e.message = None;
+                e.problem = format!("gen-config: {}", e.problem);
+                e
+            })?;
         if !value.is_object() {
             return Err(InputError::new(
                 InputErrorKind::Config,

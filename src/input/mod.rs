@@ -137,39 +137,36 @@ pub fn read_history(
     Document::parse(&bytes, format).map_err(|e| e.in_file("-"))
 }
 
-/// Read and parse a history file, at most `cap` bytes, parsing as it reads.
-/// On a syntax error the file is read again, whole, for the precise
-/// message (line, column, message index) that [`parse_json`] gives.
+/// Read and parse a history file, at most `cap` bytes, parsing as it reads
+/// and reading each message as it is parsed (`model::streamed`): neither
+/// the file's bytes nor its JSON tree are ever in memory whole. Where that
+/// gives up — an error, or a format settled only after the messages — the
+/// file is read again, whole, for the precise message (line, column,
+/// message index) that [`parse_json`] gives, or in the format settled.
 pub fn read_document(
     path: &Path,
     format: Option<WireFormat>,
     cap: u64,
 ) -> Result<Document, InputError> {
+    use crate::model::streamed::{self, Streamed};
     let shown = path.display().to_string();
     let file = open_regular(path, "the history")?;
     let mut capped = Capped::new(BufReader::with_capacity(1 << 16, file), cap);
-    let parsed = {
-        let mut de = serde_json::Deserializer::from_reader(&mut capped);
-        serde::Deserialize::deserialize(&mut de).and_then(|v: serde_json::Value| {
-            de.end()?;
-            Ok(v)
-        })
-    };
+    let read = streamed::read(
+        &mut serde_json::Deserializer::from_reader(&mut capped),
+        format,
+    );
     if capped.over() {
         return Err(too_big("the history", cap).in_file(&shown));
     }
-    let value = match parsed {
-        Ok(v) => v,
-        Err(_) => {
-            // The slow path: the whole file, for an error a user can act on.
+    match read {
+        Streamed::Read(doc) => Ok(doc),
+        Streamed::IllFormed(e) => Err(e.in_file(&shown)),
+        Streamed::Again => {
             let bytes = read_file(path, "the history", cap)?;
-            let e = parse_json(&bytes).err().unwrap_or_else(|| {
-                InputError::new(InputErrorKind::Io, "the file changed while it was read")
-            });
-            return Err(e.in_file(&shown));
+            Document::parse_whole(&bytes, format).map_err(|e| e.in_file(&shown))
         }
-    };
-    Document::from_value(value, format).map_err(|e| e.in_file(&shown))
+    }
 }
 
 /// One case of a JSON-Lines stream (what `ctxgate gen` prints): a

@@ -4,7 +4,8 @@
 
 use serde_json::{Map, Value};
 
-use super::{anthropic, check_well_formed, engine, openai, Message, WireFormat};
+use super::streamed::{self, Streamed};
+use super::{anthropic, check_well_formed, engine, openai, unique_keys, Message, WireFormat};
 use crate::error::{json_type, InputError, InputErrorKind};
 
 /// serde_json's nesting limit, which bounds what we parse (no stack overflow).
@@ -31,7 +32,23 @@ pub struct Document {
 impl Document {
     /// Parse bytes as a history document. `format` overrides detection.
     /// Errors name the message index and the problem; the caller adds the file.
+    ///
+    /// Each message is read as it is parsed (`model::streamed`): the
+    /// document is never in memory as a whole JSON tree. Where that gives
+    /// up — an error, or a format settled after the messages — the whole
+    /// tree is read ([`Document::parse_whole`]), for the precise error.
     pub fn parse(bytes: &[u8], format: Option<WireFormat>) -> Result<Document, InputError> {
+        let mut de = serde_json::Deserializer::from_slice(bytes);
+        match streamed::read(&mut de, format) {
+            Streamed::Read(doc) => Ok(doc),
+            Streamed::IllFormed(e) => Err(e),
+            Streamed::Again => Document::parse_whole(bytes, format),
+        }
+    }
+
+    /// [`Document::parse`] through the whole JSON tree ([`parse_json`],
+    /// then [`Document::from_value`]): the reading errors are reported by.
+    pub fn parse_whole(bytes: &[u8], format: Option<WireFormat>) -> Result<Document, InputError> {
         let value = parse_json(bytes)?;
         Document::from_value(value, format)
     }
@@ -220,8 +237,9 @@ pub fn write_messages(format: WireFormat, msgs: &[Message]) -> (Option<Value>, V
 }
 
 /// Parse JSON text with errors a user can act on: empty input, invalid
-/// UTF-8 (with the byte offset), syntax errors and over-deep nesting (with
-/// line, column and, where it can be found, the message index).
+/// UTF-8 (with the byte offset), syntax errors, over-deep nesting and a
+/// key an object names twice ([`unique_keys`]), with line, column and,
+/// where it can be found, the message index.
 pub fn parse_json(bytes: &[u8]) -> Result<Value, InputError> {
     parse_json_expecting(
         bytes,
@@ -250,27 +268,48 @@ pub fn parse_json_expecting(bytes: &[u8], expected: &str) -> Result<Value, Input
         err.message = message_index_at(bytes, e.valid_up_to());
         return Err(err);
     }
-    serde_json::from_slice(bytes).map_err(|e| {
-        let offset = byte_offset(bytes, e.line(), e.column());
-        let what = e.to_string();
-        let (kind, problem) = if what.starts_with("recursion limit exceeded") {
-            (
-                InputErrorKind::TooDeep,
-                format!(
-                    "JSON nested deeper than {MAX_DEPTH} levels at line {}, column {}",
-                    e.line(),
-                    e.column()
-                ),
-            )
-        } else if e.is_eof() {
-            (InputErrorKind::Syntax, format!("truncated JSON: {what}"))
-        } else {
-            (InputErrorKind::Syntax, format!("malformed JSON: {what}"))
+    unique_keys::from_slice(bytes).map_err(|e| json_error(bytes, &e))
+}
+
+/// serde_json's error reading `bytes` — a syntax error, nesting past
+/// [`MAX_DEPTH`], a repeated key ([`unique_keys`]) — as an input error
+/// that says where: line, column, the message index when it is inside
+/// one, and for a repeated key the JSON path of its object.
+pub(crate) fn json_error(bytes: &[u8], e: &serde_json::Error) -> InputError {
+    let offset = byte_offset(bytes, e.line(), e.column());
+    let what = e.to_string();
+    let (kind, problem) = if let Some(key) = unique_keys::duplicate_key(&what) {
+        let frames = frames_at(bytes, offset);
+        let path = path_of(bytes, &frames[..frames.len().saturating_sub(1)]);
+        let object = match path.as_str() {
+            "" => "the top-level object".to_owned(),
+            p => format!("`{p}`"),
         };
-        let mut err = InputError::new(kind, problem);
-        err.message = message_index_at(bytes, offset);
-        err
-    })
+        (
+            InputErrorKind::DuplicateKey,
+            format!(
+                "duplicate key {key} in {object} at line {}, column {} (a key may appear once in a JSON object: readers differ on which value counts)",
+                e.line(),
+                e.column()
+            ),
+        )
+    } else if what.starts_with("recursion limit exceeded") {
+        (
+            InputErrorKind::TooDeep,
+            format!(
+                "JSON nested deeper than {MAX_DEPTH} levels at line {}, column {}",
+                e.line(),
+                e.column()
+            ),
+        )
+    } else if e.is_eof() {
+        (InputErrorKind::Syntax, format!("truncated JSON: {what}"))
+    } else {
+        (InputErrorKind::Syntax, format!("malformed JSON: {what}"))
+    };
+    let mut err = InputError::new(kind, problem);
+    err.message = message_index_at(bytes, offset);
+    err
 }
 
 fn byte_offset(bytes: &[u8], line: usize, column: usize) -> usize {
@@ -286,15 +325,40 @@ fn byte_offset(bytes: &[u8], line: usize, column: usize) -> usize {
 
 /// Which element of the messages array (the top-level array, or the
 /// `messages` array of the top-level object) contains byte `offset`.
-/// A light scan: strings are skipped, brackets counted.
 fn message_index_at(bytes: &[u8], offset: usize) -> Option<usize> {
-    let mut depth = 0usize;
-    let mut array_depth = None; // depth inside the messages array
-    let mut index = 0usize;
-    let mut in_string = false;
-    let mut escaped = false;
-    let mut last_key_at_depth1: Option<(usize, usize)> = None;
-    let mut string_start = 0;
+    let frames = frames_at(bytes, offset);
+    match frames.as_slice() {
+        [Frame::Array { index }, ..] => Some(*index),
+        [Frame::Object {
+            key: Some((s, e)), ..
+        }, Frame::Array { index }, ..]
+            if &bytes[*s..*e] == b"messages" =>
+        {
+            Some(*index)
+        }
+        _ => None,
+    }
+}
+
+/// One container open at a point of a JSON text: an object (the span of
+/// the key read last in it, and whether a key comes next) or an array
+/// (the index of the element being read).
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Frame {
+    Object {
+        key: Option<(usize, usize)>,
+        expect_key: bool,
+    },
+    Array {
+        index: usize,
+    },
+}
+
+/// The containers open at byte `offset` of `bytes`, outermost first. A
+/// light scan, for errors only: strings are skipped, brackets counted.
+fn frames_at(bytes: &[u8], offset: usize) -> Vec<Frame> {
+    let mut stack = Vec::new();
+    let (mut in_string, mut escaped, mut start) = (false, false, 0);
     for (pos, &b) in bytes.iter().enumerate().take(offset) {
         if in_string {
             if escaped {
@@ -303,8 +367,12 @@ fn message_index_at(bytes: &[u8], offset: usize) -> Option<usize> {
                 escaped = true;
             } else if b == b'"' {
                 in_string = false;
-                if depth == 1 && array_depth.is_none() {
-                    last_key_at_depth1 = Some((string_start, pos));
+                if let Some(Frame::Object {
+                    key,
+                    expect_key: true,
+                }) = stack.last_mut()
+                {
+                    *key = Some((start, pos));
                 }
             }
             continue;
@@ -312,31 +380,73 @@ fn message_index_at(bytes: &[u8], offset: usize) -> Option<usize> {
         match b {
             b'"' => {
                 in_string = true;
-                string_start = pos + 1;
+                start = pos + 1;
             }
-            b'[' | b'{' => {
-                depth += 1;
-                let opens_messages = b == b'['
-                    && array_depth.is_none()
-                    && (depth == 1
-                        || (depth == 2
-                            && last_key_at_depth1
-                                .is_some_and(|(s, e)| &bytes[s..e] == b"messages")));
-                if opens_messages {
-                    array_depth = Some(depth);
+            b'{' => stack.push(Frame::Object {
+                key: None,
+                expect_key: true,
+            }),
+            b'[' => stack.push(Frame::Array { index: 0 }),
+            b'}' | b']' => {
+                stack.pop();
+            }
+            b':' => {
+                if let Some(Frame::Object { expect_key, .. }) = stack.last_mut() {
+                    *expect_key = false;
                 }
             }
-            b']' | b'}' => {
-                if array_depth == Some(depth) {
-                    array_depth = None;
-                }
-                depth = depth.saturating_sub(1);
-            }
-            b',' if array_depth == Some(depth) => index += 1,
+            b',' => match stack.last_mut() {
+                Some(Frame::Array { index }) => *index += 1,
+                Some(Frame::Object { expect_key, .. }) => *expect_key = true,
+                None => {}
+            },
             _ => {}
         }
     }
-    array_depth.map(|_| index)
+    // A key cut at `offset` (an error raised on it) is the key of its object.
+    if in_string {
+        if let Some(Frame::Object {
+            key,
+            expect_key: true,
+        }) = stack.last_mut()
+        {
+            *key = Some((start, offset.min(bytes.len())));
+        }
+    }
+    stack
+}
+
+/// The JSON path `frames` lead to: `messages[3].content`, keys that are
+/// not plain names quoted and escaped (`x["a b"]`); empty at the top.
+fn path_of(bytes: &[u8], frames: &[Frame]) -> String {
+    let mut path = String::new();
+    for f in frames {
+        match *f {
+            Frame::Array { index } => path.push_str(&format!("[{index}]")),
+            Frame::Object {
+                key: Some((s, e)), ..
+            } => {
+                // The key as written is escaped JSON: decoded when whole.
+                let key = match bytes.get(s.wrapping_sub(1)..e + 1) {
+                    Some(quoted) => serde_json::from_slice::<String>(quoted).ok(),
+                    None => None,
+                }
+                .unwrap_or_else(|| String::from_utf8_lossy(&bytes[s..e]).into_owned());
+                let plain = key.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_')
+                    && key.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+                match (plain, path.is_empty()) {
+                    (true, true) => path.push_str(&key),
+                    (true, false) => {
+                        path.push('.');
+                        path.push_str(&key);
+                    }
+                    (false, _) => path.push_str(&format!("[{key:?}]")),
+                }
+            }
+            Frame::Object { key: None, .. } => path.push_str("{}"),
+        }
+    }
+    path
 }
 
 #[cfg(test)]

@@ -9,35 +9,63 @@ use std::sync::Arc;
 
 use serde_json::{Map, Value};
 
-use super::field::{own_fields, typed};
+use super::field::{into_string, own_fields, typed};
 use super::{Content, Message, Role, ToolCall};
 use crate::error::{json_type, InputError, InputErrorKind};
 
 /// Read one message from its engine JSON form.
 pub fn message_from_value(v: &Value, index: usize) -> Result<Message, InputError> {
+    message_from_owned(v.clone(), index)
+}
+
+/// [`message_from_value`], taking the value: its text, parts and extra
+/// fields are moved into the message, not copied, so that a history read
+/// as it is parsed holds each message once (a message of a million extra
+/// fields is not built twice).
+pub fn message_from_owned(v: Value, index: usize) -> Result<Message, InputError> {
     let err = |p: String| InputError::shape_at(index, p);
-    let obj = typed(v, Value::as_object, "expected a message object").map_err(err)?;
-    let role = read_role(obj).map_err(err)?;
+    let object = |v: Value| match v {
+        Value::Object(o) => Some(o),
+        _ => None,
+    };
+    let mut obj = typed(v, object, "expected a message object").map_err(err)?;
+    let role = read_role(&obj).map_err(err)?;
     let mut msg = Message::new(role, Content::Absent);
-    for (key, value) in obj {
+    // The named fields are taken out, in their order (the first bad one is
+    // the error); the fields left are `extra`, in theirs.
+    let mut named = Vec::with_capacity(MESSAGE_FIELDS.len());
+    obj.retain(|key, value| {
+        let extra = !MESSAGE_FIELDS.contains(&key.as_str());
+        if !extra {
+            named.push((key.clone(), std::mem::take(value)));
+        }
+        extra
+    });
+    for (key, value) in named {
         match key.as_str() {
-            "role" => {}
-            "content" => msg.content = read_content(value).map_err(|e| e.at_message(index))?,
+            "content" => {
+                msg.content = read_content_owned(value).map_err(|e| e.at_message(index))?
+            }
             "toolCalls" => {
-                role.may_carry(key, Role::Assistant).map_err(err)?;
-                msg.tool_calls = Some(read_tool_calls(value).map_err(err)?);
+                role.may_carry(&key, Role::Assistant).map_err(err)?;
+                msg.tool_calls = Some(read_tool_calls(&value).map_err(err)?);
             }
             "toolCallId" => {
-                role.may_carry(key, Role::Tool).map_err(err)?;
-                let id = typed(value, Value::as_str, "`toolCallId` must be a string");
-                msg.tool_call_id = Some(id.map_err(err)?.to_owned());
+                role.may_carry(&key, Role::Tool).map_err(err)?;
+                let id = typed(value, into_string, "`toolCallId` must be a string");
+                msg.tool_call_id = Some(id.map_err(err)?);
             }
-            "pinned" => msg.pinned = Some(read_pinned(value).map_err(err)?),
-            _ => {
-                msg.extra.insert(key.clone(), value.clone());
-            }
+            "pinned" => msg.pinned = Some(read_pinned(&value).map_err(err)?),
+            _ => {}
         }
     }
+    // A few fields left (most messages have none) are moved into a map of
+    // their size: the parsed object's table was sized for all its fields.
+    msg.extra = match obj.len() {
+        0 => Map::new(),
+        n if n <= 16 => obj.into_iter().collect(),
+        _ => obj,
+    };
     if role == Role::Tool && msg.tool_call_id.is_none() {
         return Err(err("tool message without `toolCallId`".into()));
     }
@@ -65,15 +93,20 @@ pub(crate) fn read_pinned(v: &Value) -> Result<bool, String> {
 
 /// `content`: a string, null, or an array of engine parts (SPEC §1.4).
 pub(crate) fn read_content(v: &Value) -> Result<Content, InputError> {
+    read_content_owned(v.clone())
+}
+
+/// [`read_content`], taking the value (its text and parts are moved).
+fn read_content_owned(v: Value) -> Result<Content, InputError> {
     match v {
         Value::Null => Ok(Content::Null),
-        Value::String(s) => Ok(Content::Text(s.clone())),
-        Value::Array(parts) => super::parts::parts_from_values(parts.clone())
+        Value::String(s) => Ok(Content::Text(s)),
+        Value::Array(parts) => super::parts::parts_from_values(parts)
             .map(Content::Parts)
             .map_err(|p| InputError::new(InputErrorKind::Part, p)),
         other => Err(InputError::shape(format!(
             "`content` must be a string, null or an array of parts, found {}",
-            json_type(other)
+            json_type(&other)
         ))),
     }
 }

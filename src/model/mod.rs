@@ -18,14 +18,16 @@ pub mod json_size;
 mod message;
 pub mod openai;
 pub mod parts;
+pub mod streamed;
 pub mod text;
+pub mod unique_keys;
 pub mod value;
 
 pub use document::{
     parse_json, parse_json_expecting, read_messages, read_messages_owned, write_messages, Document,
     Shape, MAX_DEPTH,
 };
-pub use format::{WireFormat, WireFormats};
+pub use format::{evidence, Detection, Detector, WireFormat, WireFormats};
 pub use iteration::{check_well_formed, head_len, iterations, unanswered_calls};
 pub use message::{Content, Message, Role, ToolCall};
 pub use parts::{Image, ImageData, ImageSource, Part, TextPart};

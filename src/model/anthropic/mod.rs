@@ -107,22 +107,45 @@ type Fields = Map<String, Value>;
 /// Read an anthropic history: the top-level `system` (if the document has
 /// one) and the `messages` array.
 pub fn read_messages(system: Option<&Value>, raw: &[Value]) -> Result<Vec<Message>, InputError> {
-    let mut out = match system {
-        None => Vec::new(),
-        Some(v) => read_system(v)?,
-    };
-    let empty_system = system.filter(|_| out.is_empty()).cloned();
-    let first = out.len();
+    let head = read_head(system)?;
+    let mut out = Vec::new();
     for (i, v) in raw.iter().enumerate() {
-        read_message(v, i, &mut out).map_err(|p| read_error(i, p))?;
+        read_message_into(v, i, &mut out)?;
     }
-    // `system: null` or `[]` reads as no message; the first message remembers it.
+    Ok(put_head(system, head, out))
+}
+
+/// Read `messages[i]` into one or more engine messages, appended to `out`:
+/// a history read one message at a time, as it is parsed. [`with_system`]
+/// puts the top-level `system` before them when all are read.
+pub fn read_message_into(v: &Value, i: usize, out: &mut Vec<Message>) -> Result<(), InputError> {
+    read_message(v, i, out).map_err(|p| read_error(i, p))
+}
+
+/// The messages `msgs` read one at a time, with the top-level `system`
+/// (if the document has one) read and put before them: what
+/// [`read_messages`] gives for the whole document.
+pub fn with_system(system: Option<&Value>, msgs: Vec<Message>) -> Result<Vec<Message>, InputError> {
+    let head = read_head(system)?;
+    Ok(put_head(system, head, msgs))
+}
+
+fn read_head(system: Option<&Value>) -> Result<Vec<Message>, InputError> {
+    system.map_or(Ok(Vec::new()), read_system)
+}
+
+/// `head` (the messages of `system`) before `out`; `system: null` or `[]`
+/// reads as no message, and the first message remembers it.
+fn put_head(system: Option<&Value>, head: Vec<Message>, mut out: Vec<Message>) -> Vec<Message> {
+    let empty_system = system.filter(|_| head.is_empty()).cloned();
+    let first = head.len();
+    out.splice(0..0, head);
     if let (Some(v), Some(m)) = (empty_system, out.get_mut(first)) {
         let mut h = hint(&m.wire).cloned().unwrap_or_default();
         h.insert("emptySystem".into(), v);
         m.wire = wrap(h);
     }
-    Ok(out)
+    out
 }
 
 /// Write a history: the top-level `system` (`None` when there is nothing to
