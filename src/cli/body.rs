@@ -42,7 +42,7 @@ pub fn run(args: Args) -> Result<(), CliError> {
         out.write_all(&body)?;
         out.write_all(b"\n")
     })?;
-    eprintln!(
+    errln!(
         "ctxgate body: {} bytes of {} body (ceiling {})",
         body.len(),
         config.wire_format,
@@ -50,7 +50,7 @@ pub fn run(args: Args) -> Result<(), CliError> {
     );
     if measured != body.len() as u64 {
         // Never expected: body_bytes counts what this serialisation writes.
-        eprintln!(
+        errln!(
             "ctxgate body: warning: ctxgate's size count says {measured} bytes for this body; please report this history"
         );
     }
