@@ -193,9 +193,7 @@ pub(crate) fn human_with_suite(r: &BaselineReport, hints: &Hints, suite: &[Strin
         one_line(&r.baseline.version),
         r.baseline.format,
         r.seed,
-        r.shard
-            .map(|s| format!(", shard {}/{}", s.k, s.n))
-            .unwrap_or_default()
+crate::report::part_line(r.shard)
     );
     let _ = writeln!(
         out,
@@ -413,9 +411,7 @@ pub(crate) fn markdown_with_suite(r: &BaselineReport, hints: &Hints, suite: &[St
         "{} cases, seed {}{}, {} compared · {:.1} s · `--fail-on {}`\n",
         r.cases,
         r.seed,
-        r.shard
-            .map(|s| format!(", shard {}/{}", s.k, s.n))
-            .unwrap_or_default(),
+        crate::report::part_line(r.shard),
         r.compared(),
         r.run.elapsed.as_secs_f64(),
         r.fail_on.name()

@@ -250,8 +250,34 @@ impl FactsJson {
     }
 }
 
-pub(crate) fn shard(s: Option<&str>) -> Result<Option<crate::check::Shard>, String> {
-    s.map(crate::check::Shard::parse).transpose()
+/// The version of ctxgate that writes a report, as its JSON records it
+/// (`ctxgateVersion`): `report merge` joins the reports of this version
+/// only, for what a field means may change between versions.
+pub const VERSION: &str = env!("CARGO_PKG_VERSION");
+
+/// The part of the seed's cases a report is of, as its JSON says it: a
+/// shard's `shard` (`"K/N"`), or the one case `check --case N` reran
+/// (`case`: N) — not a shard, so not written as one.
+pub(crate) fn part(shard: Option<crate::check::Shard>) -> (Option<String>, Option<u64>) {
+    match shard {
+        Some(s) if s.one_case => (None, Some(s.case())),
+        Some(s) => (Some(s.to_string()), None),
+        None => (None, None),
+    }
+}
+
+/// What [`part`] wrote.
+pub(crate) fn shard(
+    s: Option<&str>,
+    case: Option<u64>,
+) -> Result<Option<crate::check::Shard>, String> {
+    match (s, case) {
+        (Some(_), Some(_)) => Err("both `shard` and `case`: a run is a shard or one case".into()),
+        (None, Some(n)) => crate::check::Shard::alone_case(n)
+            .map(Some)
+            .ok_or_else(|| format!("`case`: {n} is too large")),
+        (s, None) => s.map(crate::check::Shard::parse).transpose(),
+    }
 }
 
 /// A check's report.
@@ -260,12 +286,17 @@ pub(crate) fn shard(s: Option<&str>) -> Result<Option<crate::check::Shard>, Stri
 struct CheckJson {
     #[serde(default)]
     ok: bool,
+    /// Absent from the reports of a ctxgate older than this field.
+    #[serde(default)]
+    ctxgate_version: Option<String>,
     subject: SubjectJson,
     seed: u64,
     #[serde(default)]
     replay_with: Vec<String>,
     #[serde(default)]
     shard: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    case: Option<u64>,
     cases: u64,
     seconds: f64,
     #[serde(default)]
@@ -286,12 +317,15 @@ struct CheckJson {
 /// The JSON report.
 pub fn to_json(r: &CheckReport, hint: &ReplayHint) -> Value {
     let secs = r.run.elapsed.as_secs_f64().max(1e-9);
+    let (shard, case) = part(r.shard);
     let json = CheckJson {
         ok: r.ok(),
+        ctxgate_version: Some(VERSION.to_owned()),
         subject: SubjectJson::of(&r.subject, true),
         seed: r.seed,
         replay_with: hint.flags.clone(),
-        shard: r.shard.map(|s| s.to_string()),
+        shard,
+        case,
         cases: r.cases,
         seconds: r.run.elapsed.as_secs_f64(),
         cases_per_second: r.cases as f64 / secs,
@@ -338,7 +372,7 @@ pub fn from_json(v: &Value) -> Result<CheckReport, String> {
         coverage,
         traffic: r.protocol,
         suite: None,
-        shard: shard(r.shard.as_deref())?,
+        shard: shard(r.shard.as_deref(), r.case)?,
     })
 }
 

@@ -119,7 +119,7 @@ pub(crate) fn human_with_suite(r: &CheckReport, hint: &ReplayHint, suite: &[Stri
     let mut out = String::new();
     let secs = r.run.elapsed.as_secs_f64().max(1e-9);
     let shard = match r.shard {
-        _ if r.one_case() => format!(", case {} alone", r.shard.map_or(0, |s| s.k - 1)),
+        Some(s) if s.one_case => format!(", case {} alone", s.case()),
         Some(s) => format!(
             ", shard {}/{} (the cases ≡ {} mod {})",
             s.k,
@@ -214,6 +214,16 @@ pub(crate) fn human_with_suite(r: &CheckReport, hint: &ReplayHint, suite: &[Stri
     };
     let _ = writeln!(out, "{}", human_verdict(&verdict, suite));
     out
+}
+
+/// The part of the seed's cases a report is of, for its head line:
+/// `, shard K/N`, or `, case N alone` (`check --case N`), or nothing.
+pub(crate) fn part_line(shard: Option<crate::check::Shard>) -> String {
+    match shard {
+        Some(s) if s.one_case => format!(", case {} alone", s.case()),
+        Some(s) => format!(", shard {}/{}", s.k, s.n),
+        None => String::new(),
+    }
 }
 
 /// A rate of cases: whole above 10 a second, else to a tenth (a slow
@@ -420,9 +430,7 @@ pub(crate) fn markdown_with_suite(r: &CheckReport, hint: &ReplayHint, suite: &[S
         "{} cases, seed {}{} · {:.1} s\n",
         r.cases,
         r.seed,
-        r.shard
-            .map(|s| format!(", shard {}/{}", s.k, s.n))
-            .unwrap_or_default(),
+        part_line(r.shard),
         r.run.elapsed.as_secs_f64()
     );
     tally_table(r, true).markdown(&mut out);

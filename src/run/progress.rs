@@ -24,7 +24,7 @@ pub fn banner(
         format!(" against baseline {name} {version}")
     });
     let cases = match opts.shard {
-        Some(s) if s.alone(opts.run_cases()) => format!("case {} alone", s.k - 1),
+        Some(s) if s.one_case => format!("case {} alone", s.case()),
         _ => format!("up to {} cases", opts.cases),
     };
     let mut out = format!(
