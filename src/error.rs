@@ -143,7 +143,8 @@ impl InputError {
 impl fmt::Display for InputError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         if let Some(file) = &self.file {
-            write!(f, "{file}: ")?;
+            // A file's name is the user's or a folder's: on one line.
+            write!(f, "{}: ", crate::model::one_line(file))?;
         }
         if let Some(i) = self.message {
             write!(f, "message {i}: ")?;

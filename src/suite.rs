@@ -19,8 +19,9 @@ use serde_json::Value;
 
 use crate::error::InputError;
 use crate::fixture::{collect, replay, Fixture, Replayed};
+use crate::model::one_line;
 use crate::oracle::Violation;
-use crate::report::junit;
+use crate::report::{junit, md};
 use crate::subject::Subject;
 
 /// A suite report's JSON (`held`, `failed`, `skipped` are written for the
@@ -165,9 +166,10 @@ impl SuiteCase {
     /// The fixture's lines in a human report: `ok`, `FAIL` or `FAULT` (with
     /// the fixture's `see` when `see`, then what failed) or `SKIP`.
     pub fn human(&self, see: bool) -> String {
-        let shown = self.path.display();
+        // A fixture's file name and fields are text from outside.
+        let shown = one_line(&self.path.display().to_string());
         let see = match see {
-            true => format!("\n  see: {}", self.see),
+            true => format!("\n  see: {}", one_line(&self.see)),
             false => String::new(),
         };
         match &self.outcome {
@@ -183,7 +185,9 @@ impl SuiteCase {
                 "FAULT {shown}{see}\n  {}\n",
                 fault.to_string().replace('\n', "\n  ")
             ),
-            Replayed::Skipped { why } => format!("SKIP  {shown}: nothing judged: {why}\n"),
+            Replayed::Skipped { why } => {
+                format!("SKIP  {shown}: nothing judged: {}\n", one_line(why))
+            }
         }
     }
 }
@@ -218,12 +222,12 @@ impl SuiteReport {
                 "{} of {} suite fixture(s) failed ({})",
                 self.failed(),
                 self.cases.len(),
-                self.source.display()
+                self.shown_source()
             ))
         } else if self.held() == 0 {
             Some(format!(
                 "nothing in the suite {} was judged: all {} fixture(s) were skipped",
-                self.source.display(),
+                self.shown_source(),
                 self.cases.len()
             ))
         } else {
@@ -236,10 +240,11 @@ impl SuiteReport {
     /// `--expect-failures`, a fixture that did not fail.
     pub fn replay_problem(&self, subject: &str, expect_failures: bool) -> Option<String> {
         let (failed, n) = (self.failed(), self.cases.len());
+        let subject = one_line(subject);
         if expect_failures {
             let unexpected: Vec<String> = (self.cases.iter())
                 .filter(|c| !c.outcome.reproduces())
-                .map(|c| c.path.display().to_string())
+                .map(|c| one_line(&c.path.display().to_string()))
                 .collect();
             return (!unexpected.is_empty()).then(|| {
                 format!(
@@ -266,7 +271,7 @@ impl SuiteReport {
     /// One line per fixture, then the tally: the section `check` prints
     /// before its own report.
     pub fn human(&self) -> String {
-        let mut out = format!("suite {}\n", self.source.display());
+        let mut out = format!("suite {}\n", self.shown_source());
         for c in &self.cases {
             out += &c.human(true);
         }
@@ -357,11 +362,17 @@ impl SuiteReport {
         }
     }
 
-    /// A Markdown section: the tally, then a row per fixture that did not hold.
+    /// The folder the suite was read from, on one line.
+    fn shown_source(&self) -> String {
+        one_line(&self.source.display().to_string())
+    }
+
+    /// A Markdown section: the tally, then a row per fixture that did not
+    /// hold, each field escaped ([`md`](crate::report::md)).
     pub fn markdown(&self) -> String {
         let mut out = format!(
-            "### Suite `{}`\n\n{} held, {} failed, {} skipped\n",
-            self.source.display(),
+            "### Suite {}\n\n{} held, {} failed, {} skipped\n",
+            md(&self.source.display().to_string()),
             self.held(),
             self.failed(),
             self.skipped()
@@ -386,12 +397,7 @@ impl SuiteReport {
                     Replayed::Skipped { .. } => "skipped".into(),
                     Replayed::Held { .. } => unreachable!("filtered out"),
                 };
-                let _ = writeln!(
-                    out,
-                    "| `{}` | {outcome} | {} |",
-                    c.name,
-                    c.see.replace('|', "\\|")
-                );
+                let _ = writeln!(out, "| {} | {outcome} | {} |", md(&c.name), md(&c.see));
             }
         }
         out.push('\n');

@@ -508,3 +508,46 @@ fn a_folder_of_both_kinds_of_fixture_plays_each_with_its_own_command() {
     agent.stdout_has("1 held, 0 failed");
     agent.stderr_has("a compactor fixture: play it with `ctxgate replay`");
 }
+
+#[test]
+fn what_an_agent_sends_reaches_no_output_raw() {
+    if !common::netns::isolated("what_an_agent_sends_reaches_no_output_raw") {
+        return;
+    }
+    let dir = TempDir::new("agent-hostile-text");
+    // A tool name with terminal escapes and a newline then a workflow
+    // command: the unplayable run names it, escaped, in every form.
+    let name = "x\u{1b}[2J\u{7}\n::error title=ok::forged\n##[warning]forged";
+    let cmd = shell_words::join([
+        "python3".to_string(),
+        format!("{}/tests/agents/toolloop.py", env!("CARGO_MANIFEST_DIR")),
+        "--tool-name".into(),
+        name.into(),
+    ]);
+    let config = dir.file("config.json", SMALL);
+    for form in ["human", "markdown", "junit", "json"] {
+        let out = common::process::ctxgate(&[
+            "agent", "--config", &config, "--cases", "1", "--seed", "1", "--report", form, "--run",
+            &cmd,
+        ]);
+        assert_eq!(out.code, 2, "{}", out.all());
+        for (sink, text) in [("stdout", &out.stdout), ("stderr", &out.stderr)] {
+            for line in text.split('\n') {
+                assert!(
+                    !line.trim_start().starts_with("::"),
+                    "{form} {sink}: {line:?}"
+                );
+                assert!(!line.contains("##["), "{form} {sink}: {line:?}");
+                assert!(
+                    !line.chars().any(|c| c.is_control() && c != '\t'),
+                    "{form} {sink}: {line:?}"
+                );
+            }
+        }
+        assert!(
+            out.stdout.contains("u{1b}") || out.stdout.contains("u001b"),
+            "{form}: {}",
+            out.stdout
+        );
+    }
+}

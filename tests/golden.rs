@@ -39,11 +39,16 @@ fn work(scenario: &str) -> String {
 
 /// What differs between two runs of the same seed: wall times, rates, the
 /// path of the binary under test, and the protocol's traffic (how many
-/// requests were in flight when a subject faulted depends on timing).
+/// requests were in flight when a subject faulted depends on timing); and
+/// between releases, the version of ctxgate a JSON report records.
 fn masked(text: &str) -> String {
     let exe = env!("CARGO_BIN_EXE_ctxgate");
     let text = text.replace(exe, "ctxgate");
-    let rules: [(&str, &str); 11] = [
+    let rules: [(&str, &str); 12] = [
+        (
+            r#""ctxgateVersion": "[^"]*""#,
+            "\"ctxgateVersion\": \"<V>\"",
+        ),
         (r"protocol: .*", "protocol: <traffic>"),
         (
             r#""(requests|bytesSent|bytesReceived)": ?\d+"#,

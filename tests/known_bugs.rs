@@ -326,7 +326,11 @@ fn a_library_run_replays_its_suite_first() {
     let suite = clean.suite.as_ref().expect("the run replayed its suite");
     assert_eq!((suite.failed(), suite.held()), (0, fixtures().len()));
     for (k, replays) in [(1, true), (2, false)] {
-        let shard = Some(ctxgate::check::Shard { k, n: 2 });
+        let shard = Some(ctxgate::check::Shard {
+            k,
+            n: 2,
+            one_case: false,
+        });
         let sharded = ctxgate::testing::check(
             &mut reference,
             &CheckOptions {

@@ -91,7 +91,11 @@ fn shards_run_exactly_the_seeds_cases_and_merge_into_its_report() {
     let mut total = 0;
     for k in 1..=4 {
         let shard = CheckOptions {
-            shard: Some(Shard { k, n: 4 }),
+            shard: Some(Shard {
+                k,
+                n: 4,
+                one_case: false,
+            }),
             ..opts.clone()
         };
         let report = run(&mut recording(shards_seen.clone()), &shard, &mut |_| {});
@@ -115,7 +119,14 @@ fn shard_indices_partition_the_cases() {
     assert!(Shard::parse("5/4").is_err());
     assert!(Shard::parse("1/0").is_err());
     assert!(Shard::parse("x").is_err());
-    assert_eq!(Shard::parse("2/4").unwrap(), Shard { k: 2, n: 4 });
+    assert_eq!(
+        Shard::parse("2/4").unwrap(),
+        Shard {
+            k: 2,
+            n: 4,
+            one_case: false
+        }
+    );
     // The shards of a seed run the whole run's cases between them: every
     // history the subject is sent in the whole run is sent by some shard,
     // nothing else is, and the case counts add up.
@@ -144,7 +155,11 @@ fn shard_indices_partition_the_cases() {
     let mut union = BTreeSet::new();
     let mut cases = 0;
     for k in 1..=3 {
-        let (n, seen) = seen_by(Some(Shard { k, n: 3 }));
+        let (n, seen) = seen_by(Some(Shard {
+            k,
+            n: 3,
+            one_case: false,
+        }));
         assert!((9..=11).contains(&n), "shard {k}/3 ran {n} of 30 cases");
         cases += n;
         union.extend(seen);

@@ -23,7 +23,7 @@ impl AgentReport {
             ReportKind::Human => self.human(),
             ReportKind::Markdown => self.markdown(),
             ReportKind::Json => {
-                let mut s = serde_json::to_string_pretty(&self.to_json()).expect("serialises");
+                let mut s = crate::report::json::pretty(&self.to_json());
                 s.push('\n');
                 s
             }

@@ -16,7 +16,9 @@ use super::{
 use crate::check::FaultRecord;
 use crate::contract::Pressure;
 use crate::oracle::Invariant;
-use crate::report::json::{fixture, path, saved, shard, FactsJson, FailureJson, SubjectJson};
+use crate::report::json::{
+    fixture, part, path, saved, shard, FactsJson, FailureJson, SubjectJson, VERSION,
+};
 use crate::subject::Fault;
 
 #[derive(Serialize, Deserialize)]
@@ -242,6 +244,9 @@ impl ClassJson {
 struct GateJson {
     #[serde(default)]
     ok: bool,
+    /// Absent from the reports of a ctxgate older than this field.
+    #[serde(default)]
+    ctxgate_version: Option<String>,
     fail_on: FailOn,
     #[serde(default)]
     gate_failures: Vec<String>,
@@ -252,6 +257,8 @@ struct GateJson {
     replay_with: Option<ReplayWith>,
     #[serde(default)]
     shard: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    case: Option<u64>,
     cases: u64,
     #[serde(default)]
     compared: u64,
@@ -292,8 +299,10 @@ pub fn to_json(r: &BaselineReport, hints: &Hints) -> Value {
         let baseline = Some((g.baseline.as_str(), &hints.baseline));
         FailureJson::of(&g.failure, &hints.subject, baseline)
     };
+    let (shard, case) = part(r.shard);
     json_of(GateJson {
         ok: r.ok(),
+        ctxgate_version: Some(VERSION.to_owned()),
         fail_on: r.fail_on,
         gate_failures: r.gate_failures(),
         subject: SubjectJson::of(&r.subject, false),
@@ -303,7 +312,8 @@ pub fn to_json(r: &BaselineReport, hints: &Hints) -> Value {
             subject: hints.subject.flags.clone(),
             baseline: hints.baseline.flags.clone(),
         }),
-        shard: r.shard.map(|s| s.to_string()),
+        shard,
+        case,
         cases: r.cases,
         compared: r.compared(),
         baseline_faulted: r.baseline_faulted,
@@ -346,7 +356,7 @@ pub fn from_json(v: &Value) -> Result<BaselineReport, String> {
         subject: r.subject.info()?,
         baseline: r.baseline.info()?,
         seed: r.seed,
-        shard: shard(r.shard.as_deref())?,
+        shard: shard(r.shard.as_deref(), r.case)?,
         cases: r.cases,
         baseline_faulted: r.baseline_faulted,
         uncompared_failures: r.uncompared_failures,

@@ -194,7 +194,7 @@ impl BaselineReport {
         }
         // One case rerun (`check --case N`) compares what that case
         // exercises on both sides.
-        let one_case = self.shard.is_some_and(|s| s.alone(self.cases));
+        let one_case = self.shard.is_some_and(|s| s.one_case);
         if one_case && self.invariants.values().any(|d| d.compared > 0) {
             return Vec::new();
         }

@@ -9,11 +9,12 @@ use std::fmt::Write as _;
 
 use super::behaviour::change_line;
 use super::{BaselineReport, FailOn, Shared};
+use crate::model::one_line;
 use crate::report::junit::{Case as TestCase, Suite as TestSuite};
 use crate::report::table::Table;
 use crate::report::{
-    failure_text, human_verdict, markdown_failure, markdown_fault, markdown_mark, md, write_fault,
-    write_section, write_shrunk_case, ReplayHint,
+    failure_text, human_verdict, markdown_failure, markdown_fault, markdown_mark, md, md_code,
+    write_fault, write_section, write_shrunk_case, ReplayHint,
 };
 
 /// How to replay a fixture on each side.
@@ -185,16 +186,14 @@ pub(crate) fn human_with_suite(r: &BaselineReport, hints: &Hints, suite: &[Strin
     let _ = writeln!(
         out,
         "ctxgate check --baseline — subject {} {} ({} format) against baseline {} {} ({} format), seed {}{}",
-        r.subject.name,
-        r.subject.version,
+        one_line(&r.subject.name),
+        one_line(&r.subject.version),
         r.subject.format,
-        r.baseline.name,
-        r.baseline.version,
+        one_line(&r.baseline.name),
+        one_line(&r.baseline.version),
         r.baseline.format,
         r.seed,
-        r.shard
-            .map(|s| format!(", shard {}/{}", s.k, s.n))
-            .unwrap_or_default()
+crate::report::part_line(r.shard)
     );
     let _ = writeln!(
         out,
@@ -228,14 +227,12 @@ pub(crate) fn human_with_suite(r: &BaselineReport, hints: &Hints, suite: &[Strin
             r.invariants.get(&f.invariant).map_or(1, |d| d.regressed)
         );
         let _ = writeln!(out, "  subject: {}", f.violation);
-        let _ = writeln!(out, "  baseline: {} on the shrunk case", g.baseline);
+        let baseline = one_line(&g.baseline);
+        let _ = writeln!(out, "  baseline: {baseline} on the shrunk case");
         write_shrunk_case(&mut out, f, &hints.subject);
         if let Some(p) = f.saved.path() {
-            let _ = writeln!(
-                out,
-                "  the baseline holds: {}",
-                hints.baseline.command(&p.display().to_string())
-            );
+            let command = hints.baseline.command(&p.display().to_string());
+            let _ = writeln!(out, "  the baseline holds: {}", one_line(&command));
         }
     }
     for f in &r.subject_faults {
@@ -265,11 +262,7 @@ pub(crate) fn human_with_suite(r: &BaselineReport, hints: &Hints, suite: &[Strin
     write_section(&mut out, fixed, r.fixes.iter().map(shared_line));
     let faults = r.baseline_faults.iter().map(baseline_fault_line);
     let head = "BASELINE FAULTS (reported, not the subject's; those cases are not compared):";
-    write_section(
-        &mut out,
-        head,
-        faults.map(|line| crate::model::one_line(&line)),
-    );
+    write_section(&mut out, head, faults);
     if r.uncompared_failures > 0 {
         let _ = writeln!(
             out,
@@ -286,7 +279,8 @@ pub(crate) fn human_with_suite(r: &BaselineReport, hints: &Hints, suite: &[Strin
         r.behaviour.table("all").text(&mut out);
         let changed = r.behaviour.changed();
         if !changed.is_empty() {
-            let _ = writeln!(out, "changed most (rerun case N: {}):", hints.rerun(r.seed));
+            let rerun = one_line(&hints.rerun(r.seed));
+            let _ = writeln!(out, "changed most (rerun case N: {rerun}):");
             for (c, d) in changed {
                 let _ = writeln!(
                     out,
@@ -417,9 +411,7 @@ pub(crate) fn markdown_with_suite(r: &BaselineReport, hints: &Hints, suite: &[St
         "{} cases, seed {}{}, {} compared · {:.1} s · `--fail-on {}`\n",
         r.cases,
         r.seed,
-        r.shard
-            .map(|s| format!(", shard {}/{}", s.k, s.n))
-            .unwrap_or_default(),
+        crate::report::part_line(r.shard),
         r.compared(),
         r.run.elapsed.as_secs_f64(),
         r.fail_on.name()
@@ -458,8 +450,8 @@ pub(crate) fn markdown_with_suite(r: &BaselineReport, hints: &Hints, suite: &[St
         if !changed.is_empty() {
             let _ = writeln!(
                 out,
-                "\n<details><summary>The cases that changed most</summary>\n\nRerun case N: `{}`\n",
-                hints.rerun(r.seed)
+                "\n<details><summary>The cases that changed most</summary>\n\nRerun case N:\n\n{}\n",
+                md_code("sh", &one_line(&hints.rerun(r.seed)))
             );
             for (c, d) in changed {
                 let _ = writeln!(

@@ -14,7 +14,8 @@ use serde_json::{json, Value};
 
 use super::FailOn;
 use crate::fixture::Replayed;
-use crate::report::junit;
+use crate::model::one_line;
+use crate::report::{junit, md};
 use crate::suite::{SuiteCase, SuiteReport};
 
 /// Both sides' runs of one suite, fixture by fixture in the same order.
@@ -99,7 +100,7 @@ impl SuiteGate {
 
     /// Why the suite fails the gate under `fail_on`, one line a reason.
     pub fn problems(&self, fail_on: FailOn) -> Vec<String> {
-        let source = self.subject.source.display();
+        let source = self.shown_source();
         let mut why = Vec::new();
         let regressed = self.count(Class::Regressed);
         if fail_on != FailOn::Never && regressed > 0 {
@@ -140,10 +141,11 @@ impl SuiteGate {
     pub fn human(&self) -> String {
         let mut out = format!(
             "suite {}, the subject against the baseline\n",
-            self.subject.source.display()
+            self.shown_source()
         );
         for (s, b, class) in self.rows() {
-            let shown = s.path.display();
+            // A fixture's file name and fields are text from outside.
+            let shown = one_line(&s.path.display().to_string());
             match class {
                 Class::Held => {
                     let _ = writeln!(out, "ok         {shown}");
@@ -153,13 +155,14 @@ impl SuiteGate {
                         Replayed::Skipped { why } => why.as_str(),
                         _ => "",
                     };
+                    let why = one_line(why);
                     let _ = writeln!(out, "SKIP       {shown}: nothing judged: {why}");
                 }
                 Class::Fixed => {
                     let _ = writeln!(
                         out,
                         "fixed      {shown} (the baseline: {})",
-                        outcome_line(&b.outcome)
+                        one_line(&outcome_line(&b.outcome))
                     );
                 }
                 Class::Regressed | Class::Known | Class::NotCompared => {
@@ -168,11 +171,12 @@ impl SuiteGate {
                         Class::Known => "known     ",
                         _ => "uncompared",
                     };
-                    let _ = writeln!(out, "{tag} {shown}\n  see: {}", s.see);
+                    let _ = writeln!(out, "{tag} {shown}\n  see: {}", one_line(&s.see));
                     for line in outcome_lines(&s.outcome) {
-                        let _ = writeln!(out, "  {line}");
+                        let _ = writeln!(out, "  {}", one_line(&line));
                     }
-                    let _ = writeln!(out, "  the baseline: {}", outcome_line(&b.outcome));
+                    let baseline = one_line(&outcome_line(&b.outcome));
+                    let _ = writeln!(out, "  the baseline: {baseline}");
                 }
             }
         }
@@ -254,12 +258,17 @@ impl SuiteGate {
         }
     }
 
+    /// The folder the suite was read from, on one line.
+    fn shown_source(&self) -> String {
+        one_line(&self.subject.source.display().to_string())
+    }
+
     /// A Markdown section: the tally, then a row per fixture that did not
-    /// hold.
+    /// hold, each field escaped ([`md`]).
     pub fn markdown(&self) -> String {
         let mut out = format!(
-            "### Suite `{}`, against the baseline\n\n{}\n",
-            self.subject.source.display(),
+            "### Suite {}, against the baseline\n\n{}\n",
+            md(&self.subject.source.display().to_string()),
             self.tally()
         );
         let rows: Vec<_> = self.rows().filter(|(_, _, c)| *c != Class::Held).collect();
@@ -270,11 +279,11 @@ impl SuiteGate {
             for (s, b, class) in rows {
                 let _ = writeln!(
                     out,
-                    "| `{}` | {} | {} | {} |",
-                    s.name,
+                    "| {} | {} | {} | {} |",
+                    md(&s.name),
                     class.name(),
-                    outcome_line(&s.outcome).replace('|', "\\|"),
-                    outcome_line(&b.outcome).replace('|', "\\|")
+                    md(&outcome_line(&s.outcome)),
+                    md(&outcome_line(&b.outcome))
                 );
             }
         }

@@ -371,7 +371,7 @@ fn run_cases(args: RunArgs) -> Result<(), CliError> {
         shrink_runs: args.shrink_runs,
         confirm_runs: args.confirm_runs,
     };
-    eprintln!(
+    errln!(
         "ctxgate agent: {} case(s), seed {seed}, agent {}",
         args.cases,
         match &launch.driver {
@@ -380,7 +380,7 @@ fn run_cases(args: RunArgs) -> Result<(), CliError> {
         }
     );
     let report = ctxgate::agent::run::run(&opts, |line| {
-        eprintln!("{}", ctxgate::model::one_line(line));
+        errln!("{}", ctxgate::model::one_line(line));
     })
     .map_err(CliError::failed)?;
     let mut report = report;
@@ -388,7 +388,11 @@ fn run_cases(args: RunArgs) -> Result<(), CliError> {
         Some(_) => "(driven)".into(),
         None => shell_words::join(&launch.argv),
     };
-    let text = report.render(args.report);
+    // Every form's text is guarded as a log's is: a human report in a
+    // file is read in a terminal or a CI log too.
+    let render =
+        |kind: ReportKind| ctxgate::model::text::for_log(&report.render(kind)).into_owned();
+    let text = render(args.report);
     let mut failure = None;
     match (files.out, &launch.driver) {
         (Some(file), _) => {
@@ -405,7 +409,7 @@ fn run_cases(args: RunArgs) -> Result<(), CliError> {
     }
     for (kind, file) in files.also {
         let path = file.path().display().to_string();
-        if let Err(e) = file.write(&report.render(kind)) {
+        if let Err(e) = file.write(&render(kind)) {
             failure.get_or_insert(format!("{path}: cannot write the report: {e}"));
         }
     }

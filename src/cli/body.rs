@@ -41,14 +41,15 @@ pub fn run(args: Args) -> Result<(), CliError> {
         size = write_body(config, msgs, &mut *out)?;
         out.write_all(b"\n")
     })?;
-    eprintln!(
+    errln!(
         "ctxgate body: {size} bytes of {} body (ceiling {})",
-        config.wire_format, config.transport_max_body_bytes
+        config.wire_format,
+        config.transport_max_body_bytes
     );
     let measured = body_bytes(config, msgs);
     if measured != size {
         // Never expected: body_bytes counts what this serialisation writes.
-        eprintln!(
+        errln!(
             "ctxgate body: warning: ctxgate's size count says {measured} bytes for this body; please report this history"
         );
     }

@@ -223,7 +223,7 @@ pub fn run_check(args: Args) -> Result<(), CliError> {
     let jobs = opts.workers(args.jobs);
     let subjects = args.subject.open_jobs(jobs, args.lanes)?;
     if args.subject.is_external() && !ctxgate::subject::reaper::is_subreaper() {
-        eprintln!(
+        errln!(
             "ctxgate: note: this system has no child subreaper, so an orphan that left the subject's process group and dropped its CTXGATE_SUBJECT variable cannot be found and killed"
         );
     }
@@ -240,7 +240,7 @@ pub fn run_check(args: Args) -> Result<(), CliError> {
         return super::output::exit(&outcome, write_error, None, "");
     }
     let live_url = live.as_ref().map(|l| l.url());
-    eprintln!(
+    errln!(
         "{}",
         progress::banner(subjects[0].info(), None, &opts, live_url)
     );
@@ -293,7 +293,7 @@ fn run_gate(
     subjects.truncate(workers);
     baselines.truncate(workers);
     let (subject, baseline) = (subjects[0].info(), baselines[0].info());
-    eprintln!("{}", progress::banner(subject, Some(baseline), opts, None));
+    errln!("{}", progress::banner(subject, Some(baseline), opts, None));
     let mut progress = progress::printer(opts.run_cases());
     let fail_on = args.fail_on.unwrap_or_default();
     let report = ctxgate::baseline::run_parallel(

@@ -49,7 +49,7 @@ impl SourceArgs {
                 let corpus = ctxgate::corpus::load(dir, max_input_bytes())?;
                 super::common::show_notes(&corpus.notes);
                 let seeds = corpus.seeds;
-                eprintln!(
+                errln!(
                     "ctxgate check: {} real histories from {} as seeds",
                     seeds.len(),
                     dir.display()
@@ -63,7 +63,7 @@ impl SourceArgs {
         if let Some(c) = config
             .filter(|c| source.is_none() && c.transport_max_body_bytes > gen.max_aimed_body_bytes)
         {
-            eprintln!(
+            errln!(
                 "ctxgate check: note: the config's ceiling ({} bytes) is above the largest body the generator grows a case to ({} bytes, `maxAimedBodyBytes` in --gen-config): no case is aimed at the ceiling itself; every case is checked against it",
                 c.transport_max_body_bytes, gen.max_aimed_body_bytes
             );

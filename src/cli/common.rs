@@ -53,13 +53,17 @@ impl CliError {
         self
     }
 
-    /// Print on stderr and give the exit code.
+    /// Print on stderr and give the exit code. A message names files,
+    /// subjects and reports, text from outside: a line of it that is not
+    /// its first is indented under it (it cannot pass for a line of its
+    /// own), and [`err`] guards the whole.
     pub fn report(&self) -> ExitCode {
-        let mut err = io::stderr().lock();
-        let _ = writeln!(err, "error: {}", self.message);
+        let indented = |text: &str| text.trim_end_matches('\n').replace('\n', "\n  ");
+        let mut text = format!("error: {}\n", indented(&self.message));
         if let Some(hint) = &self.hint {
-            let _ = writeln!(err, "hint: {hint}");
+            text += &format!("hint: {}\n", indented(hint));
         }
+        err(format_args!("{text}"));
         ExitCode::from(self.code)
     }
 }
@@ -146,7 +150,7 @@ pub fn set_max_input_bytes(cap: u64) -> Result<(), CliError> {
 /// stderr: nothing is skipped silently.
 pub fn show_notes(notes: &[ctxgate::input::Note]) {
     for note in notes {
-        eprintln!("ctxgate: {note}");
+        errln!("ctxgate: {}", ctxgate::model::one_line(&note.to_string()));
     }
 }
 
@@ -165,7 +169,7 @@ pub struct CorpusArg {
 pub fn show_corpus(read: &ctxgate::calibrate::CorpusRead) {
     show_notes(&read.notes);
     if let Some(skipped) = &read.skipped {
-        eprintln!("ctxgate: {skipped}");
+        errln!("ctxgate: {skipped}");
     }
 }
 
@@ -306,13 +310,31 @@ pub fn write_stdout(
     write_outcome(write(&mut out).and_then(|()| out.flush()))
 }
 
-/// Write to stdout ([`write_outcome`]); on an error, end the process.
+/// Write to stdout ([`write_outcome`]) through the terminal's guard
+/// ([`for_log`](ctxgate::model::text::for_log): no control character, no
+/// line that begins a CI workflow command, whatever a writer forgot to
+/// escape); on an error, end the process. Every human report and message
+/// on stdout goes this way (`out!`, `outln!`).
 pub fn out(args: std::fmt::Arguments<'_>) {
+    let text = args.to_string();
+    let text = ctxgate::model::text::for_log(&text);
     let mut stdout = io::stdout().lock();
-    if let Err(failure) = write_outcome(stdout.write_fmt(args).and_then(|()| stdout.flush())) {
+    let written = stdout
+        .write_all(text.as_bytes())
+        .and_then(|()| stdout.flush());
+    if let Err(failure) = write_outcome(written) {
         failure.report();
         std::process::exit(failure.code.into());
     }
+}
+
+/// Write to stderr through the terminal's guard, as [`out`] does to
+/// stdout; a stderr that cannot be written is not an error. Every line
+/// the CLI prints on stderr goes this way (`errln!`, [`CliError::report`]).
+pub fn err(args: std::fmt::Arguments<'_>) {
+    let text = args.to_string();
+    let text = ctxgate::model::text::for_log(&text);
+    let _ = io::stderr().lock().write_all(text.as_bytes());
 }
 
 /// What a write to stdout came to. A reader that went away (`ctxgate … |

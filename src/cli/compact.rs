@@ -55,7 +55,7 @@ pub fn run(args: Args) -> Result<(), CliError> {
     };
     if args.verbose || io::stderr().is_terminal() {
         let line = summary_line(config, before, &after);
-        let _ = writeln!(io::stderr().lock(), "ctxgate: {line}");
+        errln!("ctxgate: {line}");
     }
     write_stdout(|out| {
         input.doc.write_with(&after, &mut *out)?;

@@ -194,7 +194,7 @@ pub fn run(args: Args) -> Result<(), CliError> {
     })?;
     super::common::show_corpus(&comparison.corpus);
     if let Some(skipped) = &comparison.images_skipped {
-        eprintln!("ctxgate: {skipped}");
+        errln!("ctxgate: {skipped}");
     }
     if let Some(path) = &flags.plot {
         comparison

@@ -23,6 +23,13 @@ macro_rules! outln {
     };
 }
 
+/// `eprintln!` for the CLI's stderr ([`common::err`]): guarded as stdout is.
+macro_rules! errln {
+    ($($t:tt)*) => {
+        $crate::cli::common::err(format_args!("{}\n", format_args!($($t)*)))
+    };
+}
+
 /// `print!` for the CLI's stdout ([`common::out`]).
 macro_rules! out {
     ($($t:tt)*) => {

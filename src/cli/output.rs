@@ -52,11 +52,11 @@ impl Opened {
             ReportKind::Human => out!("{}{extra}", outcome.render(kind)),
             _ => {
                 out!("{}", outcome.render(kind));
-                eprint!("{extra}");
+                super::common::err(format_args!("{extra}"));
             }
         }
         if let Some(e) = &error {
-            eprintln!("ctxgate: ERROR: {e}");
+            errln!("ctxgate: ERROR: {e}");
         }
         error
     }

@@ -87,7 +87,7 @@ pub fn open_wire(
     let target =
         Target::parse(url, allow_remote).map_err(|e| CliError::bad_input(e.to_string()))?;
     if target.remote {
-        eprintln!(
+        errln!(
             "ctxgate: note: {target} is not loopback: request bodies go to another machine (--allow-remote)"
         );
     }

@@ -72,7 +72,8 @@ pub fn run(mut args: Args) -> Result<(), CliError> {
         cases: Vec::new(),
     };
     for (path, fixture) in files.iter().zip(&fixtures) {
-        let shown = path.display();
+        // A fixture's file name is text from outside: on one line.
+        let shown = ctxgate::model::one_line(&path.display().to_string());
         if args.trace {
             outln!("--- {shown}");
         }
@@ -93,7 +94,7 @@ pub fn run(mut args: Args) -> Result<(), CliError> {
     }
     let (held, failed, skipped) = (report.held(), report.failed(), report.skipped());
     outln!("\nreplay: {held} held, {failed} failed, {skipped} skipped");
-    let name = &subject.info().name;
+    let name = &ctxgate::model::one_line(&subject.info().name);
     match report.replay_problem(name, args.expect_failures) {
         Some(why) => Err(CliError::failed(why)),
         None if args.expect_failures => {

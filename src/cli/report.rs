@@ -23,8 +23,10 @@ pub enum ReportCommand {
     #[command(after_help = "\
 Exit codes: 0 the merged run held (every checked invariant exercised);
 1 it found a failure or fault, or checked nothing; 2 a report that does not
-read, or reports of different seeds, subjects, baselines or kinds. A baseline
-gate's shards merge into the gate's report, and exit as its --fail-on says.")]
+read, reports of different seeds, subjects, baselines or kinds, reports of
+another ctxgate version than this one (`ctxgateVersion`), or a report of one
+case rerun alone (`check --case N`: no shard). A baseline gate's shards
+merge into the gate's report, and exit as its --fail-on says.")]
     Merge(MergeArgs),
 }
 

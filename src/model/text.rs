@@ -54,39 +54,128 @@ pub fn collapse(text: &str, max: usize) -> String {
     out
 }
 
-/// Subject-provided text made safe for a terminal and for one line of a
-/// report: control characters (newlines included), DEL, C1 controls and
-/// bidirectional overrides become `\u{…}` escapes, so that a subject can
-/// neither drive the terminal nor forge report lines.
+/// A character a terminal or a CI log must not receive raw: the C0
+/// controls (`\n` and `\t` among them: callers that keep lines let
+/// those two through), DEL, the C1 controls, the bidirectional controls
+/// (embeddings, overrides, isolates, marks) and the Unicode line and
+/// paragraph separators. The terminal sink shows each as a visible
+/// `\u{…}` escape; the JSON and XML writers as their own escapes, which
+/// read back as the same character.
+pub fn is_control(c: char) -> bool {
+    let u = c as u32;
+    u < 0x20
+        || (0x7f..=0x9f).contains(&u)
+        || matches!(u, 0x061c | 0x200e | 0x200f | 0x2028 | 0x2029)
+        || (0x202a..=0x202e).contains(&u)
+        || (0x2066..=0x2069).contains(&u)
+}
+
+/// The terminal and CI-log sink, for a value inside one line of text (a
+/// subject's name, a fixture's file name, a fault's detail): every
+/// [`is_control`] character, newlines included, becomes a visible
+/// `\u{…}` escape, so that the value can neither drive the terminal nor
+/// forge a line of its own. [`for_log`] guards the whole text after.
 pub fn one_line(s: &str) -> String {
     escape_controls(s, false)
 }
 
-/// [`one_line`] for multi-line text (stderr): newlines and tabs are kept.
+/// [`one_line`] for multi-line text (a subject's stderr): newlines and
+/// tabs are kept.
 pub fn lines(s: &str) -> String {
     escape_controls(s, true)
 }
 
 fn escape_controls(s: &str, keep_lines: bool) -> String {
-    let unsafe_char = |c: char| {
-        let u = c as u32;
-        (u < 0x20 && !(keep_lines && (c == '\n' || c == '\t')))
-            || (0x7f..=0x9f).contains(&u)
-            || (0x202a..=0x202e).contains(&u)
-            || (0x2066..=0x2069).contains(&u)
-    };
+    let unsafe_char = |c: char| is_control(c) && !(keep_lines && (c == '\n' || c == '\t'));
     if !s.chars().any(unsafe_char) {
         return s.to_owned();
     }
-    s.chars()
-        .map(|c| {
-            if unsafe_char(c) {
-                format!("\\u{{{:x}}}", c as u32)
-            } else {
-                c.to_string()
+    let mut out = String::with_capacity(s.len() + 8);
+    for c in s.chars() {
+        match unsafe_char(c) {
+            true => out.push_str(&format!("\\u{{{:x}}}", c as u32)),
+            false => out.push(c),
+        }
+    }
+    out
+}
+
+/// What a CI runner skips before it looks for a workflow command at the
+/// start of a line: whitespace (GitHub's runner trims it, as .NET's
+/// `TrimStart` does), and — to be safe — the invisible characters a
+/// viewer or another runner might skip too.
+fn skipped_before_a_command(c: char) -> bool {
+    c.is_whitespace()
+        || matches!(
+            c,
+            '\u{180e}' | '\u{200b}'..='\u{200d}' | '\u{2060}' | '\u{feff}'
+        )
+}
+
+/// Where in `line` a workflow command would begin: after what a runner
+/// skips, `::` (GitHub Actions' `::error::…`, `::add-mask::…`); `None`
+/// when the line cannot begin one. The legacy `##[…]` and Azure's
+/// `##vso[…]` are found anywhere in a line ([`command_mark_at`]).
+pub fn command_at_start(line: &str) -> Option<usize> {
+    let at = line.len() - line.trim_start_matches(skipped_before_a_command).len();
+    line[at..].starts_with("::").then_some(at)
+}
+
+/// Whether `s[i..]` opens a legacy workflow command, `##[` or `##vso[`
+/// (any case): runners look for these anywhere in a line.
+pub fn command_mark_at(s: &str, i: usize) -> bool {
+    let rest = &s.as_bytes()[i..];
+    rest.starts_with(b"##")
+        && (rest[2..].starts_with(b"[")
+            || rest
+                .get(2..6)
+                .is_some_and(|v| v.eq_ignore_ascii_case(b"vso[")))
+}
+
+/// The guard on everything ctxgate writes to a terminal or a CI log
+/// (stdout, stderr, a human report's file): whatever a writer forgot to
+/// escape, the text that leaves holds no [`is_control`] character but
+/// `\n` and `\t` (the others shown as `\u{…}` escapes), and no line of it
+/// can begin a workflow command — a line that would begin with `::` after
+/// whitespace has its first colon shown as `\u{3a}`, and each `##[` or
+/// `##vso[` its second `#` as `\u{23}`. Text with none of these is
+/// returned as it is; guarding twice changes nothing more.
+pub fn for_log(text: &str) -> std::borrow::Cow<'_, str> {
+    use std::borrow::Cow;
+    let mut text = Cow::Borrowed(text);
+    if text
+        .chars()
+        .any(|c| is_control(c) && c != '\n' && c != '\t')
+    {
+        text = Cow::Owned(lines(&text));
+    }
+    let forges = |line: &str| {
+        command_at_start(line).is_some() || (0..line.len()).any(|i| command_mark_at(line, i))
+    };
+    if !text.split('\n').any(forges) {
+        return text;
+    }
+    let mut out = String::with_capacity(text.len() + 16);
+    for (n, line) in text.split('\n').enumerate() {
+        if n > 0 {
+            out.push('\n');
+        }
+        let mut from = 0;
+        if let Some(at) = command_at_start(line) {
+            out.push_str(&line[..at]);
+            out.push_str("\\u{3a}");
+            from = at + 1;
+        }
+        let mut chars = line[from..].char_indices().map(|(i, c)| (from + i, c));
+        while let Some((i, c)) = chars.next() {
+            out.push(c);
+            if command_mark_at(line, i) {
+                chars.next();
+                out.push_str("\\u{23}");
             }
-        })
-        .collect()
+        }
+    }
+    Cow::Owned(out)
 }
 
 #[cfg(test)]
@@ -120,5 +209,50 @@ mod tests {
         assert_eq!(collapse("abcd", 4), "abcd");
         assert_eq!(collapse("", 4), "");
         assert_eq!(collapse("日本語テキスト", 3), "日本…");
+    }
+
+    #[test]
+    fn controls_are_shown_as_escapes() {
+        assert_eq!(one_line("a\u{1b}[2Jb\nc"), "a\\u{1b}[2Jb\\u{a}c");
+        assert_eq!(
+            one_line("\u{202e}gnp.exe \u{9b}\u{2028}"),
+            "\\u{202e}gnp.exe \\u{9b}\\u{2028}"
+        );
+        assert_eq!(lines("a\n\tb\rc\u{7}"), "a\n\tb\\u{d}c\\u{7}");
+        assert_eq!(one_line("plain é 🦀"), "plain é 🦀");
+    }
+
+    /// No line the guard lets through begins a workflow command, whatever
+    /// whitespace comes first; the legacy marks are broken wherever they are.
+    #[test]
+    fn the_log_guard_leaves_no_workflow_command() {
+        let hostile = [
+            "::error title=x::forged",
+            "ok\n  ::notice::forged\nok",
+            "\t\u{a0}\u{3000}::set-output name=a::b",
+            "\u{feff}::add-mask::x",
+            "\u{85}::error::nel is a C1 control",
+            "text ##[error]legacy ###[x] ##VSO[task.setvariable]",
+            "\r::error::after a carriage return",
+        ];
+        for text in hostile {
+            let guarded = for_log(text);
+            for line in guarded.split('\n') {
+                assert!(command_at_start(line).is_none(), "{line:?}");
+                assert!(
+                    (0..line.len()).all(|i| !command_mark_at(line, i)),
+                    "{line:?}"
+                );
+                assert!(
+                    !line.chars().any(|c| is_control(c) && c != '\t'),
+                    "{line:?}"
+                );
+            }
+            assert_eq!(for_log(&guarded), guarded, "guarding twice changes nothing");
+        }
+        assert_eq!(for_log("::error::x"), "\\u{3a}:error::x");
+        assert_eq!(for_log("a ##[b"), "a #\\u{23}[b");
+        let plain = "ctxgate check — subject a::b 1.0\n  | x | ### heading\n";
+        assert!(matches!(for_log(plain), std::borrow::Cow::Borrowed(_)));
     }
 }

@@ -148,12 +148,15 @@ mod named_numbers {
 
 impl fmt::Display for Violation {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}: {}", self.invariant, self.detail)?;
+        // On one line, whatever the detail holds: a violation read back
+        // from a report (`report merge`) is text from outside.
+        let one_line = crate::model::one_line;
+        write!(f, "{}: {}", self.invariant, one_line(&self.detail))?;
         if !self.numbers.is_empty() {
             let parts: Vec<String> = self
                 .numbers
                 .iter()
-                .map(|(k, v)| format!("{k}={v}"))
+                .map(|(k, v)| format!("{}={v}", one_line(k)))
                 .collect();
             write!(f, " [{}]", parts.join(", "))?;
         }

@@ -250,8 +250,34 @@ impl FactsJson {
     }
 }
 
-pub(crate) fn shard(s: Option<&str>) -> Result<Option<crate::check::Shard>, String> {
-    s.map(crate::check::Shard::parse).transpose()
+/// The version of ctxgate that writes a report, as its JSON records it
+/// (`ctxgateVersion`): `report merge` joins the reports of this version
+/// only, for what a field means may change between versions.
+pub const VERSION: &str = env!("CARGO_PKG_VERSION");
+
+/// The part of the seed's cases a report is of, as its JSON says it: a
+/// shard's `shard` (`"K/N"`), or the one case `check --case N` reran
+/// (`case`: N) — not a shard, so not written as one.
+pub(crate) fn part(shard: Option<crate::check::Shard>) -> (Option<String>, Option<u64>) {
+    match shard {
+        Some(s) if s.one_case => (None, Some(s.case())),
+        Some(s) => (Some(s.to_string()), None),
+        None => (None, None),
+    }
+}
+
+/// What [`part`] wrote.
+pub(crate) fn shard(
+    s: Option<&str>,
+    case: Option<u64>,
+) -> Result<Option<crate::check::Shard>, String> {
+    match (s, case) {
+        (Some(_), Some(_)) => Err("both `shard` and `case`: a run is a shard or one case".into()),
+        (None, Some(n)) => crate::check::Shard::alone_case(n)
+            .map(Some)
+            .ok_or_else(|| format!("`case`: {n} is too large")),
+        (s, None) => s.map(crate::check::Shard::parse).transpose(),
+    }
 }
 
 /// A check's report.
@@ -260,12 +286,17 @@ pub(crate) fn shard(s: Option<&str>) -> Result<Option<crate::check::Shard>, Stri
 struct CheckJson {
     #[serde(default)]
     ok: bool,
+    /// Absent from the reports of a ctxgate older than this field.
+    #[serde(default)]
+    ctxgate_version: Option<String>,
     subject: SubjectJson,
     seed: u64,
     #[serde(default)]
     replay_with: Vec<String>,
     #[serde(default)]
     shard: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    case: Option<u64>,
     cases: u64,
     seconds: f64,
     #[serde(default)]
@@ -286,12 +317,15 @@ struct CheckJson {
 /// The JSON report.
 pub fn to_json(r: &CheckReport, hint: &ReplayHint) -> Value {
     let secs = r.run.elapsed.as_secs_f64().max(1e-9);
+    let (shard, case) = part(r.shard);
     let json = CheckJson {
         ok: r.ok(),
+        ctxgate_version: Some(VERSION.to_owned()),
         subject: SubjectJson::of(&r.subject, true),
         seed: r.seed,
         replay_with: hint.flags.clone(),
-        shard: r.shard.map(|s| s.to_string()),
+        shard,
+        case,
         cases: r.cases,
         seconds: r.run.elapsed.as_secs_f64(),
         cases_per_second: r.cases as f64 / secs,
@@ -338,8 +372,72 @@ pub fn from_json(v: &Value) -> Result<CheckReport, String> {
         coverage,
         traffic: r.protocol,
         suite: None,
-        shard: shard(r.shard.as_deref())?,
+        shard: shard(r.shard.as_deref(), r.case)?,
     })
+}
+
+/// The JSON sink: `v` as pretty JSON that is safe in a terminal and a CI
+/// log when printed, and reads back as the same value. serde_json escapes
+/// the C0 controls; this writes every other [`is_control`] character
+/// (DEL, C1, bidirectional controls, line separators) as a `\u` escape too,
+/// and the second `#` of a legacy workflow command mark (`##[`, `##vso[`)
+/// as `\u0023`. A JSON line cannot begin with `::` (its strings are
+/// quoted), so [`for_log`] leaves the text as it is.
+///
+/// [`is_control`]: crate::model::text::is_control
+/// [`for_log`]: crate::model::text::for_log
+pub fn pretty(v: &Value) -> String {
+    let mut out = Vec::new();
+    let mut ser = serde_json::Serializer::with_formatter(
+        &mut out,
+        LogSafe(serde_json::ser::PrettyFormatter::new()),
+    );
+    v.serialize(&mut ser).expect("a Value serialises");
+    String::from_utf8(out).expect("serde_json writes UTF-8")
+}
+
+/// A formatter that writes strings as [`pretty`] says, the rest as `F`.
+struct LogSafe<F>(F);
+
+macro_rules! delegate {
+    ($($name:ident($($arg:ident: $t:ty),*)),*) => {$(
+        fn $name<W: ?Sized + std::io::Write>(&mut self, w: &mut W $(, $arg: $t)*) -> std::io::Result<()> {
+            self.0.$name(w $(, $arg)*)
+        }
+    )*};
+}
+
+impl<F: serde_json::ser::Formatter> serde_json::ser::Formatter for LogSafe<F> {
+    delegate!(
+        begin_array(),
+        end_array(),
+        begin_array_value(first: bool),
+        end_array_value(),
+        begin_object(),
+        end_object(),
+        begin_object_key(first: bool),
+        end_object_key(),
+        begin_object_value(),
+        end_object_value()
+    );
+
+    fn write_string_fragment<W: ?Sized + std::io::Write>(
+        &mut self,
+        w: &mut W,
+        fragment: &str,
+    ) -> std::io::Result<()> {
+        use crate::model::text::{command_mark_at, is_control};
+        let mut from = 0;
+        for (i, c) in fragment.char_indices() {
+            let mark = i > 0 && command_mark_at(fragment, i - 1);
+            if is_control(c) || mark {
+                w.write_all(&fragment.as_bytes()[from..i])?;
+                write!(w, "\\u{:04x}", c as u32)?;
+                from = i + c.len_utf8();
+            }
+        }
+        w.write_all(&fragment.as_bytes()[from..])
+    }
 }
 
 #[cfg(test)]
@@ -371,5 +469,25 @@ mod tests {
         v["invariants"] = json!({});
         v.as_object_mut().unwrap().remove("seed");
         assert_eq!(from_json(&v).unwrap_err(), "missing field `seed`");
+    }
+
+    /// The JSON sink escapes what a terminal or a CI log must not see raw,
+    /// and reads back as the same value.
+    #[test]
+    fn pretty_json_is_safe_in_a_log_and_reads_back_the_same() {
+        let v = json!({
+            "name\u{1b}": "a\u{1b}]0;title\u{7}\n::error::x \u{9b}2J \u{202e}abc ##[error] ##vso[x] ###[y]",
+        });
+        let text = pretty(&v);
+        assert_eq!(serde_json::from_str::<Value>(&text).unwrap(), v);
+        assert_eq!(crate::model::text::for_log(&text), text, "{text}");
+        assert!(
+            text.contains("#\\u0023[error]") && text.contains("\\u009b"),
+            "{text}"
+        );
+        assert_eq!(
+            pretty(&json!({"a": [1, "b"]})),
+            serde_json::to_string_pretty(&json!({"a": [1, "b"]})).unwrap()
+        );
     }
 }

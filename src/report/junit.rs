@@ -67,7 +67,7 @@ impl fmt::Display for Suite {
         write!(
             f,
             "  <testsuite name=\"{}\" tests=\"{}\" failures=\"{}\" skipped=\"{skipped}\"",
-            xml(&self.name),
+            attr(&self.name),
             self.cases.len(),
             self.failures()
         )?;
@@ -79,20 +79,20 @@ impl fmt::Display for Suite {
             write!(
                 f,
                 "    <testcase classname=\"{}\" name=\"{}\">",
-                xml(&c.class),
-                xml(&c.name)
+                attr(&c.class),
+                attr(&c.name)
             )?;
             if let Some(x) = &c.failure {
                 write!(
                     f,
                     "\n      <failure message=\"{}\" type=\"{}\">{}</failure>",
-                    xml(&x.message),
-                    xml(&x.kind),
+                    attr(&x.message),
+                    attr(&x.kind),
                     xml(&x.text)
                 )?;
             }
             if let Some(why) = &c.skipped {
-                write!(f, "\n      <skipped message=\"{}\"/>", xml(why))?;
+                write!(f, "\n      <skipped message=\"{}\"/>", attr(why))?;
             }
             if let Some(out) = &c.out {
                 write!(f, "\n      <system-out>{}</system-out>", xml(out))?;
@@ -116,22 +116,69 @@ pub fn document(suites: &[Suite]) -> String {
     out
 }
 
-/// `s` as XML text or attribute: the five entities escaped, and the
-/// control characters XML 1.0 forbids replaced.
+/// The XML sink: `s` as XML text or attribute value, which a parser reads
+/// back as `s` and which is safe in a terminal or a CI log when the
+/// document is printed. The five entities are escaped; `\n` is kept in
+/// text (a failure's lines) and a character reference in an attribute
+/// (where a parser would read a raw one as a space), `\r` a reference
+/// everywhere; the other [`is_control`] characters XML allows (DEL, C1,
+/// bidirectional controls) are references, and the C0 controls XML 1.0
+/// forbids, even as references, are shown as `\u{…}` escapes. No line of
+/// the value can begin a workflow command: a `::` that would begin one
+/// has its first colon written `&#58;`, and the second `#` of each `##[`
+/// or `##vso[` is `&#35;` — each reads back as itself.
+///
+/// [`is_control`]: crate::model::text::is_control
 pub(crate) fn xml(s: &str) -> String {
+    use crate::model::text::{command_at_start, command_mark_at, is_control};
     let mut out = String::with_capacity(s.len());
-    for c in s.chars() {
+    let mut colon = command_at_start(s);
+    for (i, c) in s.char_indices() {
+        if c == '\n' {
+            colon = command_at_start(&s[i + 1..]).map(|at| i + 1 + at);
+        }
+        let mark = i > 0 && command_mark_at(s, i - 1);
         match c {
             '&' => out.push_str("&amp;"),
             '<' => out.push_str("&lt;"),
             '>' => out.push_str("&gt;"),
             '"' => out.push_str("&quot;"),
             '\'' => out.push_str("&apos;"),
-            c if (c as u32) < 0x20 && c != '\n' && c != '\t' && c != '\r' => {
-                out.push_str("&#xFFFD;")
+            '\n' | '\t' => out.push(c),
+            ':' if colon == Some(i) => out.push_str("&#58;"),
+            '#' if mark => out.push_str("&#35;"),
+            c if ((c as u32) < 0x20 && c != '\r') || matches!(c, '\u{fffe}' | '\u{ffff}') => {
+                out.push_str(&format!("\\u{{{:x}}}", c as u32))
             }
+            c if is_control(c) => out.push_str(&format!("&#x{:x};", c as u32)),
             c => out.push(c),
         }
     }
     out
+}
+
+/// [`xml`] for an attribute value: a newline and a tab are references too.
+fn attr(s: &str) -> String {
+    xml(s).replace('\n', "&#10;").replace('\t', "&#9;")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// What the XML sink writes reads back as what it was given (but the
+    /// C0 controls XML cannot hold), and no line of it is a workflow
+    /// command or holds a control character.
+    #[test]
+    fn xml_is_safe_in_a_log_and_exact_where_xml_allows() {
+        let hostile = "a<b>&\"c'\n  ::error::forged\r\n##[error]x \u{9b}\u{202e} \u{1b}[2J";
+        let text = xml(hostile);
+        assert_eq!(
+            text,
+            "a&lt;b&gt;&amp;&quot;c&apos;\n  &#58;:error::forged&#xd;\n#&#35;[error]x &#x9b;&#x202e; \\u{1b}[2J"
+        );
+        assert_eq!(crate::model::text::for_log(&text), text);
+        assert_eq!(attr("a\n\tb"), "a&#10;&#9;b");
+        assert_eq!(xml("::x"), "&#58;:x");
+    }
 }

@@ -1,7 +1,9 @@
 //! `report merge`: one report from the JSON reports of a seed's shards
 //! (`check --shard K/N --report json`, or a baseline gate's), as one run
-//! over all their cases would have written it. Every refusal names the
-//! report it is about; the caller reads the files and prints.
+//! over all their cases would have written it. Only reports of this very
+//! ctxgate (`ctxgateVersion`) merge, and never the report of one case
+//! rerun alone (`check --case N`). Every refusal names the report it is
+//! about; the caller reads the files and prints.
 
 use serde_json::Value;
 
@@ -47,6 +49,10 @@ pub fn merge(
 ) -> Result<Outcome, String> {
     let is_gate = |v: &Value| v.get("baseline").is_some() && v.get("failOn").is_some();
     let first_is_gate = is_gate(&reports.first().ok_or("no report to merge")?.json);
+    // What a field means may change between versions: first of all, the
+    // reports are of this ctxgate.
+    one_version(&reports)?;
+    no_case_alone(&reports)?;
     if let Some(r) = reports.iter().find(|r| is_gate(&r.json) != first_is_gate) {
         let (this, that) = match first_is_gate {
             false => ("a `check --baseline` report", "`check` reports"),
@@ -106,12 +112,69 @@ pub fn merge(
     }
 }
 
+/// Every report was written by this version of ctxgate (its
+/// `ctxgateVersion`). Reports of two versions are named with theirs; a
+/// report without the field is of a ctxgate older than it, and reports of
+/// another version than this one are merged by the ctxgate that wrote
+/// them, for the merged report says which ctxgate ran its cases.
+fn one_version(reports: &[ShardReport]) -> Result<(), String> {
+    fn version(r: &ShardReport) -> Option<&str> {
+        r.json.get("ctxgateVersion").and_then(Value::as_str)
+    }
+    let shown = |v: Option<&str>| match v {
+        Some(v) => format!("ctxgate {}", crate::model::one_line(v)),
+        None => "a ctxgate too old to record its version (no `ctxgateVersion`)".to_owned(),
+    };
+    let first = &reports[0];
+    if let Some(other) = reports.iter().find(|r| version(r) != version(first)) {
+        return Err(format!(
+            "{}: written by {}, but {} by {}: the reports of one run are of one ctxgate",
+            other.name,
+            shown(version(other)),
+            first.name,
+            shown(version(first))
+        ));
+    }
+    if version(first) != Some(super::json::VERSION) {
+        let all = if reports.len() > 1 {
+            ", as the others"
+        } else {
+            ""
+        };
+        return Err(format!(
+            "{}: written by {}{all}, and this is ctxgate {}: merge reports with the ctxgate \
+             that wrote them (a field's meaning may differ between versions)",
+            first.name,
+            shown(version(first)),
+            super::json::VERSION,
+        ));
+    }
+    Ok(())
+}
+
+/// No report is of one case rerun alone (`check --case N`, its `case`):
+/// that is no shard of a run, and a merge of it, alone or with others,
+/// would answer for cases it did not run.
+fn no_case_alone(reports: &[ShardReport]) -> Result<(), String> {
+    let case = |r: &ShardReport| r.json.get("case").filter(|c| !c.is_null()).cloned();
+    match reports.iter().find_map(|r| Some((r, case(r)?))) {
+        Some((r, case)) => Err(format!(
+            "{}: the report of case {} rerun alone (`check --case`), not of a shard \
+             (`--shard K/N`): it says nothing of the run's other cases, and merges with none",
+            r.name,
+            crate::model::one_line(&case.to_string())
+        )),
+        None => Ok(()),
+    }
+}
+
 /// The reports are the shards of one run, each once, all of them: a
 /// merge of some would be a report of part of the seed's cases that says
 /// nothing of the rest; one shard twice, its cases counted twice.
 fn whole_set_of_shards(reports: &[ShardReport]) -> Result<(), String> {
     if let [only] = reports {
-        if only.json.get("shard").is_none() {
+        // A whole run's report writes `"shard": null`.
+        if only.json.get("shard").is_none_or(Value::is_null) {
             return Ok(()); // a whole run's report, written again in another form
         }
     }

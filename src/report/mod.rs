@@ -20,7 +20,7 @@ use serde_json::{json, Value};
 use crate::body::body_bytes;
 
 use crate::check::{CheckReport, Failure, FaultRecord, RunFacts, Saved};
-use crate::model::{engine, Message};
+use crate::model::{engine, one_line, Message};
 use crate::subject::{Fault, SubjectInfo};
 
 /// How to print the command that replays a fixture: the flags that chose
@@ -119,7 +119,7 @@ pub(crate) fn human_with_suite(r: &CheckReport, hint: &ReplayHint, suite: &[Stri
     let mut out = String::new();
     let secs = r.run.elapsed.as_secs_f64().max(1e-9);
     let shard = match r.shard {
-        _ if r.one_case() => format!(", case {} alone", r.shard.map_or(0, |s| s.k - 1)),
+        Some(s) if s.one_case => format!(", case {} alone", s.case()),
         Some(s) => format!(
             ", shard {}/{} (the cases ≡ {} mod {})",
             s.k,
@@ -132,7 +132,10 @@ pub(crate) fn human_with_suite(r: &CheckReport, hint: &ReplayHint, suite: &[Stri
     let _ = writeln!(
         out,
         "ctxgate check — subject {} {} ({} format), seed {}{shard}",
-        r.subject.name, r.subject.version, r.subject.format, r.seed
+        one_line(&r.subject.name),
+        one_line(&r.subject.version),
+        r.subject.format,
+        r.seed
     );
     let _ = writeln!(
         out,
@@ -213,6 +216,16 @@ pub(crate) fn human_with_suite(r: &CheckReport, hint: &ReplayHint, suite: &[Stri
     out
 }
 
+/// The part of the seed's cases a report is of, for its head line:
+/// `, shard K/N`, or `, case N alone` (`check --case N`), or nothing.
+pub(crate) fn part_line(shard: Option<crate::check::Shard>) -> String {
+    match shard {
+        Some(s) if s.one_case => format!(", case {} alone", s.case()),
+        Some(s) => format!(", shard {}/{}", s.k, s.n),
+        None => String::new(),
+    }
+}
+
 /// A rate of cases: whole above 10 a second, else to a tenth (a slow
 /// subject's 0.5 a second is not "0").
 fn per_second(rate: f64) -> String {
@@ -223,7 +236,8 @@ fn per_second(rate: f64) -> String {
 }
 
 /// A section of a human report, when it has lines: a blank line, `head`,
-/// and the lines, indented.
+/// and the lines, indented, each on one line ([`one_line`]: an item that
+/// holds a newline cannot forge a line of its own).
 pub(crate) fn write_section<T: std::fmt::Display>(
     out: &mut String,
     head: &str,
@@ -234,7 +248,7 @@ pub(crate) fn write_section<T: std::fmt::Display>(
         let _ = writeln!(out, "\n{head}");
     }
     for line in lines {
-        let _ = writeln!(out, "  {line}");
+        let _ = writeln!(out, "  {}", one_line(&line.to_string()));
     }
 }
 
@@ -298,9 +312,9 @@ pub(crate) fn markdown_failure(
     if let Some(p) = f.saved.path() {
         let p = p.display().to_string();
         let lines: Vec<String> = (replays.iter())
-            .map(|(hint, note)| format!("{}{note}", hint.command(&p)))
+            .map(|(hint, note)| format!("{}{note}", crate::model::one_line(&hint.command(&p))))
             .collect();
-        let _ = writeln!(out, "```sh\n{}\n```", lines.join("\n"));
+        let _ = writeln!(out, "{}", md_code("sh", &lines.join("\n")));
     }
 }
 
@@ -320,8 +334,8 @@ fn write_answer_details(out: &mut String, f: &crate::check::Failure) {
     if !answer.is_empty() {
         let _ = writeln!(
             out,
-            "<details><summary>what the compactor answered</summary>\n\n```text\n{}```\n</details>",
-            answer.replace("```", "'''")
+            "<details><summary>what the compactor answered</summary>\n\n{}\n</details>",
+            md_code("text", &answer)
         );
     }
 }
@@ -371,7 +385,8 @@ pub(crate) fn write_history(out: &mut String, msgs: &[Message]) {
 pub(crate) fn replay_line(out: &mut String, saved: &Saved, hint: &ReplayHint) {
     match saved {
         Saved::At(p) => {
-            let _ = writeln!(out, "  replay: {}", hint.command(&p.display().to_string()));
+            let command = hint.command(&p.display().to_string());
+            let _ = writeln!(out, "  replay: {}", one_line(&command));
         }
         Saved::NotAsked => {
             let _ = writeln!(
@@ -380,7 +395,7 @@ pub(crate) fn replay_line(out: &mut String, saved: &Saved, hint: &ReplayHint) {
             );
         }
         Saved::Failed(why) => {
-            let _ = writeln!(out, "  NOT SAVED: {why}");
+            let _ = writeln!(out, "  NOT SAVED: {}", one_line(why));
         }
     }
 }
@@ -415,9 +430,7 @@ pub(crate) fn markdown_with_suite(r: &CheckReport, hint: &ReplayHint, suite: &[S
         "{} cases, seed {}{} · {:.1} s\n",
         r.cases,
         r.seed,
-        r.shard
-            .map(|s| format!(", shard {}/{}", s.k, s.n))
-            .unwrap_or_default(),
+        part_line(r.shard),
         r.run.elapsed.as_secs_f64()
     );
     tally_table(r, true).markdown(&mut out);
@@ -467,11 +480,50 @@ fn tally_table(r: &CheckReport, md: bool) -> table::Table<'static> {
     table
 }
 
-/// Text safe inside a Markdown table cell or line.
+/// The Markdown sink, for a value in a line or a table cell of a
+/// Markdown report (a subject's name, a fixture's `see`, a fault's
+/// detail): on one line ([`one_line`](crate::model::one_line): no control
+/// character, no newline), with every character that means something to
+/// Markdown or HTML there escaped — a table's `|`, HTML's `<`, `>` and
+/// `&` as entities, and the backslash, code, emphasis, strike-through,
+/// link, image and heading marks with a backslash — so that it reads as
+/// the text it is and can neither close a cell, open an HTML element, nor
+/// forge a link, a heading or emphasis. A code block's lines are
+/// [`md_code`]'s.
 pub(crate) fn md(s: &str) -> String {
-    crate::model::one_line(s)
-        .replace('|', "\\|")
-        .replace('<', "&lt;")
+    let line: Vec<char> = crate::model::one_line(s).chars().collect();
+    let mut out = String::with_capacity(line.len() + 8);
+    let alnum = |i: Option<usize>| {
+        i.and_then(|i| line.get(i))
+            .is_some_and(|c| c.is_alphanumeric())
+    };
+    for (i, &c) in line.iter().enumerate() {
+        match c {
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '&' => out.push_str("&amp;"),
+            // Inside a word (`cannot_fit`) an underscore can neither open
+            // nor close emphasis (CommonMark's flanking rules): kept as is.
+            '_' if alnum(i.checked_sub(1)) && alnum(Some(i + 1)) => out.push(c),
+            '\\' | '|' | '`' | '*' | '_' | '~' | '[' | ']' | '#' | '!' => {
+                out.push('\\');
+                out.push(c);
+            }
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// The Markdown sink for a code block: `text` (lines, control characters
+/// shown as escapes) fenced in `lang`, with a fence longer than any run of
+/// backticks in it, so that nothing in it can close the block early.
+pub(crate) fn md_code(lang: &str, text: &str) -> String {
+    let text = crate::model::text::lines(text);
+    let longest = text.split(|c| c != '`').map(str::len).max().unwrap_or(0);
+    let fence = "`".repeat(longest.max(2) + 1);
+    let end = if text.ends_with('\n') { "" } else { "\n" };
+    format!("{fence}{lang}\n{text}{end}{fence}")
 }
 
 /// The JUnit `<testsuite>` of a run: one test case per checked invariant,
@@ -521,14 +573,14 @@ pub(crate) fn human_verdict(verdict: &str, suite: &[String]) -> String {
         [] => verdict.to_owned(),
         _ => format!(
             "FAILED: {}; the generated cases: {verdict}",
-            suite.join("; ")
+            one_line(&suite.join("; "))
         ),
     }
 }
 
 /// A Markdown report's mark in its head line, with the suite's failure.
 pub(crate) fn markdown_mark(mark: &str, suite: &[String]) -> String {
-    let why = suite.join("; ");
+    let why = md(&suite.join("; "));
     match mark {
         _ if suite.is_empty() => mark.to_owned(),
         _ if mark.starts_with('❌') => format!("{mark}; {why}"),

@@ -138,13 +138,7 @@ impl Forms<'_> {
                         o.insert("ok".into(), false.into());
                     }
                 }
-                (
-                    None,
-                    format!(
-                        "{}\n",
-                        serde_json::to_string_pretty(&v).expect("serialises")
-                    ),
-                )
+                (None, format!("{}\n", super::json::pretty(&v)))
             }
             ReportKind::Junit => {
                 let suites: Vec<_> = std::iter::once((self.junit)())
@@ -153,7 +147,17 @@ impl Forms<'_> {
                 (None, junit::document(&suites))
             }
         };
-        format!("{}{rendered}", before.map_or("", |s| s.as_str()))
+        let text = format!("{}{rendered}", before.map_or("", |s| s.as_str()));
+        // The human form is read in terminals and CI logs, and so may the
+        // Markdown be: each is guarded as a whole, whatever a writer
+        // forgot to escape (the JSON and JUnit writers' output is safe as
+        // written, `json::pretty` and `junit::xml`).
+        match kind {
+            ReportKind::Human | ReportKind::Markdown => {
+                crate::model::text::for_log(&text).into_owned()
+            }
+            ReportKind::Json | ReportKind::Junit => text,
+        }
     }
 }
 

@@ -156,6 +156,11 @@ pub fn case_at(opts: &CheckOptions, index: u64) -> Case {
 pub struct Shard {
     pub k: u64,
     pub n: u64,
+    /// Case `k - 1` rerun alone (`check --case N`), taken as the last
+    /// shard of `n` = N+1 cases: not a shard of a run, and its report
+    /// says so (`report merge` refuses it). A shard `K/K` of K cases
+    /// (`--shard 3/3 --cases 3`) runs one case too, and is a shard.
+    pub one_case: bool,
 }
 
 impl Shard {
@@ -170,20 +175,27 @@ impl Shard {
         if n == 0 || k == 0 || k > n {
             return Err(bad());
         }
-        Ok(Shard { k, n })
+        Ok(Shard {
+            k,
+            n,
+            one_case: false,
+        })
     }
 
     /// Case `index` alone (`check --case N`): shard N+1 of a run of N+1
     /// cases, whose one index is N; `None` when N is too large.
     pub fn alone_case(index: u64) -> Option<Shard> {
         let n = index.checked_add(1).filter(|&n| n < u64::MAX)?;
-        Some(Shard { k: n, n })
+        Some(Shard {
+            k: n,
+            n,
+            one_case: true,
+        })
     }
 
-    /// A run of this shard that ran `cases` case(s) ran one case alone
-    /// (`check --case N` is shard N+1 of N+1 cases).
-    pub fn alone(self, cases: u64) -> bool {
-        self.k == self.n && cases == 1
+    /// The one case a [`one_case`](Self::one_case) run reruns.
+    pub fn case(self) -> u64 {
+        self.k - 1
     }
 
     /// The `j`-th case index of this shard.
@@ -689,7 +701,14 @@ mod tests {
     #[test]
     fn case_n_alone_is_the_last_shard_of_n_plus_one_cases() {
         let alone = Shard::alone_case(41).unwrap();
-        assert_eq!(alone, Shard { k: 42, n: 42 });
+        assert_eq!(
+            alone,
+            Shard {
+                k: 42,
+                n: 42,
+                one_case: true
+            }
+        );
         let opts = CheckOptions {
             cases: alone.n,
             shard: Some(alone),
@@ -697,7 +716,9 @@ mod tests {
         };
         assert_eq!(opts.run_cases(), 1);
         assert_eq!(alone.index(0), 41);
-        assert!(alone.alone(1));
+        assert!(alone.one_case && alone.case() == 41);
+        // The last shard of as many cases runs one case too, as a shard.
+        assert!(!Shard::parse("42/42").unwrap().one_case);
         assert_eq!(Shard::alone_case(u64::MAX - 1), None);
         assert_eq!(Shard::alone_case(u64::MAX), None);
     }
@@ -731,7 +752,8 @@ mod tests {
         assert_eq!(opts(3, None).workers(Some(8)), 3);
         assert_eq!(opts(100, None).workers(Some(8)), 8);
         // Shard 3/4 of 10 cases has 2 of them.
-        assert_eq!(opts(10, Some(Shard { k: 3, n: 4 })).workers(Some(8)), 2);
+        let shard = Shard::parse("3/4").unwrap();
+        assert_eq!(opts(10, Some(shard)).workers(Some(8)), 2);
         assert_eq!(opts(0, None).workers(Some(8)), 1);
         assert!(opts(1000, None).workers(None) >= 1);
     }

@@ -5,6 +5,7 @@
 use std::io::IsTerminal;
 
 use super::{CheckOptions, Progress};
+use crate::model::one_line;
 use crate::subject::SubjectInfo;
 
 /// What a run is about to do, for stderr before it starts: the subject
@@ -16,25 +17,33 @@ pub fn banner(
     opts: &CheckOptions,
     live: Option<&str>,
 ) -> String {
-    let against = baseline.map(|b| format!(" against baseline {} {}", b.name, b.version));
+    // The names are the subjects' own, the folder and the URL the user's:
+    // each on one line.
+    let against = baseline.map(|b| {
+        let (name, version) = (one_line(&b.name), one_line(&b.version));
+        format!(" against baseline {name} {version}")
+    });
     let cases = match opts.shard {
-        Some(s) if s.alone(opts.run_cases()) => format!("case {} alone", s.k - 1),
+        Some(s) if s.one_case => format!("case {} alone", s.case()),
         _ => format!("up to {} cases", opts.cases),
     };
     let mut out = format!(
         "ctxgate check: subject {} {}{}, seed {}, {cases}{}{}",
-        subject.name,
-        subject.version,
+        one_line(&subject.name),
+        one_line(&subject.version),
         against.unwrap_or_default(),
         opts.seed,
         opts.time
             .map(|t| format!(" or {:.0} s", t.as_secs_f64()))
             .unwrap_or_default(),
-        live.map(|url| format!(", every ToolLoop body also sent to {url}"))
+        live.map(|url| format!(", every ToolLoop body also sent to {}", one_line(url)))
             .unwrap_or_default()
     );
     if let Some(suite) = &opts.suite {
-        let (dir, n) = (suite.dir.display(), suite.fixtures.len());
+        let (dir, n) = (
+            one_line(&suite.dir.display().to_string()),
+            suite.fixtures.len(),
+        );
         let sides = if baseline.is_some() {
             ", on both sides"
         } else {

@@ -162,9 +162,13 @@ pub fn save(opts: &CheckOptions, fixture: &Fixture) -> Saved {
             let why = format!(
                 "cannot save fixture {} in {}: {e}",
                 fixture.name,
-                dir.display()
+                crate::model::one_line(&dir.display().to_string())
             );
-            eprintln!("ctxgate: ERROR: {why}");
+            let line = format!("ctxgate: ERROR: {why}\n");
+            use std::io::Write as _;
+            let _ = std::io::stderr()
+                .lock()
+                .write_all(crate::model::text::for_log(&line).as_bytes());
             Saved::Failed(why)
         }
     }

@@ -191,13 +191,14 @@ impl Fault {
 
 impl fmt::Display for Fault {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "subject fault ({}): {}", self.kind.name(), self.detail)?;
+        // The detail on one line, and the stderr's lines indented under
+        // it, control characters shown as escapes: what the subject wrote
+        // (or a report read back) cannot forge a line of a report.
+        let detail = crate::model::one_line(&self.detail);
+        write!(f, "subject fault ({}): {detail}", self.kind.name())?;
         if !self.stderr.is_empty() {
-            write!(
-                f,
-                "\n  stderr: {}",
-                self.stderr.trim_end().replace('\n', "\n          ")
-            )?;
+            let stderr = crate::model::text::lines(self.stderr.trim_end());
+            write!(f, "\n  stderr: {}", stderr.replace('\n', "\n          "))?;
         }
         Ok(())
     }

@@ -86,7 +86,9 @@ fn trace_line(arrow: &str, line: &[u8]) {
     };
     // A reader that went away is the caller's to see (its next line).
     use std::io::Write as _;
-    let _ = writeln!(std::io::stdout().lock(), "{arrow} {}", one_line(&shown));
+    let line = format!("{arrow} {}\n", one_line(&shown));
+    let line = crate::model::text::for_log(&line);
+    let _ = std::io::stdout().lock().write_all(line.as_bytes());
 }
 
 /// How often a wait for an answer looks whether the subject has exited.

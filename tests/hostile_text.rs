@@ -1,0 +1,232 @@
+//! Untrusted text through every sink (issue 44 §1): a subject's hello and
+//! faults, a fixture's file name and fields, a report being merged — each
+//! with terminal escapes, newlines that would begin a GitHub workflow
+//! command (`::error::…`), Markdown and HTML that would forge a heading, a
+//! link or an element. Whatever path the text takes, no output line of
+//! stdout, stderr, a Markdown or a JUnit report may begin a workflow
+//! command or carry a control character; Markdown may open no element of
+//! the text's, XML must parse.
+
+mod common;
+
+use common::process::{ctxgate, TempDir};
+
+/// What every test's text holds: ESC and BEL (a terminal title, a cleared
+/// screen), a newline then a workflow command, the legacy `##[` form,
+/// HTML, a Markdown link and heading, a table's bar.
+const HOSTILE: &str = "evil\u{1b}]0;owned\u{7}\u{1b}[2J\n::error title=ok::all invariants held\r\n##[warning]forged <details open><script>x</script> [click](http://evil.example) | cell\n# FORGED\u{85}\u{202e}";
+
+/// Fails the test when `text` (one sink's output) holds a control
+/// character other than newline and tab, or a line that a CI runner reads
+/// as a workflow command.
+#[track_caller]
+fn safe_for_log(sink: &str, text: &str) {
+    for (n, line) in text.split('\n').enumerate() {
+        let bad = line
+            .chars()
+            .find(|&c| (c.is_control() && c != '\t') || ('\u{202a}'..='\u{202e}').contains(&c));
+        assert!(
+            bad.is_none(),
+            "{sink}, line {n}: a control character {bad:?}: {line:?}"
+        );
+        let trimmed = line.trim_start();
+        assert!(
+            !trimmed.starts_with("::"),
+            "{sink}, line {n} begins a workflow command: {line:?}"
+        );
+        assert!(
+            !line.contains("##["),
+            "{sink}, line {n} holds a legacy command: {line:?}"
+        );
+    }
+}
+
+/// Fails the test when the Markdown `md` holds an element, a link or a
+/// heading that came from the hostile text.
+#[track_caller]
+fn safe_markdown(md: &str) {
+    safe_for_log("markdown", md);
+    for forged in ["<details open>", "<script>", "[click](http", "\n# FORGED"] {
+        assert!(!md.contains(forged), "markdown holds {forged:?}:\n{md}");
+    }
+}
+
+/// A Python subject whose hello name and version, and whose fault on the
+/// first compact, carry `HOSTILE`.
+fn hostile_subject(dir: &TempDir) -> String {
+    let script = format!(
+        r#"import json, sys
+H = {hostile}
+for line in sys.stdin:
+    r = json.loads(line)
+    if r["op"] == "hello":
+        print(json.dumps({{"op": "hello", "protocol": 1, "name": H, "version": H, "ops": ["compact"]}}), flush=True)
+    else:
+        sys.stderr.write(H + "\n")
+        print(json.dumps({{"id": r["id"], "error": {{"kind": H, "message": H}}}}), flush=True)
+"#,
+        hostile = serde_json::to_string(HOSTILE).unwrap()
+    );
+    let path = dir.file("subject.py", script);
+    format!("python3 {path}")
+}
+
+#[test]
+fn a_hostile_subjects_name_and_faults_reach_no_sink_raw() {
+    let dir = TempDir::new("hostile-text-subject");
+    let subject = hostile_subject(&dir);
+    let md = dir.join("report.md");
+    let xml = dir.join("report.xml");
+    let out = ctxgate(&[
+        "check",
+        "--subject",
+        &subject,
+        "--cases",
+        "5",
+        "--seed",
+        "1",
+        "--save",
+        &dir.join("fixtures"),
+        "--also-report",
+        &format!("markdown={md}"),
+        "--also-report",
+        &format!("junit={xml}"),
+    ]);
+    assert_eq!(out.code, 1, "{}", out.all());
+    safe_for_log("stdout", &out.stdout);
+    safe_for_log("stderr", &out.stderr);
+    // The name is there, escaped: not dropped.
+    assert!(out.stdout.contains("evil\\u{1b}"), "{}", out.stdout);
+    safe_markdown(&std::fs::read_to_string(&md).unwrap());
+    let junit = std::fs::read_to_string(&xml).unwrap();
+    safe_for_log("junit", &junit);
+    assert!(!junit.contains("<script>"), "{junit}");
+}
+
+#[test]
+fn fixture_file_names_and_fields_are_escaped_in_replay_and_in_a_suite() {
+    let dir = TempDir::new("hostile-text-fixtures");
+    let suite = dir.path().join("suite");
+    std::fs::create_dir_all(&suite).unwrap();
+    let fixture = serde_json::json!({"ctxgate": 1, "name": HOSTILE, "see": HOSTILE,
+        "description": HOSTILE, "op": "compact", "invariants": ["tool-pairing"],
+        "messages": [{"role": "user", "content": "hi"}]});
+    // File names may hold anything but `/` and NUL.
+    for name in [
+        "a\n## FORGED heading\n::error::forged.json",
+        "b <details open> [x](evil.example).json",
+        "c \u{1b}[2J\u{7}.json",
+    ] {
+        std::fs::write(suite.join(name), fixture.to_string()).unwrap();
+    }
+    let replay = ctxgate(&["replay", suite.to_str().unwrap()]);
+    assert_eq!(replay.code, 0, "{}", replay.all());
+    safe_for_log("replay stdout", &replay.stdout);
+    safe_for_log("replay stderr", &replay.stderr);
+    assert!(!replay.stdout.contains("\n## FORGED"), "{}", replay.stdout);
+
+    let md = dir.join("suite.md");
+    let out = ctxgate(&[
+        "check",
+        "--cases",
+        "20",
+        "--seed",
+        "1",
+        "--with-suite",
+        suite.to_str().unwrap(),
+        "--save",
+        &dir.join("fixtures"),
+        "--also-report",
+        &format!("markdown={md}"),
+    ]);
+    assert_eq!(out.code, 0, "{}", out.all());
+    safe_for_log("check stdout", &out.stdout);
+    safe_for_log("check stderr", &out.stderr);
+    safe_markdown(&std::fs::read_to_string(&md).unwrap());
+}
+
+/// The two shards of seed 3's 20 cases, as JSON reports in `dir`.
+fn shards(dir: &TempDir) -> [String; 2] {
+    [1, 2].map(|k| {
+        let out = ctxgate(&[
+            "check",
+            "--cases",
+            "20",
+            "--seed",
+            "3",
+            "--shard",
+            &format!("{k}/2"),
+            "--report",
+            "json",
+            "--save",
+            &dir.join("fixtures"),
+        ]);
+        assert_eq!(out.code, 0, "{}", out.all());
+        dir.file(&format!("shard{k}.json"), &out.stdout)
+    })
+}
+
+fn edit(path: &str, f: impl Fn(&mut serde_json::Value)) {
+    let mut v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    f(&mut v);
+    std::fs::write(path, v.to_string()).unwrap();
+}
+
+#[test]
+fn a_merged_reports_subject_is_escaped_in_every_form() {
+    let dir = TempDir::new("hostile-text-merge");
+    let [a, b] = shards(&dir);
+    for p in [&a, &b] {
+        edit(p, |v| v["subject"]["name"] = HOSTILE.into());
+    }
+    for form in ["human", "markdown", "junit"] {
+        let out = ctxgate(&["report", "merge", &a, &b, "--report", form]);
+        assert_eq!(out.code, 0, "{form}: {}", out.all());
+        safe_for_log(form, &out.stdout);
+        safe_for_log(form, &out.stderr);
+        if form == "markdown" {
+            safe_markdown(&out.stdout);
+        }
+    }
+}
+
+#[test]
+fn merge_refuses_a_case_rerun_alone_and_reports_of_another_version() {
+    let dir = TempDir::new("hostile-text-merge-refusals");
+    let [a, b] = shards(&dir);
+    // `check --case N` is no shard: alone or with others, it is refused.
+    let one = ctxgate(&[
+        "check",
+        "--case",
+        "4",
+        "--seed",
+        "3",
+        "--report",
+        "json",
+        "--save",
+        &dir.join("f"),
+    ]);
+    let one = dir.file("case4.json", &one.stdout);
+    for set in [vec![one.as_str()], vec![a.as_str(), one.as_str()]] {
+        let mut args = vec!["report", "merge"];
+        args.extend(&set);
+        let out = ctxgate(&args);
+        assert_eq!(out.code, 2, "{set:?}: {}", out.all());
+        out.stderr_has("rerun alone");
+    }
+    // A report of another ctxgate (a hostile version string, too).
+    edit(&b, |v| {
+        v["ctxgateVersion"] = format!("0.0.1{HOSTILE}").into()
+    });
+    let out = ctxgate(&["report", "merge", &a, &b]);
+    assert_eq!(out.code, 2, "{}", out.all());
+    out.stderr_has("written by ctxgate 0.0.1");
+    safe_for_log("stderr", &out.stderr);
+    edit(&b, |v| {
+        v.as_object_mut().unwrap().remove("ctxgateVersion");
+    });
+    let out = ctxgate(&["report", "merge", &a, &b]);
+    assert_eq!(out.code, 2, "{}", out.all());
+    out.stderr_has("too old to record its version");
+}
