@@ -125,6 +125,8 @@ pub struct Play {
     last_loop: Option<(u64, Answer, Turn)>,
     /// Responses' conversations by response id (`previous_response_id`).
     conversations: HashMap<String, Vec<Message>>,
+    /// Responses' output items by id (`item_reference`).
+    stored: responses::Stored,
     serial: u64,
 }
 
@@ -141,6 +143,7 @@ impl Play {
             summaries: 0,
             last_loop: None,
             conversations: HashMap::new(),
+            stored: responses::Stored::default(),
             serial: 0,
         }
     }
@@ -250,7 +253,7 @@ impl Play {
             rec.answer = Answer::TooLarge;
             return self.stage.gateway.too_large(rec.body_len, ceiling);
         }
-        let mut request = match dialect.read(&rec.body) {
+        let mut request = match dialect.read_in(&rec.body, &self.stored) {
             Ok(r) => r,
             Err(why) => {
                 rec.unreadable = Some(why.clone());
@@ -325,6 +328,7 @@ impl Play {
             conversation.push(turn_message(&turn));
             self.conversations
                 .insert(responses::response_id(ctx.serial), conversation);
+            self.stored.keep(&turn, &ctx);
         }
         rec.answer = answer;
         rec.request = Some(request);

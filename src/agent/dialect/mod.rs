@@ -61,15 +61,22 @@ impl Dialect {
         }
     }
 
-    /// Read a request body of this dialect.
+    /// Read a request body of this dialect (with nothing stored: an
+    /// `item_reference` is unknown).
     pub fn read(self, body: &[u8]) -> Result<Request, String> {
+        self.read_in(body, &responses::Stored::default())
+    }
+
+    /// Read a request body of this dialect; Responses' `item_reference`s
+    /// are the items of `stored` (the case's earlier answers).
+    pub fn read_in(self, body: &[u8], stored: &responses::Stored) -> Result<Request, String> {
         let value = crate::model::parse_json(body).map_err(|e| e.to_string())?;
         let Value::Object(obj) = value else {
             return Err("the request body is not a JSON object".into());
         };
         let mut request = match self {
             Dialect::OpenaiChat => chat::read(&obj),
-            Dialect::OpenaiResponses => responses::read(&obj),
+            Dialect::OpenaiResponses => responses::read(&obj, stored),
             Dialect::Anthropic => anthropic::read(&obj),
         }?;
         request.dialect = self;

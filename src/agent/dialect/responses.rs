@@ -4,16 +4,41 @@
 //! and a turn answered as a `response` or streamed as `response.created` …
 //! `response.completed` events.
 //!
-//! Items that are not conversation (`reasoning`, `item_reference`, a
-//! provider tool's call) are left out of the messages; they still count
-//! in the body's bytes, which are always those received.
+//! An `item_reference` names an item the endpoint answered earlier in the
+//! case ([`Stored`]), as OpenAI resolves one against a stored response: it
+//! is read as that item. Items that are not conversation (`reasoning`, a
+//! provider tool's call) are left out of the messages; they still count in
+//! the body's bytes, which are always those received.
+
+use std::collections::HashMap;
 
 use serde_json::{json, Map, Value};
 
 use super::{arguments_text, number_of, read_tools, AnswerContext, Request, Turn};
 use crate::model::engine;
 
-pub(super) fn read(obj: &Map<String, Value>) -> Result<Request, String> {
+/// The output items the endpoint answered in one case, by id: what a later
+/// request's `item_reference` names. OpenAI keeps a response's items when
+/// it is stored (`store`, on by default), and a client that relies on it —
+/// the Vercel AI SDK's Responses provider, by default — sends a reference
+/// in place of an item it was answered.
+#[derive(Debug, Clone, Default)]
+pub struct Stored {
+    items: HashMap<String, Value>,
+}
+
+impl Stored {
+    /// Keep the output items of an answer.
+    pub fn keep(&mut self, turn: &Turn, ctx: &AnswerContext) {
+        for item in items(turn, ctx) {
+            if let Some(id) = item["id"].as_str() {
+                self.items.insert(id.to_owned(), item.clone());
+            }
+        }
+    }
+}
+
+pub(super) fn read(obj: &Map<String, Value>, stored: &Stored) -> Result<Request, String> {
     let mut out: Vec<Value> = Vec::new();
     if let Some(text) = obj.get("instructions").and_then(Value::as_str) {
         out.push(json!({"role": "system", "content": text}));
@@ -22,7 +47,7 @@ pub(super) fn read(obj: &Map<String, Value>) -> Result<Request, String> {
         Some(Value::String(text)) => out.push(json!({"role": "user", "content": text})),
         Some(Value::Array(items)) => {
             for (i, item) in items.iter().enumerate() {
-                read_item(item, &mut out).map_err(|p| format!("input[{i}]: {p}"))?;
+                read_item(item, stored, &mut out).map_err(|p| format!("input[{i}]: {p}"))?;
             }
         }
         None | Some(Value::Null) => {}
@@ -41,7 +66,7 @@ pub(super) fn read(obj: &Map<String, Value>) -> Result<Request, String> {
 }
 
 /// One input item, appended to `out` as engine message values.
-fn read_item(item: &Value, out: &mut Vec<Value>) -> Result<(), String> {
+fn read_item(item: &Value, stored: &Stored, out: &mut Vec<Value>) -> Result<(), String> {
     let obj = item.as_object().ok_or("expected an item object")?;
     let kind = obj.get("type").and_then(Value::as_str);
     match kind {
@@ -84,6 +109,18 @@ fn read_item(item: &Value, out: &mut Vec<Value>) -> Result<(), String> {
                 .ok_or("a `function_call_output` has no `call_id`")?;
             let content = content_of(obj.get("output"))?;
             out.push(json!({"role": "tool", "toolCallId": call_id, "content": content}));
+        }
+        Some("item_reference") => {
+            let id = obj
+                .get("id")
+                .and_then(Value::as_str)
+                .ok_or("an `item_reference` has no `id`")?;
+            // What the endpoint stored is a message or a function call:
+            // read as if the client had sent it whole.
+            let item = stored.items.get(id).ok_or_else(|| {
+                format!("Item with id '{id}' not found (an `item_reference` names an item this case did not answer)")
+            })?;
+            read_item(item, stored, out)?;
         }
         Some(_) => {}
     }
@@ -155,7 +192,8 @@ fn response(ctx: &AnswerContext, status: &str, output: Vec<Value>, usage: bool) 
         "text": {"format": {"type": "text"}, "verbosity": "medium"}, "tool_choice": "auto",
         "tools": [], "top_logprobs": 0, "top_p": 1.0, "truncation": "disabled",
         "usage": if usage { json!({"input_tokens": ctx.input_tokens,
-            "input_tokens_details": {"cached_tokens": 0}, "output_tokens": ctx.output_tokens,
+            "input_tokens_details": {"cached_tokens": 0, "cache_write_tokens": 0},
+            "output_tokens": ctx.output_tokens,
             "output_tokens_details": {"reasoning_tokens": 0},
             "total_tokens": ctx.input_tokens + ctx.output_tokens}) } else { Value::Null },
         "user": null, "metadata": {}})
@@ -245,6 +283,7 @@ pub(super) fn events(turn: &Turn, ctx: &AnswerContext) -> Vec<(Option<&'static s
 
 #[cfg(test)]
 mod tests {
+    use super::super::Call;
     use super::*;
     use crate::model::Role;
 
@@ -258,7 +297,7 @@ mod tests {
             {"type": "function_call_output", "call_id": "c1", "output": "A"},
             {"type": "function_call_output", "call_id": "c2", "output": "B"}
         ]});
-        let r = read(obj.as_object().unwrap()).unwrap();
+        let r = read(obj.as_object().unwrap(), &Stored::default()).unwrap();
         let roles: Vec<_> = r.messages.iter().map(|m| m.role).collect();
         assert_eq!(
             roles,
@@ -273,5 +312,87 @@ mod tests {
         assert_eq!(r.messages[2].calls().len(), 2);
         assert_eq!(r.messages[3].tool_call_id.as_deref(), Some("c1"));
         assert_eq!(r.messages[4].content.text(), "B");
+    }
+
+    fn ctx(serial: u64, stream: bool) -> AnswerContext {
+        AnswerContext {
+            serial,
+            model: "m".into(),
+            stream,
+            stream_usage: false,
+            input_tokens: 10,
+            output_tokens: 2,
+            created: 1,
+        }
+    }
+
+    fn turn() -> Turn {
+        Turn {
+            text: "Reading two files.".into(),
+            calls: vec![
+                Call {
+                    id: "c1".into(),
+                    name: "read".into(),
+                    arguments: json!({"path": "a"}),
+                },
+                Call {
+                    id: "c2".into(),
+                    name: "read".into(),
+                    arguments: json!({"path": "b"}),
+                },
+            ],
+        }
+    }
+
+    /// openai-python's `ResponseUsage.InputTokensDetails` requires
+    /// `cache_write_tokens` besides `cached_tokens`: an answer without it
+    /// does not validate as the SDK's `Response`.
+    #[test]
+    fn usage_has_every_field_the_sdk_types_require() {
+        let answered = answer(&turn(), &ctx(1, false));
+        let streamed = events(&turn(), &ctx(1, true));
+        let completed = &streamed.last().unwrap().1["response"];
+        for usage in [&answered["usage"], &completed["usage"]] {
+            for key in ["input_tokens", "output_tokens", "total_tokens"] {
+                assert!(usage[key].is_u64(), "{key} in {usage}");
+            }
+            assert_eq!(usage["input_tokens_details"]["cached_tokens"], 0);
+            assert_eq!(usage["input_tokens_details"]["cache_write_tokens"], 0);
+            assert_eq!(usage["output_tokens_details"]["reasoning_tokens"], 0);
+        }
+    }
+
+    /// The Vercel AI SDK's Responses provider (store on, its default) sends
+    /// an `item_reference` in place of an output item it was answered: it
+    /// reads as that item, so the turn it belongs to is whole.
+    #[test]
+    fn item_references_read_as_the_items_answered() {
+        let mut stored = Stored::default();
+        stored.keep(&turn(), &ctx(3, false));
+        let obj = json!({"model": "m", "input": [
+            {"role": "user", "content": "task"},
+            {"type": "item_reference", "id": "msg_ctxgate3"},
+            {"type": "function_call", "call_id": "c1", "name": "read", "arguments": "{\"path\":\"a\"}"},
+            {"type": "item_reference", "id": "fc_ctxgate3_1"},
+            {"type": "function_call_output", "call_id": "c1", "output": "A"},
+            {"type": "function_call_output", "call_id": "c2", "output": "B"}
+        ]});
+        let r = read(obj.as_object().unwrap(), &stored).unwrap();
+        assert_eq!(r.messages.len(), 4);
+        let turn = &r.messages[1];
+        assert_eq!(turn.role, Role::Assistant);
+        assert_eq!(turn.content.text(), "Reading two files.");
+        let ids: Vec<_> = turn.calls().iter().map(|c| c.id.as_str()).collect();
+        assert_eq!(ids, ["c1", "c2"]);
+        assert_eq!(*turn.calls()[1].arguments, json!({"path": "b"}));
+
+        // A reference to an item this case never answered is refused,
+        // naming it — never read as nothing.
+        let obj = json!({"input": [{"type": "item_reference", "id": "msg_elsewhere"}]});
+        let err = read(obj.as_object().unwrap(), &stored).unwrap_err();
+        assert!(
+            err.contains("input[0]") && err.contains("'msg_elsewhere'"),
+            "{err}"
+        );
     }
 }
