@@ -23,6 +23,12 @@ fn agent_cmd(flags: &str) -> String {
     format!("python3 {dir}/tests/agents/toolloop.py {flags}")
 }
 
+/// The JS twin of the test agent (tests/agents/toolloop.mjs, Node, fetch).
+fn node_agent_cmd(flags: &str) -> String {
+    let dir = env!("CARGO_MANIFEST_DIR");
+    format!("node {dir}/tests/agents/toolloop.mjs {flags}")
+}
+
 struct Run {
     code: i32,
     report: serde_json::Value,
@@ -159,8 +165,51 @@ fn each_planted_bug_is_caught_shrunk_and_replayable() {
     });
 }
 
+#[test]
+fn the_js_test_agent_holds_in_every_dialect_and_its_planted_bugs_are_caught() {
+    if !common::netns::isolated(
+        "the_js_test_agent_holds_in_every_dialect_and_its_planted_bugs_are_caught",
+    ) {
+        return;
+    }
+    let dir = TempDir::new("agent-node-correct");
+    for (seed, dialect, stream) in [
+        (7, "openai-chat", "--stream"),
+        (8, "openai-responses", ""),
+        (9, "anthropic", "--stream"),
+    ] {
+        let cmd = node_agent_cmd(&format!("{SMALL_AGENT} --dialect {dialect} {stream}"));
+        let run = agent(&dir, SMALL, &cmd, &format!("--cases 5 --seed {seed}"));
+        assert_eq!(
+            run.code, 0,
+            "node {dialect}: {:#}\n{}",
+            run.report, run.stderr
+        );
+        assert_eq!(run.report["dialects"], serde_json::json!([dialect]));
+    }
+    std::thread::scope(|s| {
+        for p in PLANTED.iter().filter(|p| {
+            matches!(
+                p.bug,
+                "resend-on-413" | "drops-system-prompt" | "cuts-last-results"
+            )
+        }) {
+            s.spawn(move || planted_bug_is_caught_in(p, node_agent_cmd));
+        }
+    });
+}
+
 fn planted_bug_is_caught(p: &Planted) {
-    let dir = TempDir::new(&format!("agent-bug-{}", p.bug));
+    planted_bug_is_caught_in(p, agent_cmd)
+}
+
+fn planted_bug_is_caught_in(p: &Planted, agent_cmd: fn(&str) -> String) {
+    let lang = if agent_cmd("").starts_with("node") {
+        "node"
+    } else {
+        "python"
+    };
+    let dir = TempDir::new(&format!("agent-bug-{lang}-{}", p.bug));
     let buggy = agent_cmd(&format!("{} --bug {}", p.flags, p.bug));
     let run = agent(
         &dir,
