@@ -82,29 +82,30 @@ fi
 py="$venv/bin/python"
 P="$here/python"
 J="$here/js"
-# label | dialect | the agent's command (words split on spaces: paths here
-# hold none that matter, and ctxgate gets them after `--` as separate words)
+# label | dialect | the agent's command, its words split on spaces with
+# PY, P/ and J/ filled in after the split (so that a checkout path with a
+# space or a quote stays one word); ctxgate gets them after `--`
 rows=(
-    "py-openai-chat|openai-chat|$py $P/openai_agent.py --api chat"
-    "py-openai-chat-stream|openai-chat|$py $P/openai_agent.py --api chat --stream"
-    "py-openai-responses|openai-responses|$py $P/openai_agent.py --api responses"
-    "py-openai-responses-stream|openai-responses|$py $P/openai_agent.py --api responses --stream"
-    "py-openai-responses-chain|openai-responses|$py $P/openai_agent.py --api responses --chain"
-    "py-openai-responses-chain-stream|openai-responses|$py $P/openai_agent.py --api responses --chain --stream"
-    "py-anthropic|anthropic|$py $P/anthropic_agent.py"
-    "py-anthropic-stream|anthropic|$py $P/anthropic_agent.py --stream"
-    "js-openai-chat|openai-chat|node $J/openai_agent.mjs --api chat"
-    "js-openai-chat-stream|openai-chat|node $J/openai_agent.mjs --api chat --stream"
-    "js-openai-responses|openai-responses|node $J/openai_agent.mjs --api responses"
-    "js-openai-responses-stream|openai-responses|node $J/openai_agent.mjs --api responses --stream"
-    "js-anthropic|anthropic|node $J/anthropic_agent.mjs"
-    "js-anthropic-stream|anthropic|node $J/anthropic_agent.mjs --stream"
-    "vercel-openai-chat|openai-chat|node $J/vercel_agent.mjs --provider openai-chat"
-    "vercel-openai-chat-stream|openai-chat|node $J/vercel_agent.mjs --provider openai-chat --stream"
-    "vercel-openai-responses|openai-responses|node $J/vercel_agent.mjs --provider openai-responses"
-    "vercel-openai-responses-stream|openai-responses|node $J/vercel_agent.mjs --provider openai-responses --stream"
-    "vercel-anthropic|anthropic|node $J/vercel_agent.mjs --provider anthropic"
-    "vercel-anthropic-stream|anthropic|node $J/vercel_agent.mjs --provider anthropic --stream"
+    "py-openai-chat|openai-chat|PY P/openai_agent.py --api chat"
+    "py-openai-chat-stream|openai-chat|PY P/openai_agent.py --api chat --stream"
+    "py-openai-responses|openai-responses|PY P/openai_agent.py --api responses"
+    "py-openai-responses-stream|openai-responses|PY P/openai_agent.py --api responses --stream"
+    "py-openai-responses-chain|openai-responses|PY P/openai_agent.py --api responses --chain"
+    "py-openai-responses-chain-stream|openai-responses|PY P/openai_agent.py --api responses --chain --stream"
+    "py-anthropic|anthropic|PY P/anthropic_agent.py"
+    "py-anthropic-stream|anthropic|PY P/anthropic_agent.py --stream"
+    "js-openai-chat|openai-chat|node J/openai_agent.mjs --api chat"
+    "js-openai-chat-stream|openai-chat|node J/openai_agent.mjs --api chat --stream"
+    "js-openai-responses|openai-responses|node J/openai_agent.mjs --api responses"
+    "js-openai-responses-stream|openai-responses|node J/openai_agent.mjs --api responses --stream"
+    "js-anthropic|anthropic|node J/anthropic_agent.mjs"
+    "js-anthropic-stream|anthropic|node J/anthropic_agent.mjs --stream"
+    "vercel-openai-chat|openai-chat|node J/vercel_agent.mjs --provider openai-chat"
+    "vercel-openai-chat-stream|openai-chat|node J/vercel_agent.mjs --provider openai-chat --stream"
+    "vercel-openai-responses|openai-responses|node J/vercel_agent.mjs --provider openai-responses"
+    "vercel-openai-responses-stream|openai-responses|node J/vercel_agent.mjs --provider openai-responses --stream"
+    "vercel-anthropic|anthropic|node J/vercel_agent.mjs --provider anthropic"
+    "vercel-anthropic-stream|anthropic|node J/vercel_agent.mjs --provider anthropic --stream"
 )
 
 work="$(mktemp -d "${TMPDIR:-/tmp}/ctxgate-sdk-agents.XXXXXX")"
@@ -132,7 +133,16 @@ for row in "${rows[@]}"; do
         [ $match = 1 ] || continue
     fi
     ran=$((ran + 1))
-    read -r -a argv <<< "$cmd"
+    read -r -a words <<< "$cmd"
+    argv=()
+    for w in "${words[@]}"; do
+        case "$w" in
+            PY) argv+=("$py") ;;
+            P/*) argv+=("$P/${w#P/}") ;;
+            J/*) argv+=("$J/${w#J/}") ;;
+            *) argv+=("$w") ;;
+        esac
+    done
     dir="$work/$label"
     mkdir -p "$dir/cases"
     t0=$SECONDS
