@@ -368,7 +368,7 @@ impl SuiteReport {
     }
 
     /// A Markdown section: the tally, then a row per fixture that did not
-    /// hold, each field escaped ([`md`](crate::report::md)).
+    /// hold, each field escaped (`report::md`).
     pub fn markdown(&self) -> String {
         let mut out = format!(
             "### Suite {}\n\n{} held, {} failed, {} skipped\n",

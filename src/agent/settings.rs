@@ -2,7 +2,7 @@
 //! threshold and ceiling the agent was configured with — and two fields of
 //! agent mode's own, read from the same `--config` file:
 //!
-//! - `toolOutputMaxBytes` [none]: the agent shortens a tool result longer
+//! - `toolOutputMaxBytes` (default: none): the agent shortens a tool result longer
 //!   than this (`results-delivered` then asks for that many bytes of it,
 //!   as one piece);
 //! - `earlyTolerance` [0.25]: how much earlier than the trigger the agent

@@ -264,7 +264,7 @@ impl SuiteGate {
     }
 
     /// A Markdown section: the tally, then a row per fixture that did not
-    /// hold, each field escaped ([`md`]).
+    /// hold, each field escaped (`md`).
     pub fn markdown(&self) -> String {
         let mut out = format!(
             "### Suite {}, against the baseline\n\n{}\n",
