@@ -6,6 +6,7 @@ its modules is standard-library only and is copied, byte for byte, to
 the adapter that is one folder of plain Python to copy out (python-minimal):
 
     python/src/ctxgate/wire.py     -> adapters/python-minimal/wire.py
+    docs/contract.md               -> python/src/ctxgate/CONTRACT.md, js/CONTRACT.md
 
 (The zoo's adapters, in venvs of their own, import the package's
 protocol.py from the checkout: adapters/lib/ctxgate_subject.py.)
@@ -20,6 +21,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 COPIES = [
     ("python/src/ctxgate/wire.py", "adapters/python-minimal/wire.py"),
+    # The contract ships in both packages, as `ctxgate contract` prints it.
+    ("docs/contract.md", "python/src/ctxgate/CONTRACT.md"),
+    ("docs/contract.md", "js/CONTRACT.md"),
 ]
 
 
@@ -42,7 +46,7 @@ def main(argv):
         print(f"sync: {copy} differs from {source}: edit {source} and run python3 python/sync.py",
               file=sys.stderr)
     if not stale and check:
-        print(f"sync: the {len(COPIES)} copy in adapters/ equals the package's module")
+        print(f"sync: the {len(COPIES)} copies equal their sources")
     return 1 if stale else 0
 
 

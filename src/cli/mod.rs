@@ -46,6 +46,7 @@ mod check_sources;
 mod common;
 mod compact;
 mod compare;
+mod contract;
 mod estimate;
 mod gen;
 mod output;
@@ -89,6 +90,8 @@ pub enum Command {
     Replay(replay::Args),
     Compact(compact::Args),
     CompareEstimators(compare::Args),
+    /// Print the contract this binary implements (docs/contract.md)
+    Contract(contract::Args),
     Estimate(estimate::Args),
     /// Print generated cases, one {"config", "messages"} JSON object a line
     Gen(gen::Args),
@@ -118,6 +121,7 @@ pub fn main() -> ExitCode {
         Command::Replay(args) => replay::run(args),
         Command::Compact(args) => compact::run(args),
         Command::CompareEstimators(args) => compare::run(args),
+        Command::Contract(args) => contract::run(args),
         Command::Estimate(args) => estimate::run(args),
         Command::Gen(args) => gen::run(args),
         Command::Serve(args) => serve::run(args),
