@@ -489,6 +489,17 @@ impl Judge for Single {
         run_case(&mut *sides[0], &case.config, &case.messages, self.checked)
     }
 
+    fn aim(
+        &self,
+        sides: &mut [&mut dyn Subject],
+        case: &mut Case,
+        index: u64,
+    ) -> Option<crate::run::own_aim::Aimed> {
+        use crate::run::own_aim;
+        let subject = &mut *sides[0];
+        own_aim::wanted(subject, self.checked, index).then(|| own_aim::aim(subject, case, index))?
+    }
+
     fn stopped(&self, result: &CaseResult) -> bool {
         result
             .fault

@@ -56,7 +56,7 @@ pub fn compact_target(data: &[u8]) {
 /// crash-to-fixture path with a defective one).
 pub fn compact_against(subject: &mut dyn Subject, data: &[u8]) {
     let Some((case, _)) = case(data) else { return };
-    let all = InvariantSet::all();
+    let all = InvariantSet::default_run();
     let result = run_case(subject, &case.config, &case.messages, all);
     if result.ok() {
         return;

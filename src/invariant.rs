@@ -25,6 +25,11 @@ pub enum Invariant {
     /// built with the `calibrate` feature. The estimate is never below the
     /// real token count under cl100k_base and o200k_base.
     EstimateCoversRealTokens,
+    /// Not in SPEC §5: an extension judged by default on a subject timed by
+    /// its own count (one that answers `estimate`, SPEC §6), with the
+    /// `calibrate` feature. The estimate is at least half the least honest
+    /// count of the text it counts (`oracle::real_tokens::TEXT_FLOOR_SHARE`).
+    EstimateCoversText,
 }
 
 impl Invariant {
@@ -63,11 +68,20 @@ impl Invariant {
             Invariant::SessionNeverOverflows => "session-never-overflows",
             Invariant::EstimateCoversImages => "estimate-covers-images",
             Invariant::EstimateCoversRealTokens => "estimate-covers-real-tokens",
+            Invariant::EstimateCoversText => "estimate-covers-text",
         }
     }
 
-    /// Invariants beyond SPEC §5, checked only when named.
-    pub const EXTENSIONS: [Invariant; 1] = [Invariant::EstimateCoversRealTokens];
+    /// Invariants beyond SPEC §5: checked when named, and
+    /// [`Invariant::DEFAULT_EXTENSIONS`] by default too.
+    pub const EXTENSIONS: [Invariant; 2] = [
+        Invariant::EstimateCoversRealTokens,
+        Invariant::EstimateCoversText,
+    ];
+
+    /// The extensions a default run judges beside SPEC §5's fourteen: the
+    /// check of the yardstick a subject that estimates is timed by.
+    pub const DEFAULT_EXTENSIONS: [Invariant; 1] = [Invariant::EstimateCoversText];
 
     pub fn parse(name: &str) -> Option<Invariant> {
         Invariant::ALL
@@ -85,6 +99,7 @@ impl Invariant {
                 | Invariant::EstimateMonotone
                 | Invariant::EstimateCoversImages
                 | Invariant::EstimateCoversRealTokens
+                | Invariant::EstimateCoversText
         )
     }
 
@@ -106,6 +121,7 @@ impl Invariant {
             Invariant::SessionNeverOverflows => "in a simulated ToolLoop of up to 60 iterations no request body exceeds the ceiling",
             Invariant::EstimateCoversImages => "the estimate is never below the images' tokens (SPEC §3, by their pixels), in total and per message",
             Invariant::EstimateCoversRealTokens => "(extension) the estimate is never below the real BPE token count (cl100k_base, o200k_base)",
+            Invariant::EstimateCoversText => "(extension, judged by default) an own estimate is at least half the least count of the text it counts (bytes/bytesPerToken, cl100k_base, o200k_base), in total and per message",
         }
     }
 }
@@ -139,6 +155,16 @@ impl InvariantSet {
     /// The fourteen invariants of SPEC §5.
     pub fn all() -> Self {
         InvariantSet::from_iter(Invariant::ALL)
+    }
+
+    /// What a run judges unless told otherwise: SPEC §5's fourteen and
+    /// [`Invariant::DEFAULT_EXTENSIONS`].
+    pub fn default_run() -> Self {
+        InvariantSet::from_iter(
+            Invariant::ALL
+                .into_iter()
+                .chain(Invariant::DEFAULT_EXTENSIONS),
+        )
     }
 
     /// SPEC §5 and the extensions.
@@ -186,7 +212,7 @@ impl InvariantSet {
         let mut set = InvariantSet::empty();
         for name in list.split(',').map(str::trim).filter(|s| !s.is_empty()) {
             if name == "all" {
-                return Ok(InvariantSet::all());
+                return Ok(InvariantSet::default_run());
             }
             let inv = Invariant::parse(name).ok_or_else(|| {
                 let names: Vec<&str> = Invariant::ALL

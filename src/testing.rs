@@ -207,7 +207,7 @@ pub fn check_case(subject: &mut dyn Subject, case: &Case) -> Result<(), Countere
     {
         return Ok(());
     }
-    let all = InvariantSet::all();
+    let all = InvariantSet::default_run();
     let result = run_case(subject, &case.config, &case.messages, all);
     if result.ok() {
         return Ok(());

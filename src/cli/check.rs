@@ -144,7 +144,7 @@ pub fn run_check(args: Args) -> Result<(), CliError> {
         return Ok(());
     }
     let invariants = match &args.invariants {
-        None => InvariantSet::all(),
+        None => InvariantSet::default_run(),
         Some(list) => InvariantSet::parse_list(list).map_err(CliError::bad_input)?,
     };
     if invariants.is_empty() {

@@ -376,7 +376,8 @@ pub fn check_one(inv: Invariant, facts: &Facts<'_>, obs: &Observation) -> Verdic
         EstimateCoversToolCalls
         | EstimateMonotone
         | EstimateCoversImages
-        | EstimateCoversRealTokens => {
+        | EstimateCoversRealTokens
+        | EstimateCoversText => {
             unreachable!("judged by check_estimate")
         }
     }
@@ -422,8 +423,25 @@ fn check_estimate(inv: Invariant, facts: &Facts<'_>, obs: &Observation) -> Verdi
             }
             None => Verdict::NotApplicable("no estimate of the longer history"),
         },
+        Invariant::EstimateCoversText => covers_text(facts, e),
         _ => real_tokens(facts.input, e),
     }
+}
+
+/// `estimate-covers-text`: judged on an own estimate only, the yardstick a
+/// subject is timed by (SPEC §6).
+#[cfg(feature = "calibrate")]
+fn covers_text(facts: &Facts<'_>, e: &crate::subject::EstimateAnswer) -> Verdict {
+    Verdict::from_violations(real_tokens::estimate_covers_text(
+        facts.config,
+        facts.input,
+        e,
+    ))
+}
+
+#[cfg(not(feature = "calibrate"))]
+fn covers_text(_facts: &Facts<'_>, _e: &crate::subject::EstimateAnswer) -> Verdict {
+    Verdict::NotApplicable("ctxgate was built without the calibrate feature")
 }
 
 /// `estimate-covers-real-tokens`: the subject's total against cl100k_base

@@ -227,6 +227,10 @@ pub(crate) struct FactsJson {
     wire_formats: Vec<String>,
     #[serde(default)]
     cases_re_aimed_to_wire_formats: u64,
+    #[serde(default)]
+    cases_aimed_at_own_point: u64,
+    #[serde(default)]
+    cases_on_own_point: u64,
 }
 
 impl FactsJson {
@@ -236,6 +240,8 @@ impl FactsJson {
             image_cases_not_sent: run.images_not_sent,
             wire_formats: owned(run.wire_formats.names()),
             cases_re_aimed_to_wire_formats: run.formats_re_aimed,
+            cases_aimed_at_own_point: run.own_aimed,
+            cases_on_own_point: run.own_on_point,
         }
     }
 
@@ -245,6 +251,8 @@ impl FactsJson {
             stopped_by_time: self.stopped_by_time,
             images_not_sent: self.image_cases_not_sent,
             formats_re_aimed: self.cases_re_aimed_to_wire_formats,
+            own_aimed: self.cases_aimed_at_own_point,
+            own_on_point: self.cases_on_own_point,
             wire_formats: crate::model::WireFormats::from_names(&self.wire_formats),
         }
     }

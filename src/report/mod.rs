@@ -78,6 +78,13 @@ pub(crate) fn write_not_sent(out: &mut String, run: &RunFacts, sides: &[&Subject
             run.images_not_sent
         );
     }
+    if run.own_aimed > 0 {
+        let _ = writeln!(
+            out,
+            "own count: {} case(s) aimed at the subject's own point (its estimate on compactAt × trigger, or a token either side), {} on it",
+            run.own_aimed, run.own_on_point
+        );
+    }
     if !run.wire_formats.is_all() || run.formats_re_aimed > 0 {
         // Every side measures every format: `--wire-format` chose them.
         let why = match sides.iter().all(|s| s.wire_formats.is_all()) {

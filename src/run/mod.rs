@@ -18,6 +18,7 @@
 //! render reports (`report`). What a run says on stderr while it runs —
 //! its banner, its progress — is [`progress`]'s.
 
+pub mod own_aim;
 pub mod progress;
 pub(crate) mod shrink;
 
@@ -85,7 +86,7 @@ impl Default for CheckOptions {
             cases: 1000,
             time: None,
             seed: 0,
-            invariants: InvariantSet::all(),
+            invariants: InvariantSet::default_run(),
             save: None,
             gen: GenConfig::default(),
             shrink_runs: 2000,
@@ -286,6 +287,16 @@ pub(crate) trait Judge: Sync {
     fn run(&self, sides: &mut [&mut dyn Subject], case: &Case) -> Self::Result;
     /// The run's time ended inside the case: it is not judged.
     fn stopped(&self, result: &Self::Result) -> bool;
+    /// Move case `index` before it is run (onto the subject's own point:
+    /// `own_aim`); `None` when it was not tried.
+    fn aim(
+        &self,
+        _sides: &mut [&mut dyn Subject],
+        _case: &mut Case,
+        _index: u64,
+    ) -> Option<own_aim::Aimed> {
+        None
+    }
     /// Count the case; the finds this worker is to shrink (those that are,
     /// so far, the first of their kind).
     fn record(&self, state: &mut Self::State, dealt: &Dealt<'_, Self::Result>) -> Vec<Self::Claim>;
@@ -339,6 +350,9 @@ pub(crate) struct Runner<J: Judge> {
     /// Cases drawn in a wire format a side does not measure, sent in one
     /// it does.
     formats_re_aimed: AtomicU64,
+    /// Cases aimed at the subject's own point, and those that reached it.
+    own_aimed: AtomicU64,
+    own_on_point: AtomicU64,
 }
 
 impl<J: Judge> Runner<J> {
@@ -376,6 +390,8 @@ impl<J: Judge> Runner<J> {
             stopped_by_time: Default::default(),
             images_not_sent: AtomicU64::new(0),
             formats_re_aimed: AtomicU64::new(0),
+            own_aimed: AtomicU64::new(0),
+            own_on_point: AtomicU64::new(0),
         }
     }
 
@@ -526,9 +542,19 @@ impl<J: Judge> Runner<J> {
             side.stop_at(run.deadline);
         }
         while let Some(index) = self.deal() {
-            let Some(case) = self.case(index) else {
+            let Some(mut case) = self.case(index) else {
                 continue;
             };
+            match self.judge.aim(sides, &mut case, index) {
+                Some(own_aim::Aimed::OnPoint) => {
+                    self.own_aimed.fetch_add(1, Ordering::Relaxed);
+                    self.own_on_point.fetch_add(1, Ordering::Relaxed);
+                }
+                Some(own_aim::Aimed::Missed) => {
+                    self.own_aimed.fetch_add(1, Ordering::Relaxed);
+                }
+                None => {}
+            }
             let result = self.judge.run(sides, &case);
             if self.judge.stopped(&result) {
                 self.stopped_by_time.store(true, Ordering::Relaxed);
@@ -575,6 +601,8 @@ impl<J: Judge> Runner<J> {
                 stopped_by_time: self.stopped_by_time.into_inner(),
                 images_not_sent: self.images_not_sent.into_inner(),
                 formats_re_aimed: self.formats_re_aimed.into_inner(),
+                own_aimed: self.own_aimed.into_inner(),
+                own_on_point: self.own_on_point.into_inner(),
                 wire_formats: self.formats.map_or(WireFormats::ALL, |f| f.kept),
             },
             state: self.state.into_inner().unwrap_or_else(|e| e.into_inner()),
@@ -609,6 +637,11 @@ pub struct RunFacts {
     /// ones drawn again in its formats, corpus ones and a `--config` of
     /// another format measured in its first.
     pub formats_re_aimed: u64,
+    /// Cases aimed at the subject's own point (`own_aim`: its estimate on
+    /// `compactAt × trigger` or a token either side), and those of them
+    /// that reached it.
+    pub own_aimed: u64,
+    pub own_on_point: u64,
     /// The wire formats the cases were measured in: those of
     /// `--wire-format` (default all three) the subject measures.
     pub wire_formats: WireFormats,
@@ -626,6 +659,12 @@ impl RunFacts {
             &mut self.formats_re_aimed,
             other.formats_re_aimed,
             "casesReAimedToWireFormats",
+        )?;
+        add_count(&mut self.own_aimed, other.own_aimed, "casesAimedAtOwnPoint")?;
+        add_count(
+            &mut self.own_on_point,
+            other.own_on_point,
+            "casesOnOwnPoint",
         )?;
         self.elapsed = self.elapsed.max(other.elapsed);
         self.stopped_by_time |= other.stopped_by_time;

@@ -81,6 +81,14 @@ impl SubjectInfo {
     /// without those that need an op the subject lacks.
     pub fn claimed(&self) -> InvariantSet {
         let mut set = self.invariants.unwrap_or_else(InvariantSet::everything);
+        // A subject that estimates is timed by its own count wherever it
+        // claims an invariant so timed (SPEC §6): the check of that count
+        // comes with the claim, named in its claims or not.
+        if self.estimates
+            && (set.contains(Invariant::NoPrematureCompaction) || set.contains(Invariant::Progress))
+        {
+            set.insert(Invariant::EstimateCoversText);
+        }
         if !self.estimates {
             for inv in InvariantSet::everything()
                 .iter()
