@@ -376,6 +376,13 @@ export async function checkAgent(runCase, options = {}) {
     argv.push('--also-report', `human=${human}`, ...commonArgs(scratch, options));
     const run = await drive(binary, argv, runCase, { cwd, env, scratch });
     if (run.report === null) throw noReport(run, binary, argv);
+    if (run.code === 2) { // bad usage that only a case could tell: no advertised tool reads a file
+      throw new AgentRunError(
+        `ctxgate agent: the script cannot be played: ${oneLine(run.report.unplayable ?? '?', 600)} (here: \`tools: ['NAME:ARG']\`)`
+          + `\ncommand: ${[binary, ...argv].map(quote).join(' ')}`,
+        { exitCode: 2, stderr: run.stderr },
+      );
+    }
     let text = '';
     try {
       text = fs.readFileSync(human, 'utf8');

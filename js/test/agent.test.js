@@ -264,3 +264,26 @@ await checkAgent((c) => {
     }
   });
 }
+
+/** An agent whose only tool is not one ctxgate knows to read a file with. */
+async function oneRequestWithAToolNamedAdd(c) {
+  const response = await fetch(`${c.baseUrl}/chat/completions`, {
+    method: 'POST', headers: { 'content-type': 'application/json' }, signal: c.signal,
+    body: JSON.stringify({
+      model: 'm', messages: [{ role: 'user', content: c.prompt }],
+      tools: [{ type: 'function', function: { name: 'add', parameters: { type: 'object', properties: { x: { type: 'string' } } } } }],
+    }),
+  });
+  await response.text();
+  return 'done';
+}
+
+test('an agent with no tool that reads a file is bad usage; `tools` maps one', { skip, timeout: 60_000 }, async () => {
+  await assert.rejects(checkAgent(oneRequestWithAToolNamedAdd, { binary, cases: 1, seed: 1, save: folder() }),
+    (e) => e instanceof AgentRunError && e.exitCode === 2
+      && /the script cannot be played: .*advertises the tools add.*tools: \['NAME:ARG'\]/.test(e.message) && /\ncommand: /.test(e.message));
+  // Mapped with `tools`, the case is played: the agent stops after one answer, and fails `finishes`.
+  const failed = await checkAgent(oneRequestWithAToolNamedAdd, { binary, cases: 1, seed: 1, save: folder(), tools: ['add:x'], args: ['--shrink-runs', '1'] })
+    .then(() => assert.fail('resolved'), (e) => e);
+  assert.ok(failed instanceof AgentCheckFailed && failed.report.failedInvariants.includes('finishes'), String(failed));
+});

@@ -16,6 +16,7 @@ import signal
 import subprocess
 import sys
 import time
+import urllib.request
 from pathlib import Path
 
 import pytest
@@ -342,3 +343,25 @@ def _ppid(pid):
     except OSError:
         return None
     return int(stat[stat.rindex(")") + 2:].split()[1])
+
+
+def one_request_with_a_tool_named_add(case):
+    """An agent whose only tool is not one ctxgate knows to read a file with."""
+    body = {"model": "m", "messages": [{"role": "user", "content": case.prompt}],
+            "tools": [{"type": "function", "function": {"name": "add", "parameters": {
+                "type": "object", "properties": {"x": {"type": "string"}}}}}]}
+    request = urllib.request.Request(case.base_url + "/chat/completions", data=json.dumps(body).encode(),
+                                     headers={"content-type": "application/json"})
+    with urllib.request.urlopen(request, timeout=30) as response:
+        response.read()
+    return "done"
+
+
+def test_an_agent_with_no_tool_that_reads_a_file_is_bad_usage_and_tools_maps_one(exe, tmp_path):
+    with pytest.raises(AgentRunError, match=r"the script cannot be played: .*advertises the tools add.*tools=") as e:
+        ctxgate.agent.check(one_request_with_a_tool_named_add, cases=1, seed=1, save=tmp_path)
+    assert "command: " in str(e.value)
+    # Mapped with `tools`, the case is played: the agent stops after one answer, and fails `finishes`.
+    report = ctxgate.agent.check(one_request_with_a_tool_named_add, cases=1, seed=1, save=tmp_path, tools=["add:x"],
+                                 extra_args=["--shrink-runs", "1"])
+    assert "finishes" in report.failed_invariants, report.failure_message()

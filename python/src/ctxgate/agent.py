@@ -509,6 +509,10 @@ def _check_argv(scratch, *, config, cases, seed, invariants, timeout, tools, dia
 def _report(session, scratch, code):
     if session.report is None:
         raise session.no_report(code)
+    if code == 2:  # bad usage that only a case could tell: no advertised tool reads a file
+        raise AgentRunError(f"ctxgate agent: the script cannot be played: "
+                            f"{_one_line(session.report.get('unplayable') or '?', 600)} "
+                            f"(here: `tools=['NAME:ARG']`)\ncommand: {shlex.join(session.argv)}")
     try:
         with open(os.path.join(scratch.name, "report.txt"), encoding="utf-8", errors="replace") as f:
             text = f.read()
