@@ -145,7 +145,7 @@ echo "(vitest exit $rc, as expected)"
 step "vitest agent example: an agent in the test process, checked by checkAgent, passes"
 cp "$REPO/js/examples/vitest/agent.test.js" "$REPO/js/examples/vitest/tiny-agent.js" .
 t=$(now)
-npx --no-install vitest run agent.test.js > "$T/vitest-agent.txt" 2>&1 \
+CTXGATE_SEED=45 npx --no-install vitest run agent.test.js > "$T/vitest-agent.txt" 2>&1 \
   || { plain "$T/vitest-agent.txt"; cat "$T/vitest-agent.txt"; echo "js/ci.sh: the in-process agent example failed"; exit 1; }
 plain "$T/vitest-agent.txt"
 grep -E 'Tests +2 passed' "$T/vitest-agent.txt" \
@@ -154,7 +154,7 @@ echo "vitest agent example: $(since "$t")"
 
 step "vitest agent example with a planted bug (the system prompt dropped at compaction): fails on pinned-kept"
 set +e
-CTXGATE_EXAMPLE_BUG=drops-system-prompt npx --no-install vitest run agent.test.js > "$T/vitest-agent-planted.txt" 2>&1
+CTXGATE_EXAMPLE_BUG=drops-system-prompt CTXGATE_SEED=45 npx --no-install vitest run agent.test.js > "$T/vitest-agent-planted.txt" 2>&1
 rc=$?
 set -e
 plain "$T/vitest-agent-planted.txt"
