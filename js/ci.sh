@@ -15,7 +15,9 @@
 #   3. the types check (tsc --strict over examples/typed.ts); the vitest
 #      example passes over adapters/node-minimal, and fails over a copy with
 #      a planted defect, showing the failure, the fixture path and the
-#      replay line;
+#      replay line; the in-process agent example (checkAgent over
+#      examples/vitest/tiny-agent.js) passes, and fails with a planted
+#      dropped system prompt, naming pinned-kept and its fixture;
 #   4. a platform package of another version is refused, naming both;
 #      without its platform package, `npx ctxgate` names the platform;
 #   5. bodyBytes equals the binary's body size on 5,000 generated cases in
@@ -138,6 +140,31 @@ expect 'replay: ctxgate replay .*\.ctxgate/failures/estimate-covers-tool-calls-[
 fixture=$(grep -oE '\S*\.ctxgate/failures/estimate-covers-tool-calls-[0-9a-f]+\.json' "$T/vitest-planted.txt" | head -1)
 [ -f "$fixture" ] || { echo "js/ci.sh: the fixture $fixture named in the failure was not saved"; exit 1; }
 grep -E 'FAILED|replay:' "$T/vitest-planted.txt" | head -4
+echo "(vitest exit $rc, as expected)"
+
+step "vitest agent example: an agent in the test process, checked by checkAgent, passes"
+cp "$REPO/js/examples/vitest/agent.test.js" "$REPO/js/examples/vitest/tiny-agent.js" .
+t=$(now)
+CTXGATE_SEED=45 npx --no-install vitest run agent.test.js > "$T/vitest-agent.txt" 2>&1 \
+  || { plain "$T/vitest-agent.txt"; cat "$T/vitest-agent.txt"; echo "js/ci.sh: the in-process agent example failed"; exit 1; }
+plain "$T/vitest-agent.txt"
+grep -E 'Tests +2 passed' "$T/vitest-agent.txt" \
+  || { cat "$T/vitest-agent.txt"; echo "js/ci.sh: the agent example passed but not as 'Tests 2 passed'"; exit 1; }
+echo "vitest agent example: $(since "$t")"
+
+step "vitest agent example with a planted bug (the system prompt dropped at compaction): fails on pinned-kept"
+set +e
+CTXGATE_EXAMPLE_BUG=drops-system-prompt CTXGATE_SEED=45 npx --no-install vitest run agent.test.js > "$T/vitest-agent-planted.txt" 2>&1
+rc=$?
+set -e
+plain "$T/vitest-agent-planted.txt"
+[ "$rc" -ne 0 ] || { cat "$T/vitest-agent-planted.txt"; echo "js/ci.sh: vitest passed over the planted agent bug"; exit 1; }
+grep -qE 'FAILED pinned-kept \(case [0-9]+\)' "$T/vitest-agent-planted.txt" \
+  || { cat "$T/vitest-agent-planted.txt"; echo "js/ci.sh: the failing agent run does not name pinned-kept"; exit 1; }
+fixture=$(grep -oE '/\S*\.ctxgate/agent-failures/pinned-kept-[0-9a-f]+\.json' "$T/vitest-agent-planted.txt" | head -1)
+[ -n "$fixture" ] && [ -f "$fixture" ] \
+  || { cat "$T/vitest-agent-planted.txt"; echo "js/ci.sh: the failing agent run names no saved fixture ($fixture)"; exit 1; }
+grep -E 'FAILED pinned-kept|fixture:|replay:' "$T/vitest-agent-planted.txt" | head -3
 echo "(vitest exit $rc, as expected)"
 
 step "a platform package of another version is refused, naming both versions"

@@ -166,3 +166,132 @@ export declare class CheckFailed extends Error {
   /** ctxgate's exit code, or `signal NAME` when a signal ended it. */
   exitCode: number | string;
 }
+
+/** An agent invariant's name (SPEC §9). */
+export type AgentInvariant =
+  | 'request-under-ceiling' | 'request-within-window' | 'recovers-after-refusal' | 'tool-pairing'
+  | 'results-delivered' | 'pinned-kept' | 'order-preserved' | 'no-premature-compaction' | 'finishes';
+
+/** One case ctxgate plays, handed to checkAgent's runCase: point the agent at it and give it the task. */
+export interface AgentCase {
+  /** The case's index (a failing case comes again: confirmed, then shrunk by re-running smaller scripts). */
+  index: number;
+  /** The endpoint, `http://127.0.0.1:PORT`. */
+  url: string;
+  /** OpenAI's base URL (`…/v1`): the OpenAI clients' and the Vercel AI SDK's `baseURL`. */
+  baseUrl: string;
+  openaiBaseUrl: string;
+  /** Anthropic's base URL (no `/v1`): the Anthropic client's `baseURL`. */
+  anthropicBaseUrl: string;
+  /** A dummy key (`sk-ctxgate-…`): pass it, never your real one. */
+  apiKey: string;
+  /** The task. */
+  prompt: string;
+  /** A file holding the task. */
+  promptFile: string;
+  /** The case's workspace folder: the files the tools will be asked to read (by absolute path) are there. */
+  workspace: string;
+  /** Seconds the case may take; runCase is abandoned and `signal` aborted then. */
+  deadlineSeconds: number;
+  /** The variables an agent process would get (SPEC §9): for an agent that reads only its environment, or a tool that starts one. */
+  env: Record<string, string>;
+  /** Aborted at the case's deadline: give it to fetch and the SDKs (`abortSignal`, `signal`). */
+  signal: AbortSignal;
+}
+
+export interface AgentOptions {
+  /** The agent's settings: SPEC §2's fields plus `toolOutputMaxBytes` and `earlyTolerance`, or a JSON file's path. */
+  config?: (Partial<Config> & { toolOutputMaxBytes?: number; earlyTolerance?: number }) | string;
+  /** How many cases [20]. */
+  cases?: number;
+  /** The generator's seed [$CTXGATE_SEED, else random; always in the report]. */
+  seed?: number | string;
+  /** The agent invariants to judge [all nine]. */
+  invariants?: AgentInvariant[] | AgentInvariant;
+  /** Seconds one case may take [120]. */
+  timeout?: number;
+  /** Tools that read a file, `NAME:ARG[=TEMPLATE]` (docs/agent.md, "The tool mapping"). */
+  tools?: string[] | string;
+  /** Answer only this dialect. */
+  dialect?: 'openai-chat' | 'openai-responses' | 'anthropic';
+  /** Who answers a body over the ceiling with 413 ['express']. */
+  gateway?: 'express' | 'nginx' | 'openai' | 'anthropic';
+  /** A regex that tells a summary request. */
+  summaryMatch?: string;
+  /** Where shrunk failures are saved ['.ctxgate/agent-failures']. */
+  save?: string;
+  /** More `ctxgate agent` arguments. */
+  args?: string[];
+  cwd?: string;
+  /** ctxgate's environment [process.env]. */
+  env?: Record<string, string | undefined>;
+  /** A ctxgate binary (default: binaryPath()). */
+  binary?: string;
+}
+
+/** The agent's run of one case: its final output (or a Promise of it); what it throws fails that case. */
+export type RunCase = (c: AgentCase) => unknown;
+
+/** One shrunk failure of an agent invariant. */
+export interface AgentFailure {
+  invariant: AgentInvariant;
+  case: number;
+  detail: string;
+  expected?: string | null;
+  received?: string | null;
+  shrunk: { from: { turns: number; calls: number; resultBytes: number }; to: { turns: number; calls: number; resultBytes: number }; runs: number };
+  /** The saved fixture (absolute path), or null when it could not be saved. */
+  fixture: string | null;
+  replay: string | null;
+}
+
+/** What checkAgent found. */
+export declare class AgentReport {
+  exitCode: number | string;
+  /** ctxgate's JSON report (SPEC §9). */
+  json: Record<string, any>;
+  /** ctxgate's human report. */
+  text: string;
+  command: string[];
+  stderr: string;
+  /** [case index, what runCase threw], for each run that threw. */
+  errors: Array<[number, unknown]>;
+  readonly ok: boolean;
+  readonly seed: number;
+  readonly verdicts: Record<AgentInvariant, { pass: number; fail: number; notApplicable: number }>;
+  readonly failures: AgentFailure[];
+  readonly flaky: Array<{ invariant: AgentInvariant; case: number; failedAgain: number; reruns: number; detail: string }>;
+  readonly failingCases: Array<{ case: number; invariant: AgentInvariant; detail: string }>;
+  readonly failedInvariants: AgentInvariant[];
+  readonly fixtures: string[];
+  failureMessage(): string;
+  assertOk(): this;
+}
+
+/**
+ * ctxgate plays the model for an agent that runs in this process (`ctxgate agent --driven`): `runCase` is awaited
+ * on each case, one at a time. Resolves with the report when every checked invariant held and each was exercised;
+ * rejects with AgentCheckFailed (its `report`) otherwise, AgentRunError when ctxgate ends without a report. The
+ * ctxgate it starts never outlives it (nor this process); its case folders are removed however it ends.
+ */
+export declare function checkAgent(runCase: RunCase, options?: AgentOptions): Promise<AgentReport>;
+
+/** Play agent fixtures again with the in-process agent; rejects with AgentCheckFailed unless every one held (with `expectFailures`: still failed). */
+export declare function replayAgent(
+  runCase: RunCase,
+  paths: string | string[],
+  options?: Omit<AgentOptions, 'config' | 'cases' | 'seed' | 'invariants' | 'save'> & { expectFailures?: boolean },
+): Promise<{ exitCode: number | string; ok: boolean; text: string; errors: Array<[number, unknown]> }>;
+
+/** What checkAgent and replayAgent throw when the agent fails its checks: the message holds each failure, its fixture and how to replay it. */
+export declare class AgentCheckFailed extends Error {
+  report: AgentReport;
+  exitCode: number | string;
+  fixtures: string[];
+}
+
+/** ctxgate could not run the check, or ended without a report (bad usage, a refused config): the message holds what it said and the command. */
+export declare class AgentRunError extends Error {
+  exitCode?: number | string;
+  stderr?: string;
+}

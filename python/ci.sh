@@ -10,12 +10,16 @@
 #      job (timed: the first run);
 #   4. the package's own tests, none skipped (the serve loop's hostile
 #      battery, body_bytes' refusals against `ctxgate body`, the plugin's
-#      and `python -m ctxgate`'s process lifetimes, replays and errors);
+#      and `python -m ctxgate`'s process lifetimes, replays and errors,
+#      ctxgate.agent's correct and planted-bug agents and its lifetimes);
 #   5. the pytest example over adapters/python-minimal passes; with a planted
 #      defect it fails showing the shrunk fixture and the replay line; run
 #      again, the saved failure is replayed before any new case; narrowed
 #      to invariants it does not judge, it is skipped and new cases run;
-#   6. body_bytes and tool_calls_floor equal the binary's on 5,000 generated
+#   6. the in-process agent example (ctxgate.agent.check over the tiny
+#      agent of python/examples/test_agent_inproc.py) passes; with a planted
+#      dropped system prompt it fails naming pinned-kept and its fixture;
+#   7. body_bytes and tool_calls_floor equal the binary's on 5,000 generated
 #      cases in each wire format.
 #
 # Environment: CTXGATE_PY_CACHE (default ~/.cache/ctxgate-python) keeps the
@@ -149,6 +153,35 @@ grep -E '^(replay: [0-9]|ctxgate: nothing|OK)' "$work/narrowed.txt"
 # Fixed again, the correct compactor holds every saved failure, then new cases.
 step "the fixed compactor: the saved failures hold, then new cases pass"
 CTXGATE_SEED=30 example -q -s | grep -E '^(ctxgate: replaying|replay: [0-9]|OK|[0-9]+ passed)'
+
+# The agent example runs from a project folder of its own too: its shrunk
+# failures go to .ctxgate/agent-failures/ under the working directory.
+repo=$PWD
+agent_project="$repo/$work/agent-project"
+mkdir -p "$agent_project"
+agent_example() {
+  (cd "$agent_project" && "$repo/$venv/bin/python" -m pytest -p no:cacheprovider --rootdir . \
+    "$repo/python/examples/test_agent_inproc.py" "$@")
+}
+
+step "in-process agent example (ctxgate.agent.check over a tiny urllib agent): passes"
+t=$(now)
+CTXGATE_SEED=45 agent_example -q | tail -1
+echo "agent example: $(since "$t")"
+
+step "the same agent with a planted bug (the system prompt dropped at compaction): fails on pinned-kept"
+set +e
+CTXGATE_EXAMPLE_BUG=drops-system-prompt CTXGATE_SEED=45 agent_example -q > "$work/agent-defect.txt" 2>&1
+rc=$?
+set -e
+fixture=$(grep -oE '/\S*/\.ctxgate/agent-failures/pinned-kept-[0-9a-f]+\.json' "$work/agent-defect.txt" | head -1)
+if [ "$rc" -ne 1 ] || ! grep -qE 'FAILED pinned-kept \(case [0-9]+\)' "$work/agent-defect.txt" \
+   || [ -z "$fixture" ] || [ ! -f "$fixture" ] || ! grep -q 'ctxgate.agent.replay(run_case, ' "$work/agent-defect.txt"; then
+  cat "$work/agent-defect.txt"
+  echo "expected the planted agent bug to fail (exit 1) on pinned-kept with a saved fixture and its replay line, got $rc"
+  exit 1
+fi
+grep -E 'FAILED pinned-kept|fixture:|replay:' "$work/agent-defect.txt" | sed 's/^E *//' | head -3
 
 step "body_bytes and tool_calls_floor equal the binary's on 5,000 cases in each wire format"
 "$venv/bin/python" python/body_bytes_vs_binary.py --cases 5000 --seed 29

@@ -1,6 +1,6 @@
 // The package's types at work (js/ci.sh type-checks this file with tsc --strict).
-import { serve, bodyBytes, toolCallsFloor, check, CannotFit, CheckFailed } from 'ctxgate';
-import type { Config, Message } from 'ctxgate';
+import { serve, bodyBytes, toolCallsFloor, check, CannotFit, CheckFailed, checkAgent, replayAgent, AgentCheckFailed, AgentRunError } from 'ctxgate';
+import type { AgentCase, AgentReport, Config, Message, RunCase } from 'ctxgate';
 
 /** Drop the oldest non-system messages until the body fits; give up when only the system ones are left. */
 function compact(messages: Message[], config: Config): Message[] {
@@ -22,6 +22,25 @@ export async function inATest(): Promise<void> {
     await check({ subject: ['node', 'drop-oldest.js'], cases: 100, config: { wireFormat: 'openai' } });
   } catch (e) {
     if (e instanceof CheckFailed) console.log(e.fixtures, e.replays);
+    throw e;
+  }
+}
+
+// An agent checked in the test's own process (checkAgent): each case's base URL, key and task handed to it.
+export async function anAgentInATest(runAgent: (baseUrl: string, apiKey: string, task: string, signal: AbortSignal) => Promise<string>): Promise<void> {
+  const runCase: RunCase = (c: AgentCase) => runAgent(c.baseUrl, c.apiKey, c.prompt, c.signal);
+  try {
+    const report: AgentReport = await checkAgent(runCase, {
+      config: { contextWindow: 32000, transportMaxBodyBytes: 102400, toolOutputMaxBytes: 16384 },
+      cases: 10,
+      invariants: ['pinned-kept', 'finishes'],
+    });
+    console.log(report.verdicts['pinned-kept'].pass, report.json.coverage);
+  } catch (e) {
+    if (e instanceof AgentCheckFailed) {
+      console.log(e.report.failedInvariants, e.fixtures);
+      await replayAgent(runCase, e.fixtures, { expectFailures: true });
+    } else if (e instanceof AgentRunError) console.log(e.exitCode, e.stderr);
     throw e;
   }
 }

@@ -10,6 +10,9 @@ contract (SPEC.md) from Python.
 - The pytest plugin: a `ctxgate` fixture whose `check(compact, estimate)`
   runs the binary against the test's own functions.
 - `binary()`: the path of the `ctxgate` binary the wheel installed.
+- `ctxgate.agent.check(run_case, ...)` (also `check_agent`): ctxgate plays
+  the model for an agent that runs in this process (an SDK agent in a
+  pytest test) and judges every request it sends (SPEC §9).
 """
 
 import json
@@ -21,8 +24,9 @@ import sysconfig
 from .protocol import DEFAULTS, CannotFit, InvalidInput, serve, trigger
 from .wire import NotJSON, body_bytes, tool_calls_floor
 
-__all__ = ["DEFAULTS", "BinaryNotFound", "CannotFit", "InvalidInput", "NotJSON", "binary", "body_bytes",
-           "serve", "tool_calls_floor", "trigger"]
+__all__ = ["DEFAULTS", "AgentCase", "AgentCheckFailed", "AgentReport", "AgentRunError", "BinaryNotFound",
+           "CannotFit", "InvalidInput", "NotJSON", "agent", "binary", "body_bytes", "check_agent", "serve",
+           "tool_calls_floor", "trigger"]
 
 
 class BinaryNotFound(FileNotFoundError):
@@ -57,3 +61,10 @@ def binary():
         "the ctxgate binary is not installed beside this Python (looked in "
         f"{sysconfig.get_path('scripts')} and on PATH): `pip install ctxgate` installs it, "
         "or set CTXGATE_BIN to its path")
+
+
+# (after binary(), which the agent module uses)
+from . import agent  # noqa: E402
+from .agent import AgentCase, AgentCheckFailed, AgentReport, AgentRunError  # noqa: E402
+
+check_agent = agent.check
