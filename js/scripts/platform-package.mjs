@@ -10,7 +10,14 @@
 // and bin/ctxgate (bin/ctxgate.exe on Windows), executable. Defaults: the
 // release binary of this checkout, the package for this machine, and
 // target/npm/<platform>. The folder is replaced if it exists. Prints its path.
+//
+// The binary is stripped in the package, as the wheel's is (maturin
+// `strip = true`): the release profile keeps line tables for profiling
+// (a 68 MB binary; 14 MB stripped). `strip` (binutils, or $STRIP for a
+// cross toolchain's) must be on PATH; a Windows .exe carries no symbols to
+// strip. `--no-strip` packs the binary as it is, and says so.
 
+import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -29,7 +36,11 @@ function parseArgs(argv) {
   const opts = {};
   for (let i = 0; i < argv.length; i += 1) {
     const key = argv[i];
-    if (!['--binary', '--package', '--out'].includes(key)) fail(`unknown argument ${key} (usage: [--binary FILE] [--package NAME] [--out DIR])`);
+    if (key === '--no-strip') {
+      opts.noStrip = true;
+      continue;
+    }
+    if (!['--binary', '--package', '--out'].includes(key)) fail(`unknown argument ${key} (usage: [--binary FILE] [--package NAME] [--out DIR] [--no-strip])`);
     if (i + 1 >= argv.length) fail(`${key} needs a value`);
     opts[key.slice(2)] = argv[(i += 1)];
   }
@@ -69,4 +80,16 @@ fs.writeFileSync(path.join(out, 'README.md'),
 const exe = path.join(out, 'bin', platform.exe);
 fs.copyFileSync(binary, exe);
 fs.chmodSync(exe, 0o755);
+if (opts.noStrip) {
+  process.stderr.write(`platform-package: ${exe} packed unstripped (--no-strip)\n`);
+} else if (!platform.exe.endsWith('.exe')) {
+  const strip = process.env.STRIP || 'strip';
+  try {
+    // Arguments as a list: the path is never read by a shell.
+    execFileSync(strip, [exe], { stdio: ['ignore', 'ignore', 'pipe'] });
+  } catch (e) {
+    fs.rmSync(out, { recursive: true, force: true });
+    fail(`could not strip ${exe} with ${strip} (${e.code ?? String(e.stderr ?? e.message).trim()}): install binutils, set STRIP to the target's strip, or pass --no-strip`);
+  }
+}
 process.stdout.write(`${out}\n`);
