@@ -1794,3 +1794,49 @@ fn a_reader_that_goes_away_ends_the_run_without_a_panic() {
         assert!(!stderr.contains("panicked"), "{stderr}");
     }
 }
+
+#[test]
+fn refusals_left_unjudged_are_counted_and_the_claim_that_judges_them_named() {
+    // Narrowed to tool-pairing, the reference's cannot_fit answers have no
+    // judge: the report says how many, and which invariant would judge them.
+    let dir = std::env::temp_dir().join(format!("ctxgate-unjudged-{}", std::process::id()));
+    let out = run(&[
+        "check",
+        "--cases",
+        "200",
+        "--seed",
+        "1",
+        "--invariants",
+        "tool-pairing",
+        "--save",
+        dir.to_str().unwrap(),
+    ]);
+    let _ = std::fs::remove_dir_all(&dir);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let line = out
+        .stdout
+        .lines()
+        .find(|l| l.starts_with("cannot_fit: "))
+        .unwrap_or_else(|| panic!("no cannot_fit line:\n{}", out.stdout));
+    let n: u64 = line["cannot_fit: ".len()..]
+        .split(' ')
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!(n > 0 && line.contains("body-under-ceiling"), "{line}");
+    // Judged, they are not mentioned.
+    let out = run(&[
+        "check",
+        "--cases",
+        "200",
+        "--seed",
+        "1",
+        "--invariants",
+        "tool-pairing,body-under-ceiling",
+        "--save",
+        dir.to_str().unwrap(),
+    ]);
+    let _ = std::fs::remove_dir_all(&dir);
+    assert!(!out.stdout.contains("not judged"), "{}", out.stdout);
+}

@@ -99,6 +99,23 @@ pub(crate) fn write_not_sent(out: &mut String, run: &RunFacts, sides: &[&Subject
     }
 }
 
+/// The line saying how many `cannot_fit` answers went unjudged, when the
+/// one invariant that judges a refusal (`body-under-ceiling`: the minimal
+/// output must be over the ceiling) was not checked — a token limiter that
+/// refuses a fifth of its cases is otherwise given no word about it.
+pub(crate) fn write_unjudged_refusals(
+    out: &mut String,
+    cannot_fit: u64,
+    checked: &crate::oracle::InvariantSet,
+) {
+    if cannot_fit > 0 && !checked.contains(crate::oracle::Invariant::BodyUnderCeiling) {
+        let _ = writeln!(
+            out,
+            "cannot_fit: {cannot_fit} answer(s) not judged: whether a refusal was right is body-under-ceiling's judgement (only a minimal output over the ceiling may be refused), which this run did not check; claim it in the hello, or name it with --claim, to judge them"
+        );
+    }
+}
+
 /// The line naming the invariants a run did not check, if any (a human
 /// report's, of a check or a baseline gate).
 pub(crate) fn write_not_checked(out: &mut String, checked: &crate::oracle::InvariantSet) {
@@ -173,6 +190,7 @@ pub(crate) fn human_with_suite(r: &CheckReport, hint: &ReplayHint, suite: &[Stri
     let _ = writeln!(out);
     tally_table(r, false).text(&mut out);
     write_not_checked(&mut out, &r.checked);
+    write_unjudged_refusals(&mut out, r.coverage.cannot_fit(), &r.checked);
     for f in &r.failures {
         let _ = writeln!(out);
         let _ = writeln!(out, "FAILED {} (case {})", f.invariant, f.case_index);

@@ -67,6 +67,11 @@ impl Coverage {
         self.cases
     }
 
+    /// How many cases the subject answered `cannot_fit`.
+    pub fn cannot_fit(&self) -> u64 {
+        self.results[2]
+    }
+
     /// Add another run's coverage (a shard's). Sums saturate: coverage
     /// read back from a report file is not trusted to add up.
     pub fn merge(&mut self, other: &Coverage) {
