@@ -12,7 +12,7 @@ use std::collections::BTreeMap;
 use crate::body::body_bytes;
 use crate::fixture::Fixture;
 use crate::generate::{Case, Coverage};
-use crate::harness::{run_case, CaseResult};
+use crate::harness::{judge_case, CaseResult};
 use crate::oracle::{Invariant, InvariantSet, Verdict, Violation};
 use crate::run::shrink::{shrink_failing, shrink_fault};
 use crate::run::{Dealt, FirstOf, Judge, RunContext, Runner};
@@ -139,7 +139,13 @@ pub struct CheckReport {
     pub run: RunFacts,
     /// Body bytes of every generated case, summed (throughput).
     pub bytes: u64,
+    /// Every invariant judged: those claimed and asked for, and the
+    /// explored ones.
     pub checked: InvariantSet,
+    /// Of `checked`, those the subject does not claim, judged because the
+    /// run asked to explore them (`--claim`): their failures are findings
+    /// beyond what the subject promises.
+    pub explored: InvariantSet,
     pub tally: BTreeMap<Invariant, Tally>,
     pub failures: Vec<Failure>,
     pub faults: Vec<FaultRecord>,
@@ -242,6 +248,13 @@ impl CheckReport {
             ));
         }
         crate::run::same_invariants(&self.tally, &other.tally)?;
+        if other.explored != self.explored {
+            return Err(format!(
+                "it explored {} where the others explored {}: the shards of one run explore the same invariants (`--claim`)",
+                names_or_none(other.explored),
+                names_or_none(self.explored)
+            ));
+        }
         add_count(&mut self.cases, other.cases, "cases")?;
         add_count(&mut self.bytes, other.bytes, "bodyBytes")?;
         // Only shard 1 replays the suite.
@@ -295,7 +308,7 @@ impl CheckReport {
                 )
             } else {
                 format!(
-                    "no invariant was checked: the subject claims {}, and none of them was asked for",
+                    "no invariant was checked: the subject claims {}, and none of them was asked for (`--claim INV` judges an invariant it does not claim)",
                     claimed.names().join(", ")
                 )
             }];
@@ -323,6 +336,14 @@ impl CheckReport {
                 )
             })
             .collect()
+    }
+}
+
+/// The names of `set`, or "none".
+fn names_or_none(set: InvariantSet) -> String {
+    match set.is_empty() {
+        true => "none".into(),
+        false => set.names().join(", "),
     }
 }
 
@@ -355,7 +376,9 @@ pub fn run(
     opts: &CheckOptions,
     on_progress: &mut dyn FnMut(Progress),
 ) -> CheckReport {
-    let suite = opts.suite_to_run().map(|s| s.run(&mut *subject));
+    let suite = opts
+        .suite_to_run()
+        .map(|s| s.run(&mut *subject, opts.explore));
     let runner = Single::runner(subject.info(), opts);
     runner.work(&mut [subject], Some(on_progress));
     let mut report = Single::finish(runner);
@@ -378,7 +401,7 @@ pub fn run_parallel(
     if subjects.len() == 1 {
         return run(subjects[0].as_mut(), opts, on_progress);
     }
-    let suite = opts.suite_to_run().map(|s| s.run(subjects[0].as_mut()));
+    let suite = (opts.suite_to_run()).map(|s| s.run(subjects[0].as_mut(), opts.explore));
     let runner = Single::runner(subjects[0].info(), opts);
     runner.work_in_parallel(
         subjects.iter_mut().map(|s| vec![s.as_mut()]).collect(),
@@ -392,6 +415,17 @@ pub fn run_parallel(
         .filter_map(|s| s.traffic())
         .reduce(|a, b| a + b);
     report
+}
+
+/// What a check of `info` judges: the invariants it claims of those asked
+/// for, and the explored ones (`opts.explore`) it does not claim but can be
+/// judged on; and, of all those, the explored ones.
+pub fn judged(info: &SubjectInfo, opts: &CheckOptions) -> (InvariantSet, InvariantSet) {
+    let claimed = info.claimed();
+    let explored: InvariantSet = (opts.explore.minus(claimed).iter())
+        .filter(|i| info.unjudgeable(*i).is_none())
+        .collect();
+    (opts.invariants.intersect(claimed).union(explored), explored)
 }
 
 /// The judge of a check: one subject, its verdicts counted per invariant;
@@ -422,7 +456,7 @@ enum Shrunk {
 
 impl Single {
     fn runner(info: &SubjectInfo, opts: &CheckOptions) -> Runner<Single> {
-        let checked = opts.invariants.intersect(info.claimed());
+        let (checked, explored) = judged(info, opts);
         let report = CheckReport {
             subject: info.clone(),
             seed: opts.seed,
@@ -433,6 +467,7 @@ impl Single {
             },
             bytes: 0,
             checked,
+            explored,
             tally: checked.iter().map(|i| (i, Tally::default())).collect(),
             failures: Vec::new(),
             faults: Vec::new(),
@@ -486,7 +521,7 @@ impl Judge for Single {
     }
 
     fn run(&self, sides: &mut [&mut dyn Subject], case: &Case) -> CaseResult {
-        run_case(&mut *sides[0], &case.config, &case.messages, self.checked)
+        judge_case(&mut *sides[0], &case.config, &case.messages, self.checked)
     }
 
     fn stopped(&self, result: &CaseResult) -> bool {
@@ -598,7 +633,7 @@ impl Single {
         // case's: kept, not asked for again (a hang would cost a timeout).
         let mut last = fault.clone();
         let shrunk = shrink_fault(case, &kind, run, |c| {
-            match run_case(subject, &c.config, &c.messages, self.checked).fault {
+            match judge_case(subject, &c.config, &c.messages, self.checked).fault {
                 Some(f) if f.kind == kind => {
                     last = f;
                     true
@@ -652,7 +687,7 @@ fn shrink_failure(
     let mut last: Option<Violation> = None;
     let mut last_answer = None;
     let shrunk = shrink_failing(case, inv, run, |c| {
-        let r = run_case(subject, &c.config, &c.messages, only);
+        let r = judge_case(subject, &c.config, &c.messages, only);
         let failed = r.fails(inv);
         if failed {
             last = r.violations().find(|v| v.invariant == inv).cloned();

@@ -91,6 +91,10 @@ struct Original {
 pub(crate) struct FailureJson {
     invariant: Invariant,
     case: u64,
+    /// A check's failure of an invariant the subject does not claim,
+    /// judged because the run explored it (`--claim`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    explored: bool,
     violation: Violation,
     /// A regression's: what the baseline did on the shrunk case.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -122,6 +126,7 @@ impl FailureJson {
         FailureJson {
             invariant: f.invariant,
             case: f.case_index,
+            explored: false,
             violation: f.violation.clone(),
             baseline: baseline.map(|(b, _)| b.to_owned()),
             original: Original {
@@ -307,6 +312,10 @@ struct CheckJson {
     #[serde(default)]
     protocol: Option<Traffic>,
     invariants: BTreeMap<Invariant, Tally>,
+    /// Of `invariants`, those judged beyond the subject's claims
+    /// (`--claim`): their failures are findings beyond what it promises.
+    #[serde(default)]
+    explored: Vec<Invariant>,
     #[serde(default)]
     not_checked: Vec<String>,
     failures: Vec<FailureJson>,
@@ -333,11 +342,17 @@ pub fn to_json(r: &CheckReport, hint: &ReplayHint) -> Value {
         facts: FactsJson::of(&r.run),
         protocol: r.traffic,
         invariants: r.tally.clone(),
+        explored: r.explored.iter().collect(),
         not_checked: r.not_checked(),
         failures: r
             .failures
             .iter()
-            .map(|f| FailureJson::of(f, hint, None))
+            .map(|f| {
+                let explored = r.explored.contains(f.invariant);
+                let mut json = FailureJson::of(f, &hint.for_failure(r, f), None);
+                json.explored = explored;
+                json
+            })
             .collect(),
         faults: r.faults.iter().map(FaultJson::of).collect(),
         coverage: r.coverage.to_json(),
@@ -358,6 +373,7 @@ pub fn from_json(v: &Value) -> Result<CheckReport, String> {
         run: r.facts.run(r.seconds),
         bytes: r.body_bytes,
         checked: r.invariants.keys().copied().collect(),
+        explored: explored(&r.explored, &r.invariants)?,
         tally: r.invariants,
         failures: r
             .failures
@@ -374,6 +390,19 @@ pub fn from_json(v: &Value) -> Result<CheckReport, String> {
         suite: None,
         shard: shard(r.shard.as_deref(), r.case)?,
     })
+}
+
+/// A report's `explored`, read back: invariants of its `invariants`.
+fn explored(
+    names: &[Invariant],
+    checked: &BTreeMap<Invariant, Tally>,
+) -> Result<InvariantSet, String> {
+    match names.iter().find(|i| !checked.contains_key(i)) {
+        Some(i) => Err(format!(
+            "`explored` names {i}, which is not among the report's `invariants`"
+        )),
+        None => Ok(names.iter().copied().collect()),
+    }
 }
 
 /// The JSON sink: `v` as pretty JSON that is safe in a terminal and a CI

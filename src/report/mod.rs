@@ -40,6 +40,18 @@ impl ReplayHint {
         }
     }
 
+    /// How to replay a check's failure `f`: this hint, and, for an
+    /// invariant the subject does not claim (explored, `check --claim`),
+    /// `--claim INV`, without which the replay judges nothing.
+    pub fn for_failure(&self, r: &CheckReport, f: &Failure) -> ReplayHint {
+        let mut hint = self.clone();
+        if r.explored.contains(f.invariant) {
+            hint.flags.push("--claim".into());
+            hint.flags.push(f.invariant.name().into());
+        }
+        hint
+    }
+
     pub fn command(&self, path: &str) -> String {
         let mut cmd = format!("ctxgate replay {}", shell_words::quote(path));
         for flag in &self.flags {
@@ -166,11 +178,26 @@ pub(crate) fn human_with_suite(r: &CheckReport, hint: &ReplayHint, suite: &[Stri
     let _ = writeln!(out);
     tally_table(r, false).text(&mut out);
     write_not_checked(&mut out, &r.checked);
+    if !r.explored.is_empty() {
+        let _ = writeln!(
+            out,
+            "explored beyond the subject's claims (--claim): {}; {EXPLORED}",
+            r.explored.names().join(", ")
+        );
+    }
     for f in &r.failures {
         let _ = writeln!(out);
-        let _ = writeln!(out, "FAILED {} (case {})", f.invariant, f.case_index);
+        let explored = match r.explored.contains(f.invariant) {
+            true => " — explored: the subject does not claim it",
+            false => "",
+        };
+        let _ = writeln!(
+            out,
+            "FAILED {} (case {}){explored}",
+            f.invariant, f.case_index
+        );
         let _ = writeln!(out, "  {}", f.violation);
-        write_shrunk_case(&mut out, f, hint);
+        write_shrunk_case(&mut out, f, &hint.for_failure(r, f));
     }
     for f in &r.faults {
         let (kind, n, first) = (f.fault.kind.name(), f.count, f.case_index);
@@ -195,8 +222,9 @@ pub(crate) fn human_with_suite(r: &CheckReport, hint: &ReplayHint, suite: &[Stri
         )
     } else if r.ok() {
         format!(
-            "OK: every checked invariant held on {} cases, and each was exercised",
-            r.cases
+            "OK: every checked invariant held on {} cases, and each was exercised{}",
+            r.cases,
+            explored_tail(r)
         )
     } else if r.failures.is_empty() && r.faults.is_empty() {
         format!(
@@ -206,14 +234,36 @@ pub(crate) fn human_with_suite(r: &CheckReport, hint: &ReplayHint, suite: &[Stri
         )
     } else {
         format!(
-            "FAILED: {} invariant(s) broken, {} fault kind(s); reproduce the run with --seed {}",
+            "FAILED: {} invariant(s) broken{}, {} fault kind(s); reproduce the run with --seed {}",
             r.failures.len(),
+            explored_tail(r),
             r.faults.len(),
             r.seed
         )
     };
     let _ = writeln!(out, "{}", human_verdict(&verdict, suite));
     out
+}
+
+/// What every report form says of the invariants a run explored beyond
+/// the subject's claims (`check --claim`).
+pub const EXPLORED: &str = "a failure of an explored invariant is a finding beyond what the subject promises, and fails the run as asked";
+
+/// The end of a human verdict line, naming how many of the checked
+/// invariants were explored beyond the claims, if any.
+fn explored_tail(r: &CheckReport) -> String {
+    let n = r.explored.len();
+    let broken = r
+        .failures
+        .iter()
+        .filter(|f| r.explored.contains(f.invariant))
+        .count();
+    match (n, r.ok()) {
+        (0, _) => String::new(),
+        (_, true) => format!(" ({n} of them explored beyond the subject's claims)"),
+        _ if broken == 0 => String::new(),
+        _ => format!(" ({broken} of them explored beyond the subject's claims)"),
+    }
 }
 
 /// The part of the seed's cases a report is of, for its head line:
@@ -434,11 +484,24 @@ pub(crate) fn markdown_with_suite(r: &CheckReport, hint: &ReplayHint, suite: &[S
         r.run.elapsed.as_secs_f64()
     );
     tally_table(r, true).markdown(&mut out);
+    if !r.explored.is_empty() {
+        let names: Vec<String> = r.explored.iter().map(|i| format!("`{i}`")).collect();
+        let _ = writeln!(
+            out,
+            "\n🔎 explored beyond the subject's claims (`--claim`): {}; {}",
+            names.join(", "),
+            md(EXPLORED)
+        );
+    }
     for line in r.not_checked() {
         let _ = writeln!(out, "\n⚠️ {}", md(&line));
     }
     for f in &r.failures {
-        markdown_failure(&mut out, f, "", &[(hint, "")]);
+        let tail = match r.explored.contains(f.invariant) {
+            true => " — *explored*: the subject does not claim it",
+            false => "",
+        };
+        markdown_failure(&mut out, f, tail, &[(&hint.for_failure(r, f), "")]);
     }
     for f in &r.faults {
         markdown_fault(
@@ -532,10 +595,23 @@ pub fn junit(r: &CheckReport, hint: &ReplayHint) -> junit::Suite {
     let class = format!("ctxgate.{}", r.subject.name);
     let mut cases = Vec::new();
     for (inv, t) in &r.tally {
-        let case = junit::Case::new(&class, inv.name());
+        let mut case = junit::Case::new(&class, inv.name());
+        let explored = r.explored.contains(*inv);
+        if explored {
+            case.out = Some(format!(
+                "explored beyond the subject's claims (--claim): {EXPLORED}"
+            ));
+        }
         cases.push(match r.failures.iter().find(|f| f.invariant == *inv) {
             Some(f) => {
-                let body = failure_text(format!("{}\n", f.violation), f, hint);
+                let head = match explored {
+                    true => format!(
+                        "{}\n(explored: the subject does not claim {inv})\n",
+                        f.violation
+                    ),
+                    false => format!("{}\n", f.violation),
+                };
+                let body = failure_text(head, f, &hint.for_failure(r, f));
                 case.failed(inv.name(), &f.violation.detail, &body)
             }
             // A gate that checked nothing has not passed: a failure, not a skip.

@@ -42,6 +42,12 @@ pub struct CheckOptions {
     pub time: Option<Duration>,
     pub seed: u64,
     pub invariants: InvariantSet,
+    /// Invariants judged beyond what the subject claims (`--claim`): an
+    /// exploration, whose failures fail the run like any other but are
+    /// reported as findings beyond the subject's promises. Those it claims
+    /// already are checked as claims; those it cannot be judged on
+    /// (`SubjectInfo::unjudgeable`) are left out.
+    pub explore: InvariantSet,
     /// Where failing cases are saved as fixtures.
     pub save: Option<PathBuf>,
     pub gen: GenConfig,
@@ -86,6 +92,7 @@ impl Default for CheckOptions {
             time: None,
             seed: 0,
             invariants: InvariantSet::all(),
+            explore: InvariantSet::empty(),
             save: None,
             gen: GenConfig::default(),
             shrink_runs: 2000,
