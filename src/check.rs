@@ -14,6 +14,7 @@ use crate::fixture::Fixture;
 use crate::generate::{Case, Coverage};
 use crate::harness::{judge_case, CaseResult};
 use crate::oracle::{Invariant, InvariantSet, Verdict, Violation};
+use crate::run::shape::{self, classes_to_shrink};
 use crate::run::shrink::{shrink_failing, shrink_fault};
 use crate::run::{Dealt, FirstOf, Judge, RunContext, Runner};
 use crate::subject::{Fault, FaultKind, Subject, SubjectInfo};
@@ -118,6 +119,94 @@ pub struct Failure {
     pub answer: Option<crate::subject::CompactAnswer>,
 }
 
+/// The most failing cases a report lists (`failingCases`): the first,
+/// by case index; the rest are counted (`failingCasesLeftOut`). A run of
+/// 100,000 cases that all fail lists 1,000 of them.
+pub const FAILING_CASES_KEPT: usize = 1000;
+
+/// The most bytes of a failing case's detail, on one line.
+pub const FAILING_DETAIL_BYTES: usize = 200;
+
+/// One failing case as it was found, before shrinking: one a failed
+/// invariant (a case that fails two is listed twice).
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, serde::Serialize, serde::Deserialize)]
+pub struct FailingCase {
+    pub case: u64,
+    pub invariant: Invariant,
+    /// The violation's detail on one line, at most
+    /// [`FAILING_DETAIL_BYTES`] bytes (and how many more violations the
+    /// case had of the invariant).
+    pub detail: String,
+}
+
+impl FailingCase {
+    pub(crate) fn of(case: u64, invariant: Invariant, result: &CaseResult) -> FailingCase {
+        let mut found = result.violations().filter(|v| v.invariant == invariant);
+        let first = found.next().map_or("failed".into(), |v| v.detail.clone());
+        let more = found.count();
+        let line = crate::model::one_line(&first);
+        let mut detail = crate::model::truncate_utf8(&line, FAILING_DETAIL_BYTES).to_owned();
+        if detail.len() < line.len() {
+            detail.push('…');
+        }
+        if more > 0 {
+            detail.push_str(&format!(" (+{more} more)"));
+        }
+        FailingCase {
+            case,
+            invariant,
+            detail,
+        }
+    }
+}
+
+/// Every failing case of a run, in case order: the first
+/// [`FAILING_CASES_KEPT`], and how many more there were.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct FailingCases {
+    pub kept: Vec<FailingCase>,
+    pub left_out: u64,
+}
+
+impl FailingCases {
+    /// How many failing cases there were, listed or not.
+    pub fn total(&self) -> u64 {
+        self.kept.len() as u64 + self.left_out
+    }
+
+    /// Join another shard's: the first [`FAILING_CASES_KEPT`] of both
+    /// (each lists its own first, so these are the run's first), the
+    /// rest counted.
+    pub(crate) fn merge(&mut self, other: FailingCases) -> Result<(), String> {
+        add_count(&mut self.left_out, other.left_out, "failingCasesLeftOut")?;
+        self.kept.extend(other.kept);
+        self.kept.sort();
+        let over = self.kept.len().saturating_sub(FAILING_CASES_KEPT);
+        self.kept.truncate(FAILING_CASES_KEPT);
+        add_count(&mut self.left_out, over as u64, "failingCasesLeftOut")
+    }
+}
+
+/// The failures to keep of those shrunk: of each invariant, in case
+/// order, the first of each shape (`run::shape`), at most `distinct` of
+/// them; in case order.
+pub(crate) fn select_distinct(mut failures: Vec<Failure>, distinct: usize) -> Vec<Failure> {
+    failures.sort_by_key(|f| (f.invariant, f.case_index));
+    let mut seen: Vec<(Invariant, String)> = Vec::new();
+    let mut kept = Vec::new();
+    for f in failures {
+        let shape = f.shape();
+        let of_it = seen.iter().filter(|(i, _)| *i == f.invariant);
+        if of_it.clone().count() >= distinct.max(1) || of_it.clone().any(|(_, s)| *s == shape) {
+            continue;
+        }
+        seen.push((f.invariant, shape));
+        kept.push(f);
+    }
+    kept.sort_by_key(|f| (f.case_index, f.invariant));
+    kept
+}
+
 /// One subject fault, with the (shrunk) case that caused it.
 #[derive(Debug, Clone)]
 pub struct FaultRecord {
@@ -147,7 +236,14 @@ pub struct CheckReport {
     /// beyond what the subject promises.
     pub explored: InvariantSet,
     pub tally: BTreeMap<Invariant, Tally>,
+    /// Each failed invariant's first failure, shrunk, and up to
+    /// `distinct` in all of distinct shapes; in case order.
     pub failures: Vec<Failure>,
+    /// How many failures of an invariant the run keeps, distinct by their
+    /// shrunk shape (`--save-distinct`; 1: the first alone).
+    pub distinct: usize,
+    /// Every failing case, before shrinking (`failingCases`).
+    pub failing_cases: FailingCases,
     pub faults: Vec<FaultRecord>,
     pub coverage: Coverage,
     /// What the protocol carried, for a subject behind a process boundary
@@ -165,6 +261,11 @@ impl CheckReport {
     /// at least once (SPEC §8).
     pub fn ok(&self) -> bool {
         self.failures.is_empty() && self.faults.is_empty() && self.not_checked().is_empty()
+    }
+
+    /// The invariants that failed (each with one failure or more kept).
+    pub fn broken(&self) -> InvariantSet {
+        self.failures.iter().map(|f| f.invariant).collect()
     }
 
     /// A rerun of one case (`check --case N`: a shard of one case), which
@@ -214,6 +315,41 @@ impl CheckReport {
                 f.invariant.name(),
                 f.case_index,
                 self.cases
+            ));
+        }
+        if let Some((inv, _)) = self.tally.iter().find(|(inv, _)| {
+            self.failures
+                .iter()
+                .filter(|f| f.invariant == **inv)
+                .count()
+                > self.distinct
+        }) {
+            return Err(format!(
+                "`failures` holds more failures of {inv} than `saveDistinct` ({})",
+                self.distinct
+            ));
+        }
+        let failed = (self.tally.values()).try_fold(0u64, |a, t| a.checked_add(t.fail));
+        if failed != Some(self.failing_cases.total()) {
+            return Err(format!(
+                "`failingCases` lists {} and leaves out {}, but the invariants failed {} time(s)",
+                self.failing_cases.kept.len(),
+                self.failing_cases.left_out,
+                failed.map_or("more than 2^64".to_owned(), |n| n.to_string())
+            ));
+        }
+        if let Some(c) =
+            (self.failing_cases.kept.iter()).find(|c| !self.tally.contains_key(&c.invariant))
+        {
+            return Err(format!(
+                "`failingCases` holds {}, which the report did not check",
+                c.invariant
+            ));
+        }
+        if self.failing_cases.kept.len() > FAILING_CASES_KEPT {
+            return Err(format!(
+                "`failingCases` lists {} cases, more than the {FAILING_CASES_KEPT} a report keeps",
+                self.failing_cases.kept.len()
             ));
         }
         let faulted = self
@@ -270,14 +406,17 @@ impl CheckReport {
             self.checked.insert(inv);
             self.tally.entry(inv).or_default().add(&t);
         }
-        let first = |f: &Failure| f.case_index;
-        join_first_of_kind(
-            &mut self.failures,
-            other.failures,
-            |f| f.invariant,
-            first,
-            |_, _| {},
-        );
+        if other.distinct != self.distinct {
+            return Err(format!(
+                "it kept {} distinct failure(s) an invariant where the others kept {}: the shards of one run keep as many (`--save-distinct`)",
+                other.distinct, self.distinct
+            ));
+        }
+        // Of each invariant, the first of each shape, as one run keeps.
+        let mut failures = std::mem::take(&mut self.failures);
+        failures.extend(other.failures);
+        self.failures = select_distinct(failures, self.distinct);
+        self.failing_cases.merge(other.failing_cases)?;
         join_first_of_kind(
             &mut self.faults,
             other.faults,
@@ -285,7 +424,6 @@ impl CheckReport {
             |f| f.case_index,
             |kept, other| kept.count += other.count,
         );
-        self.failures.sort_by_key(|f| (f.case_index, f.invariant));
         self.faults
             .sort_by(|a, b| (a.case_index, &a.fault.kind).cmp(&(b.case_index, &b.fault.kind)));
         Ok(())
@@ -432,20 +570,30 @@ pub fn judged(info: &SubjectInfo, opts: &CheckOptions) -> (InvariantSet, Invaria
 /// a find is a failed invariant or a fault kind, each shrunk on its own.
 struct Single {
     checked: InvariantSet,
+    /// Failures kept of an invariant, distinct by shape (`--save-distinct`).
+    distinct: usize,
 }
 
 /// What a check counts while it runs.
 struct SingleState {
     report: CheckReport,
-    first_failure: FirstOf<Invariant>,
+    /// Of each failed invariant, the first case of each class of failure
+    /// (`run::shape::class`), of as many classes as the run shrinks.
+    classes: BTreeMap<Invariant, FirstOf<String>>,
+    /// Failures shrunk, each with its class; the distinct ones are chosen
+    /// from them once the run is over.
+    shrunk: Vec<(String, Failure)>,
+    /// Every failing case, up to [`FAILING_CASES_KEPT`] of the first.
+    failing: std::collections::BinaryHeap<FailingCase>,
     first_fault: FirstOf<FaultKind>,
     fault_counts: BTreeMap<FaultKind, u64>,
 }
 
-/// A check's find: a fault kind, or a failed invariant.
+/// A check's find: a fault kind, or a failed invariant and the class of
+/// its failure.
 enum Find {
     Fault(Fault),
-    Failure(Invariant),
+    Failure(Invariant, String),
 }
 
 /// A find, shrunk.
@@ -470,6 +618,8 @@ impl Single {
             explored,
             tally: checked.iter().map(|i| (i, Tally::default())).collect(),
             failures: Vec::new(),
+            distinct: opts.distinct.max(1),
+            failing_cases: FailingCases::default(),
             faults: Vec::new(),
             coverage: Coverage::default(),
             traffic: None,
@@ -478,11 +628,14 @@ impl Single {
         };
         let state = SingleState {
             report,
-            first_failure: FirstOf::default(),
+            classes: BTreeMap::new(),
+            shrunk: Vec::new(),
+            failing: std::collections::BinaryHeap::new(),
             first_fault: FirstOf::default(),
             fault_counts: BTreeMap::new(),
         };
-        Runner::new(Single { checked }, state, &[info], opts)
+        let distinct = opts.distinct.max(1);
+        Runner::new(Single { checked, distinct }, state, &[info], opts)
     }
 
     /// The report, failures and faults in case order, their fixtures saved.
@@ -491,7 +644,13 @@ impl Single {
         let st = done.state;
         let mut report = st.report;
         report.run = done.facts;
-        report.failures.sort_by_key(|f| (f.case_index, f.invariant));
+        // Shrunk from the first case of a class still held at the end: the
+        // same whatever order the workers recorded cases in.
+        let held =
+            |(class, f): &(String, Failure)| st.classes[&f.invariant].is_first(class, f.case_index);
+        let shrunk = st.shrunk.into_iter().filter(held).map(|(_, f)| f);
+        report.failures = select_distinct(shrunk.collect(), report.distinct);
+        report.failing_cases.kept = st.failing.into_sorted_vec();
         report
             .faults
             .sort_by(|a, b| (a.case_index, &a.fault.kind).cmp(&(b.case_index, &b.fault.kind)));
@@ -561,9 +720,20 @@ impl Judge for Single {
                 finds.push(Find::Fault(fault.clone()));
             }
         }
+        let cap = classes_to_shrink(self.distinct);
         for inv in result.failed() {
-            if st.first_failure.claim(inv, index) {
-                finds.push(Find::Failure(inv));
+            let class = shape::class(&case.messages, &case.config, result, inv);
+            let classes = st
+                .classes
+                .entry(inv)
+                .or_insert_with(|| FirstOf::at_most(cap));
+            if classes.claim(class.clone(), index) {
+                finds.push(Find::Failure(inv, class));
+            }
+            st.failing.push(FailingCase::of(index, inv, result));
+            if st.failing.len() > FAILING_CASES_KEPT {
+                st.failing.pop();
+                st.report.failing_cases.left_out += 1;
             }
         }
         finds
@@ -586,7 +756,7 @@ impl Judge for Single {
             Find::Fault(fault) => {
                 Shrunk::Fault(self.shrink_fault(subject, run, index, case, fault))
             }
-            Find::Failure(inv) => {
+            Find::Failure(inv, _) => {
                 Shrunk::Failure(shrink_failure(subject, run, index, case, result, *inv))
             }
         }
@@ -598,22 +768,18 @@ impl Judge for Single {
                 st.report.faults.retain(|r| r.fault.kind != f.kind);
                 st.report.faults.push(rec);
             }
-            (Find::Failure(inv), Shrunk::Failure(failure))
-                if st.first_failure.is_first(&inv, index) =>
+            (Find::Failure(inv, class), Shrunk::Failure(failure))
+                if st.classes[&inv].is_first(&class, index) =>
             {
-                st.report.failures.retain(|f| f.invariant != inv);
-                st.report.failures.push(failure);
+                st.shrunk.retain(|(c, f)| f.invariant != inv || *c != class);
+                st.shrunk.push((class, failure));
             }
             _ => {}
         }
     }
 
     fn progress(&self, st: &SingleState) -> (u64, usize, usize) {
-        (
-            st.report.cases,
-            st.first_failure.len(),
-            st.first_fault.len(),
-        )
+        (st.report.cases, st.classes.len(), st.first_fault.len())
     }
 }
 
@@ -709,6 +875,16 @@ fn shrink_failure(
 }
 
 impl Failure {
+    /// The shape of its minimal case (`run::shape`): what makes two
+    /// failures of one invariant distinct.
+    pub fn shape(&self) -> String {
+        shape::shape(
+            &self.fixture.config,
+            &self.fixture.messages,
+            &self.violation,
+        )
+    }
+
     /// A failure of `inv` found on `case` (index `index`) and shrunk to
     /// `shrunk`, kept as a fixture that judges `inv` alone.
     pub(crate) fn of(

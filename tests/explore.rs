@@ -18,22 +18,16 @@ fn identity() -> String {
     format!("python3 {} identity", shell_words::quote(script))
 }
 
-/// `ctxgate check` of `subject` with `extra`, its JSON report in `dir`,
+/// `ctxgate check` of `subject` (none: `extra` names it) with `extra`, its JSON report in `dir`,
 /// its fixtures under `dir/fixtures`; the output and the report.
 fn check(subject: &str, extra: &[&str], dir: &TempDir) -> (Out, Value) {
     let report = dir.join("report.json");
     let fixtures = dir.join("fixtures");
-    let mut args = vec![
-        "check",
-        "--subject",
-        subject,
-        "--report",
-        "json",
-        "--out",
-        &report,
-        "--save",
-        &fixtures,
-    ];
+    let mut args = vec!["check"];
+    if !subject.is_empty() {
+        args.extend(["--subject", subject]);
+    }
+    args.extend(["--report", "json", "--out", &report, "--save", &fixtures]);
     args.extend_from_slice(extra);
     let out = ctxgate(&args);
     let text = std::fs::read_to_string(&report)
@@ -219,5 +213,222 @@ fn a_claim_that_names_nothing_or_cannot_be_judged_is_bad_usage() {
         let out = ctxgate(&[&["check", "--cases", "3"], args].concat());
         assert_eq!(out.code, 2, "{args:?}: {}", out.all());
         out.stderr_has(says);
+    }
+}
+
+/// Each invariant's failures in a report: (case, shape, saved path).
+fn failures_of<'r>(report: &'r Value, inv: &str) -> Vec<(u64, &'r str, &'r str)> {
+    let all = report["failures"].as_array().unwrap();
+    all.iter()
+        .filter(|f| f["invariant"] == inv)
+        .map(|f| {
+            let case = f["case"].as_u64().unwrap();
+            (
+                case,
+                f["shape"].as_str().unwrap(),
+                f["saved"].as_str().unwrap(),
+            )
+        })
+        .collect()
+}
+
+/// The sum of the report's failed verdicts.
+fn failed(report: &Value) -> u64 {
+    let tallies = report["invariants"].as_object().unwrap().values();
+    tallies.map(|t| t["fail"].as_u64().unwrap()).sum()
+}
+
+#[test]
+fn the_json_lists_every_failing_case_before_shrinking() {
+    let dir = TempDir::new("failing-cases");
+    let (out, report) = check(
+        "",
+        &[
+            "--defect",
+            "drops-system-prompt",
+            "--cases",
+            "120",
+            "--seed",
+            "7",
+        ],
+        &dir,
+    );
+    assert_eq!(out.code, 1, "{}", out.all());
+    let listed = report["failingCases"].as_array().unwrap();
+    assert_eq!(listed.len() as u64, failed(&report), "{report}");
+    assert_eq!(report["failingCasesLeftOut"], 0);
+    // Per invariant, as many as its `fail`, and the shrunk failure's case
+    // among them; in case order; each detail one bounded line.
+    for (inv, tally) in report["invariants"].as_object().unwrap() {
+        let of_it: Vec<&Value> = listed
+            .iter()
+            .filter(|c| c["invariant"] == inv.as_str())
+            .collect();
+        assert_eq!(of_it.len() as u64, tally["fail"].as_u64().unwrap(), "{inv}");
+    }
+    let cases: Vec<u64> = listed.iter().map(|c| c["case"].as_u64().unwrap()).collect();
+    assert!(cases.windows(2).all(|w| w[0] <= w[1]), "{cases:?}");
+    assert!(cases.iter().all(|&c| c < 120));
+    for f in report["failures"].as_array().unwrap() {
+        assert!(listed
+            .iter()
+            .any(|c| c["case"] == f["case"] && c["invariant"] == f["invariant"]));
+    }
+    for c in listed {
+        let detail = c["detail"].as_str().unwrap();
+        assert!(!detail.is_empty() && !detail.contains('\n'), "{detail:?}");
+        assert!(
+            detail.len() <= 200 + "…".len() + " (+99999 more)".len(),
+            "{detail:?}"
+        );
+    }
+}
+
+/// A run whose cases nearly all fail lists the first 1,000 failing cases
+/// and counts the rest; the list is the same whatever the number of
+/// workers (each keeps the first, not the first it happened to see).
+#[test]
+fn failing_cases_are_capped_and_the_same_whatever_the_workers() {
+    let dir = TempDir::new("failing-cases-cap");
+    let run = |jobs: &str| {
+        let args = [
+            "--defect",
+            "content-only-estimator",
+            "--invariants",
+            "estimate-covers-tool-calls",
+            "--cases",
+            "2500",
+            "--seed",
+            "7",
+            "--jobs",
+            jobs,
+        ];
+        check("", &args, &dir).1
+    };
+    let (one, three) = (run("1"), run("3"));
+    let fails = failed(&one);
+    assert!(fails > 1500, "{fails}");
+    assert_eq!(one["failingCases"].as_array().unwrap().len(), 1000);
+    assert_eq!(one["failingCasesLeftOut"].as_u64().unwrap(), fails - 1000);
+    assert_eq!(one["failingCases"], three["failingCases"]);
+    assert_eq!(one["failingCasesLeftOut"], three["failingCasesLeftOut"]);
+}
+
+/// `--save-distinct N` keeps up to N fixtures of an invariant, never two
+/// of one shape: a compactor that cuts by message count breaks
+/// tool-pairing in several shapes (one call, parallel calls, reused ids).
+/// The first of each invariant is what `--save-distinct 1` (the default)
+/// keeps, and the choice is the same whatever the number of workers.
+#[test]
+fn save_distinct_keeps_failures_of_distinct_shapes_only() {
+    let run = |distinct: &str, jobs: &str| {
+        let dir = TempDir::new(&format!("distinct-{distinct}-{jobs}"));
+        let args = [
+            "--defect",
+            "cut-by-message-count",
+            "--cases",
+            "200",
+            "--seed",
+            "7",
+            "--save-distinct",
+            distinct,
+            "--jobs",
+            jobs,
+        ];
+        let (out, report) = check("", &args, &dir);
+        assert_eq!(out.code, 1, "{}", out.all());
+        // The human report shows each kept failure's shape.
+        assert_eq!(
+            out.stdout.contains("\n  shape: "),
+            distinct != "1",
+            "{}",
+            out.stdout
+        );
+        (report, dir)
+    };
+    let (three, dir) = run("3", "1");
+    assert_eq!(three["saveDistinct"], 3);
+    let pairing = failures_of(&three, "tool-pairing");
+    assert!(pairing.len() > 1, "{pairing:?}");
+    let (single, _keep) = run("1", "1");
+    for inv in three["invariants"].as_object().unwrap().keys() {
+        let kept = failures_of(&three, inv);
+        assert!(kept.len() <= 3, "{inv}: {kept:?}");
+        let mut shapes: Vec<&str> = kept.iter().map(|k| k.1).collect();
+        shapes.sort();
+        shapes.dedup();
+        assert_eq!(
+            shapes.len(),
+            kept.len(),
+            "{inv}: two of one shape: {kept:?}"
+        );
+        // Each saved, in a file of its own.
+        for (_, _, saved) in &kept {
+            assert!(std::path::Path::new(saved).is_file(), "{saved}");
+        }
+        // The first is the one a run keeping one keeps.
+        let first = failures_of(&single, inv);
+        assert_eq!(first.len(), usize::from(!kept.is_empty()), "{inv}");
+        if let (Some(a), Some(b)) = (kept.first(), first.first()) {
+            assert_eq!((a.0, a.1), (b.0, b.1), "{inv}");
+        }
+    }
+    let total = three["failures"].as_array().unwrap().len();
+    let saved = std::fs::read_dir(dir.join("fixtures")).unwrap().count();
+    assert_eq!(saved, total);
+    let (parallel, _keep) = run("3", "3");
+    let kept = |r: &Value| -> Vec<(String, u64, String)> {
+        let all = r["failures"].as_array().unwrap();
+        let key = |f: &Value| {
+            (
+                f["invariant"].to_string(),
+                f["case"].as_u64().unwrap(),
+                f["shape"].to_string(),
+            )
+        };
+        all.iter().map(key).collect()
+    };
+    assert_eq!(kept(&three), kept(&parallel));
+}
+
+/// Shards of a run keeping distinct failures merge into the report of the
+/// whole run: at most N of an invariant, of distinct shapes, and every
+/// failing case listed.
+#[test]
+fn distinct_failures_and_failing_cases_survive_a_merge() {
+    let dir = TempDir::new("distinct-merge");
+    let shard = |k: &str| {
+        let sub = TempDir::new(&format!("distinct-merge-{}", k.replace('/', "of")));
+        let args = [
+            "--defect",
+            "cut-by-message-count",
+            "--cases",
+            "120",
+            "--seed",
+            "7",
+            "--shard",
+            k,
+            "--save-distinct",
+            "2",
+        ];
+        let (_, report) = check("", &args, &sub);
+        dir.file(
+            &format!("{}.json", k.replace('/', "of")),
+            report.to_string(),
+        )
+    };
+    let (one, two) = (shard("1/2"), shard("2/2"));
+    let merged = ctxgate(&["report", "merge", &one, &two, "--report", "json"]);
+    assert_eq!(merged.code, 1, "{}", merged.all());
+    let report = merged.json();
+    assert_eq!(report["saveDistinct"], 2);
+    assert_eq!(
+        report["failingCases"].as_array().unwrap().len() as u64,
+        failed(&report)
+    );
+    for inv in report["invariants"].as_object().unwrap().keys() {
+        let kept = failures_of(&report, inv);
+        assert!(kept.len() <= 2, "{inv}: {kept:?}");
+        assert!(kept.len() < 2 || kept[0].1 != kept[1].1, "{inv}: {kept:?}");
     }
 }

@@ -72,6 +72,15 @@ pub struct Args {
     #[arg(long, value_name = "DIR", default_value = "ctxgate-failures")]
     pub save: PathBuf,
 
+    /// Keep (and save) up to N failures of each invariant, distinct by the
+    /// shape of their minimal case — its roles, pins, parts and tool-call
+    /// structure, the config knobs it needs, the violation's wording
+    /// (docs/reports.md). Only a failure of a class not seen before (its
+    /// wording, wire format, images, pins and answer) is shrunk, at most
+    /// 1 + 4×(N−1) an invariant; 1 keeps the first failure alone
+    #[arg(long, value_name = "N", default_value_t = 1, value_parser = ranged(64))]
+    pub save_distinct: usize,
+
     /// At most this many subject runs to shrink one failure
     #[arg(long, value_name = "N", default_value_t = 2000)]
     pub shrink_runs: usize,
@@ -226,6 +235,7 @@ pub fn run_check(args: Args) -> Result<(), CliError> {
         seed: args.seed.unwrap_or_else(ctxgate::run::random_seed),
         invariants,
         explore,
+        distinct: args.save_distinct,
         save: Some(args.save.clone()),
         shrink_runs: args.shrink_runs,
         shard,

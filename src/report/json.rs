@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::check::{CheckReport, Failure, FaultRecord, Saved, Tally};
+use crate::check::{CheckReport, FailingCase, FailingCases, Failure, FaultRecord, Saved, Tally};
 use crate::fixture::Fixture;
 use crate::oracle::{Invariant, InvariantSet, Violation};
 use crate::run::RunFacts;
@@ -95,6 +95,9 @@ pub(crate) struct FailureJson {
     /// judged because the run explored it (`--claim`).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     explored: bool,
+    /// A check's failure: the shape of its minimal case (`run::shape`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    shape: Option<String>,
     violation: Violation,
     /// A regression's: what the baseline did on the shrunk case.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -127,6 +130,7 @@ impl FailureJson {
             invariant: f.invariant,
             case: f.case_index,
             explored: false,
+            shape: None,
             violation: f.violation.clone(),
             baseline: baseline.map(|(b, _)| b.to_owned()),
             original: Original {
@@ -318,9 +322,24 @@ struct CheckJson {
     explored: Vec<Invariant>,
     #[serde(default)]
     not_checked: Vec<String>,
+    /// How many failures of an invariant `failures` keeps, distinct by
+    /// their shrunk shape (`--save-distinct`).
+    #[serde(default = "one")]
+    save_distinct: usize,
     failures: Vec<FailureJson>,
+    /// Every failing case before shrinking, the first
+    /// `check::FAILING_CASES_KEPT` of them.
+    #[serde(default)]
+    failing_cases: Vec<FailingCase>,
+    /// The failing cases `failingCases` leaves out.
+    #[serde(default)]
+    failing_cases_left_out: u64,
     faults: Vec<FaultJson>,
     coverage: Value,
+}
+
+fn one() -> usize {
+    1
 }
 
 /// The JSON report.
@@ -351,9 +370,13 @@ pub fn to_json(r: &CheckReport, hint: &ReplayHint) -> Value {
                 let explored = r.explored.contains(f.invariant);
                 let mut json = FailureJson::of(f, &hint.for_failure(r, f), None);
                 json.explored = explored;
+                json.shape = Some(f.shape());
                 json
             })
             .collect(),
+        save_distinct: r.distinct,
+        failing_cases: r.failing_cases.kept.clone(),
+        failing_cases_left_out: r.failing_cases.left_out,
         faults: r.faults.iter().map(FaultJson::of).collect(),
         coverage: r.coverage.to_json(),
     };
@@ -380,6 +403,11 @@ pub fn from_json(v: &Value) -> Result<CheckReport, String> {
             .into_iter()
             .map(FailureJson::failure)
             .collect::<Result<_, _>>()?,
+        distinct: r.save_distinct.max(1),
+        failing_cases: FailingCases {
+            kept: r.failing_cases,
+            left_out: r.failing_cases_left_out,
+        },
         faults: r
             .faults
             .into_iter()

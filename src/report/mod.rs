@@ -197,6 +197,9 @@ pub(crate) fn human_with_suite(r: &CheckReport, hint: &ReplayHint, suite: &[Stri
             f.invariant, f.case_index
         );
         let _ = writeln!(out, "  {}", f.violation);
+        if r.distinct > 1 {
+            let _ = writeln!(out, "  shape: {}", one_line(&f.shape()));
+        }
         write_shrunk_case(&mut out, f, &hint.for_failure(r, f));
     }
     for f in &r.faults {
@@ -235,7 +238,7 @@ pub(crate) fn human_with_suite(r: &CheckReport, hint: &ReplayHint, suite: &[Stri
     } else {
         format!(
             "FAILED: {} invariant(s) broken{}, {} fault kind(s); reproduce the run with --seed {}",
-            r.failures.len(),
+            r.broken().len(),
             explored_tail(r),
             r.faults.len(),
             r.seed
@@ -253,11 +256,7 @@ pub const EXPLORED: &str = "a failure of an explored invariant is a finding beyo
 /// invariants were explored beyond the claims, if any.
 fn explored_tail(r: &CheckReport) -> String {
     let n = r.explored.len();
-    let broken = r
-        .failures
-        .iter()
-        .filter(|f| r.explored.contains(f.invariant))
-        .count();
+    let broken = r.broken().intersect(r.explored).len();
     match (n, r.ok()) {
         (0, _) => String::new(),
         (_, true) => format!(" ({n} of them explored beyond the subject's claims)"),
@@ -497,11 +496,14 @@ pub(crate) fn markdown_with_suite(r: &CheckReport, hint: &ReplayHint, suite: &[S
         let _ = writeln!(out, "\n⚠️ {}", md(&line));
     }
     for f in &r.failures {
-        let tail = match r.explored.contains(f.invariant) {
-            true => " — *explored*: the subject does not claim it",
-            false => "",
+        let mut tail = match r.explored.contains(f.invariant) {
+            true => " — *explored*: the subject does not claim it".to_owned(),
+            false => String::new(),
         };
-        markdown_failure(&mut out, f, tail, &[(&hint.for_failure(r, f), "")]);
+        if r.distinct > 1 {
+            tail.push_str(&format!(" (shape: {})", md(&f.shape())));
+        }
+        markdown_failure(&mut out, f, &tail, &[(&hint.for_failure(r, f), "")]);
     }
     for f in &r.faults {
         markdown_fault(
@@ -602,17 +604,26 @@ pub fn junit(r: &CheckReport, hint: &ReplayHint) -> junit::Suite {
                 "explored beyond the subject's claims (--claim): {EXPLORED}"
             ));
         }
-        cases.push(match r.failures.iter().find(|f| f.invariant == *inv) {
-            Some(f) => {
-                let head = match explored {
-                    true => format!(
-                        "{}\n(explored: the subject does not claim {inv})\n",
-                        f.violation
-                    ),
-                    false => format!("{}\n", f.violation),
-                };
-                let body = failure_text(head, f, &hint.for_failure(r, f));
-                case.failed(inv.name(), &f.violation.detail, &body)
+        let failed: Vec<&Failure> = r.failures.iter().filter(|f| f.invariant == *inv).collect();
+        cases.push(match failed.first() {
+            // One test case an invariant: its first failure, then any
+            // other of a distinct shape (`--save-distinct`).
+            Some(first) => {
+                let mut body = String::new();
+                for f in &failed {
+                    let mut head = format!("{}\n", f.violation);
+                    if explored {
+                        head.push_str(&format!("(explored: the subject does not claim {inv})\n"));
+                    }
+                    if failed.len() > 1 {
+                        head = format!("case {}, shape: {}\n{head}", f.case_index, f.shape());
+                    }
+                    if !body.is_empty() {
+                        body.push('\n');
+                    }
+                    body.push_str(&failure_text(head, f, &hint.for_failure(r, f)));
+                }
+                case.failed(inv.name(), &first.violation.detail, &body)
             }
             // A gate that checked nothing has not passed: a failure, not a skip.
             None if !t.exercised() => {
