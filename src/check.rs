@@ -2,8 +2,12 @@
 //! judge the invariants, shrink every failure to a minimal history across
 //! the subject boundary, and keep it as a fixture.
 //!
-//! One failure per invariant (and per fault kind) is shrunk and saved; later
-//! ones are counted. The run stops at `cases` or at the time budget,
+//! One failure per invariant (and per fault kind) is shrunk and saved —
+//! up to `CheckOptions::distinct` of an invariant, distinct by their shrunk
+//! shape (`run::shape`); later ones are counted, and listed unshrunk
+//! ([`FailingCases`]). Invariants the subject does not claim are judged
+//! too when the run explores them (`CheckOptions::explore`), and the
+//! report says which. The run stops at `cases` or at the time budget,
 //! whichever comes first; the seed is always in the report, so a CI run is
 //! reproducible from it.
 

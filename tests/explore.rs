@@ -163,6 +163,25 @@ fn claim_judges_an_unclaimed_invariant_and_every_report_form_says_so() {
     let again = ctxgate(&args);
     assert_eq!(again.code, 1, "{}", again.all());
     again.stdout_has("replay: 0 held, 1 failed, 0 skipped");
+    // A suite replayed first is judged with the run's --claim too.
+    let suite = dir.join("fixtures");
+    let subject = identity();
+    let save = dir.join("suite-run");
+    let args = [
+        "check",
+        "--subject",
+        &subject,
+        "--cases",
+        "5",
+        "--with-suite",
+        &suite,
+        "--save",
+        &save,
+    ];
+    let with_claim = ctxgate(&[&args[..], &["--claim", "progress"]].concat());
+    with_claim.stdout_has("suite: 0 held, 1 failed, 0 skipped");
+    let without = ctxgate(&args);
+    without.stdout_has("suite: 0 held, 0 failed, 1 skipped");
 }
 
 /// Shards of a run that explored merge into the report of the whole run,

@@ -110,6 +110,7 @@ fn a_hostile_subjects_name_and_faults_reach_no_sink_raw() {
 fn a_hostile_name_in_a_claims_warning_or_error_is_escaped() {
     let dir = TempDir::new("hostile-text-claims");
     let subject = hostile_subject(&dir);
+    let save = dir.join("fixtures");
     let base = [
         "check",
         "--subject",
@@ -118,6 +119,8 @@ fn a_hostile_name_in_a_claims_warning_or_error_is_escaped() {
         "2",
         "--seed",
         "1",
+        "--save",
+        &save,
     ];
     let warned = ctxgate(
         &[

@@ -47,7 +47,8 @@ pub struct CheckOptions {
     /// exploration, whose failures fail the run like any other but are
     /// reported as findings beyond the subject's promises. Those it claims
     /// already are checked as claims; those it cannot be judged on
-    /// (`SubjectInfo::unjudgeable`) are left out.
+    /// (`SubjectInfo::unjudgeable`) are left out. A check's only: the gate
+    /// (`baseline`) judges what both sides claim.
     pub explore: InvariantSet,
     /// How many failures of one invariant are kept (and saved), distinct
     /// by their shrunk shape (`--save-distinct`; `run::shape`): at least 1,

@@ -4,12 +4,12 @@
 //! Shrinking costs up to `--shrink-runs` subject runs, so a run does not
 //! shrink every failure: it sorts each failing case of an invariant into a
 //! *class* before shrinking, cheaply, and shrinks only the first case of a
-//! class ([`class`]). What it keeps are shrunk cases whose *shape* differs
+//! class (`class`). What it keeps are shrunk cases whose *shape* differs
 //! ([`shape`]): two failures of one invariant are the same finding when
 //! their minimal cases have the same shape.
 //!
 //! - The **class** of an unshrunk failure: the violation's wording with
-//!   its figures and quoted names blanked ([`wording`]), the wire format,
+//!   its figures and quoted names blanked (`wording`), the wire format,
 //!   whether the history holds content parts, whether it pins a message,
 //!   and what the subject answered (unchanged, compacted, cannot_fit,
 //!   nothing).
