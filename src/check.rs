@@ -2,8 +2,12 @@
 //! judge the invariants, shrink every failure to a minimal history across
 //! the subject boundary, and keep it as a fixture.
 //!
-//! One failure per invariant (and per fault kind) is shrunk and saved; later
-//! ones are counted. The run stops at `cases` or at the time budget,
+//! One failure per invariant (and per fault kind) is shrunk and saved —
+//! up to `CheckOptions::distinct` of an invariant, distinct by their shrunk
+//! shape (`run::shape`); later ones are counted, and listed unshrunk
+//! ([`FailingCases`]). Invariants the subject does not claim are judged
+//! too when the run explores them (`CheckOptions::explore`), and the
+//! report says which. The run stops at `cases` or at the time budget,
 //! whichever comes first; the seed is always in the report, so a CI run is
 //! reproducible from it.
 
@@ -12,8 +16,9 @@ use std::collections::BTreeMap;
 use crate::body::body_bytes;
 use crate::fixture::Fixture;
 use crate::generate::{Case, Coverage};
-use crate::harness::{run_case, CaseResult};
+use crate::harness::{judge_case, CaseResult};
 use crate::oracle::{Invariant, InvariantSet, Verdict, Violation};
+use crate::run::shape::{self, classes_to_shrink};
 use crate::run::shrink::{shrink_failing, shrink_fault};
 use crate::run::{Dealt, FirstOf, Judge, RunContext, Runner};
 use crate::subject::{Fault, FaultKind, Subject, SubjectInfo};
@@ -118,6 +123,94 @@ pub struct Failure {
     pub answer: Option<crate::subject::CompactAnswer>,
 }
 
+/// The most failing cases a report lists (`failingCases`): the first,
+/// by case index; the rest are counted (`failingCasesLeftOut`). A run of
+/// 100,000 cases that all fail lists 1,000 of them.
+pub const FAILING_CASES_KEPT: usize = 1000;
+
+/// The most bytes of a failing case's detail, on one line.
+pub const FAILING_DETAIL_BYTES: usize = 200;
+
+/// One failing case as it was found, before shrinking: one a failed
+/// invariant (a case that fails two is listed twice).
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, serde::Serialize, serde::Deserialize)]
+pub struct FailingCase {
+    pub case: u64,
+    pub invariant: Invariant,
+    /// The violation's detail on one line, at most
+    /// [`FAILING_DETAIL_BYTES`] bytes (and how many more violations the
+    /// case had of the invariant).
+    pub detail: String,
+}
+
+impl FailingCase {
+    pub(crate) fn of(case: u64, invariant: Invariant, result: &CaseResult) -> FailingCase {
+        let mut found = result.violations().filter(|v| v.invariant == invariant);
+        let first = found.next().map_or("failed".into(), |v| v.detail.clone());
+        let more = found.count();
+        let line = crate::model::one_line(&first);
+        let mut detail = crate::model::truncate_utf8(&line, FAILING_DETAIL_BYTES).to_owned();
+        if detail.len() < line.len() {
+            detail.push('…');
+        }
+        if more > 0 {
+            detail.push_str(&format!(" (+{more} more)"));
+        }
+        FailingCase {
+            case,
+            invariant,
+            detail,
+        }
+    }
+}
+
+/// Every failing case of a run, in case order: the first
+/// [`FAILING_CASES_KEPT`], and how many more there were.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct FailingCases {
+    pub kept: Vec<FailingCase>,
+    pub left_out: u64,
+}
+
+impl FailingCases {
+    /// How many failing cases there were, listed or not.
+    pub fn total(&self) -> u64 {
+        self.kept.len() as u64 + self.left_out
+    }
+
+    /// Join another shard's: the first [`FAILING_CASES_KEPT`] of both
+    /// (each lists its own first, so these are the run's first), the
+    /// rest counted.
+    pub(crate) fn merge(&mut self, other: FailingCases) -> Result<(), String> {
+        add_count(&mut self.left_out, other.left_out, "failingCasesLeftOut")?;
+        self.kept.extend(other.kept);
+        self.kept.sort();
+        let over = self.kept.len().saturating_sub(FAILING_CASES_KEPT);
+        self.kept.truncate(FAILING_CASES_KEPT);
+        add_count(&mut self.left_out, over as u64, "failingCasesLeftOut")
+    }
+}
+
+/// The failures to keep of those shrunk: of each invariant, in case
+/// order, the first of each shape (`run::shape`), at most `distinct` of
+/// them; in case order.
+pub(crate) fn select_distinct(mut failures: Vec<Failure>, distinct: usize) -> Vec<Failure> {
+    failures.sort_by_key(|f| (f.invariant, f.case_index));
+    let mut seen: Vec<(Invariant, String)> = Vec::new();
+    let mut kept = Vec::new();
+    for f in failures {
+        let shape = f.shape();
+        let of_it = seen.iter().filter(|(i, _)| *i == f.invariant);
+        if of_it.clone().count() >= distinct.max(1) || of_it.clone().any(|(_, s)| *s == shape) {
+            continue;
+        }
+        seen.push((f.invariant, shape));
+        kept.push(f);
+    }
+    kept.sort_by_key(|f| (f.case_index, f.invariant));
+    kept
+}
+
 /// One subject fault, with the (shrunk) case that caused it.
 #[derive(Debug, Clone)]
 pub struct FaultRecord {
@@ -139,9 +232,22 @@ pub struct CheckReport {
     pub run: RunFacts,
     /// Body bytes of every generated case, summed (throughput).
     pub bytes: u64,
+    /// Every invariant judged: those claimed and asked for, and the
+    /// explored ones.
     pub checked: InvariantSet,
+    /// Of `checked`, those the subject does not claim, judged because the
+    /// run asked to explore them (`--claim`): their failures are findings
+    /// beyond what the subject promises.
+    pub explored: InvariantSet,
     pub tally: BTreeMap<Invariant, Tally>,
+    /// Each failed invariant's first failure, shrunk, and up to
+    /// `distinct` in all of distinct shapes; in case order.
     pub failures: Vec<Failure>,
+    /// How many failures of an invariant the run keeps, distinct by their
+    /// shrunk shape (`--save-distinct`; 1: the first alone).
+    pub distinct: usize,
+    /// Every failing case, before shrinking (`failingCases`).
+    pub failing_cases: FailingCases,
     pub faults: Vec<FaultRecord>,
     pub coverage: Coverage,
     /// What the protocol carried, for a subject behind a process boundary
@@ -159,6 +265,11 @@ impl CheckReport {
     /// at least once (SPEC §8).
     pub fn ok(&self) -> bool {
         self.failures.is_empty() && self.faults.is_empty() && self.not_checked().is_empty()
+    }
+
+    /// The invariants that failed (each with one failure or more kept).
+    pub fn broken(&self) -> InvariantSet {
+        self.failures.iter().map(|f| f.invariant).collect()
     }
 
     /// A rerun of one case (`check --case N`: a shard of one case), which
@@ -210,6 +321,41 @@ impl CheckReport {
                 self.cases
             ));
         }
+        if let Some((inv, _)) = self.tally.iter().find(|(inv, _)| {
+            self.failures
+                .iter()
+                .filter(|f| f.invariant == **inv)
+                .count()
+                > self.distinct
+        }) {
+            return Err(format!(
+                "`failures` holds more failures of {inv} than `saveDistinct` ({})",
+                self.distinct
+            ));
+        }
+        let failed = (self.tally.values()).try_fold(0u64, |a, t| a.checked_add(t.fail));
+        if failed != Some(self.failing_cases.total()) {
+            return Err(format!(
+                "`failingCases` lists {} and leaves out {}, but the invariants failed {} time(s)",
+                self.failing_cases.kept.len(),
+                self.failing_cases.left_out,
+                failed.map_or("more than 2^64".to_owned(), |n| n.to_string())
+            ));
+        }
+        if let Some(c) =
+            (self.failing_cases.kept.iter()).find(|c| !self.tally.contains_key(&c.invariant))
+        {
+            return Err(format!(
+                "`failingCases` holds {}, which the report did not check",
+                c.invariant
+            ));
+        }
+        if self.failing_cases.kept.len() > FAILING_CASES_KEPT {
+            return Err(format!(
+                "`failingCases` lists {} cases, more than the {FAILING_CASES_KEPT} a report keeps",
+                self.failing_cases.kept.len()
+            ));
+        }
         let faulted = self
             .faults
             .iter()
@@ -242,6 +388,13 @@ impl CheckReport {
             ));
         }
         crate::run::same_invariants(&self.tally, &other.tally)?;
+        if other.explored != self.explored {
+            return Err(format!(
+                "it explored {} where the others explored {}: the shards of one run explore the same invariants (`--claim`)",
+                names_or_none(other.explored),
+                names_or_none(self.explored)
+            ));
+        }
         add_count(&mut self.cases, other.cases, "cases")?;
         add_count(&mut self.bytes, other.bytes, "bodyBytes")?;
         // Only shard 1 replays the suite.
@@ -257,14 +410,17 @@ impl CheckReport {
             self.checked.insert(inv);
             self.tally.entry(inv).or_default().add(&t);
         }
-        let first = |f: &Failure| f.case_index;
-        join_first_of_kind(
-            &mut self.failures,
-            other.failures,
-            |f| f.invariant,
-            first,
-            |_, _| {},
-        );
+        if other.distinct != self.distinct {
+            return Err(format!(
+                "it kept {} distinct failure(s) an invariant where the others kept {}: the shards of one run keep as many (`--save-distinct`)",
+                other.distinct, self.distinct
+            ));
+        }
+        // Of each invariant, the first of each shape, as one run keeps.
+        let mut failures = std::mem::take(&mut self.failures);
+        failures.extend(other.failures);
+        self.failures = select_distinct(failures, self.distinct);
+        self.failing_cases.merge(other.failing_cases)?;
         join_first_of_kind(
             &mut self.faults,
             other.faults,
@@ -272,7 +428,6 @@ impl CheckReport {
             |f| f.case_index,
             |kept, other| kept.count += other.count,
         );
-        self.failures.sort_by_key(|f| (f.case_index, f.invariant));
         self.faults
             .sort_by(|a, b| (a.case_index, &a.fault.kind).cmp(&(b.case_index, &b.fault.kind)));
         Ok(())
@@ -295,7 +450,7 @@ impl CheckReport {
                 )
             } else {
                 format!(
-                    "no invariant was checked: the subject claims {}, and none of them was asked for",
+                    "no invariant was checked: the subject claims {}, and none of them was asked for (`--claim INV` judges an invariant it does not claim)",
                     claimed.names().join(", ")
                 )
             }];
@@ -323,6 +478,14 @@ impl CheckReport {
                 )
             })
             .collect()
+    }
+}
+
+/// The names of `set`, or "none".
+fn names_or_none(set: InvariantSet) -> String {
+    match set.is_empty() {
+        true => "none".into(),
+        false => set.names().join(", "),
     }
 }
 
@@ -355,7 +518,9 @@ pub fn run(
     opts: &CheckOptions,
     on_progress: &mut dyn FnMut(Progress),
 ) -> CheckReport {
-    let suite = opts.suite_to_run().map(|s| s.run(&mut *subject));
+    let suite = opts
+        .suite_to_run()
+        .map(|s| s.run(&mut *subject, opts.explore));
     let runner = Single::runner(subject.info(), opts);
     runner.work(&mut [subject], Some(on_progress));
     let mut report = Single::finish(runner);
@@ -378,7 +543,7 @@ pub fn run_parallel(
     if subjects.len() == 1 {
         return run(subjects[0].as_mut(), opts, on_progress);
     }
-    let suite = opts.suite_to_run().map(|s| s.run(subjects[0].as_mut()));
+    let suite = (opts.suite_to_run()).map(|s| s.run(subjects[0].as_mut(), opts.explore));
     let runner = Single::runner(subjects[0].info(), opts);
     runner.work_in_parallel(
         subjects.iter_mut().map(|s| vec![s.as_mut()]).collect(),
@@ -394,24 +559,45 @@ pub fn run_parallel(
     report
 }
 
+/// What a check of `info` judges: the invariants it claims of those asked
+/// for, and the explored ones (`opts.explore`) it does not claim but can be
+/// judged on; and, of all those, the explored ones.
+pub fn judged(info: &SubjectInfo, opts: &CheckOptions) -> (InvariantSet, InvariantSet) {
+    let claimed = info.claimed();
+    let explored: InvariantSet = (opts.explore.minus(claimed).iter())
+        .filter(|i| info.unjudgeable(*i).is_none())
+        .collect();
+    (opts.invariants.intersect(claimed).union(explored), explored)
+}
+
 /// The judge of a check: one subject, its verdicts counted per invariant;
 /// a find is a failed invariant or a fault kind, each shrunk on its own.
 struct Single {
     checked: InvariantSet,
+    /// Failures kept of an invariant, distinct by shape (`--save-distinct`).
+    distinct: usize,
 }
 
 /// What a check counts while it runs.
 struct SingleState {
     report: CheckReport,
-    first_failure: FirstOf<Invariant>,
+    /// Of each failed invariant, the first case of each class of failure
+    /// (`run::shape::class`), of as many classes as the run shrinks.
+    classes: BTreeMap<Invariant, FirstOf<String>>,
+    /// Failures shrunk, each with its class; the distinct ones are chosen
+    /// from them once the run is over.
+    shrunk: Vec<(String, Failure)>,
+    /// Every failing case, up to [`FAILING_CASES_KEPT`] of the first.
+    failing: std::collections::BinaryHeap<FailingCase>,
     first_fault: FirstOf<FaultKind>,
     fault_counts: BTreeMap<FaultKind, u64>,
 }
 
-/// A check's find: a fault kind, or a failed invariant.
+/// A check's find: a fault kind, or a failed invariant and the class of
+/// its failure.
 enum Find {
     Fault(Fault),
-    Failure(Invariant),
+    Failure(Invariant, String),
 }
 
 /// A find, shrunk.
@@ -422,7 +608,7 @@ enum Shrunk {
 
 impl Single {
     fn runner(info: &SubjectInfo, opts: &CheckOptions) -> Runner<Single> {
-        let checked = opts.invariants.intersect(info.claimed());
+        let (checked, explored) = judged(info, opts);
         let report = CheckReport {
             subject: info.clone(),
             seed: opts.seed,
@@ -433,8 +619,11 @@ impl Single {
             },
             bytes: 0,
             checked,
+            explored,
             tally: checked.iter().map(|i| (i, Tally::default())).collect(),
             failures: Vec::new(),
+            distinct: opts.distinct.max(1),
+            failing_cases: FailingCases::default(),
             faults: Vec::new(),
             coverage: Coverage::default(),
             traffic: None,
@@ -443,11 +632,14 @@ impl Single {
         };
         let state = SingleState {
             report,
-            first_failure: FirstOf::default(),
+            classes: BTreeMap::new(),
+            shrunk: Vec::new(),
+            failing: std::collections::BinaryHeap::new(),
             first_fault: FirstOf::default(),
             fault_counts: BTreeMap::new(),
         };
-        Runner::new(Single { checked }, state, &[info], opts)
+        let distinct = opts.distinct.max(1);
+        Runner::new(Single { checked, distinct }, state, &[info], opts)
     }
 
     /// The report, failures and faults in case order, their fixtures saved.
@@ -456,7 +648,13 @@ impl Single {
         let st = done.state;
         let mut report = st.report;
         report.run = done.facts;
-        report.failures.sort_by_key(|f| (f.case_index, f.invariant));
+        // Shrunk from the first case of a class still held at the end: the
+        // same whatever order the workers recorded cases in.
+        let held =
+            |(class, f): &(String, Failure)| st.classes[&f.invariant].is_first(class, f.case_index);
+        let shrunk = st.shrunk.into_iter().filter(held).map(|(_, f)| f);
+        report.failures = select_distinct(shrunk.collect(), report.distinct);
+        report.failing_cases.kept = st.failing.into_sorted_vec();
         report
             .faults
             .sort_by(|a, b| (a.case_index, &a.fault.kind).cmp(&(b.case_index, &b.fault.kind)));
@@ -486,7 +684,7 @@ impl Judge for Single {
     }
 
     fn run(&self, sides: &mut [&mut dyn Subject], case: &Case) -> CaseResult {
-        run_case(&mut *sides[0], &case.config, &case.messages, self.checked)
+        judge_case(&mut *sides[0], &case.config, &case.messages, self.checked)
     }
 
     fn aim(
@@ -537,9 +735,20 @@ impl Judge for Single {
                 finds.push(Find::Fault(fault.clone()));
             }
         }
+        let cap = classes_to_shrink(self.distinct);
         for inv in result.failed() {
-            if st.first_failure.claim(inv, index) {
-                finds.push(Find::Failure(inv));
+            let class = shape::class(&case.messages, &case.config, result, inv);
+            let classes = st
+                .classes
+                .entry(inv)
+                .or_insert_with(|| FirstOf::at_most(cap));
+            if classes.claim(class.clone(), index) {
+                finds.push(Find::Failure(inv, class));
+            }
+            st.failing.push(FailingCase::of(index, inv, result));
+            if st.failing.len() > FAILING_CASES_KEPT {
+                st.failing.pop();
+                st.report.failing_cases.left_out += 1;
             }
         }
         finds
@@ -562,7 +771,7 @@ impl Judge for Single {
             Find::Fault(fault) => {
                 Shrunk::Fault(self.shrink_fault(subject, run, index, case, fault))
             }
-            Find::Failure(inv) => {
+            Find::Failure(inv, _) => {
                 Shrunk::Failure(shrink_failure(subject, run, index, case, result, *inv))
             }
         }
@@ -574,22 +783,18 @@ impl Judge for Single {
                 st.report.faults.retain(|r| r.fault.kind != f.kind);
                 st.report.faults.push(rec);
             }
-            (Find::Failure(inv), Shrunk::Failure(failure))
-                if st.first_failure.is_first(&inv, index) =>
+            (Find::Failure(inv, class), Shrunk::Failure(failure))
+                if st.classes[&inv].is_first(&class, index) =>
             {
-                st.report.failures.retain(|f| f.invariant != inv);
-                st.report.failures.push(failure);
+                st.shrunk.retain(|(c, f)| f.invariant != inv || *c != class);
+                st.shrunk.push((class, failure));
             }
             _ => {}
         }
     }
 
     fn progress(&self, st: &SingleState) -> (u64, usize, usize) {
-        (
-            st.report.cases,
-            st.first_failure.len(),
-            st.first_fault.len(),
-        )
+        (st.report.cases, st.classes.len(), st.first_fault.len())
     }
 }
 
@@ -609,7 +814,7 @@ impl Single {
         // case's: kept, not asked for again (a hang would cost a timeout).
         let mut last = fault.clone();
         let shrunk = shrink_fault(case, &kind, run, |c| {
-            match run_case(subject, &c.config, &c.messages, self.checked).fault {
+            match judge_case(subject, &c.config, &c.messages, self.checked).fault {
                 Some(f) if f.kind == kind => {
                     last = f;
                     true
@@ -663,7 +868,7 @@ fn shrink_failure(
     let mut last: Option<Violation> = None;
     let mut last_answer = None;
     let shrunk = shrink_failing(case, inv, run, |c| {
-        let r = run_case(subject, &c.config, &c.messages, only);
+        let r = judge_case(subject, &c.config, &c.messages, only);
         let failed = r.fails(inv);
         if failed {
             last = r.violations().find(|v| v.invariant == inv).cloned();
@@ -685,6 +890,16 @@ fn shrink_failure(
 }
 
 impl Failure {
+    /// The shape of its minimal case (`run::shape`): what makes two
+    /// failures of one invariant distinct.
+    pub fn shape(&self) -> String {
+        shape::shape(
+            &self.fixture.config,
+            &self.fixture.messages,
+            &self.violation,
+        )
+    }
+
     /// A failure of `inv` found on `case` (index `index`) and shrunk to
     /// `shrunk`, kept as a fixture that judges `inv` alone.
     pub(crate) fn of(

@@ -18,7 +18,7 @@ use serde_json::{Map, Value};
 
 use crate::config::Config;
 use crate::error::{json_type, InputError, InputErrorKind};
-use crate::harness::run_case;
+use crate::harness::judge_case;
 use crate::input::Walked;
 use crate::model::value::{make_messages_portable, make_portable};
 use crate::model::{parse_json_expecting, read_messages, write_messages, Message, WireFormat};
@@ -340,6 +340,18 @@ impl Replayed {
 /// JSON library writes back); `unportable` says how many had none (2^64,
 /// `1e400`), which such a subject's library may change.
 pub fn replay(subject: &mut dyn Subject, fixture: &Fixture) -> (Replayed, usize) {
+    replay_claiming(subject, fixture, InvariantSet::empty())
+}
+
+/// [`replay`], judging the fixture's invariants of `explore` too where the
+/// subject does not claim them but can be judged on them (`replay --claim`,
+/// `check --claim` with `--with-suite`): a fixture saved by an exploration
+/// replays with the same `--claim`.
+pub fn replay_claiming(
+    subject: &mut dyn Subject,
+    fixture: &Fixture,
+    explore: InvariantSet,
+) -> (Replayed, usize) {
     let mut config = fixture.config.clone();
     let mut messages = fixture.messages.clone();
     let mut unportable = 0;
@@ -352,7 +364,9 @@ pub fn replay(subject: &mut dyn Subject, fixture: &Fixture) -> (Replayed, usize)
             .sum::<usize>();
     }
     let asked = fixture.invariants;
-    let claimed = subject.info().claimed();
+    let info = subject.info();
+    let explored = explore.iter().filter(|i| info.unjudgeable(*i).is_none());
+    let claimed = info.claimed().union(explored.collect());
     if !subject.info().content_parts && messages.iter().any(|m| !m.content.parts().is_empty()) {
         let why = "the fixture's history holds content parts (images), and the subject takes text only (its hello's `contentParts: false`)".to_owned();
         return (Replayed::Skipped { why }, unportable);
@@ -365,18 +379,23 @@ pub fn replay(subject: &mut dyn Subject, fixture: &Fixture) -> (Replayed, usize)
         );
         return (Replayed::Skipped { why }, unportable);
     }
-    if asked.intersect(claimed).is_empty() {
-        let why = format!(
-            "the subject claims none of the fixture's invariants ({})",
-            if asked.is_empty() {
-                "the fixture names none".to_owned()
-            } else {
-                asked.names().join(", ")
-            }
-        );
+    let unjudgeable = asked.iter().find_map(|i| Some((i, info.unjudgeable(i)?)));
+    if let (true, Some((inv, why))) = (asked.intersect(claimed).is_empty(), unjudgeable) {
+        let why = format!("the subject cannot be judged on {inv}: {why}");
         return (Replayed::Skipped { why }, unportable);
     }
-    let result = run_case(subject, &config, &messages, asked);
+    if asked.intersect(claimed).is_empty() {
+        let why = match asked.is_empty() {
+            true => "the subject claims none of the fixture's invariants (the fixture names none)"
+                .to_owned(),
+            false => format!(
+                "the subject claims none of the fixture's invariants ({names}); `--claim {names}` judges them anyway",
+                names = asked.names().join(",")
+            ),
+        };
+        return (Replayed::Skipped { why }, unportable);
+    }
+    let result = judge_case(subject, &config, &messages, asked.intersect(claimed));
     if let Some(fault) = result.fault {
         return (Replayed::Fault(fault), unportable);
     }

@@ -69,6 +69,19 @@ pub fn run_case(
     set: InvariantSet,
 ) -> CaseResult {
     let set = set.intersect(subject.info().claimed());
+    judge_case(subject, config, input, set)
+}
+
+/// Run `subject` on one case and judge every invariant of `set`, whether
+/// the subject claims it or not: what an exploration beyond the claims
+/// (`check --claim`) runs. The caller leaves out what the subject cannot be
+/// judged on (`SubjectInfo::unjudgeable`).
+pub fn judge_case(
+    subject: &mut dyn Subject,
+    config: &Config,
+    input: &[Message],
+    set: InvariantSet,
+) -> CaseResult {
     // Judged on the history as the subject is sent it: without the
     // spellings engine messages cannot carry, and, to a subject that
     // speaks `openai`, with its tool results' images in user messages

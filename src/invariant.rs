@@ -192,6 +192,15 @@ impl InvariantSet {
         InvariantSet(self.0 & other.0)
     }
 
+    pub fn union(self, other: InvariantSet) -> InvariantSet {
+        InvariantSet(self.0 | other.0)
+    }
+
+    /// Those of `self` not in `other`.
+    pub fn minus(self, other: InvariantSet) -> InvariantSet {
+        InvariantSet(self.0 & !other.0)
+    }
+
     pub fn is_empty(self) -> bool {
         self.0 == 0
     }

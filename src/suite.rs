@@ -18,9 +18,9 @@ use std::path::{Path, PathBuf};
 use serde_json::Value;
 
 use crate::error::InputError;
-use crate::fixture::{collect, replay, Fixture, Replayed};
+use crate::fixture::{collect, replay_claiming, Fixture, Replayed};
 use crate::model::one_line;
-use crate::oracle::Violation;
+use crate::oracle::{InvariantSet, Violation};
 use crate::report::{junit, md};
 use crate::subject::Subject;
 
@@ -126,10 +126,21 @@ pub fn run(
     source: &Path,
     fixtures: Vec<(PathBuf, Fixture)>,
 ) -> SuiteReport {
+    run_claiming(subject, source, fixtures, InvariantSet::empty())
+}
+
+/// [`run`], judging the invariants of `explore` too where the subject
+/// does not claim them ([`replay_claiming`]).
+pub fn run_claiming(
+    subject: &mut dyn Subject,
+    source: &Path,
+    fixtures: Vec<(PathBuf, Fixture)>,
+    explore: InvariantSet,
+) -> SuiteReport {
     let cases = fixtures
         .into_iter()
         .map(|(path, fixture)| {
-            let (outcome, _) = replay(subject, &fixture);
+            let (outcome, _) = replay_claiming(subject, &fixture, explore);
             SuiteCase {
                 path,
                 name: fixture.name,
@@ -149,14 +160,15 @@ impl Suite {
     /// generated cases. A fixture keeps its own config, ceiling included,
     /// so none of its bodies goes to the subject's live endpoint
     /// (`check --transport`): that endpoint's ceiling is the run's.
-    pub fn run(&self, subject: &mut dyn Subject) -> SuiteReport {
+    /// `explore`: the run's `--claim`, judged on the fixtures too.
+    pub fn run(&self, subject: &mut dyn Subject, explore: InvariantSet) -> SuiteReport {
         let hold = |subject: &mut dyn Subject, held| {
             if let Some(t) = subject.transport() {
                 t.hold(held);
             }
         };
         hold(subject, true);
-        let report = run(subject, &self.dir, self.fixtures.clone());
+        let report = run_claiming(subject, &self.dir, self.fixtures.clone(), explore);
         hold(subject, false);
         report
     }

@@ -103,6 +103,54 @@ fn a_hostile_subjects_name_and_faults_reach_no_sink_raw() {
     assert!(!junit.contains("<script>"), "{junit}");
 }
 
+/// The warning on an unclaimed `--invariants` name and the error on a
+/// `--claim` the subject cannot be judged on (issue 46) name the subject:
+/// its hostile name reaches stderr escaped.
+#[test]
+fn a_hostile_name_in_a_claims_warning_or_error_is_escaped() {
+    let dir = TempDir::new("hostile-text-claims");
+    let subject = hostile_subject(&dir);
+    let save = dir.join("fixtures");
+    let base = [
+        "check",
+        "--subject",
+        &subject,
+        "--cases",
+        "2",
+        "--seed",
+        "1",
+        "--save",
+        &save,
+    ];
+    let warned = ctxgate(
+        &[
+            &base[..],
+            &["--invariants", "estimate-monotone,tool-pairing"],
+        ]
+        .concat(),
+    );
+    assert!(
+        warned
+            .stderr
+            .contains("warning: --invariants names estimate-monotone"),
+        "{}",
+        warned.stderr
+    );
+    let refused = ctxgate(&[&base[..], &["--claim", "estimate-monotone"]].concat());
+    assert_eq!(refused.code, 2, "{}", refused.all());
+    assert!(
+        refused
+            .stderr
+            .contains("--claim estimate-monotone: the subject"),
+        "{}",
+        refused.stderr
+    );
+    for out in [&warned, &refused] {
+        safe_for_log("stderr", &out.stderr);
+        assert!(out.stderr.contains("evil\\u{1b}"), "{}", out.stderr);
+    }
+}
+
 #[test]
 fn fixture_file_names_and_fields_are_escaped_in_replay_and_in_a_suite() {
     let dir = TempDir::new("hostile-text-fixtures");

@@ -45,7 +45,8 @@ fn both_sides(
     baseline: &mut dyn Subject,
 ) -> Option<SuiteGate> {
     let suite = opts.suite_to_run()?;
-    let gate = SuiteGate::new(suite.run(subject), suite.run(baseline));
+    let none = crate::oracle::InvariantSet::empty();
+    let gate = SuiteGate::new(suite.run(subject, none), suite.run(baseline, none));
     Some(gate.expect("both sides ran the same fixtures"))
 }
 

@@ -46,9 +46,22 @@ pub struct Args {
     #[arg(long, value_name = "S")]
     pub seed: Option<u64>,
 
-    /// Comma-separated invariant names to check (SPEC §5) [default: all the subject claims]
+    /// Comma-separated invariant names to check (SPEC §5), of those the
+    /// subject claims: one it does not claim is not checked, and a warning
+    /// says so (--claim judges it) [default: all the subject claims]
     #[arg(long, value_name = "LIST")]
     pub invariants: Option<String>,
+
+    /// Also judge these invariants, which the subject does not claim: an
+    /// exploration beyond its claims (the names --invariants takes,
+    /// extensions included; repeat the flag or list them with commas).
+    /// Every report form names them, and a failure of one is a finding
+    /// beyond what the subject promises — it fails the run (exit 1) like
+    /// any other, since it was asked for. A name the subject claims is
+    /// checked as a claim; one it cannot be judged on (an estimate
+    /// invariant of a subject without `estimate`) is bad usage (exit 2)
+    #[arg(long, value_name = "INV[,INV…]", conflicts_with = "baseline")]
+    pub claim: Vec<String>,
 
     /// Print the built-in defective compactors (for `--defect NAME`), one
     /// a line with what each breaks, and exit
@@ -58,6 +71,15 @@ pub struct Args {
     /// Folder where each failure's minimal case is saved as a fixture
     #[arg(long, value_name = "DIR", default_value = "ctxgate-failures")]
     pub save: PathBuf,
+
+    /// Keep (and save) up to N failures of each invariant, distinct by the
+    /// shape of their minimal case — its roles, pins, parts and tool-call
+    /// structure, the config knobs it needs, the violation's wording
+    /// (docs/reports.md). Only a failure of a class not seen before (its
+    /// wording, wire format, images, pins and answer) is shrunk, at most
+    /// 1 + 4×(N−1) an invariant; 1 keeps the first failure alone
+    #[arg(long, value_name = "N", default_value_t = 1, value_parser = ranged(64))]
+    pub save_distinct: usize,
 
     /// At most this many subject runs to shrink one failure
     #[arg(long, value_name = "N", default_value_t = 2000)]
@@ -153,6 +175,16 @@ pub fn run_check(args: Args) -> Result<(), CliError> {
         )
         .with_hint("leave --invariants out to check every invariant the subject claims, or name some (`ctxgate check --help` lists them)"));
     }
+    let explore = match args.claim.is_empty() {
+        true => InvariantSet::empty(),
+        false => InvariantSet::parse_list(&args.claim.join(","))
+            .map_err(|e| CliError::bad_input(format!("--claim: {e}")))?,
+    };
+    if !args.claim.is_empty() && explore.is_empty() {
+        return Err(CliError::bad_input(
+            "--claim names no invariant: name those to judge beyond the subject's claims",
+        ));
+    }
     if args.cases == 0 {
         return Err(CliError::bad_input(
             "--cases 0 runs no case: a run that checks nothing cannot pass",
@@ -202,6 +234,8 @@ pub fn run_check(args: Args) -> Result<(), CliError> {
         time,
         seed: args.seed.unwrap_or_else(ctxgate::run::random_seed),
         invariants,
+        explore,
+        distinct: args.save_distinct,
         save: Some(args.save.clone()),
         shrink_runs: args.shrink_runs,
         shard,
@@ -227,6 +261,7 @@ pub fn run_check(args: Args) -> Result<(), CliError> {
             "ctxgate: note: this system has no child subreaper, so an orphan that left the subject's process group and dropped its CTXGATE_SUBJECT variable cannot be found and killed"
         );
     }
+    claims_against(&args, subjects[0].info(), &opts)?;
     let declared = subjects[0].info().wire_formats;
     if opts.wire_formats.intersect(declared).is_empty() {
         return Err(CliError::bad_input(format!(
@@ -261,6 +296,50 @@ pub fn run_check(args: Args) -> Result<(), CliError> {
     let (extra, more) = live.map_or((String::new(), None), |l| super::transport::finish(&l));
     let write_error = reports.write(args.reports.report, &outcome, &extra);
     super::output::exit(&outcome, write_error, more, "")
+}
+
+/// What the subject claims, against what the run asks: each invariant
+/// `--invariants` names but the subject does not claim is a warning (it is
+/// not checked; `--claim` judges it), each `--claim` it claims already a
+/// note, and a `--claim` it cannot be judged on bad usage.
+fn claims_against(
+    args: &Args,
+    info: &ctxgate::subject::SubjectInfo,
+    opts: &CheckOptions,
+) -> Result<(), CliError> {
+    let name = ctxgate::model::one_line(&info.name);
+    let claimed = info.claimed();
+    for inv in opts.explore.iter() {
+        if let Some(why) = info.unjudgeable(inv) {
+            return Err(CliError::bad_input(format!(
+                "--claim {inv}: the subject \"{name}\" cannot be judged on it: {why}"
+            )));
+        }
+        if claimed.contains(inv) {
+            errln!("ctxgate: note: --claim {inv}: the subject \"{name}\" claims it already; it is checked as a claim");
+        }
+    }
+    // `--invariants all` (or none) asks for every claim, naming none.
+    let named = args
+        .invariants
+        .as_deref()
+        .filter(|list| !list.split(',').any(|n| n.trim() == "all"));
+    if named.is_none() {
+        return Ok(());
+    }
+    for inv in opts.invariants.minus(claimed).minus(opts.explore).iter() {
+        let why = info.why_unclaimed(inv);
+        let hint = match info.unjudgeable(inv) {
+            Some(_) => "it cannot be judged on this subject".to_owned(),
+            None => {
+                format!("`--claim {inv}` judges it anyway, as an exploration beyond the claims")
+            }
+        };
+        errln!(
+            "ctxgate: warning: --invariants names {inv}, which the subject \"{name}\" does not claim ({why}): it is not checked; {hint}"
+        );
+    }
+    Ok(())
 }
 
 /// `check --baseline CMD`: start the baseline like the subject (`--jobs` ×

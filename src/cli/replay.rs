@@ -9,7 +9,7 @@ use clap::Args as ClapArgs;
 
 use super::common::CliError;
 use super::subject::SubjectArgs;
-use ctxgate::fixture::{collect, load_compactor_fixtures, replay};
+use ctxgate::fixture::{collect, load_compactor_fixtures, replay_claiming};
 use ctxgate::suite::{SuiteCase, SuiteReport};
 
 #[derive(Debug, ClapArgs)]
@@ -35,12 +35,20 @@ pub struct Args {
     #[arg(long)]
     pub trace: bool,
 
+    /// Also judge these invariants of each fixture where the subject does
+    /// not claim them (as `check --claim` did when it saved the fixture):
+    /// the names --invariants takes; repeat the flag or list them with commas
+    #[arg(long, value_name = "INV[,INV…]")]
+    pub claim: Vec<String>,
+
     #[command(flatten)]
     pub subject: SubjectArgs,
 }
 
 pub fn run(mut args: Args) -> Result<(), CliError> {
     args.subject.trace = args.trace;
+    let explore = ctxgate::oracle::InvariantSet::parse_list(&args.claim.join(","))
+        .map_err(|e| CliError::bad_input(format!("--claim: {e}")))?;
     let walked = collect(&args.paths)?;
     super::common::show_notes(&walked.notes);
     let files = walked.files;
@@ -77,7 +85,7 @@ pub fn run(mut args: Args) -> Result<(), CliError> {
         if args.trace {
             outln!("--- {shown}");
         }
-        let (outcome, unportable) = replay(subject.as_mut(), fixture);
+        let (outcome, unportable) = replay_claiming(subject.as_mut(), fixture, explore);
         let case = SuiteCase {
             path: path.clone(),
             name: fixture.name.clone(),

@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::check::{CheckReport, Failure, FaultRecord, Saved, Tally};
+use crate::check::{CheckReport, FailingCase, FailingCases, Failure, FaultRecord, Saved, Tally};
 use crate::fixture::Fixture;
 use crate::oracle::{Invariant, InvariantSet, Violation};
 use crate::run::RunFacts;
@@ -91,6 +91,13 @@ struct Original {
 pub(crate) struct FailureJson {
     invariant: Invariant,
     case: u64,
+    /// A check's failure of an invariant the subject does not claim,
+    /// judged because the run explored it (`--claim`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    explored: bool,
+    /// A check's failure: the shape of its minimal case (`run::shape`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    shape: Option<String>,
     violation: Violation,
     /// A regression's: what the baseline did on the shrunk case.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -122,6 +129,8 @@ impl FailureJson {
         FailureJson {
             invariant: f.invariant,
             case: f.case_index,
+            explored: false,
+            shape: None,
             violation: f.violation.clone(),
             baseline: baseline.map(|(b, _)| b.to_owned()),
             original: Original {
@@ -315,11 +324,30 @@ struct CheckJson {
     #[serde(default)]
     protocol: Option<Traffic>,
     invariants: BTreeMap<Invariant, Tally>,
+    /// Of `invariants`, those judged beyond the subject's claims
+    /// (`--claim`): their failures are findings beyond what it promises.
+    #[serde(default)]
+    explored: Vec<Invariant>,
     #[serde(default)]
     not_checked: Vec<String>,
+    /// How many failures of an invariant `failures` keeps, distinct by
+    /// their shrunk shape (`--save-distinct`).
+    #[serde(default = "one")]
+    save_distinct: usize,
     failures: Vec<FailureJson>,
+    /// Every failing case before shrinking, the first
+    /// `check::FAILING_CASES_KEPT` of them.
+    #[serde(default)]
+    failing_cases: Vec<FailingCase>,
+    /// The failing cases `failingCases` leaves out.
+    #[serde(default)]
+    failing_cases_left_out: u64,
     faults: Vec<FaultJson>,
     coverage: Value,
+}
+
+fn one() -> usize {
+    1
 }
 
 /// The JSON report.
@@ -341,12 +369,22 @@ pub fn to_json(r: &CheckReport, hint: &ReplayHint) -> Value {
         facts: FactsJson::of(&r.run),
         protocol: r.traffic,
         invariants: r.tally.clone(),
+        explored: r.explored.iter().collect(),
         not_checked: r.not_checked(),
         failures: r
             .failures
             .iter()
-            .map(|f| FailureJson::of(f, hint, None))
+            .map(|f| {
+                let explored = r.explored.contains(f.invariant);
+                let mut json = FailureJson::of(f, &hint.for_failure(r, f), None);
+                json.explored = explored;
+                json.shape = Some(f.shape());
+                json
+            })
             .collect(),
+        save_distinct: r.distinct,
+        failing_cases: r.failing_cases.kept.clone(),
+        failing_cases_left_out: r.failing_cases.left_out,
         faults: r.faults.iter().map(FaultJson::of).collect(),
         coverage: r.coverage.to_json(),
     };
@@ -366,12 +404,18 @@ pub fn from_json(v: &Value) -> Result<CheckReport, String> {
         run: r.facts.run(r.seconds),
         bytes: r.body_bytes,
         checked: r.invariants.keys().copied().collect(),
+        explored: explored(&r.explored, &r.invariants)?,
         tally: r.invariants,
         failures: r
             .failures
             .into_iter()
             .map(FailureJson::failure)
             .collect::<Result<_, _>>()?,
+        distinct: r.save_distinct.max(1),
+        failing_cases: FailingCases {
+            kept: r.failing_cases,
+            left_out: r.failing_cases_left_out,
+        },
         faults: r
             .faults
             .into_iter()
@@ -382,6 +426,19 @@ pub fn from_json(v: &Value) -> Result<CheckReport, String> {
         suite: None,
         shard: shard(r.shard.as_deref(), r.case)?,
     })
+}
+
+/// A report's `explored`, read back: invariants of its `invariants`.
+fn explored(
+    names: &[Invariant],
+    checked: &BTreeMap<Invariant, Tally>,
+) -> Result<InvariantSet, String> {
+    match names.iter().find(|i| !checked.contains_key(i)) {
+        Some(i) => Err(format!(
+            "`explored` names {i}, which is not among the report's `invariants`"
+        )),
+        None => Ok(names.iter().copied().collect()),
+    }
 }
 
 /// The JSON sink: `v` as pretty JSON that is safe in a terminal and a CI

@@ -40,6 +40,18 @@ impl ReplayHint {
         }
     }
 
+    /// How to replay a check's failure `f`: this hint, and, for an
+    /// invariant the subject does not claim (explored, `check --claim`),
+    /// `--claim INV`, without which the replay judges nothing.
+    pub fn for_failure(&self, r: &CheckReport, f: &Failure) -> ReplayHint {
+        let mut hint = self.clone();
+        if r.explored.contains(f.invariant) {
+            hint.flags.push("--claim".into());
+            hint.flags.push(f.invariant.name().into());
+        }
+        hint
+    }
+
     pub fn command(&self, path: &str) -> String {
         let mut cmd = format!("ctxgate replay {}", shell_words::quote(path));
         for flag in &self.flags {
@@ -191,11 +203,29 @@ pub(crate) fn human_with_suite(r: &CheckReport, hint: &ReplayHint, suite: &[Stri
     tally_table(r, false).text(&mut out);
     write_not_checked(&mut out, &r.checked);
     write_unjudged_refusals(&mut out, r.coverage.cannot_fit(), &r.checked);
+    if !r.explored.is_empty() {
+        let _ = writeln!(
+            out,
+            "explored beyond the subject's claims (--claim): {}; {EXPLORED}",
+            r.explored.names().join(", ")
+        );
+    }
     for f in &r.failures {
         let _ = writeln!(out);
-        let _ = writeln!(out, "FAILED {} (case {})", f.invariant, f.case_index);
+        let explored = match r.explored.contains(f.invariant) {
+            true => " — explored: the subject does not claim it",
+            false => "",
+        };
+        let _ = writeln!(
+            out,
+            "FAILED {} (case {}){explored}",
+            f.invariant, f.case_index
+        );
         let _ = writeln!(out, "  {}", f.violation);
-        write_shrunk_case(&mut out, f, hint);
+        if r.distinct > 1 {
+            let _ = writeln!(out, "  shape: {}", one_line(&f.shape()));
+        }
+        write_shrunk_case(&mut out, f, &hint.for_failure(r, f));
     }
     for f in &r.faults {
         let (kind, n, first) = (f.fault.kind.name(), f.count, f.case_index);
@@ -220,8 +250,9 @@ pub(crate) fn human_with_suite(r: &CheckReport, hint: &ReplayHint, suite: &[Stri
         )
     } else if r.ok() {
         format!(
-            "OK: every checked invariant held on {} cases, and each was exercised",
-            r.cases
+            "OK: every checked invariant held on {} cases, and each was exercised{}",
+            r.cases,
+            explored_tail(r)
         )
     } else if r.failures.is_empty() && r.faults.is_empty() {
         format!(
@@ -231,14 +262,32 @@ pub(crate) fn human_with_suite(r: &CheckReport, hint: &ReplayHint, suite: &[Stri
         )
     } else {
         format!(
-            "FAILED: {} invariant(s) broken, {} fault kind(s); reproduce the run with --seed {}",
-            r.failures.len(),
+            "FAILED: {} invariant(s) broken{}, {} fault kind(s); reproduce the run with --seed {}",
+            r.broken().len(),
+            explored_tail(r),
             r.faults.len(),
             r.seed
         )
     };
     let _ = writeln!(out, "{}", human_verdict(&verdict, suite));
     out
+}
+
+/// What every report form says of the invariants a run explored beyond
+/// the subject's claims (`check --claim`).
+pub const EXPLORED: &str = "a failure of an explored invariant is a finding beyond what the subject promises, and fails the run as asked";
+
+/// The end of a human verdict line, naming how many of the checked
+/// invariants were explored beyond the claims, if any.
+fn explored_tail(r: &CheckReport) -> String {
+    let n = r.explored.len();
+    let broken = r.broken().intersect(r.explored).len();
+    match (n, r.ok()) {
+        (0, _) => String::new(),
+        (_, true) => format!(" ({n} of them explored beyond the subject's claims)"),
+        _ if broken == 0 => String::new(),
+        _ => format!(" ({broken} of them explored beyond the subject's claims)"),
+    }
 }
 
 /// The part of the seed's cases a report is of, for its head line:
@@ -459,11 +508,27 @@ pub(crate) fn markdown_with_suite(r: &CheckReport, hint: &ReplayHint, suite: &[S
         r.run.elapsed.as_secs_f64()
     );
     tally_table(r, true).markdown(&mut out);
+    if !r.explored.is_empty() {
+        let names: Vec<String> = r.explored.iter().map(|i| format!("`{i}`")).collect();
+        let _ = writeln!(
+            out,
+            "\n🔎 explored beyond the subject's claims (`--claim`): {}; {}",
+            names.join(", "),
+            md(EXPLORED)
+        );
+    }
     for line in r.not_checked() {
         let _ = writeln!(out, "\n⚠️ {}", md(&line));
     }
     for f in &r.failures {
-        markdown_failure(&mut out, f, "", &[(hint, "")]);
+        let mut tail = match r.explored.contains(f.invariant) {
+            true => " — *explored*: the subject does not claim it".to_owned(),
+            false => String::new(),
+        };
+        if r.distinct > 1 {
+            tail.push_str(&format!(" (shape: {})", md(&f.shape())));
+        }
+        markdown_failure(&mut out, f, &tail, &[(&hint.for_failure(r, f), "")]);
     }
     for f in &r.faults {
         markdown_fault(
@@ -557,11 +622,33 @@ pub fn junit(r: &CheckReport, hint: &ReplayHint) -> junit::Suite {
     let class = format!("ctxgate.{}", r.subject.name);
     let mut cases = Vec::new();
     for (inv, t) in &r.tally {
-        let case = junit::Case::new(&class, inv.name());
-        cases.push(match r.failures.iter().find(|f| f.invariant == *inv) {
-            Some(f) => {
-                let body = failure_text(format!("{}\n", f.violation), f, hint);
-                case.failed(inv.name(), &f.violation.detail, &body)
+        let mut case = junit::Case::new(&class, inv.name());
+        let explored = r.explored.contains(*inv);
+        if explored {
+            case.out = Some(format!(
+                "explored beyond the subject's claims (--claim): {EXPLORED}"
+            ));
+        }
+        let failed: Vec<&Failure> = r.failures.iter().filter(|f| f.invariant == *inv).collect();
+        cases.push(match failed.first() {
+            // One test case an invariant: its first failure, then any
+            // other of a distinct shape (`--save-distinct`).
+            Some(first) => {
+                let mut body = String::new();
+                for f in &failed {
+                    let mut head = format!("{}\n", f.violation);
+                    if explored {
+                        head.push_str(&format!("(explored: the subject does not claim {inv})\n"));
+                    }
+                    if failed.len() > 1 {
+                        head = format!("case {}, shape: {}\n{head}", f.case_index, f.shape());
+                    }
+                    if !body.is_empty() {
+                        body.push('\n');
+                    }
+                    body.push_str(&failure_text(head, f, &hint.for_failure(r, f)));
+                }
+                case.failed(inv.name(), &first.violation.detail, &body)
             }
             // A gate that checked nothing has not passed: a failure, not a skip.
             None if !t.exercised() => {

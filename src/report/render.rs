@@ -70,7 +70,7 @@ impl Outcome {
                 if !r.failures.is_empty() || !r.faults.is_empty() {
                     why.push(format!(
                         "{} invariant(s) failed, {} subject fault kind(s)",
-                        r.failures.len(),
+                        r.broken().len(),
                         r.faults.len()
                     ));
                 }

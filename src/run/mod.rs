@@ -20,6 +20,7 @@
 
 pub mod own_aim;
 pub mod progress;
+pub mod shape;
 pub(crate) mod shrink;
 
 use std::collections::BTreeMap;
@@ -43,6 +44,18 @@ pub struct CheckOptions {
     pub time: Option<Duration>,
     pub seed: u64,
     pub invariants: InvariantSet,
+    /// Invariants judged beyond what the subject claims (`--claim`): an
+    /// exploration, whose failures fail the run like any other but are
+    /// reported as findings beyond the subject's promises. Those it claims
+    /// already are checked as claims; those it cannot be judged on
+    /// (`SubjectInfo::unjudgeable`) are left out. A check's only: the gate
+    /// (`baseline`) judges what both sides claim.
+    pub explore: InvariantSet,
+    /// How many failures of one invariant are kept (and saved), distinct
+    /// by their shrunk shape (`--save-distinct`; `run::shape`): at least 1,
+    /// the first failure alone. At most [`shape::classes_to_shrink`] of an
+    /// invariant's failures are shrunk to find them.
+    pub distinct: usize,
     /// Where failing cases are saved as fixtures.
     pub save: Option<PathBuf>,
     pub gen: GenConfig,
@@ -87,6 +100,8 @@ impl Default for CheckOptions {
             time: None,
             seed: 0,
             invariants: InvariantSet::default_run(),
+            explore: InvariantSet::empty(),
+            distinct: 1,
             save: None,
             gen: GenConfig::default(),
             shrink_runs: 2000,
@@ -234,35 +249,71 @@ pub struct Progress {
 /// kind): the worker that finds an earlier one than any so far claims it
 /// and shrinks it; what it shrank is kept only if no worker found an even
 /// earlier one meanwhile.
+///
+/// [`at_most`](Self::at_most) `n` kinds: those whose first cases come
+/// first. A kind beyond them is not claimed, and one pushed out by a kind
+/// found earlier is no longer first; so, whatever order workers record
+/// cases in, the kinds held at the end are the `n` a run in case order
+/// would have claimed, each with its first case.
 #[derive(Debug, Clone)]
-pub(crate) struct FirstOf<K: Ord>(BTreeMap<K, u64>);
+pub(crate) struct FirstOf<K: Ord> {
+    first: BTreeMap<K, u64>,
+    cap: usize,
+}
 
 impl<K: Ord> Default for FirstOf<K> {
     fn default() -> Self {
-        FirstOf(BTreeMap::new())
+        FirstOf::at_most(usize::MAX)
     }
 }
 
 impl<K: Ord> FirstOf<K> {
+    /// Of at most `cap` kinds (at least one).
+    pub(crate) fn at_most(cap: usize) -> Self {
+        FirstOf {
+            first: BTreeMap::new(),
+            cap: cap.max(1),
+        }
+    }
+
     /// Case `index` found `kind`: true when it is the earliest so far (the
     /// caller is to shrink it).
     pub(crate) fn claim(&mut self, kind: K, index: u64) -> bool {
-        let first = self.0.entry(kind).or_insert(u64::MAX);
-        let earliest = index < *first;
-        if earliest {
-            *first = index;
+        if let Some(first) = self.first.get_mut(&kind) {
+            let earliest = index < *first;
+            if earliest {
+                *first = index;
+            }
+            return earliest;
         }
-        earliest
+        if self.first.len() >= self.cap {
+            // Full: the kind whose first case comes last makes room for
+            // an earlier one, or this one is not claimed.
+            let last = self.first.iter().max_by_key(|(_, i)| **i).map(|(_, i)| *i);
+            match last {
+                Some(last) if index < last => {
+                    let mut gone = false;
+                    self.first.retain(|_, i| {
+                        let out = !gone && *i == last;
+                        gone |= out;
+                        !out
+                    });
+                }
+                _ => return false,
+            }
+        }
+        self.first.insert(kind, index);
+        true
     }
 
     /// Case `index` is still the earliest of `kind`.
     pub(crate) fn is_first(&self, kind: &K, index: u64) -> bool {
-        self.0.get(kind) == Some(&index)
+        self.first.get(kind) == Some(&index)
     }
 
     /// How many kinds were found.
     pub(crate) fn len(&self) -> usize {
-        self.0.len()
+        self.first.len()
     }
 }
 
@@ -779,6 +830,31 @@ mod tests {
         let cut = crate::check::run(&mut subject, &opts(5), &mut |_| {});
         assert!(cut.run.stopped_by_time);
         assert_eq!(cut.cases, 0);
+    }
+
+    /// A bounded `FirstOf` ends holding the kinds whose first cases come
+    /// first, each with its first case, whatever order cases are recorded
+    /// in (workers record them out of order).
+    #[test]
+    fn a_bounded_first_of_holds_the_first_kinds_in_any_order() {
+        // Case i is of kind i % 7 (kinds 0..7 first seen at cases 0..7).
+        let cases: Vec<(u64, u64)> = (0..40).map(|i| (i % 7, i)).collect();
+        let held = |order: &[(u64, u64)]| {
+            let mut first = FirstOf::at_most(3);
+            for &(kind, i) in order {
+                first.claim(kind, i);
+            }
+            (0..7).filter(|k| first.is_first(k, *k)).collect::<Vec<_>>()
+        };
+        assert_eq!(held(&cases), [0, 1, 2]);
+        let mut rng = crate::generate::SplitMix64::new(5);
+        for _ in 0..50 {
+            let mut shuffled = cases.clone();
+            for i in (1..shuffled.len()).rev() {
+                shuffled.swap(i, rng.below(i as u64 + 1) as usize);
+            }
+            assert_eq!(held(&shuffled), [0, 1, 2], "{shuffled:?}");
+        }
     }
 
     #[test]

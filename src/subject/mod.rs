@@ -78,32 +78,44 @@ impl SubjectInfo {
     }
 
     /// The invariants the harness checks: the claimed set (default: all),
-    /// without those that need an op the subject lacks.
+    /// without those it cannot judge on this subject ([`Self::unjudgeable`]).
     pub fn claimed(&self) -> InvariantSet {
-        let mut set = self.invariants.unwrap_or_else(InvariantSet::everything);
+        let mut claims = self.invariants.unwrap_or_else(InvariantSet::everything);
         // A subject that estimates is timed by its own count wherever it
         // claims an invariant so timed (SPEC §6): the check of that count
         // comes with the claim, named in its claims or not.
-        if self.estimates
-            && (set.contains(Invariant::NoPrematureCompaction) || set.contains(Invariant::Progress))
+        if claims.contains(Invariant::NoPrematureCompaction) || claims.contains(Invariant::Progress)
         {
-            set.insert(Invariant::EstimateCoversText);
+            claims.insert(Invariant::EstimateCoversText);
         }
-        if !self.estimates {
-            for inv in InvariantSet::everything()
-                .iter()
-                .filter(|i| i.needs_estimate())
-            {
-                set.remove(inv);
-            }
+        claims
+            .iter()
+            .filter(|i| self.unjudgeable(*i).is_none())
+            .collect()
+    }
+
+    /// Why `inv` cannot be judged on this subject, claimed or not (what
+    /// `check --claim` refuses): an estimate invariant of a subject that
+    /// does not answer `estimate`, or the images' one of a subject that
+    /// takes text only — it is sent no images, so a pass would be vacuous
+    /// (the report lists it as not checked).
+    pub fn unjudgeable(&self, inv: Invariant) -> Option<&'static str> {
+        if inv.needs_estimate() && !self.estimates {
+            return Some("it does not answer `estimate` (its hello's `ops`)");
         }
-        // A subject that takes text only is sent no images: a pass of
-        // estimate-covers-images would be vacuous, so it is not checked
-        // (the report lists it as such).
-        if !self.content_parts {
-            set.remove(Invariant::EstimateCoversImages);
+        if inv == Invariant::EstimateCoversImages && !self.content_parts {
+            return Some(
+                "it takes text only (its hello's `contentParts: false`), so it is sent no images",
+            );
         }
-        set
+        None
+    }
+
+    /// Why the subject does not claim `inv` (for a warning naming it): its
+    /// hello leaves it out, or it cannot be judged on this subject.
+    pub fn why_unclaimed(&self, inv: Invariant) -> &'static str {
+        self.unjudgeable(inv)
+            .unwrap_or("its hello's `invariants` leaves it out")
     }
 }
 
