@@ -525,3 +525,53 @@ fn a_subject_that_never_serves_is_told_what_it_lacks() {
         "{err}"
     );
 }
+
+/// Requests reach a subject with U+0085, U+2028 and U+2029 written as
+/// escapes (`protocol::push_line_safe`), which changes the bytes of the
+/// pipe and nothing ctxgate judges: bodies are measured on the history,
+/// not on the request line. The reference served over the protocol, on
+/// cases rich in those characters, gets the verdicts, the counts and the
+/// coverage it gets in process, where no pipe is written.
+#[test]
+fn escaped_line_separators_change_no_verdict() {
+    let dir = temp_dir("separators");
+    let gen_config = dir.join("escapes.json");
+    std::fs::write(
+        &gen_config,
+        r#"{"contentClasses": ["escapes", "multilingual", "prose"]}"#,
+    )
+    .unwrap();
+    let gen_config = gen_config.display().to_string();
+    let args = [
+        "--cases",
+        "200",
+        "--seed",
+        "13",
+        "--gen-config",
+        &gen_config,
+    ];
+    let (out, served) = check(&serve_cmd(""), &args, &dir);
+    assert_eq!(out.code, 0, "{}", out.stdout);
+    let report = dir.join("in-process.json");
+    let out = run(Command::new(ctxgate())
+        .args(["check", "--report", "json", "--out"])
+        .arg(&report)
+        .args(args));
+    assert_eq!(out.code, 0, "{}", out.stdout);
+    let in_process: Value =
+        serde_json::from_str(&std::fs::read_to_string(&report).unwrap()).unwrap();
+    for key in ["invariants", "coverage", "cases", "ok"] {
+        assert_eq!(served[key], in_process[key], "{key}");
+    }
+    // The cases held the characters escaped (else this checks nothing).
+    let cases = run(Command::new(ctxgate()).args([
+        "gen",
+        "--cases",
+        "200",
+        "--seed",
+        "13",
+        "--gen-config",
+        &gen_config,
+    ]));
+    assert!(cases.stdout.contains("\\u2028"), "no U+2028 was drawn");
+}

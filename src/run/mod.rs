@@ -150,6 +150,33 @@ pub fn case_at(opts: &CheckOptions, index: u64) -> Case {
     }
 }
 
+/// Whether a case's history holds content parts (SPEC §1.4: images, and
+/// the text parts beside them).
+pub fn holds_parts(case: &Case) -> bool {
+    case.messages.iter().any(|m| !m.content.parts().is_empty())
+}
+
+/// Case `index` as a subject that takes text only (its hello's
+/// `"contentParts": false`, SPEC §6) is sent it: `case` (case `index` of
+/// `opts`, drawn with `gen`) when it holds no content parts; a generated
+/// one that does, drawn again with `gen` without images (the same index:
+/// the same history, its screenshots left out); one from a corpus, none
+/// (it is not sent). What `check` sends such a subject, and what `ctxgate
+/// gen --text-only` prints.
+pub fn text_only(opts: &CheckOptions, gen: &GenConfig, index: u64, case: Case) -> Option<Case> {
+    if !holds_parts(&case) {
+        return Some(case);
+    }
+    if opts.source.is_some() {
+        return None;
+    }
+    let opts = CheckOptions {
+        gen: gen.without_images(),
+        ..opts.clone()
+    };
+    Some(case_at(&opts, index))
+}
+
 /// Which of a seed's cases a run takes: all of `0..cases`, or shard `k`
 /// of `n` (1-based): the indices `i` with `i % n == k - 1`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -446,18 +473,11 @@ impl<J: Judge> Runner<J> {
     /// each counted in the report, never silently.
     fn case(&self, index: u64) -> Option<Case> {
         let case = self.case_in_formats(index);
-        if self.content_parts || !case.messages.iter().any(|m| !m.content.parts().is_empty()) {
+        if self.content_parts || !holds_parts(&case) {
             return Some(case);
         }
         self.images_not_sent.fetch_add(1, Ordering::Relaxed);
-        if self.opts.source.is_some() {
-            return None;
-        }
-        let opts = CheckOptions {
-            gen: self.gen_in_formats().without_images(),
-            ..self.opts.clone()
-        };
-        Some(case_at(&opts, index))
+        text_only(&self.opts, &self.gen_in_formats(), index, case)
     }
 
     /// The generator's settings, with only the formats every side measures.

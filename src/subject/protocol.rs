@@ -244,6 +244,35 @@ pub fn write_request_rest(
     out.extend_from_slice(b"}\n");
 }
 
+/// Append the JSON text `json` to `out` with the three characters that
+/// some line readers take for line ends written as escapes: U+0085 (NEL),
+/// U+2028 and U+2029, as `\u0085`, `\u2028` and `\u2029`. Python's
+/// `str.splitlines()` splits at each, so a subject (or a script reading
+/// `ctxgate gen`) that splits its input that way would see a line cut in
+/// two. In JSON text a non-ASCII character is only ever inside a string,
+/// where its escape is the same value: the JSON read back is unchanged.
+/// (The other characters `splitlines()` splits at, U+000B, U+000C and
+/// U+001C–U+001E, are controls: every JSON writer escapes them already.)
+///
+/// Only the pipe's bytes change: the body whose size ctxgate judges is
+/// measured on the history (`body`), never on the request line.
+pub fn push_line_safe(out: &mut Vec<u8>, json: &[u8]) {
+    let mut start = 0;
+    // Lead bytes, never continuation bytes: no match starts inside another.
+    for at in memchr::memchr2_iter(0xC2, 0xE2, json) {
+        let (len, escape): (usize, &[u8]) = match &json[at..] {
+            [0xC2, 0x85, ..] => (2, b"\\u0085"),
+            [0xE2, 0x80, 0xA8, ..] => (3, b"\\u2028"),
+            [0xE2, 0x80, 0xA9, ..] => (3, b"\\u2029"),
+            _ => continue,
+        };
+        out.extend_from_slice(&json[start..at]);
+        out.extend_from_slice(escape);
+        start = at + len;
+    }
+    out.extend_from_slice(&json[start..]);
+}
+
 /// The engine JSON array of `msgs`, appended to `out`.
 pub fn write_messages_json(out: &mut Vec<u8>, msgs: &[Message]) {
     crate::model::engine_ser::write_messages(out, msgs);
@@ -684,6 +713,48 @@ pub fn parse_estimate_answer(obj: &Map<String, Value>) -> Result<EstimateReply, 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// NEL, U+2028 and U+2029 leave as escapes, wherever they are in a
+    /// string (at its ends, side by side, beside other non-ASCII text), and
+    /// the JSON reads back as the same value; a line `splitlines()` would
+    /// cut is one line.
+    #[test]
+    fn line_separators_are_escaped_and_the_value_kept() {
+        let texts = [
+            "\u{2028}",
+            "a\u{2028}b\u{2029}c\u{85}d",
+            "\u{85}\u{85}\u{2029}\u{2028}",
+            "— … é \u{2027}\u{202a}\u{2030} ¥\u{84}\u{86} 日本",
+            "plain\n\r\u{b}\u{c}\u{1c}\u{1d}\u{1e}",
+        ];
+        for text in texts {
+            let v = json!({"k\u{2028}": text, "n": [1.5, text]});
+            let raw = serde_json::to_vec(&v).unwrap();
+            let mut safe = Vec::new();
+            push_line_safe(&mut safe, &raw);
+            let shown = String::from_utf8(safe.clone()).unwrap();
+            // Every character Python's `str.splitlines()` splits at.
+            let breaks = |c: char| {
+                matches!(
+                    c,
+                    '\n' | '\r' | '\u{b}' | '\u{c}' | '\u{1c}'
+                        ..='\u{1e}' | '\u{85}' | '\u{2028}' | '\u{2029}'
+                )
+            };
+            assert!(!shown.contains(breaks), "{shown}");
+            assert_eq!(
+                serde_json::from_slice::<Value>(&safe).unwrap(),
+                v,
+                "{shown}"
+            );
+            // Nothing else changes: the other characters stay raw.
+            let unescaped = shown
+                .replace("\\u0085", "\u{85}")
+                .replace("\\u2028", "\u{2028}")
+                .replace("\\u2029", "\u{2029}");
+            assert_eq!(unescaped.as_bytes(), &raw[..]);
+        }
+    }
 
     /// Two error kinds are answers; the packages' `library_error` is a
     /// fault that says which exception to raise instead; any other kind is

@@ -196,11 +196,9 @@ impl ProcessSubject {
         if self.options.trace {
             trace_line("→", &parts.concat());
         }
-        let len: usize = parts.iter().map(|p| p.len()).sum();
         self.traffic.requests += 1;
-        self.traffic.bytes_sent += len as u64;
         if let Some(r) = self.running.as_mut() {
-            r.pipes.queue(parts);
+            self.traffic.bytes_sent += r.pipes.queue(parts) as u64;
         }
     }
 
