@@ -1,6 +1,7 @@
 // ctxgate for JavaScript and TypeScript: the subject protocol loop for a
 // compactor (serve), the exact sizes ctxgate measures (bodyBytes,
-// toolCallsFloor), the binary (binaryPath) and a test helper (check).
+// toolCallsFloor), the binary (binaryPath) and two test helpers (check, and
+// roundTrip for an adapter's own message conversion).
 // Types: index.d.ts.
 
 export { serve, CannotFit, InvalidInput } from './lib/serve.js';
@@ -9,3 +10,4 @@ export { bodyBytes, bodyMeterFor, toolCallsFloor } from './lib/body.js';
 export { imageTokens, NotJson } from './lib/wire.js';
 export { binaryPath, BinaryNotFound, VersionSkew } from './lib/binary.js';
 export { check, CheckFailed } from './lib/check.js';
+export { roundTrip, RoundTripMismatch, firstDifference } from './lib/roundtrip.js';

@@ -1,5 +1,5 @@
 // The package's types at work (js/ci.sh type-checks this file with tsc --strict).
-import { serve, bodyBytes, toolCallsFloor, check, CannotFit, CheckFailed } from 'ctxgate';
+import { serve, bodyBytes, toolCallsFloor, check, roundTrip, CannotFit, CheckFailed, RoundTripMismatch } from 'ctxgate';
 import type { Config, Message } from 'ctxgate';
 
 /** Drop the oldest non-system messages until the body fits; give up when only the system ones are left. */
@@ -22,6 +22,22 @@ export async function inATest(): Promise<void> {
     await check({ subject: ['node', 'drop-oldest.js'], cases: 100, config: { wireFormat: 'openai' } });
   } catch (e) {
     if (e instanceof CheckFailed) console.log(e.fixtures, e.replays);
+    throw e;
+  }
+}
+
+/** A library's own message type, and the adapter's conversion both ways. */
+interface Turn { speaker: string; text: string | null; rest: Omit<Message, 'role' | 'content'> }
+const toTurns = (messages: Message[]): Turn[] =>
+  messages.map(({ role, content, ...rest }) => ({ speaker: role, text: typeof content === 'string' ? content : null, rest }));
+const fromTurns = (turns: Turn[]): Message[] =>
+  turns.map((t) => ({ role: t.speaker as Message['role'], content: t.text, ...t.rest }));
+
+export async function roundTripInATest(): Promise<number> {
+  try {
+    return await roundTrip(toTurns, fromTurns, { cases: 200, textOnly: true });
+  } catch (e) {
+    if (e instanceof RoundTripMismatch) console.log(e.caseIndex, e.path, e.command);
     throw e;
   }
 }

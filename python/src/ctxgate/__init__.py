@@ -9,6 +9,9 @@ contract (SPEC.md) from Python.
   floor, as the binary measures them.
 - The pytest plugin: a `ctxgate` fixture whose `check(compact, estimate)`
   runs the binary against the test's own functions.
+- `round_trip(parse, serialise)`: `ctxgate gen`'s cases through an
+  adapter's own message conversion and back, asserted equal by value
+  (SPEC §5), the first difference named by its path.
 - `binary()`: the path of the `ctxgate` binary the wheel installed.
 """
 
@@ -19,10 +22,11 @@ import sys
 import sysconfig
 
 from .protocol import DEFAULTS, CannotFit, InvalidInput, serve, trigger
+from .round_trip import RoundTripMismatch, round_trip
 from .wire import NotJSON, body_bytes, tool_calls_floor
 
-__all__ = ["DEFAULTS", "BinaryNotFound", "CannotFit", "InvalidInput", "NotJSON", "binary", "body_bytes",
-           "serve", "tool_calls_floor", "trigger"]
+__all__ = ["DEFAULTS", "BinaryNotFound", "CannotFit", "InvalidInput", "NotJSON", "RoundTripMismatch", "binary",
+           "body_bytes", "round_trip", "serve", "tool_calls_floor", "trigger"]
 
 
 class BinaryNotFound(FileNotFoundError):
