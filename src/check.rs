@@ -398,6 +398,9 @@ pub fn run_parallel(
 /// a find is a failed invariant or a fault kind, each shrunk on its own.
 struct Single {
     checked: InvariantSet,
+    /// The subject is sent content parts without its hello saying
+    /// `contentParts` (`SubjectInfo::undeclared_parts`).
+    parts_undeclared: bool,
 }
 
 /// What a check counts while it runs.
@@ -406,6 +409,9 @@ struct SingleState {
     first_failure: FirstOf<Invariant>,
     first_fault: FirstOf<FaultKind>,
     fault_counts: BTreeMap<FaultKind, u64>,
+    /// Cases the subject faulted on that held content parts it was sent
+    /// without its hello saying `contentParts`.
+    faulted_on_parts: u64,
 }
 
 /// A check's find: a fault kind, or a failed invariant.
@@ -446,8 +452,13 @@ impl Single {
             first_failure: FirstOf::default(),
             first_fault: FirstOf::default(),
             fault_counts: BTreeMap::new(),
+            faulted_on_parts: 0,
         };
-        Runner::new(Single { checked }, state, &[info], opts)
+        let single = Single {
+            checked,
+            parts_undeclared: info.content_parts && !info.content_parts_declared,
+        };
+        Runner::new(single, state, &[info], opts)
     }
 
     /// The report, failures and faults in case order, their fixtures saved.
@@ -456,6 +467,7 @@ impl Single {
         let st = done.state;
         let mut report = st.report;
         report.run = done.facts;
+        report.run.faulted_on_parts = st.faulted_on_parts;
         report.failures.sort_by_key(|f| (f.case_index, f.invariant));
         report
             .faults
@@ -522,6 +534,9 @@ impl Judge for Single {
         let mut finds = Vec::new();
         if let Some(fault) = &result.fault {
             *st.fault_counts.entry(fault.kind.clone()).or_default() += 1;
+            if self.parts_undeclared && crate::subject::holds_content_parts(&case.messages) {
+                st.faulted_on_parts += 1;
+            }
             if st.first_fault.claim(fault.kind.clone(), index) {
                 finds.push(Find::Fault(fault.clone()));
             }

@@ -575,3 +575,65 @@ fn escaped_line_separators_change_no_verdict() {
     ]));
     assert!(cases.stdout.contains("\\u2028"), "no U+2028 was drawn");
 }
+
+/// A compactor written before images (it calls `content.encode()`) whose
+/// hello says nothing of `contentParts` crashes on the cases that hold
+/// content parts: each such fault, and the run's summary, name the hello
+/// field that opts out and where the protocol says it. Said `false`, it is
+/// sent no parts and passes; said `true`, it chose, and no hint is given.
+#[test]
+fn a_fault_on_content_parts_names_the_field_that_opts_out() {
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/subjects/text_content.py");
+    let subject = |says: &str| {
+        format!(
+            "python3 {} {says}",
+            shell_words::quote(&script.display().to_string())
+        )
+    };
+    let dir = temp_dir("text-content");
+    let report = dir.join("report.json");
+    let args = ["--cases", "150", "--seed", "4", "--shrink-runs", "50"];
+    let out = run(Command::new(ctxgate())
+        .args(["check", "--subject", &subject(""), "--also-report"])
+        .arg(format!("json={}", report.display()))
+        .args(args));
+    assert_eq!(out.code, 1, "{}", out.stdout);
+    let json: Value = serde_json::from_str(&std::fs::read_to_string(&report).unwrap()).unwrap();
+    let faults = json["faults"].as_array().unwrap();
+    assert!(!faults.is_empty(), "{json}");
+    let faulted: u64 = faults.iter().map(|f| f["count"].as_u64().unwrap()).sum();
+    assert_eq!(
+        json["faultedCasesWithContentParts"], faulted,
+        "every fault was on a case with parts"
+    );
+    for f in faults {
+        let detail = f["detail"].as_str().unwrap();
+        assert!(
+            detail.contains("\"contentParts\": false")
+                && detail.contains("docs/protocol.md, §5 \"Content parts and images\""),
+            "{detail}"
+        );
+        assert!(f["stderr"]
+            .as_str()
+            .unwrap()
+            .contains("'list' object has no attribute 'encode'"));
+    }
+    out.stdout_has(&format!(
+        "content parts: {faulted} of the {faulted} case(s) the subject faulted on held content parts (images), and its hello does not say `contentParts`"
+    ));
+    // Said false: no parts are sent, and nothing faults.
+    let (out, json) = check(&subject("false"), &args, &dir);
+    assert_eq!(out.code, 0, "{json}");
+    assert!(json["imageCasesNotSent"].as_u64().unwrap() > 0);
+    // Said true: its choice; it faults, and no hint is given.
+    let (out, json) = check(&subject("true"), &args, &dir);
+    assert_eq!(out.code, 1, "{json}");
+    assert!(json.get("faultedCasesWithContentParts").is_none(), "{json}");
+    for f in json["faults"].as_array().unwrap() {
+        assert!(
+            !f["detail"].as_str().unwrap().contains("contentParts"),
+            "{f}"
+        );
+    }
+    assert!(!out.stdout.contains("content parts:"));
+}

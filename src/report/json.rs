@@ -227,6 +227,13 @@ pub(crate) struct FactsJson {
     wire_formats: Vec<String>,
     #[serde(default)]
     cases_re_aimed_to_wire_formats: u64,
+    /// Written when not 0 (and absent from the reports before it).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    faulted_cases_with_content_parts: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 impl FactsJson {
@@ -236,6 +243,7 @@ impl FactsJson {
             image_cases_not_sent: run.images_not_sent,
             wire_formats: owned(run.wire_formats.names()),
             cases_re_aimed_to_wire_formats: run.formats_re_aimed,
+            faulted_cases_with_content_parts: run.faulted_on_parts,
         }
     }
 
@@ -246,6 +254,7 @@ impl FactsJson {
             images_not_sent: self.image_cases_not_sent,
             formats_re_aimed: self.cases_re_aimed_to_wire_formats,
             wire_formats: crate::model::WireFormats::from_names(&self.wire_formats),
+            faulted_on_parts: self.faulted_cases_with_content_parts,
         }
     }
 }

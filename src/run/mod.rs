@@ -596,6 +596,7 @@ impl<J: Judge> Runner<J> {
                 images_not_sent: self.images_not_sent.into_inner(),
                 formats_re_aimed: self.formats_re_aimed.into_inner(),
                 wire_formats: self.formats.map_or(WireFormats::ALL, |f| f.kept),
+                faulted_on_parts: 0,
             },
             state: self.state.into_inner().unwrap_or_else(|e| e.into_inner()),
             judge: self.judge,
@@ -632,6 +633,10 @@ pub struct RunFacts {
     /// The wire formats the cases were measured in: those of
     /// `--wire-format` (default all three) the subject measures.
     pub wire_formats: WireFormats,
+    /// Cases the subject faulted on that held content parts (images) it
+    /// was sent without its hello saying `contentParts` (a check's count;
+    /// the report names the field that opts out).
+    pub faulted_on_parts: u64,
 }
 
 impl RunFacts {
@@ -646,6 +651,11 @@ impl RunFacts {
             &mut self.formats_re_aimed,
             other.formats_re_aimed,
             "casesReAimedToWireFormats",
+        )?;
+        add_count(
+            &mut self.faulted_on_parts,
+            other.faulted_on_parts,
+            "faultedCasesWithContentParts",
         )?;
         self.elapsed = self.elapsed.max(other.elapsed);
         self.stopped_by_time |= other.stopped_by_time;

@@ -49,6 +49,11 @@ pub struct SubjectInfo {
     /// text content only: it is sent no parts, and the report says how
     /// many image cases it was not sent.
     pub content_parts: bool,
+    /// Its hello says `contentParts`, `true` or `false`: it chose. One that
+    /// does not is sent content parts (the default), and a fault of its on
+    /// a history that holds them says which hello field opts out
+    /// ([`SubjectInfo::undeclared_parts`], [`CONTENT_PARTS_HINT`]).
+    pub content_parts_declared: bool,
     /// Where it compacts, as a fraction of the trigger: hello `compactAt`,
     /// in (0, 1], default 1. A compactor that keeps a deliberate safety
     /// margin declares it (0.9: it compacts once its estimate is over 90%
@@ -72,9 +77,18 @@ impl SubjectInfo {
             invariants: None,
             exact_numbers: false,
             content_parts: true,
+            content_parts_declared: false,
             compact_at: 1.0,
             wire_formats: WireFormats::ALL,
         }
+    }
+
+    /// Whether `input` holds content parts this subject was sent without
+    /// having said it takes them: its hello does not say `contentParts`.
+    /// A fault on such a history may well be a compactor written for text
+    /// content alone, and says so ([`CONTENT_PARTS_HINT`]).
+    pub fn undeclared_parts(&self, input: &[Message]) -> bool {
+        self.content_parts && !self.content_parts_declared && holds_content_parts(input)
     }
 
     /// The invariants the harness checks: the claimed set (default: all),
@@ -98,6 +112,21 @@ impl SubjectInfo {
         set
     }
 }
+
+/// Whether some message of `input` has its content as an array of parts
+/// (SPEC §1.4) — an empty one too, which shrinking leaves of an image's
+/// and which a compactor that takes content for a string fails on alike.
+pub fn holds_content_parts(input: &[Message]) -> bool {
+    input
+        .iter()
+        .any(|m| matches!(m.content, crate::model::Content::Parts(_)))
+}
+
+/// What a subject's fault on a history holding content parts adds to its
+/// detail when the subject's hello does not say `contentParts`
+/// ([`SubjectInfo::undeclared_parts`]): the field that opts out, and where
+/// the protocol says it.
+pub const CONTENT_PARTS_HINT: &str = "the case holds content parts (images), which a subject is sent unless its hello says otherwise, and this one's does not say `contentParts`: a compactor that takes text content only says \"contentParts\": false in its hello and is sent none (docs/protocol.md, §5 \"Content parts and images\")";
 
 /// How a subject failed to answer: a fault of the subject, never an answer.
 /// In JSON, its [`name`](FaultKind::name).

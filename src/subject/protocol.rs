@@ -57,8 +57,8 @@ pub fn hello_answer(info: &SubjectInfo) -> Value {
     if info.exact_numbers {
         v["numbers"] = json!("exact");
     }
-    if !info.content_parts {
-        v["contentParts"] = json!(false);
+    if !info.content_parts || info.content_parts_declared {
+        v["contentParts"] = json!(info.content_parts);
     }
     if info.compact_at != 1.0 {
         v["compactAt"] = json!(info.compact_at);
@@ -127,6 +127,7 @@ pub fn parse_hello(v: &Value) -> Result<SubjectInfo, Fault> {
             .join(",");
         info.invariants = Some(InvariantSet::parse_list(&names).map_err(bad)?);
     }
+    info.content_parts_declared = obj.contains_key("contentParts");
     info.content_parts = match obj.get("contentParts") {
         None => true,
         Some(Value::Bool(b)) => *b,
