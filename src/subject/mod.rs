@@ -19,7 +19,7 @@ mod written;
 pub use answer::{CompactAnswer, EstimateAnswer, EstimateReply};
 pub use in_process::{answer, estimator_fn, CompactFn, EstimateFn, InProcess};
 pub use lanes::Lane;
-pub use process::{ProcessOptions, ProcessSubject};
+pub use process::{ProcessOptions, ProcessSubject, DEFAULT_EXIT_GRACE};
 pub use serve::serve;
 
 use std::fmt;
@@ -111,6 +111,18 @@ impl SubjectInfo {
         }
         set
     }
+}
+
+/// End every subject of `subjects` at once, each on a thread of its own:
+/// a process subject's end waits for it to exit (its exit grace, then
+/// SIGTERM, then SIGKILL: `ProcessOptions::exit_grace`), and the subjects
+/// of `--jobs N` wait side by side, not one after another.
+pub fn end_all<S: Send>(subjects: impl IntoIterator<Item = S>) {
+    std::thread::scope(|scope| {
+        for subject in subjects {
+            scope.spawn(move || drop(subject));
+        }
+    });
 }
 
 /// Whether some message of `input` has its content as an array of parts

@@ -46,6 +46,10 @@ pub struct ProcessOptions {
     /// Print every line sent and received on stdout (`replay --trace`),
     /// `→ ` before a request and `← ` before an answer.
     pub trace: bool,
+    /// How long a subject has to exit by itself once its stdin is closed
+    /// at the end of a run, before it is sent SIGTERM (and SIGKILL 1 s
+    /// after that): `--exit-grace`, default 2 s.
+    pub exit_grace: Duration,
 }
 
 impl Default for ProcessOptions {
@@ -55,9 +59,14 @@ impl Default for ProcessOptions {
             max_line_bytes: 64 << 20,
             stderr_tail_bytes: 8 << 10,
             trace: false,
+            exit_grace: DEFAULT_EXIT_GRACE,
         }
     }
 }
+
+/// How long a subject has to exit once its stdin closes at the end of a
+/// run, by default (`ProcessOptions::exit_grace`).
+pub const DEFAULT_EXIT_GRACE: Duration = Duration::from_secs(2);
 
 /// The most of one protocol line `--trace` prints: a line with images is
 /// megabytes of base64, so its middle is left out past this.
@@ -402,6 +411,6 @@ impl Drop for ProcessSubject {
         if std::env::var_os("CTXGATE_COUNT").is_some() {
             eprintln!("batches: {}", SUBMITS.load(Ordering::Relaxed));
         }
-        self.kill();
+        self.end();
     }
 }
