@@ -631,7 +631,9 @@ impl Single {
     }
 }
 
-/// A fault's record: its shrunk case as a fixture named for the fault.
+/// A fault's record: its shrunk case as a fixture named for the fault
+/// alone — `fault-<kind>-<hash>`, not after an invariant, for none failed
+/// (a fixture of a failure is named after the invariant it broke).
 pub(crate) fn fault_record(
     shrunk: Case,
     checked: InvariantSet,
@@ -640,7 +642,7 @@ pub(crate) fn fault_record(
     fault: Fault,
 ) -> FaultRecord {
     let mut fixture = Fixture::new(shrunk.config, shrunk.messages, checked, see);
-    fixture.name = format!("fault-{}-{}", fault.kind.name(), fixture.name);
+    fixture.name = fault_fixture_name(&fault.kind, &fixture);
     fixture.found = Some(fault.to_string());
     FaultRecord {
         case_index: index,
@@ -649,6 +651,14 @@ pub(crate) fn fault_record(
         saved: Saved::NotAsked,
         count: 1,
     }
+}
+
+/// `fault-<kind>-<hash>`: the kind, and the hash of the fixture's config
+/// and messages (`Fixture::content_name`'s, without its invariant).
+pub(crate) fn fault_fixture_name(kind: &FaultKind, fixture: &Fixture) -> String {
+    let hash = fixture.content_name();
+    let hash = hash.rsplit('-').next().unwrap_or(&hash);
+    format!("fault-{}-{hash}", kind.name())
 }
 
 /// Shrink a failure of `inv` to a minimal history, and keep it as a fixture.

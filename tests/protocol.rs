@@ -176,6 +176,7 @@ fn every_fault_class_is_survived_classified_and_saved() {
         ("oversized", "oversized-line"),
         ("wrong-id", "wrong-id"),
         ("badkind", "unknown-error-kind"),
+        ("library", "library-error"),
     ];
     for (kind, fault) in cases {
         let dir = temp_dir(kind);
@@ -189,14 +190,30 @@ fn every_fault_class_is_survived_classified_and_saved() {
         // The run went on past the fault: all cases ran.
         assert_eq!(report["cases"], 6, "{kind}");
         let f = faults.iter().find(|f| f["kind"] == fault).unwrap();
+        let saved = Path::new(f["saved"].as_str().unwrap());
+        assert!(saved.exists(), "{kind}: the case is saved");
+        // Named for the fault, not after an invariant (none failed).
+        let name = saved.file_name().unwrap().to_str().unwrap();
+        let hash = name
+            .strip_prefix(&format!("fault-{fault}-"))
+            .and_then(|rest| rest.strip_suffix(".json"));
         assert!(
-            Path::new(f["saved"].as_str().unwrap()).exists(),
-            "{kind}: the case is saved"
+            hash.is_some_and(|h| h.len() == 16 && h.bytes().all(|b| b.is_ascii_hexdigit())),
+            "{kind}: {name}"
         );
         if kind == "crash" {
             assert!(
                 f["stderr"].as_str().unwrap().contains("crashing now"),
                 "stderr is captured"
+            );
+        }
+        if kind == "library" {
+            // It says which exception to raise instead, and what was raised.
+            let detail = f["detail"].as_str().unwrap();
+            assert!(detail.contains("raise ctxgate.CannotFit"), "{f}");
+            assert!(
+                detail.ends_with("ValueError: too long (at lib.py:3)"),
+                "{f}"
             );
         }
         if kind == "garbage" {
@@ -210,7 +227,7 @@ fn every_fault_class_is_survived_classified_and_saved() {
             );
         }
         // Restarted after each kill, and nothing is left running.
-        if kind != "badkind" {
+        if kind != "badkind" && kind != "library" {
             assert!(
                 pids.len() > 1,
                 "{kind}: the subject was restarted ({pids:?})"

@@ -161,8 +161,13 @@ pub enum FaultKind {
     OversizedLine,
     /// An answer with another request's id.
     WrongId,
-    /// An error answer of a kind other than `cannot_fit` and `invalid_input`.
+    /// An error answer of a kind other than `cannot_fit`, `invalid_input`
+    /// and `library_error`.
     UnknownErrorKind,
+    /// An error answer of kind `library_error`: what the Python and npm
+    /// packages' `serve` answers when the compactor raised anything but
+    /// their CannotFit or InvalidInput — the library under test threw.
+    LibraryError,
     /// A well-formed line that breaks the protocol otherwise (a history that
     /// does not parse, a missing field, a failed hello).
     Protocol,
@@ -175,7 +180,7 @@ pub enum FaultKind {
 }
 
 impl FaultKind {
-    pub const ALL: [FaultKind; 10] = [
+    pub const ALL: [FaultKind; 11] = [
         FaultKind::Crash,
         FaultKind::ClosedStdout,
         FaultKind::UnsolicitedLine,
@@ -184,6 +189,7 @@ impl FaultKind {
         FaultKind::OversizedLine,
         FaultKind::WrongId,
         FaultKind::UnknownErrorKind,
+        FaultKind::LibraryError,
         FaultKind::Protocol,
         FaultKind::Spawn,
     ];
@@ -202,6 +208,7 @@ impl FaultKind {
             FaultKind::OversizedLine => "oversized-line",
             FaultKind::WrongId => "wrong-id",
             FaultKind::UnknownErrorKind => "unknown-error-kind",
+            FaultKind::LibraryError => "library-error",
             FaultKind::Protocol => "protocol",
             FaultKind::Spawn => "spawn",
             FaultKind::Stopped => "stopped",

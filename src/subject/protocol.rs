@@ -633,7 +633,7 @@ pub fn parse_error(obj: &Map<String, Value>) -> Result<Option<CompactAnswer>, Fa
         // compactor raised anything but their CannotFit or InvalidInput:
         // say which to raise (a library's own "too big" exception is not).
         "library_error" => Err(Fault::new(
-            FaultKind::UnknownErrorKind,
+            FaultKind::LibraryError,
             format!(
                 "error of kind \"library_error\": the compactor raised (only cannot_fit and invalid_input are answers: raise ctxgate.CannotFit or ctxgate.InvalidInput in Python, throw CannotFit or InvalidInput from 'ctxgate' in JavaScript): {message}"
             ),
@@ -690,16 +690,23 @@ pub fn parse_estimate_answer(obj: &Map<String, Value>) -> Result<EstimateReply, 
             format!("estimate answer: {p}, found {found}"),
         )
     };
+    // A count that is not an integer, and what to do about it.
+    let not_count = |p: &str, found: Option<&Value>| {
+        let mut fault = bad(p, found);
+        fault.detail.push_str(found.map_or("", integer_hint));
+        fault
+    };
     let tokens = obj.get("tokens");
     let tokens = (tokens.and_then(Value::as_u64))
-        .ok_or_else(|| bad("`tokens` must be a non-negative integer", tokens))?;
+        .ok_or_else(|| not_count("`tokens` must be a non-negative integer", tokens))?;
     let per_message = match obj.get("perMessage") {
         None | Some(Value::Null) => None,
         Some(Value::Array(a)) => Some(
             a.iter()
                 .map(|t| {
-                    (t.as_u64())
-                        .ok_or_else(|| bad("`perMessage` must hold non-negative integers", Some(t)))
+                    (t.as_u64()).ok_or_else(|| {
+                        not_count("`perMessage` must hold non-negative integers", Some(t))
+                    })
                 })
                 .collect::<Result<Vec<_>, _>>()?,
         ),
@@ -709,6 +716,27 @@ pub fn parse_estimate_answer(obj: &Map<String, Value>) -> Result<EstimateReply, 
         tokens,
         per_message,
     }))
+}
+
+/// What to do with a token count that is a number but not a
+/// non-negative integer (docs/protocol.md §4): a fraction is refused, not
+/// rounded by ctxgate — which way to round is the estimator's to own, and
+/// only up keeps it over the floors it is held to.
+fn integer_hint(v: &Value) -> &'static str {
+    let Value::Number(n) = v else { return "" };
+    // As written (numbers keep their spelling): a bare integer that is not
+    // a u64 is negative or too large, which no rounding mends.
+    let spelled_as_integer = !n.to_string().contains(['.', 'e', 'E']);
+    match n.as_f64() {
+        _ if spelled_as_integer => "",
+        Some(f) if f >= 0.0 && f.fract() != 0.0 => {
+            ": a fractional count is refused; round it up (ceil) — rounded down, an estimate can fall under the floors the estimate invariants hold it to"
+        }
+        Some(f) if f >= 0.0 => {
+            ": write it as an integer, without a fraction or an exponent (12, not 12.0)"
+        }
+        _ => "",
+    }
 }
 
 #[cfg(test)]
@@ -775,7 +803,8 @@ mod tests {
             Ok(Some(CompactAnswer::InvalidInput { .. }))
         ));
         let raised = error("library_error").unwrap_err();
-        assert_eq!(raised.kind, FaultKind::UnknownErrorKind);
+        assert_eq!(raised.kind, FaultKind::LibraryError);
+        assert_eq!(raised.kind.name(), "library-error");
         assert!(
             raised.detail.contains("raise ctxgate.CannotFit"),
             "{}",
@@ -783,6 +812,7 @@ mod tests {
         );
         assert!(raised.detail.ends_with(": too big"), "{}", raised.detail);
         let other = error("internal").unwrap_err();
+        assert_eq!(other.kind, FaultKind::UnknownErrorKind);
         assert!(
             other.detail.starts_with("error of kind \"internal\" (only"),
             "{}",

@@ -145,7 +145,8 @@ impl ProcessSubject {
 
     /// Send one request line and read one answer line. Any fault kills the
     /// process (it is restarted on the next request), but a `protocol` or
-    /// `unknown-error-kind` fault, which leaves it in step.
+    /// `unknown-error-kind` or `library-error` fault, which leaves it in
+    /// step.
     fn exchange(&mut self, req: &Value, id: Option<u64>) -> Result<Value, Fault> {
         let mut line = serde_json::to_vec(req).expect("a request serialises");
         line.push(b'\n');
@@ -159,11 +160,15 @@ impl ProcessSubject {
     }
 
     /// Attach stderr and, unless the process is still in step (a
-    /// `protocol` or `unknown-error-kind` fault with nothing else in
-    /// flight), kill it.
+    /// `protocol`, `unknown-error-kind` or `library-error` fault with
+    /// nothing else in flight), kill it.
     fn fail(&mut self, f: Fault, in_flight: bool) -> Fault {
         let f = self.with_stderr(f);
-        if in_flight || (f.kind != FaultKind::UnknownErrorKind && f.kind != FaultKind::Protocol) {
+        let in_step = matches!(
+            f.kind,
+            FaultKind::UnknownErrorKind | FaultKind::LibraryError | FaultKind::Protocol
+        );
+        if in_flight || !in_step {
             self.kill();
         }
         f
