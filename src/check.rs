@@ -442,7 +442,13 @@ impl Single {
             tally: checked.iter().map(|i| (i, Tally::default())).collect(),
             failures: Vec::new(),
             faults: Vec::new(),
-            coverage: Coverage::default(),
+            coverage: {
+                let mut c = Coverage::default();
+                if opts.config.is_some() {
+                    c.pin_config();
+                }
+                c
+            },
             traffic: None,
             suite: None,
             shard: opts.shard,

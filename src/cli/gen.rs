@@ -101,6 +101,9 @@ pub fn run(args: Args) -> Result<(), CliError> {
     };
     if args.stats {
         let mut coverage = Coverage::default();
+        if opts.config.is_some() {
+            coverage.pin_config();
+        }
         for i in 0..args.cases {
             let case = case_at(i);
             coverage.record_case(&case);
