@@ -295,3 +295,47 @@ export declare class AgentRunError extends Error {
   exitCode?: number | string;
   stderr?: string;
 }
+export interface RoundTripOptions {
+  /** How many generated cases [200]. */
+  cases?: number;
+  /** The generator's seed [0]. */
+  seed?: number | string;
+  /** The cases a subject whose hello says `"contentParts": false` is sent: no content parts, no images. */
+  textOnly?: boolean;
+  /** Also numbers stock JSON libraries re-spell or round (`1.50`, 2^64), as a subject saying `"numbers": "exact"` is sent. JSON.parse reads them as doubles on both sides. */
+  exactNumbers?: boolean;
+  /** The path of a config JSON file (SPEC §2): every case under it. */
+  config?: string;
+  /** The path of a generator settings JSON file (`ctxgate gen --print-gen-config`). */
+  genConfig?: string;
+  /** A ctxgate binary (default: binaryPath()). */
+  binary?: string;
+  env?: Record<string, string | undefined>;
+}
+
+/**
+ * Run `ctxgate gen`'s cases through `serialise(await parse(messages))` and resolve with how many were checked,
+ * each equal by value to what was generated (SPEC §5: numbers by value, object members in any order, a member
+ * left out is not a member set to null). `parse` gets a copy of its own of each case's engine messages;
+ * `serialise` returns engine messages, as an array or as JSON text. Rejects with RoundTripMismatch at the first
+ * difference (its path, both values, the case and the `ctxgate gen` command that prints it), or when parse or
+ * serialise throws.
+ */
+export declare function roundTrip<T>(
+  parse: (messages: Message[]) => T | Promise<T>,
+  serialise: (own: T) => Message[] | string | Uint8Array | Promise<Message[] | string | Uint8Array>,
+  options?: RoundTripOptions,
+): Promise<number>;
+
+/** What roundTrip throws: the message names the case, the path and both values. */
+export declare class RoundTripMismatch extends Error {
+  /** The index of the case in `ctxgate gen`'s output. */
+  caseIndex: number | null;
+  /** Where the values differ: `messages[3].content[0].text` (null when parse or serialise threw). */
+  path: string | null;
+  /** The `ctxgate gen …` command that prints the cases again. */
+  command: string | null;
+}
+
+/** null when `got` equals `expected` as JSON values (SPEC §5), else the first difference: its path under `root` ['messages'] and what it is. */
+export declare function firstDifference(expected: unknown, got: unknown, root?: string): { path: string; problem: string } | null;

@@ -576,6 +576,9 @@ struct Single {
     checked: InvariantSet,
     /// Failures kept of an invariant, distinct by shape (`--save-distinct`).
     distinct: usize,
+    /// The subject is sent content parts without its hello saying
+    /// `contentParts` (`SubjectInfo::undeclared_parts`).
+    parts_undeclared: bool,
 }
 
 /// What a check counts while it runs.
@@ -591,6 +594,9 @@ struct SingleState {
     failing: std::collections::BinaryHeap<FailingCase>,
     first_fault: FirstOf<FaultKind>,
     fault_counts: BTreeMap<FaultKind, u64>,
+    /// Cases the subject faulted on that held content parts it was sent
+    /// without its hello saying `contentParts`.
+    faulted_on_parts: u64,
 }
 
 /// A check's find: a fault kind, or a failed invariant and the class of
@@ -625,7 +631,13 @@ impl Single {
             distinct: opts.distinct.max(1),
             failing_cases: FailingCases::default(),
             faults: Vec::new(),
-            coverage: Coverage::default(),
+            coverage: {
+                let mut c = Coverage::default();
+                if opts.config.is_some() {
+                    c.pin_config();
+                }
+                c
+            },
             traffic: None,
             suite: None,
             shard: opts.shard,
@@ -637,9 +649,14 @@ impl Single {
             failing: std::collections::BinaryHeap::new(),
             first_fault: FirstOf::default(),
             fault_counts: BTreeMap::new(),
+            faulted_on_parts: 0,
         };
-        let distinct = opts.distinct.max(1);
-        Runner::new(Single { checked, distinct }, state, &[info], opts)
+        let single = Single {
+            checked,
+            distinct: opts.distinct.max(1),
+            parts_undeclared: info.content_parts && !info.content_parts_declared,
+        };
+        Runner::new(single, state, &[info], opts)
     }
 
     /// The report, failures and faults in case order, their fixtures saved.
@@ -648,6 +665,7 @@ impl Single {
         let st = done.state;
         let mut report = st.report;
         report.run = done.facts;
+        report.run.faulted_on_parts = st.faulted_on_parts;
         // Shrunk from the first case of a class still held at the end: the
         // same whatever order the workers recorded cases in.
         let held =
@@ -731,6 +749,9 @@ impl Judge for Single {
         let mut finds = Vec::new();
         if let Some(fault) = &result.fault {
             *st.fault_counts.entry(fault.kind.clone()).or_default() += 1;
+            if self.parts_undeclared && crate::subject::holds_content_parts(&case.messages) {
+                st.faulted_on_parts += 1;
+            }
             if st.first_fault.claim(fault.kind.clone(), index) {
                 finds.push(Find::Fault(fault.clone()));
             }
@@ -832,7 +853,9 @@ impl Single {
     }
 }
 
-/// A fault's record: its shrunk case as a fixture named for the fault.
+/// A fault's record: its shrunk case as a fixture named for the fault
+/// alone — `fault-<kind>-<hash>`, not after an invariant, for none failed
+/// (a fixture of a failure is named after the invariant it broke).
 pub(crate) fn fault_record(
     shrunk: Case,
     checked: InvariantSet,
@@ -841,7 +864,7 @@ pub(crate) fn fault_record(
     fault: Fault,
 ) -> FaultRecord {
     let mut fixture = Fixture::new(shrunk.config, shrunk.messages, checked, see);
-    fixture.name = format!("fault-{}-{}", fault.kind.name(), fixture.name);
+    fixture.name = fault_fixture_name(&fault.kind, &fixture);
     fixture.found = Some(fault.to_string());
     FaultRecord {
         case_index: index,
@@ -850,6 +873,14 @@ pub(crate) fn fault_record(
         saved: Saved::NotAsked,
         count: 1,
     }
+}
+
+/// `fault-<kind>-<hash>`: the kind, and the hash of the fixture's config
+/// and messages (`Fixture::content_name`'s, without its invariant).
+pub(crate) fn fault_fixture_name(kind: &FaultKind, fixture: &Fixture) -> String {
+    let hash = fixture.content_name();
+    let hash = hash.rsplit('-').next().unwrap_or(&hash);
+    format!("fault-{}-{hash}", kind.name())
 }
 
 /// Shrink a failure of `inv` to a minimal history, and keep it as a fixture.

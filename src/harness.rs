@@ -10,7 +10,9 @@ use crate::oracle::{
     check_with, Facts, Invariant, InvariantSet, Observation, SessionTurn, TurnOutcome, Verdict,
     Violation,
 };
-use crate::subject::{CompactAnswer, Fault, Reply, Request, Subject};
+use crate::subject::{
+    CompactAnswer, Fault, FaultKind, Reply, Request, Subject, CONTENT_PARTS_HINT,
+};
 
 /// How many iterations the simulated ToolLoop runs at most (the ADR's
 /// ceiling for execution/gate agents).
@@ -117,7 +119,11 @@ pub fn judge_case(
         answer: None,
         estimate: None,
     };
-    if let Err(fault) = observe(subject, config, input, facts.well_formed, set, &mut obs) {
+    if let Err(mut fault) = observe(subject, config, input, facts.well_formed, set, &mut obs) {
+        let its_own = !matches!(fault.kind, FaultKind::Spawn | FaultKind::Stopped);
+        if its_own && subject.info().undeclared_parts(input) {
+            fault.detail = format!("{} — {CONTENT_PARTS_HINT}", fault.detail);
+        }
         result.fault = Some(fault);
         obs.faulted = true;
     }

@@ -136,7 +136,15 @@ fn a_bad_estimate_answer_is_shown_in_the_fault() {
     for (answer, shown) in [
         (
             json!({"tokens": 12.5}),
-            "`tokens` must be a non-negative integer, found 12.5",
+            "`tokens` must be a non-negative integer, found 12.5: a fractional count is refused; round it up (ceil) — rounded down, an estimate can fall under the floors the estimate invariants hold it to",
+        ),
+        (
+            serde_json::from_str(r#"{"tokens": 12.0}"#).unwrap(),
+            "`tokens` must be a non-negative integer, found 12.0: write it as an integer, without a fraction or an exponent (12, not 12.0)",
+        ),
+        (
+            json!({"tokens": 3, "perMessage": [1, 0.25]}),
+            "`perMessage` must hold non-negative integers, found 0.25: a fractional count is refused; round it up (ceil) — rounded down, an estimate can fall under the floors the estimate invariants hold it to",
         ),
         (
             json!({"tokens": "12"}),

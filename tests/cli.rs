@@ -1839,4 +1839,58 @@ fn refusals_left_unjudged_are_counted_and_the_claim_that_judges_them_named() {
     ]);
     let _ = std::fs::remove_dir_all(&dir);
     assert!(!out.stdout.contains("not judged"), "{}", out.stdout);
+/// README's usage block names every option of `estimate` and `gen` (their
+/// own, not the config flags `--config FILE` stands for): a flag added to
+/// the binary and not to the README is a newcomer's lost minute.
+#[test]
+fn readme_usage_names_every_option_of_estimate_and_gen() {
+    let readme = std::fs::read_to_string(manifest_dir().join("README.md")).unwrap();
+    let usage = readme
+        .split("## Usage")
+        .nth(1)
+        .and_then(|rest| rest.split("```sh\n").nth(1))
+        .and_then(|rest| rest.split("\n```").next())
+        .expect("a sh block under ## Usage");
+    for command in ["estimate", "gen"] {
+        // The command's lines: each `ctxgate CMD …` and its indented continuations.
+        let mut lines = String::new();
+        let mut inside = false;
+        for line in usage.lines() {
+            if line.starts_with(&format!("ctxgate {command} ")) {
+                inside = true;
+            } else if !line.starts_with(' ') {
+                inside = false;
+            }
+            if inside {
+                lines.push_str(line);
+                lines.push('\n');
+            }
+        }
+        assert!(
+            !lines.is_empty(),
+            "no `ctxgate {command}` in README's usage"
+        );
+        let help = run(&[command, "-h"]).ok().stdout;
+        let options = help
+            .split("Options:\n")
+            .nth(1)
+            .expect("an Options section")
+            .lines()
+            .take_while(|l| l.is_empty() || l.starts_with(' '));
+        for option in options {
+            let Some(flag) = option.trim_start().strip_prefix("--") else {
+                continue;
+            };
+            let flag = format!("--{}", flag.split([' ', '=']).next().unwrap());
+            if ["--help", "--version", "--max-input-bytes"].contains(&flag.as_str()) {
+                continue;
+            }
+            assert!(
+                lines.contains(&format!("[{flag}"))
+                    || lines.contains(&format!(" {flag}"))
+                    || lines.contains(&format!("|{flag}")),
+                "README's usage of `ctxgate {command}` lacks {flag}:\n{lines}"
+            );
+        }
+    }
 }

@@ -91,3 +91,154 @@ fn check_compares_estimators_against_real_tokens() {
             > 100
     );
 }
+
+/// `gen --text-only` prints what a subject whose hello says
+/// `"contentParts": false` is sent: a text-only subject (which logs its
+/// requests) was sent, under `check`, the very case `gen --text-only`
+/// prints at each index, and none holds a content part — while plain
+/// `gen` holds images at some of those indices. Its requests split as one
+/// line with Python's `str.splitlines()` (it exits otherwise), U+2028
+/// among their texts.
+#[test]
+fn gen_text_only_prints_what_a_text_only_subject_is_sent() {
+    use ctxgate::model::value::same_value;
+    use serde_json::Value;
+    let dir = std::env::temp_dir().join(format!("ctxgate-gen-text-only-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let log = dir.join("sent.jsonl");
+    let subject = format!(
+        "python3 {} {}",
+        shell_words::quote(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/subjects/text_only_log.py"
+        )),
+        shell_words::quote(&log.display().to_string())
+    );
+    let (seed, cases) = ("31", "150");
+    let out = ctxgate()
+        .args([
+            "check",
+            "--subject",
+            &subject,
+            "--seed",
+            seed,
+            "--cases",
+            cases,
+        ])
+        .args(["--jobs", "1"])
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let sent: Vec<Value> = std::fs::read_to_string(&log)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let lines = |extra: &[&str]| -> Vec<Value> {
+        let out = ctxgate()
+            .args(["gen", "--seed", seed, "--cases", cases])
+            .args(extra)
+            .output()
+            .unwrap();
+        assert!(out.status.success());
+        let text = String::from_utf8(out.stdout).unwrap();
+        text.split_terminator('\n')
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect()
+    };
+    let (plain, text_only) = (lines(&[]), lines(&["--text-only"]));
+    let holds_parts = |case: &Value| {
+        case["messages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|m| m["content"].is_array())
+    };
+    let with_images = plain.iter().filter(|c| holds_parts(c)).count();
+    assert!(with_images > 0, "no case with images to drop");
+    let mut redrawn = 0;
+    for (i, (p, t)) in plain.iter().zip(&text_only).enumerate() {
+        assert!(!holds_parts(t), "case {i} holds content parts");
+        if holds_parts(p) {
+            redrawn += 1;
+        } else {
+            assert!(same_value(p, t), "case {i} changed without images to drop");
+        }
+        assert!(
+            sent.iter().any(|s| same_value(s, t)),
+            "case {i} of gen --text-only was never sent to the text-only subject"
+        );
+    }
+    assert_eq!(redrawn, with_images);
+    assert!(
+        sent.iter().any(|s| s.to_string().contains('\u{2028}')),
+        "no request held U+2028: the splitlines check checked nothing"
+    );
+    assert!(
+        stdout.contains("contentParts: false"),
+        "the report says the subject takes text only: {stdout}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// `gen` writes U+0085, U+2028 and U+2029 as escapes: a case line splits
+/// as one line for every reader (Python's `str.splitlines()` splits at
+/// them and at the controls, which are escaped too), and reads back as the
+/// case the library makes.
+#[test]
+fn gen_lines_hold_no_raw_line_separator() {
+    let dir = std::env::temp_dir().join(format!("ctxgate-gen-seps-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let gen_config = dir.join("escapes.json");
+    std::fs::write(
+        &gen_config,
+        r#"{"contentClasses": ["escapes", "multilingual"]}"#,
+    )
+    .unwrap();
+    let out = ctxgate()
+        .args(["gen", "--seed", "5", "--cases", "150", "--gen-config"])
+        .arg(&gen_config)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8(out.stdout).unwrap();
+    let breaks = |c: char| {
+        matches!(
+            c,
+            '\r' | '\u{b}' | '\u{c}' | '\u{1c}'..='\u{1e}' | '\u{85}' | '\u{2028}' | '\u{2029}'
+        )
+    };
+    assert!(
+        !text.contains(breaks),
+        "a raw line separator in gen's output"
+    );
+    assert!(
+        text.contains("\\u2028"),
+        "no U+2028 was drawn: the test checks nothing"
+    );
+    let gen = ctxgate::input::config::read_gen_config(&gen_config, 1 << 20).unwrap();
+    let opts = ctxgate::check::CheckOptions {
+        seed: 5,
+        gen: ctxgate::generate::GenConfig {
+            exotic_numbers_percent: 0,
+            ..gen
+        },
+        ..Default::default()
+    };
+    for (i, line) in text.split_terminator('\n').enumerate() {
+        let value: serde_json::Value = serde_json::from_str(line).unwrap();
+        let case = ctxgate::run::case_at(&opts, i as u64);
+        assert_eq!(value, case.to_json(), "case {i}");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -524,3 +524,72 @@ fn json_nesting_stays_within_max_json_depth() {
         assert_eq!(deepest, max, "nothing reached max_json_depth {max}");
     }
 }
+
+/// Under `--config` every case has one config: the bins of the knobs it
+/// decides that no case reached are pinned by it, not "never reached" —
+/// in the table, the footer and the JSON (which merges and reads back) —
+/// while the generator's own gaps are still called so.
+#[test]
+fn knobs_a_config_pins_are_said_pinned_not_never_reached() {
+    use ctxgate::generate::{case_for_config, Coverage};
+    let config = ctxgate::Config {
+        context_window: 50_000,
+        threshold: 0.5,
+        keep_recent: 3,
+        ..ctxgate::Config::default()
+    };
+    let gen = GenConfig {
+        content_classes: vec![ContentClass::Prose],
+        ..GenConfig::default()
+    };
+    let mut pinned = Coverage::new();
+    pinned.pin_config();
+    let mut plain = Coverage::new();
+    for i in 0..200 {
+        let case = case_for_config(9, i, &gen, &config);
+        pinned.record_case(&case);
+        plain.record_case(&case);
+    }
+    let config_bins = [
+        "keepRecent: 1",
+        "bytesPerToken: 1",
+        "wire format: openai",
+        "threshold: 0.7",
+    ];
+    for bin in config_bins {
+        assert!(
+            plain.missing().iter().any(|m| m == bin),
+            "{bin}: {:?}",
+            plain.missing()
+        );
+        assert!(!pinned.missing().iter().any(|m| m == bin), "{bin}");
+    }
+    // The generator's own gaps are gaps still.
+    assert!(pinned.missing().iter().any(|m| m == "content class: emoji"));
+    let text = pinned.to_string();
+    assert!(text.contains("← pinned by --config"), "{text}");
+    let keep_recent = text.lines().find(|l| l.starts_with("keepRecent")).unwrap();
+    assert!(
+        keep_recent.ends_with("← pinned by --config"),
+        "{keep_recent}"
+    );
+    assert!(
+        text.contains("pinned by --config (every case has its one value): wire format, bytesPerToken, keepRecent, threshold, transportMaxBodyBytes, contextWindow, effective window set by, summaryMaxBytes, envelope bytes"),
+        "{text}"
+    );
+    let footer = text
+        .lines()
+        .find(|l| l.starts_with("never reached:"))
+        .unwrap();
+    assert!(
+        !footer.contains("keepRecent") && !footer.contains("threshold"),
+        "{footer}"
+    );
+    // Read back from a report, and merged, it is still pinned.
+    let back = Coverage::from_json(&pinned.to_json()).unwrap();
+    assert_eq!(back, pinned);
+    let mut merged = Coverage::new();
+    merged.merge(&back);
+    assert_eq!(merged.missing(), pinned.missing());
+    assert!(plain.to_json().get("pinnedByConfig").is_none());
+}

@@ -176,6 +176,7 @@ fn every_fault_class_is_survived_classified_and_saved() {
         ("oversized", "oversized-line"),
         ("wrong-id", "wrong-id"),
         ("badkind", "unknown-error-kind"),
+        ("library", "library-error"),
     ];
     for (kind, fault) in cases {
         let dir = temp_dir(kind);
@@ -189,14 +190,30 @@ fn every_fault_class_is_survived_classified_and_saved() {
         // The run went on past the fault: all cases ran.
         assert_eq!(report["cases"], 6, "{kind}");
         let f = faults.iter().find(|f| f["kind"] == fault).unwrap();
+        let saved = Path::new(f["saved"].as_str().unwrap());
+        assert!(saved.exists(), "{kind}: the case is saved");
+        // Named for the fault, not after an invariant (none failed).
+        let name = saved.file_name().unwrap().to_str().unwrap();
+        let hash = name
+            .strip_prefix(&format!("fault-{fault}-"))
+            .and_then(|rest| rest.strip_suffix(".json"));
         assert!(
-            Path::new(f["saved"].as_str().unwrap()).exists(),
-            "{kind}: the case is saved"
+            hash.is_some_and(|h| h.len() == 16 && h.bytes().all(|b| b.is_ascii_hexdigit())),
+            "{kind}: {name}"
         );
         if kind == "crash" {
             assert!(
                 f["stderr"].as_str().unwrap().contains("crashing now"),
                 "stderr is captured"
+            );
+        }
+        if kind == "library" {
+            // It says which exception to raise instead, and what was raised.
+            let detail = f["detail"].as_str().unwrap();
+            assert!(detail.contains("raise ctxgate.CannotFit"), "{f}");
+            assert!(
+                detail.ends_with("ValueError: too long (at lib.py:3)"),
+                "{f}"
             );
         }
         if kind == "garbage" {
@@ -210,7 +227,7 @@ fn every_fault_class_is_survived_classified_and_saved() {
             );
         }
         // Restarted after each kill, and nothing is left running.
-        if kind != "badkind" {
+        if kind != "badkind" && kind != "library" {
             assert!(
                 pids.len() > 1,
                 "{kind}: the subject was restarted ({pids:?})"
@@ -524,4 +541,116 @@ fn a_subject_that_never_serves_is_told_what_it_lacks() {
         err.contains("before it wrote a line: does the program run the protocol loop"),
         "{err}"
     );
+}
+
+/// Requests reach a subject with U+0085, U+2028 and U+2029 written as
+/// escapes (`protocol::push_line_safe`), which changes the bytes of the
+/// pipe and nothing ctxgate judges: bodies are measured on the history,
+/// not on the request line. The reference served over the protocol, on
+/// cases rich in those characters, gets the verdicts, the counts and the
+/// coverage it gets in process, where no pipe is written.
+#[test]
+fn escaped_line_separators_change_no_verdict() {
+    let dir = temp_dir("separators");
+    let gen_config = dir.join("escapes.json");
+    std::fs::write(
+        &gen_config,
+        r#"{"contentClasses": ["escapes", "multilingual", "prose"]}"#,
+    )
+    .unwrap();
+    let gen_config = gen_config.display().to_string();
+    let args = [
+        "--cases",
+        "200",
+        "--seed",
+        "13",
+        "--gen-config",
+        &gen_config,
+    ];
+    let (out, served) = check(&serve_cmd(""), &args, &dir);
+    assert_eq!(out.code, 0, "{}", out.stdout);
+    let report = dir.join("in-process.json");
+    let out = run(Command::new(ctxgate())
+        .args(["check", "--report", "json", "--out"])
+        .arg(&report)
+        .args(args));
+    assert_eq!(out.code, 0, "{}", out.stdout);
+    let in_process: Value =
+        serde_json::from_str(&std::fs::read_to_string(&report).unwrap()).unwrap();
+    for key in ["invariants", "coverage", "cases", "ok"] {
+        assert_eq!(served[key], in_process[key], "{key}");
+    }
+    // The cases held the characters escaped (else this checks nothing).
+    let cases = run(Command::new(ctxgate()).args([
+        "gen",
+        "--cases",
+        "200",
+        "--seed",
+        "13",
+        "--gen-config",
+        &gen_config,
+    ]));
+    assert!(cases.stdout.contains("\\u2028"), "no U+2028 was drawn");
+}
+
+/// A compactor written before images (it calls `content.encode()`) whose
+/// hello says nothing of `contentParts` crashes on the cases that hold
+/// content parts: each such fault, and the run's summary, name the hello
+/// field that opts out and where the protocol says it. Said `false`, it is
+/// sent no parts and passes; said `true`, it chose, and no hint is given.
+#[test]
+fn a_fault_on_content_parts_names_the_field_that_opts_out() {
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/subjects/text_content.py");
+    let subject = |says: &str| {
+        format!(
+            "python3 {} {says}",
+            shell_words::quote(&script.display().to_string())
+        )
+    };
+    let dir = temp_dir("text-content");
+    let report = dir.join("report.json");
+    let args = ["--cases", "150", "--seed", "4", "--shrink-runs", "50"];
+    let out = run(Command::new(ctxgate())
+        .args(["check", "--subject", &subject(""), "--also-report"])
+        .arg(format!("json={}", report.display()))
+        .args(args));
+    assert_eq!(out.code, 1, "{}", out.stdout);
+    let json: Value = serde_json::from_str(&std::fs::read_to_string(&report).unwrap()).unwrap();
+    let faults = json["faults"].as_array().unwrap();
+    assert!(!faults.is_empty(), "{json}");
+    let faulted: u64 = faults.iter().map(|f| f["count"].as_u64().unwrap()).sum();
+    assert_eq!(
+        json["faultedCasesWithContentParts"], faulted,
+        "every fault was on a case with parts"
+    );
+    for f in faults {
+        let detail = f["detail"].as_str().unwrap();
+        assert!(
+            detail.contains("\"contentParts\": false")
+                && detail.contains("docs/protocol.md, §5 \"Content parts and images\""),
+            "{detail}"
+        );
+        assert!(f["stderr"]
+            .as_str()
+            .unwrap()
+            .contains("'list' object has no attribute 'encode'"));
+    }
+    out.stdout_has(&format!(
+        "content parts: {faulted} of the {faulted} case(s) the subject faulted on held content parts (images), and its hello does not say `contentParts`"
+    ));
+    // Said false: no parts are sent, and nothing faults.
+    let (out, json) = check(&subject("false"), &args, &dir);
+    assert_eq!(out.code, 0, "{json}");
+    assert!(json["imageCasesNotSent"].as_u64().unwrap() > 0);
+    // Said true: its choice; it faults, and no hint is given.
+    let (out, json) = check(&subject("true"), &args, &dir);
+    assert_eq!(out.code, 1, "{json}");
+    assert!(json.get("faultedCasesWithContentParts").is_none(), "{json}");
+    for f in json["faults"].as_array().unwrap() {
+        assert!(
+            !f["detail"].as_str().unwrap().contains("contentParts"),
+            "{f}"
+        );
+    }
+    assert!(!out.stdout.contains("content parts:"));
 }

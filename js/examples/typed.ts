@@ -1,5 +1,5 @@
 // The package's types at work (js/ci.sh type-checks this file with tsc --strict).
-import { serve, bodyBytes, toolCallsFloor, check, CannotFit, CheckFailed, checkAgent, replayAgent, AgentCheckFailed, AgentRunError } from 'ctxgate';
+import { serve, bodyBytes, toolCallsFloor, check, roundTrip, CannotFit, CheckFailed, RoundTripMismatch, checkAgent, replayAgent, AgentCheckFailed, AgentRunError } from 'ctxgate';
 import type { AgentCase, AgentReport, Config, Message, RunCase } from 'ctxgate';
 
 /** Drop the oldest non-system messages until the body fits; give up when only the system ones are left. */
@@ -41,6 +41,22 @@ export async function anAgentInATest(runAgent: (baseUrl: string, apiKey: string,
       console.log(e.report.failedInvariants, e.fixtures);
       await replayAgent(runCase, e.fixtures, { expectFailures: true });
     } else if (e instanceof AgentRunError) console.log(e.exitCode, e.stderr);
+    throw e;
+  }
+}
+
+/** A library's own message type, and the adapter's conversion both ways. */
+interface Turn { speaker: string; text: string | null; rest: Omit<Message, 'role' | 'content'> }
+const toTurns = (messages: Message[]): Turn[] =>
+  messages.map(({ role, content, ...rest }) => ({ speaker: role, text: typeof content === 'string' ? content : null, rest }));
+const fromTurns = (turns: Turn[]): Message[] =>
+  turns.map((t) => ({ role: t.speaker as Message['role'], content: t.text, ...t.rest }));
+
+export async function roundTripInATest(): Promise<number> {
+  try {
+    return await roundTrip(toTurns, fromTurns, { cases: 200, textOnly: true });
+  } catch (e) {
+    if (e instanceof RoundTripMismatch) console.log(e.caseIndex, e.path, e.command);
     throw e;
   }
 }

@@ -47,7 +47,7 @@ const handlers = new Map();
 function onExit() {
   for (const [child, scratch] of guarded) {
     kill(child, 'SIGTERM');
-    fs.rmSync(scratch, { recursive: true, force: true });
+    if (scratch) fs.rmSync(scratch, { recursive: true, force: true });
   }
 }
 
@@ -56,7 +56,7 @@ function onSignal(signal) {
   const children = [...guarded.keys()];
   for (const [child, scratch] of guarded) {
     kill(child, signal);
-    fs.rmSync(scratch, { recursive: true, force: true });
+    if (scratch) fs.rmSync(scratch, { recursive: true, force: true });
   }
   if (!alone) return; // someone else handles it: their choice whether the process ends
   const gone = children.map((c) => (c.exitCode !== null || c.signalCode !== null ? null : new Promise((r) => c.once('exit', r))));
@@ -84,8 +84,9 @@ function uninstall() {
 }
 
 /**
- * Stop `child` and remove `scratch` when this process is asked to end
- * (FORWARDED signals) or exits, until the returned function is called.
+ * Stop `child` and remove `scratch` (a folder, if given) when this process
+ * is asked to end (FORWARDED signals) or exits, until the returned function
+ * is called.
  */
 export function guardChild(child, scratch) {
   if (guarded.size === 0) install();

@@ -34,7 +34,12 @@ def test_hello_says_what_the_subject_claims():
                      "format": "engine", "contentParts": False, "invariants": ["tool-pairing"],
                      "wireFormats": ["openai"]}
     [hello] = talk([{"op": "hello", "protocol": 1}], compact=lambda c, m: m, estimate=lambda c, m: {"tokens": 0})
-    assert hello["ops"] == ["compact", "estimate"] and hello["contentParts"] is True
+    assert hello["ops"] == ["compact", "estimate"]
+    # Not given, not said: ctxgate sends content parts, and if the subject
+    # faults on them, names the field that opts out (`contentParts`).
+    assert "contentParts" not in hello
+    [hello] = talk([{"op": "hello", "protocol": 1}], compact=lambda c, m: m, content_parts=True)
+    assert hello["contentParts"] is True
     assert "invariants" not in hello and "wireFormats" not in hello
 
 

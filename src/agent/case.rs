@@ -347,6 +347,10 @@ fn run_agent(
         }
         std::thread::sleep(Duration::from_millis(10));
     }
+    // Past its deadline or its request budget, an agent is asked to end
+    // (SIGTERM to its group: its exit hooks, a tracer around it, write
+    // what they hold) and killed a second later with what is left of it.
+    reaper::terminate(&mut child, Duration::from_secs(1));
     reaper::unregister(pid);
     let marker_var = format!("{MARKER_VAR}={marker}");
     reaper::kill_descendants(pid, &marker_var, Duration::from_secs(5));

@@ -295,6 +295,8 @@ pub fn run_check(args: Args) -> Result<(), CliError> {
     };
     let (extra, more) = live.map_or((String::new(), None), |l| super::transport::finish(&l));
     let write_error = reports.write(args.reports.report, &outcome, &extra);
+    // The report is out; the subjects get their exit grace side by side.
+    ctxgate::subject::end_all(subjects);
     super::output::exit(&outcome, write_error, more, "")
 }
 
@@ -383,6 +385,7 @@ fn run_gate(
         &mut progress,
     );
     drop(progress);
+    ctxgate::subject::end_all(subjects.into_iter().chain(baselines));
     Ok(Outcome::Gate {
         report,
         hints: Hints {

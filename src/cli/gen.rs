@@ -1,6 +1,8 @@
 //! `ctxgate gen`: print generated cases, one `{"config", "messages"}` JSON
 //! object a line (engine format), so people and other tools can see what
-//! is explored; `--stats` prints the coverage of those cases instead.
+//! is explored — and round-trip them through their own message types (the
+//! Python and npm packages' round-trip helpers read these lines); `--stats`
+//! prints the coverage of those cases instead.
 
 use std::io::Write;
 use std::path::PathBuf;
@@ -11,9 +13,17 @@ use super::common::{max_input_bytes, write_stdout, CliError};
 use ctxgate::check::CheckOptions;
 use ctxgate::generate::{Coverage, GenConfig};
 use ctxgate::input::config::{read_gen_config, read_valid_config};
-use ctxgate::run::case_at;
+use ctxgate::run::{case_at, text_only as text_only_case};
+use ctxgate::subject::protocol::push_line_safe;
 
 #[derive(Debug, ClapArgs)]
+#[command(after_help = "\
+Output: one case a line, a JSON object {\"config\", \"messages\"} (engine
+format), each line ended by \\n alone. Inside strings, U+0085, U+2028 and
+U+2029 are written as the escapes \\u0085, \\u2028 and \\u2029 (the same
+JSON value), as every control character is, so that each line stays one line
+for any reader, Python's str.splitlines() included. A subject's requests are
+written the same way.")]
 pub struct Args {
     /// The generator's seed
     #[arg(long, value_name = "S", default_value_t = 0)]
@@ -48,6 +58,12 @@ pub struct Args {
     /// Print the default GenConfig as JSON and exit
     #[arg(long)]
     pub print_gen_config: bool,
+
+    /// Print the cases as a subject whose hello says `"contentParts":
+    /// false` is sent them: a case with images is drawn again without
+    /// them (the same index, as `check` does), so no content parts are left
+    #[arg(long)]
+    pub text_only: bool,
 }
 
 pub fn run(args: Args) -> Result<(), CliError> {
@@ -74,9 +90,20 @@ pub fn run(args: Args) -> Result<(), CliError> {
         config: fixed,
         ..CheckOptions::default()
     };
-    let case_at = |i: u64| case_at(&opts, i);
+    let text_only = args.text_only;
+    let case_at = |i: u64| {
+        let case = case_at(&opts, i);
+        match text_only {
+            // Generated cases only here: a redrawn case always comes back.
+            true => text_only_case(&opts, &opts.gen, i, case).expect("a generated case"),
+            false => case,
+        }
+    };
     if args.stats {
         let mut coverage = Coverage::default();
+        if opts.config.is_some() {
+            coverage.pin_config();
+        }
         for i in 0..args.cases {
             let case = case_at(i);
             coverage.record_case(&case);
@@ -90,10 +117,16 @@ pub fn run(args: Args) -> Result<(), CliError> {
         out!("{coverage}");
         return Ok(());
     }
+    let mut line = Vec::new();
+    let mut safe = Vec::new();
     write_stdout(|out| {
         for i in 0..args.cases {
-            serde_json::to_writer(&mut *out, &case_at(i).to_json())?;
-            out.write_all(b"\n")?;
+            line.clear();
+            safe.clear();
+            serde_json::to_writer(&mut line, &case_at(i).to_json())?;
+            push_line_safe(&mut safe, &line);
+            safe.push(b'\n');
+            out.write_all(&safe)?;
         }
         Ok(())
     })

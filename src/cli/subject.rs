@@ -19,6 +19,12 @@ pub struct SubjectArgs {
     #[arg(long, value_name = "SECS", default_value_t = 10.0)]
     pub timeout: f64,
 
+    /// Seconds a subject has to exit by itself once its stdin closes at
+    /// the end of the run (its exit hooks, a coverage tool around it), before
+    /// its process group is sent SIGTERM, and SIGKILL 1 s after that
+    #[arg(long, value_name = "SECS", default_value_t = 2.0)]
+    pub exit_grace: f64,
+
     /// The longest answer line accepted from a subject, in bytes
     #[arg(long, value_name = "BYTES", default_value_t = 64 << 20)]
     pub max_line_bytes: usize,
@@ -104,6 +110,7 @@ impl SubjectArgs {
     fn options(&self) -> Result<ProcessOptions, CliError> {
         Ok(ProcessOptions {
             timeout: super::common::seconds("--timeout", self.timeout)?,
+            exit_grace: exit_grace(self.exit_grace)?,
             max_line_bytes: self.max_line_bytes,
             trace: self.trace,
             ..ProcessOptions::default()
@@ -136,4 +143,14 @@ fn serve_argv() -> Result<Vec<String>, String> {
     let exe = std::env::current_exe()
         .map_err(|e| format!("cannot find ctxgate's own binary to trace the reference: {e}"))?;
     Ok(vec![exe.display().to_string(), "serve".to_owned()])
+}
+
+/// `--exit-grace`: 0 (SIGTERM as soon as stdin is closed) up to a minute.
+fn exit_grace(secs: f64) -> Result<std::time::Duration, CliError> {
+    match (0.0..=60.0).contains(&secs) {
+        true => Ok(std::time::Duration::from_secs_f64(secs)),
+        false => Err(CliError::bad_input(format!(
+            "--exit-grace must be a number of seconds from 0 to 60, found {secs:?}"
+        ))),
+    }
 }

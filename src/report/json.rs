@@ -240,6 +240,13 @@ pub(crate) struct FactsJson {
     cases_aimed_at_own_point: u64,
     #[serde(default)]
     cases_on_own_point: u64,
+    /// Written when not 0 (and absent from the reports before it).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    faulted_cases_with_content_parts: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 impl FactsJson {
@@ -251,6 +258,7 @@ impl FactsJson {
             cases_re_aimed_to_wire_formats: run.formats_re_aimed,
             cases_aimed_at_own_point: run.own_aimed,
             cases_on_own_point: run.own_on_point,
+            faulted_cases_with_content_parts: run.faulted_on_parts,
         }
     }
 
@@ -263,6 +271,7 @@ impl FactsJson {
             own_aimed: self.cases_aimed_at_own_point,
             own_on_point: self.cases_on_own_point,
             wire_formats: crate::model::WireFormats::from_names(&self.wire_formats),
+            faulted_on_parts: self.faulted_cases_with_content_parts,
         }
     }
 }

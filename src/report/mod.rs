@@ -232,6 +232,9 @@ pub(crate) fn human_with_suite(r: &CheckReport, hint: &ReplayHint, suite: &[Stri
         let head = format!("FAULT {kind} ({n} case(s), first at case {first})");
         write_fault(&mut out, &head, f, Some(hint));
     }
+    if let Some(line) = faulted_on_parts(r) {
+        let _ = writeln!(out, "\n{line}");
+    }
     // The coverage table is long (a row per shape); what failed comes
     // first, so that a reader sees it without scrolling past the table.
     // One case covers what it is: its coverage table would be all gaps.
@@ -538,7 +541,24 @@ pub(crate) fn markdown_with_suite(r: &CheckReport, hint: &ReplayHint, suite: &[S
             f.case_index,
         );
     }
+    if let Some(line) = faulted_on_parts(r) {
+        let _ = writeln!(out, "\n⚠️ {}", md(&line));
+    }
     out
+}
+
+/// The run's word on the cases a subject faulted on that held content
+/// parts it was sent without its hello saying `contentParts`: how many of
+/// all it faulted on, and the hello field that opts out.
+pub(crate) fn faulted_on_parts(r: &CheckReport) -> Option<String> {
+    let n = r.run.faulted_on_parts;
+    if n == 0 {
+        return None;
+    }
+    let faulted: u64 = r.faults.iter().map(|f| f.count).sum();
+    Some(format!(
+        "content parts: {n} of the {faulted} case(s) the subject faulted on held content parts (images), and its hello does not say `contentParts`, so it was sent them (the default). A compactor that takes text content only says \"contentParts\": false in its hello and is sent none (docs/protocol.md, §5 \"Content parts and images\")."
+    ))
 }
 
 /// A check's table: each invariant's pass, fail and n/a counts, marked

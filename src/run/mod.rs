@@ -166,6 +166,33 @@ pub fn case_at(opts: &CheckOptions, index: u64) -> Case {
     }
 }
 
+/// Whether a case's history holds content parts (SPEC §1.4: images, and
+/// the text parts beside them).
+pub fn holds_parts(case: &Case) -> bool {
+    case.messages.iter().any(|m| !m.content.parts().is_empty())
+}
+
+/// Case `index` as a subject that takes text only (its hello's
+/// `"contentParts": false`, SPEC §6) is sent it: `case` (case `index` of
+/// `opts`, drawn with `gen`) when it holds no content parts; a generated
+/// one that does, drawn again with `gen` without images (the same index:
+/// the same history, its screenshots left out); one from a corpus, none
+/// (it is not sent). What `check` sends such a subject, and what `ctxgate
+/// gen --text-only` prints.
+pub fn text_only(opts: &CheckOptions, gen: &GenConfig, index: u64, case: Case) -> Option<Case> {
+    if !holds_parts(&case) {
+        return Some(case);
+    }
+    if opts.source.is_some() {
+        return None;
+    }
+    let opts = CheckOptions {
+        gen: gen.without_images(),
+        ..opts.clone()
+    };
+    Some(case_at(&opts, index))
+}
+
 /// Which of a seed's cases a run takes: all of `0..cases`, or shard `k`
 /// of `n` (1-based): the indices `i` with `i % n == k - 1`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -513,18 +540,11 @@ impl<J: Judge> Runner<J> {
     /// each counted in the report, never silently.
     fn case(&self, index: u64) -> Option<Case> {
         let case = self.case_in_formats(index);
-        if self.content_parts || !case.messages.iter().any(|m| !m.content.parts().is_empty()) {
+        if self.content_parts || !holds_parts(&case) {
             return Some(case);
         }
         self.images_not_sent.fetch_add(1, Ordering::Relaxed);
-        if self.opts.source.is_some() {
-            return None;
-        }
-        let opts = CheckOptions {
-            gen: self.gen_in_formats().without_images(),
-            ..self.opts.clone()
-        };
-        Some(case_at(&opts, index))
+        text_only(&self.opts, &self.gen_in_formats(), index, case)
     }
 
     /// The generator's settings, with only the formats every side measures.
@@ -655,6 +675,7 @@ impl<J: Judge> Runner<J> {
                 own_aimed: self.own_aimed.into_inner(),
                 own_on_point: self.own_on_point.into_inner(),
                 wire_formats: self.formats.map_or(WireFormats::ALL, |f| f.kept),
+                faulted_on_parts: 0,
             },
             state: self.state.into_inner().unwrap_or_else(|e| e.into_inner()),
             judge: self.judge,
@@ -696,6 +717,10 @@ pub struct RunFacts {
     /// The wire formats the cases were measured in: those of
     /// `--wire-format` (default all three) the subject measures.
     pub wire_formats: WireFormats,
+    /// Cases the subject faulted on that held content parts (images) it
+    /// was sent without its hello saying `contentParts` (a check's count;
+    /// the report names the field that opts out).
+    pub faulted_on_parts: u64,
 }
 
 impl RunFacts {
@@ -716,6 +741,11 @@ impl RunFacts {
             &mut self.own_on_point,
             other.own_on_point,
             "casesOnOwnPoint",
+        )?;
+        add_count(
+            &mut self.faulted_on_parts,
+            other.faulted_on_parts,
+            "faultedCasesWithContentParts",
         )?;
         self.elapsed = self.elapsed.max(other.elapsed);
         self.stopped_by_time |= other.stopped_by_time;

@@ -19,7 +19,7 @@ mod written;
 pub use answer::{CompactAnswer, EstimateAnswer, EstimateReply};
 pub use in_process::{answer, estimator_fn, CompactFn, EstimateFn, InProcess};
 pub use lanes::Lane;
-pub use process::{ProcessOptions, ProcessSubject};
+pub use process::{ProcessOptions, ProcessSubject, DEFAULT_EXIT_GRACE};
 pub use serve::serve;
 
 use std::fmt;
@@ -49,6 +49,11 @@ pub struct SubjectInfo {
     /// text content only: it is sent no parts, and the report says how
     /// many image cases it was not sent.
     pub content_parts: bool,
+    /// Its hello says `contentParts`, `true` or `false`: it chose. One that
+    /// does not is sent content parts (the default), and a fault of its on
+    /// a history that holds them says which hello field opts out
+    /// ([`SubjectInfo::undeclared_parts`], [`CONTENT_PARTS_HINT`]).
+    pub content_parts_declared: bool,
     /// Where it compacts, as a fraction of the trigger: hello `compactAt`,
     /// in (0, 1], default 1. A compactor that keeps a deliberate safety
     /// margin declares it (0.9: it compacts once its estimate is over 90%
@@ -72,9 +77,18 @@ impl SubjectInfo {
             invariants: None,
             exact_numbers: false,
             content_parts: true,
+            content_parts_declared: false,
             compact_at: 1.0,
             wire_formats: WireFormats::ALL,
         }
+    }
+
+    /// Whether `input` holds content parts this subject was sent without
+    /// having said it takes them: its hello does not say `contentParts`.
+    /// A fault on such a history may well be a compactor written for text
+    /// content alone, and says so ([`CONTENT_PARTS_HINT`]).
+    pub fn undeclared_parts(&self, input: &[Message]) -> bool {
+        self.content_parts && !self.content_parts_declared && holds_content_parts(input)
     }
 
     /// The invariants the harness checks: the claimed set (default: all),
@@ -119,6 +133,33 @@ impl SubjectInfo {
     }
 }
 
+/// End every subject of `subjects` at once, each on a thread of its own:
+/// a process subject's end waits for it to exit (its exit grace, then
+/// SIGTERM, then SIGKILL: `ProcessOptions::exit_grace`), and the subjects
+/// of `--jobs N` wait side by side, not one after another.
+pub fn end_all<S: Send>(subjects: impl IntoIterator<Item = S>) {
+    std::thread::scope(|scope| {
+        for subject in subjects {
+            scope.spawn(move || drop(subject));
+        }
+    });
+}
+
+/// Whether some message of `input` has its content as an array of parts
+/// (SPEC §1.4) — an empty one too, which shrinking leaves of an image's
+/// and which a compactor that takes content for a string fails on alike.
+pub fn holds_content_parts(input: &[Message]) -> bool {
+    input
+        .iter()
+        .any(|m| matches!(m.content, crate::model::Content::Parts(_)))
+}
+
+/// What a subject's fault on a history holding content parts adds to its
+/// detail when the subject's hello does not say `contentParts`
+/// ([`SubjectInfo::undeclared_parts`]): the field that opts out, and where
+/// the protocol says it.
+pub const CONTENT_PARTS_HINT: &str = "the case holds content parts (images), which a subject is sent unless its hello says otherwise, and this one's does not say `contentParts`: a compactor that takes text content only says \"contentParts\": false in its hello and is sent none (docs/protocol.md, §5 \"Content parts and images\")";
+
 /// How a subject failed to answer: a fault of the subject, never an answer.
 /// In JSON, its [`name`](FaultKind::name).
 #[derive(
@@ -140,8 +181,13 @@ pub enum FaultKind {
     OversizedLine,
     /// An answer with another request's id.
     WrongId,
-    /// An error answer of a kind other than `cannot_fit` and `invalid_input`.
+    /// An error answer of a kind other than `cannot_fit`, `invalid_input`
+    /// and `library_error`.
     UnknownErrorKind,
+    /// An error answer of kind `library_error`: what the Python and npm
+    /// packages' `serve` answers when the compactor raised anything but
+    /// their CannotFit or InvalidInput — the library under test threw.
+    LibraryError,
     /// A well-formed line that breaks the protocol otherwise (a history that
     /// does not parse, a missing field, a failed hello).
     Protocol,
@@ -154,7 +200,7 @@ pub enum FaultKind {
 }
 
 impl FaultKind {
-    pub const ALL: [FaultKind; 10] = [
+    pub const ALL: [FaultKind; 11] = [
         FaultKind::Crash,
         FaultKind::ClosedStdout,
         FaultKind::UnsolicitedLine,
@@ -163,6 +209,7 @@ impl FaultKind {
         FaultKind::OversizedLine,
         FaultKind::WrongId,
         FaultKind::UnknownErrorKind,
+        FaultKind::LibraryError,
         FaultKind::Protocol,
         FaultKind::Spawn,
     ];
@@ -181,6 +228,7 @@ impl FaultKind {
             FaultKind::OversizedLine => "oversized-line",
             FaultKind::WrongId => "wrong-id",
             FaultKind::UnknownErrorKind => "unknown-error-kind",
+            FaultKind::LibraryError => "library-error",
             FaultKind::Protocol => "protocol",
             FaultKind::Spawn => "spawn",
             FaultKind::Stopped => "stopped",

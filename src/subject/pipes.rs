@@ -109,18 +109,23 @@ impl Pipes {
     /// while the next answer is awaited (the lines of a batch go out in one
     /// write, and wake the subject once). Once the subject has closed its
     /// stdin, requests are dropped: the closed stdout or the timeout that
-    /// follows says what happened.
-    pub fn queue(&mut self, parts: &[&[u8]]) {
+    /// follows says what happened. U+0085, U+2028 and U+2029 go out as
+    /// JSON escapes (`protocol::push_line_safe`): a subject that splits
+    /// its input with Python's `splitlines()` still reads one line a
+    /// request. Returns the bytes queued.
+    pub fn queue(&mut self, parts: &[&[u8]]) -> usize {
         if self.stdin.is_none() {
-            return;
+            return 0;
         }
         if self.sent == self.pending.len() {
             self.pending.clear();
             self.sent = 0;
         }
+        let before = self.pending.len();
         for part in parts {
-            self.pending.extend_from_slice(part);
+            super::protocol::push_line_safe(&mut self.pending, part);
         }
+        self.pending.len() - before
     }
 
     /// A handle to wait for stdout with, apart from these pipes.

@@ -57,8 +57,8 @@ pub fn hello_answer(info: &SubjectInfo) -> Value {
     if info.exact_numbers {
         v["numbers"] = json!("exact");
     }
-    if !info.content_parts {
-        v["contentParts"] = json!(false);
+    if !info.content_parts || info.content_parts_declared {
+        v["contentParts"] = json!(info.content_parts);
     }
     if info.compact_at != 1.0 {
         v["compactAt"] = json!(info.compact_at);
@@ -127,6 +127,7 @@ pub fn parse_hello(v: &Value) -> Result<SubjectInfo, Fault> {
             .join(",");
         info.invariants = Some(InvariantSet::parse_list(&names).map_err(bad)?);
     }
+    info.content_parts_declared = obj.contains_key("contentParts");
     info.content_parts = match obj.get("contentParts") {
         None => true,
         Some(Value::Bool(b)) => *b,
@@ -242,6 +243,35 @@ pub fn write_request_rest(
         }
     }
     out.extend_from_slice(b"}\n");
+}
+
+/// Append the JSON text `json` to `out` with the three characters that
+/// some line readers take for line ends written as escapes: U+0085 (NEL),
+/// U+2028 and U+2029, as `\u0085`, `\u2028` and `\u2029`. Python's
+/// `str.splitlines()` splits at each, so a subject (or a script reading
+/// `ctxgate gen`) that splits its input that way would see a line cut in
+/// two. In JSON text a non-ASCII character is only ever inside a string,
+/// where its escape is the same value: the JSON read back is unchanged.
+/// (The other characters `splitlines()` splits at, U+000B, U+000C and
+/// U+001C–U+001E, are controls: every JSON writer escapes them already.)
+///
+/// Only the pipe's bytes change: the body whose size ctxgate judges is
+/// measured on the history (`body`), never on the request line.
+pub fn push_line_safe(out: &mut Vec<u8>, json: &[u8]) {
+    let mut start = 0;
+    // Lead bytes, never continuation bytes: no match starts inside another.
+    for at in memchr::memchr2_iter(0xC2, 0xE2, json) {
+        let (len, escape): (usize, &[u8]) = match &json[at..] {
+            [0xC2, 0x85, ..] => (2, b"\\u0085"),
+            [0xE2, 0x80, 0xA8, ..] => (3, b"\\u2028"),
+            [0xE2, 0x80, 0xA9, ..] => (3, b"\\u2029"),
+            _ => continue,
+        };
+        out.extend_from_slice(&json[start..at]);
+        out.extend_from_slice(escape);
+        start = at + len;
+    }
+    out.extend_from_slice(&json[start..]);
 }
 
 /// The engine JSON array of `msgs`, appended to `out`.
@@ -603,7 +633,7 @@ pub fn parse_error(obj: &Map<String, Value>) -> Result<Option<CompactAnswer>, Fa
         // compactor raised anything but their CannotFit or InvalidInput:
         // say which to raise (a library's own "too big" exception is not).
         "library_error" => Err(Fault::new(
-            FaultKind::UnknownErrorKind,
+            FaultKind::LibraryError,
             format!(
                 "error of kind \"library_error\": the compactor raised (only cannot_fit and invalid_input are answers: raise ctxgate.CannotFit or ctxgate.InvalidInput in Python, throw CannotFit or InvalidInput from 'ctxgate' in JavaScript): {message}"
             ),
@@ -660,16 +690,23 @@ pub fn parse_estimate_answer(obj: &Map<String, Value>) -> Result<EstimateReply, 
             format!("estimate answer: {p}, found {found}"),
         )
     };
+    // A count that is not an integer, and what to do about it.
+    let not_count = |p: &str, found: Option<&Value>| {
+        let mut fault = bad(p, found);
+        fault.detail.push_str(found.map_or("", integer_hint));
+        fault
+    };
     let tokens = obj.get("tokens");
     let tokens = (tokens.and_then(Value::as_u64))
-        .ok_or_else(|| bad("`tokens` must be a non-negative integer", tokens))?;
+        .ok_or_else(|| not_count("`tokens` must be a non-negative integer", tokens))?;
     let per_message = match obj.get("perMessage") {
         None | Some(Value::Null) => None,
         Some(Value::Array(a)) => Some(
             a.iter()
                 .map(|t| {
-                    (t.as_u64())
-                        .ok_or_else(|| bad("`perMessage` must hold non-negative integers", Some(t)))
+                    (t.as_u64()).ok_or_else(|| {
+                        not_count("`perMessage` must hold non-negative integers", Some(t))
+                    })
                 })
                 .collect::<Result<Vec<_>, _>>()?,
         ),
@@ -681,9 +718,72 @@ pub fn parse_estimate_answer(obj: &Map<String, Value>) -> Result<EstimateReply, 
     }))
 }
 
+/// What to do with a token count that is a number but not a
+/// non-negative integer (docs/protocol.md §4): a fraction is refused, not
+/// rounded by ctxgate — which way to round is the estimator's to own, and
+/// only up keeps it over the floors it is held to.
+fn integer_hint(v: &Value) -> &'static str {
+    let Value::Number(n) = v else { return "" };
+    // As written (numbers keep their spelling): a bare integer that is not
+    // a u64 is negative or too large, which no rounding mends.
+    let spelled_as_integer = !n.to_string().contains(['.', 'e', 'E']);
+    match n.as_f64() {
+        _ if spelled_as_integer => "",
+        Some(f) if f >= 0.0 && f.fract() != 0.0 => {
+            ": a fractional count is refused; round it up (ceil) — rounded down, an estimate can fall under the floors the estimate invariants hold it to"
+        }
+        Some(f) if f >= 0.0 => {
+            ": write it as an integer, without a fraction or an exponent (12, not 12.0)"
+        }
+        _ => "",
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// NEL, U+2028 and U+2029 leave as escapes, wherever they are in a
+    /// string (at its ends, side by side, beside other non-ASCII text), and
+    /// the JSON reads back as the same value; a line `splitlines()` would
+    /// cut is one line.
+    #[test]
+    fn line_separators_are_escaped_and_the_value_kept() {
+        let texts = [
+            "\u{2028}",
+            "a\u{2028}b\u{2029}c\u{85}d",
+            "\u{85}\u{85}\u{2029}\u{2028}",
+            "— … é \u{2027}\u{202a}\u{2030} ¥\u{84}\u{86} 日本",
+            "plain\n\r\u{b}\u{c}\u{1c}\u{1d}\u{1e}",
+        ];
+        for text in texts {
+            let v = json!({"k\u{2028}": text, "n": [1.5, text]});
+            let raw = serde_json::to_vec(&v).unwrap();
+            let mut safe = Vec::new();
+            push_line_safe(&mut safe, &raw);
+            let shown = String::from_utf8(safe.clone()).unwrap();
+            // Every character Python's `str.splitlines()` splits at.
+            let breaks = |c: char| {
+                matches!(
+                    c,
+                    '\n' | '\r' | '\u{b}' | '\u{c}' | '\u{1c}'
+                        ..='\u{1e}' | '\u{85}' | '\u{2028}' | '\u{2029}'
+                )
+            };
+            assert!(!shown.contains(breaks), "{shown}");
+            assert_eq!(
+                serde_json::from_slice::<Value>(&safe).unwrap(),
+                v,
+                "{shown}"
+            );
+            // Nothing else changes: the other characters stay raw.
+            let unescaped = shown
+                .replace("\\u0085", "\u{85}")
+                .replace("\\u2028", "\u{2028}")
+                .replace("\\u2029", "\u{2029}");
+            assert_eq!(unescaped.as_bytes(), &raw[..]);
+        }
+    }
 
     /// Two error kinds are answers; the packages' `library_error` is a
     /// fault that says which exception to raise instead; any other kind is
@@ -703,7 +803,8 @@ mod tests {
             Ok(Some(CompactAnswer::InvalidInput { .. }))
         ));
         let raised = error("library_error").unwrap_err();
-        assert_eq!(raised.kind, FaultKind::UnknownErrorKind);
+        assert_eq!(raised.kind, FaultKind::LibraryError);
+        assert_eq!(raised.kind.name(), "library-error");
         assert!(
             raised.detail.contains("raise ctxgate.CannotFit"),
             "{}",
@@ -711,6 +812,7 @@ mod tests {
         );
         assert!(raised.detail.ends_with(": too big"), "{}", raised.detail);
         let other = error("internal").unwrap_err();
+        assert_eq!(other.kind, FaultKind::UnknownErrorKind);
         assert!(
             other.detail.starts_with("error of kind \"internal\" (only"),
             "{}",

@@ -279,6 +279,36 @@ pub fn kill_descendants(pgid: i32, marker: &str, deadline: Duration) -> Vec<i32>
     }
 }
 
+/// Whether `child` exits within `wait` (polled every 5 ms; reaped when it
+/// does).
+pub fn exits_within(child: &mut std::process::Child, wait: Duration) -> bool {
+    let until = Instant::now() + wait;
+    loop {
+        match child.try_wait() {
+            Ok(None) if Instant::now() < until => std::thread::sleep(Duration::from_millis(5)),
+            Ok(None) => return false,
+            Ok(Some(_)) | Err(_) => return true,
+        }
+    }
+}
+
+/// Ask `child`, the leader of a process group ctxgate created for it
+/// (`process_group(0)`), to end: SIGTERM to its group, then up to `grace`
+/// for it to exit. Whether it did; what is left of it is then for
+/// [`kill_descendants`]. A child that has exited already is not signalled
+/// (its group may be gone, its pid reused).
+pub fn terminate(child: &mut std::process::Child, grace: Duration) -> bool {
+    if exits_within(child, Duration::ZERO) {
+        return true;
+    }
+    // SAFETY: kill(2) on the group ctxgate created for the child, whose
+    // leader is alive and not reaped: the group is still the child's.
+    unsafe {
+        libc::kill(-(child.id() as i32), libc::SIGTERM);
+    }
+    exits_within(child, grace)
+}
+
 /// Reap our child `pid` if it has exited (never blocks).
 fn reap(pid: i32) {
     let mut status = 0;

@@ -10,6 +10,8 @@ It answers hello correctly, then on compact requests behaves per KIND:
   oversized  print a 3 MB line on the 2nd compact request
   wrong-id   answer the 2nd compact request with another id
   badkind    answer every compact request with an error of kind "internal"
+  library    answer every compact request with an error of kind "library_error"
+             (what the packages' serve answers when the library raised)
   flood      write 20 MB to stderr, then answer correctly (identity)
 Otherwise it answers compact with the messages unchanged (identity), and
 claims only no-premature-compaction, which identity satisfies.
@@ -56,6 +58,10 @@ for line in sys.stdin:
         continue
     if kind == "badkind":
         print(json.dumps({"id": rid, "error": {"kind": "internal", "message": "boom"}}), flush=True)
+        continue
+    if kind == "library":
+        print(json.dumps({"id": rid, "error": {"kind": "library_error",
+                                               "message": "ValueError: too long (at lib.py:3)"}}), flush=True)
         continue
     if kind == "flood" and compacts == 1:
         chunk = "e" * 1_000_000 + "\n"

@@ -9,6 +9,9 @@ contract (SPEC.md) from Python.
   floor, as the binary measures them.
 - The pytest plugin: a `ctxgate` fixture whose `check(compact, estimate)`
   runs the binary against the test's own functions.
+- `round_trip(parse, serialise)`: `ctxgate gen`'s cases through an
+  adapter's own message conversion and back, asserted equal by value
+  (SPEC §5), the first difference named by its path.
 - `binary()`: the path of the `ctxgate` binary the wheel installed.
 - `ctxgate.agent.check(run_case, ...)` (also `check_agent`): ctxgate plays
   the model for an agent that runs in this process (an SDK agent in a
@@ -22,11 +25,12 @@ import sys
 import sysconfig
 
 from .protocol import DEFAULTS, CannotFit, InvalidInput, serve, trigger
+from .round_trip import RoundTripMismatch, round_trip
 from .wire import NotJSON, body_bytes, tool_calls_floor
 
 __all__ = ["DEFAULTS", "AgentCase", "AgentCheckFailed", "AgentReport", "AgentRunError", "BinaryNotFound",
-           "CannotFit", "InvalidInput", "NotJSON", "agent", "binary", "body_bytes", "check_agent", "serve",
-           "tool_calls_floor", "trigger"]
+           "CannotFit", "InvalidInput", "NotJSON", "RoundTripMismatch", "agent", "binary", "body_bytes",
+           "check_agent", "round_trip", "serve", "tool_calls_floor", "trigger"]
 
 
 class BinaryNotFound(FileNotFoundError):

@@ -86,12 +86,16 @@ def check_signature(fn, role, who="serve"):
                         f"{name}{signature} cannot be called so ({e})") from None
 
 
-def hello_of(ops, *, name, version, invariants=None, wire_formats=None, content_parts=True):
+def hello_of(ops, *, name, version, invariants=None, wire_formats=None, content_parts=None):
     """The hello answer (SPEC §6). Fields left at None are left out: the
     harness's defaults (every invariant that applies, all three wire
-    formats) are the subject's."""
+    formats, content parts sent) are the subject's — and a subject that
+    faults on a case with content parts without having said
+    `contentParts` is told the field that opts out."""
     hello = {"op": "hello", "protocol": 1, "name": str(name), "version": str(version),
-             "ops": list(ops), "format": "engine", "contentParts": bool(content_parts)}
+             "ops": list(ops), "format": "engine"}
+    if content_parts is not None:
+        hello["contentParts"] = bool(content_parts)
     if invariants is not None:
         hello["invariants"] = list(invariants)
     if wire_formats is not None:
@@ -282,14 +286,15 @@ def _protocol_stdout():
 
 
 def serve(compact, estimate=None, *, name, version, invariants=None, wire_formats=None,
-          content_parts=True, stdin=None, stdout=None):
+          content_parts=None, stdin=None, stdout=None):
     """Answer requests until stdin closes.
 
     `invariants`: the SPEC §5 names the subject claims (default: all that
     apply to its ops). `wire_formats`: the formats whose body it measures
     (default: all three). `content_parts=False`: it takes text content
     only, and ctxgate sends it no parts or images (and counts the cases it
-    left out). `compact` may be None for an estimator alone. A function
+    left out); True: it takes them; None (the default): the hello does not
+    say, and ctxgate sends them. `compact` may be None for an estimator alone. A function
     that cannot be called as fn(config, messages) is refused (TypeError)
     before any request is read."""
     ops = {op: fn for op, fn in (("compact", compact), ("estimate", estimate)) if fn is not None}

@@ -242,7 +242,7 @@ class Checker:
         return subprocess.CompletedProcess(command, proc.returncode, out, err)
 
     def subject_command(self, compact, estimate=None, *, name=None, version="0", invariants=None,
-                        wire_formats=None, content_parts=True):
+                        wire_formats=None, content_parts=None):
         """The `--subject` command line that serves these functions."""
         words = [sys.executable, "-m", "ctxgate.subject"]
         paths = []
@@ -260,12 +260,12 @@ class Checker:
             words += ["--invariants", ",".join(invariants)]
         if wire_formats is not None:
             words += ["--wire-formats", ",".join(wire_formats)]
-        if not content_parts:
-            words.append("--text-only")
+        if content_parts is not None:
+            words.append("--content-parts" if content_parts else "--text-only")
         return shlex.join(words)
 
     def check(self, compact, estimate=None, *, cases=1000, config=None, gen_config=None, seed=None,
-              name=None, version="0", invariants=None, wire_formats=None, content_parts=True,
+              name=None, version="0", invariants=None, wire_formats=None, content_parts=None,
               timeout=None, args=()):
         """Replay this test's saved failures, then check `cases` new ones.
 

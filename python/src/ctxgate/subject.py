@@ -58,8 +58,13 @@ def main(argv=None):
     parser.add_argument("--version", default="0", help="the version in the hello [default: 0]")
     parser.add_argument("--invariants", help="comma-separated SPEC §5 names claimed [default: all]")
     parser.add_argument("--wire-formats", help="comma-separated formats whose body it measures [default: all]")
-    parser.add_argument("--text-only", action="store_true",
-                        help="it takes text content only: ctxgate sends it no parts or images")
+    parts = parser.add_mutually_exclusive_group()
+    parts.add_argument("--text-only", dest="content_parts", action="store_const", const=False,
+                       help="it takes text content only: ctxgate sends it no parts or images "
+                            "(the hello's \"contentParts\": false)")
+    parts.add_argument("--content-parts", dest="content_parts", action="store_const", const=True,
+                       help="it takes content parts and images (the hello's \"contentParts\": true) "
+                            "[default: the hello does not say, and ctxgate sends them]")
     parser.add_argument("--path", action="append", default=[], metavar="DIR",
                         help="a folder to import modules from (before the working directory); repeatable")
     args = parser.parse_args(argv)
@@ -82,7 +87,7 @@ def main(argv=None):
                 check_signature(fn, role, who="ctxgate.subject")
         serve(compact, estimate, name=args.name or args.compact or args.estimate, version=args.version,
               invariants=names(args.invariants), wire_formats=names(args.wire_formats),
-              content_parts=not args.text_only)
+              content_parts=args.content_parts)
     except (TypeError, ValueError) as e:  # refused before any request: a signature, the hello
         print(e if str(e).startswith("ctxgate.subject:") else f"ctxgate.subject: {e}", file=sys.stderr)
         return 2

@@ -17,7 +17,16 @@ mod record;
 mod report;
 
 use super::anthropic_ready;
-use bins::{ELIDED_BIN, FORMAT, GROUPS, IMAGES, RESULTS};
+use bins::{
+    BPT, CEILING, ELIDED_BIN, ENVELOPE, FORMAT, GROUPS, IMAGES, KEEP, RESULTS, SUMMARY, THRESHOLD,
+    WINDOW, WINDOW_BY,
+};
+
+/// The groups a config decides alone: under `--config` every case has
+/// the one value of each, and their other bins are pinned, not missed.
+const CONFIG_GROUPS: [usize; 9] = [
+    FORMAT, BPT, KEEP, THRESHOLD, CEILING, WINDOW, WINDOW_BY, SUMMARY, ENVELOPE,
+];
 
 pub use record::elided_images;
 
@@ -37,6 +46,10 @@ pub struct Coverage {
     /// Cases the subject gave no answer to (it faulted first): in none of
     /// `results`, which would otherwise count them as unchanged.
     unanswered: u64,
+    /// Every case had one config (`--config`): the bins of the groups it
+    /// decides ([`CONFIG_GROUPS`]) that no case reached are pinned by it,
+    /// not gaps of the generator.
+    pinned_by_config: bool,
 }
 
 impl Default for Coverage {
@@ -53,6 +66,7 @@ impl Default for Coverage {
             counts: GROUPS.iter().map(|(_, bins)| vec![0; bins.len()]).collect(),
             results: [0; 3],
             unanswered: 0,
+            pinned_by_config: false,
         }
     }
 }
@@ -93,6 +107,27 @@ impl Coverage {
             add(a, b);
         }
         add(&mut self.unanswered, other.unanswered);
+        self.pinned_by_config |= other.pinned_by_config;
+    }
+
+    /// Every case of the run has one config (`--config`): what it decides
+    /// is pinned, and the table and [`missing`](Self::missing) say so
+    /// rather than call its other values never reached.
+    pub fn pin_config(&mut self) {
+        self.pinned_by_config = true;
+    }
+
+    /// Whether the bins of group `g` are pinned by `--config`.
+    fn pinned(&self, g: usize) -> bool {
+        self.pinned_by_config && CONFIG_GROUPS.contains(&g)
+    }
+
+    /// The groups `--config` pins in this run (none without one).
+    pub fn pinned_groups(&self) -> Vec<&'static str> {
+        (0..GROUPS.len())
+            .filter(|&g| self.pinned(g))
+            .map(|g| GROUPS[g].0)
+            .collect()
     }
 
     fn share(&self, n: u64) -> f64 {
@@ -136,10 +171,14 @@ impl Coverage {
     }
 
     /// The bins no case reached, as `"group: bin"`. The `anthropic` format
-    /// counts only once it is implemented; results only once recorded.
+    /// counts only once it is implemented; results only once recorded; the
+    /// groups `--config` pins not at all ([`pinned_groups`](Self::pinned_groups)).
     pub fn missing(&self) -> Vec<String> {
         let mut out = Vec::new();
         for (g, (name, bins)) in GROUPS.iter().enumerate() {
+            if self.pinned(g) {
+                continue;
+            }
             for (b, label) in bins.iter().enumerate() {
                 if g == FORMAT && b == 2 && !anthropic_ready() {
                     continue;

@@ -56,6 +56,10 @@ impl Coverage {
         if self.unanswered > 0 {
             v["unanswered"] = json!(self.unanswered);
         }
+        // Only under `--config`: the groups it pins (left out of `missing`).
+        if self.pinned_by_config {
+            v["pinnedByConfig"] = json!(self.pinned_groups());
+        }
         v
     }
 
@@ -86,6 +90,7 @@ impl Coverage {
         }
         // Absent from the reports of ctxgate before it counted them.
         c.unanswered = n(v.get("unanswered")).unwrap_or(0);
+        c.pinned_by_config = v.get("pinnedByConfig").is_some_and(|p| !p.is_null());
         Some(c)
     }
 }
@@ -150,7 +155,11 @@ impl fmt::Display for Coverage {
             for (b, label) in bins.iter().enumerate() {
                 let n = self.counts[g][b];
                 let group = if b == 0 { *name } else { "" };
-                let mark = if n == 0 { "  ← never reached" } else { "" };
+                let mark = match (n, self.pinned(g)) {
+                    (0, true) => "  ← pinned by --config",
+                    (0, false) => "  ← never reached",
+                    _ => "",
+                };
                 writeln!(
                     f,
                     "{group:<28} {label:<40} {n:>7} {:>7}{mark}",
@@ -159,10 +168,19 @@ impl fmt::Display for Coverage {
             }
         }
         let missing = self.missing();
-        if missing.is_empty() {
-            writeln!(f, "\nevery class and knob range reached")
-        } else {
-            writeln!(f, "\nnever reached: {}", missing.join("; "))
+        let pinned = self.pinned_groups();
+        match (missing.is_empty(), pinned.is_empty()) {
+            (true, true) => writeln!(f, "\nevery class and knob range reached")?,
+            (true, false) => writeln!(f, "\nevery class and knob range not pinned reached")?,
+            (false, _) => writeln!(f, "\nnever reached: {}", missing.join("; "))?,
         }
+        if !pinned.is_empty() {
+            writeln!(
+                f,
+                "pinned by --config (every case has its one value): {}",
+                pinned.join(", ")
+            )?;
+        }
+        Ok(())
     }
 }

@@ -23,6 +23,10 @@ const FIRST_HELLO: Duration = Duration::from_secs(10);
 /// How long killing and reaping a subject may take.
 const REAP_DEADLINE: Duration = Duration::from_secs(5);
 
+/// How long a subject that outlived its exit grace has, once its process
+/// group is sent SIGTERM, before it is killed (SIGKILL).
+pub(super) const TERM_GRACE: Duration = Duration::from_secs(1);
+
 /// A started process, its pipes and its stderr's tail.
 pub(super) struct Running {
     pub(super) child: Child,
@@ -121,6 +125,25 @@ impl ProcessSubject {
             self.kill();
         }
         info
+    }
+
+    /// End the process as a run ends (SPEC §6: a subject exits when its
+    /// stdin closes): close its stdin and give it `exit_grace` to exit by
+    /// itself — its exit hooks run, and a `time`, a profiler or a coverage
+    /// tool around it writes what it measured; if it is still there, send
+    /// its process group SIGTERM and give it [`TERM_GRACE`] more; then
+    /// [`kill`](Self::kill) whatever of it is left, descendants included.
+    /// A subject that ignores both is gone `exit_grace` + 1 s later. (A
+    /// fault's subject is killed at once: it is hung or out of step.)
+    pub(super) fn end(&mut self) {
+        let grace = self.options.exit_grace;
+        if let Some(r) = self.running.as_mut() {
+            r.pipes.close();
+            if !reaper::exits_within(&mut r.child, grace) {
+                reaper::terminate(&mut r.child, TERM_GRACE);
+            }
+        }
+        self.kill();
     }
 
     /// Kill the process group and every other descendant, and reap the

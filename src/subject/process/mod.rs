@@ -46,6 +46,10 @@ pub struct ProcessOptions {
     /// Print every line sent and received on stdout (`replay --trace`),
     /// `→ ` before a request and `← ` before an answer.
     pub trace: bool,
+    /// How long a subject has to exit by itself once its stdin is closed
+    /// at the end of a run, before it is sent SIGTERM (and SIGKILL 1 s
+    /// after that): `--exit-grace`, default 2 s.
+    pub exit_grace: Duration,
 }
 
 impl Default for ProcessOptions {
@@ -55,9 +59,14 @@ impl Default for ProcessOptions {
             max_line_bytes: 64 << 20,
             stderr_tail_bytes: 8 << 10,
             trace: false,
+            exit_grace: DEFAULT_EXIT_GRACE,
         }
     }
 }
+
+/// How long a subject has to exit once its stdin closes at the end of a
+/// run, by default (`ProcessOptions::exit_grace`).
+pub const DEFAULT_EXIT_GRACE: Duration = Duration::from_secs(2);
 
 /// The most of one protocol line `--trace` prints: a line with images is
 /// megabytes of base64, so its middle is left out past this.
@@ -136,7 +145,8 @@ impl ProcessSubject {
 
     /// Send one request line and read one answer line. Any fault kills the
     /// process (it is restarted on the next request), but a `protocol` or
-    /// `unknown-error-kind` fault, which leaves it in step.
+    /// `unknown-error-kind` or `library-error` fault, which leaves it in
+    /// step.
     fn exchange(&mut self, req: &Value, id: Option<u64>) -> Result<Value, Fault> {
         let mut line = serde_json::to_vec(req).expect("a request serialises");
         line.push(b'\n');
@@ -150,11 +160,15 @@ impl ProcessSubject {
     }
 
     /// Attach stderr and, unless the process is still in step (a
-    /// `protocol` or `unknown-error-kind` fault with nothing else in
-    /// flight), kill it.
+    /// `protocol`, `unknown-error-kind` or `library-error` fault with
+    /// nothing else in flight), kill it.
     fn fail(&mut self, f: Fault, in_flight: bool) -> Fault {
         let f = self.with_stderr(f);
-        if in_flight || (f.kind != FaultKind::UnknownErrorKind && f.kind != FaultKind::Protocol) {
+        let in_step = matches!(
+            f.kind,
+            FaultKind::UnknownErrorKind | FaultKind::LibraryError | FaultKind::Protocol
+        );
+        if in_flight || !in_step {
             self.kill();
         }
         f
@@ -196,11 +210,9 @@ impl ProcessSubject {
         if self.options.trace {
             trace_line("→", &parts.concat());
         }
-        let len: usize = parts.iter().map(|p| p.len()).sum();
         self.traffic.requests += 1;
-        self.traffic.bytes_sent += len as u64;
         if let Some(r) = self.running.as_mut() {
-            r.pipes.queue(parts);
+            self.traffic.bytes_sent += r.pipes.queue(parts) as u64;
         }
     }
 
@@ -404,6 +416,6 @@ impl Drop for ProcessSubject {
         if std::env::var_os("CTXGATE_COUNT").is_some() {
             eprintln!("batches: {}", SUBMITS.load(Ordering::Relaxed));
         }
-        self.kill();
+        self.end();
     }
 }

@@ -1,0 +1,114 @@
+//! The subject's end (issue 46, item 9): at the end of a run its stdin is
+//! closed and it has `--exit-grace` to exit by itself — its exit hooks run
+//! — then its process group is sent SIGTERM, and SIGKILL a second later.
+//! Each mode of tests/subjects/ending.py writes down what it saw.
+
+mod common;
+
+use std::path::Path;
+use std::process::Command;
+use std::time::Duration;
+
+use common::process::{run_within, TempDir};
+
+fn check(mode: &str, dir: &TempDir, extra: &[&str]) -> common::process::Out {
+    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/subjects/ending.py");
+    let subject = format!(
+        "python3 {} {mode} {}",
+        shell_words::quote(script),
+        shell_words::quote(dir.dir())
+    );
+    run_within(
+        Command::new(env!("CARGO_BIN_EXE_ctxgate"))
+            .args([
+                "check",
+                "--subject",
+                &subject,
+                "--cases",
+                "20",
+                "--seed",
+                "3",
+                "--jobs",
+                "2",
+            ])
+            .args(extra),
+        Duration::from_secs(120),
+    )
+}
+
+fn pids(dir: &TempDir) -> Vec<i32> {
+    std::fs::read_to_string(dir.path().join("pids"))
+        .unwrap()
+        .lines()
+        .map(|l| l.parse().unwrap())
+        .collect()
+}
+
+/// Alive: there, and not a zombie waiting for its parent.
+fn alive(pid: i32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .ok()
+        .and_then(|s| Some(s[s.rfind(')')? + 2..].chars().next()? != 'Z'))
+        .unwrap_or(false)
+}
+
+/// A subject that exits when its stdin closes runs its exit hooks to the
+/// end (0.3 s each): every process of the run wrote its file. Killed at
+/// once, as it was, none would have.
+#[test]
+fn a_subject_that_exits_at_the_end_of_its_input_runs_its_exit_hooks() {
+    let dir = TempDir::new("end-atexit");
+    let out = check("atexit", &dir, &[]);
+    assert_eq!(out.code, 0, "{}", out.all());
+    let pids = pids(&dir);
+    assert_eq!(pids.len(), 2, "one process a job: {pids:?}");
+    for pid in pids {
+        let hook = dir.path().join(format!("atexit-{pid}"));
+        assert!(hook.exists(), "process {pid} never ran its exit hook");
+        assert!(!alive(pid));
+    }
+}
+
+/// One that ignores the end of its input is sent SIGTERM once its grace
+/// is over, and its handler runs.
+#[test]
+fn a_subject_that_outlives_its_grace_is_sent_sigterm() {
+    let dir = TempDir::new("end-term");
+    let out = check("term", &dir, &["--exit-grace", "0.3"]);
+    assert_eq!(out.code, 0, "{}", out.all());
+    for pid in pids(&dir) {
+        assert!(
+            dir.path().join(format!("term-{pid}")).exists(),
+            "process {pid} was never sent SIGTERM"
+        );
+        assert!(!alive(pid));
+    }
+}
+
+/// One that ignores its stdin closing and SIGTERM, with a child that
+/// ignores SIGTERM too, is still killed, child and all.
+#[test]
+fn a_subject_that_ignores_the_end_and_sigterm_is_killed_with_its_children() {
+    let dir = TempDir::new("end-stubborn");
+    let out = check("stubborn", &dir, &["--exit-grace", "0.2"]);
+    assert_eq!(out.code, 0, "{}", out.all());
+    let pids = pids(&dir);
+    assert_eq!(pids.len(), 4, "two subjects and their children: {pids:?}");
+    let left: Vec<i32> = pids.into_iter().filter(|&p| alive(p)).collect();
+    assert!(left.is_empty(), "still running after the run: {left:?}");
+}
+
+/// `--exit-grace` takes 0 to 60 seconds; anything else is bad usage.
+#[test]
+fn exit_grace_out_of_range_is_bad_usage() {
+    let dir = TempDir::new("end-usage");
+    for bad in ["-1", "61", "NaN"] {
+        let out = check("atexit", &dir, &[&format!("--exit-grace={bad}")]);
+        assert_eq!(out.code, 2, "{bad}: {}", out.all());
+        out.stderr_has("--exit-grace must be a number of seconds from 0 to 60");
+    }
+    assert!(
+        !Path::new(&dir.path().join("pids")).exists(),
+        "no subject started"
+    );
+}
