@@ -1839,6 +1839,8 @@ fn refusals_left_unjudged_are_counted_and_the_claim_that_judges_them_named() {
     ]);
     let _ = std::fs::remove_dir_all(&dir);
     assert!(!out.stdout.contains("not judged"), "{}", out.stdout);
+}
+
 /// README's usage block names every option of `estimate` and `gen` (their
 /// own, not the config flags `--config FILE` stands for): a flag added to
 /// the binary and not to the README is a newcomer's lost minute.
