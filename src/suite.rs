@@ -516,7 +516,7 @@ mod tests {
         assert!(report
             .junit_testsuite()
             .to_string()
-            .contains("tests=\"2\" failures=\"0\""));
+            .contains("tests=\"2\" skipped=\"0\" errors=\"0\" failures=\"0\""));
     }
 
     #[test]

@@ -101,6 +101,92 @@ fn a_hostile_subjects_name_and_faults_reach_no_sink_raw() {
     let junit = std::fs::read_to_string(&xml).unwrap();
     safe_for_log("junit", &junit);
     assert!(!junit.contains("<script>"), "{junit}");
+    // It parses, and the class (the subject's name, which the report puts
+    // on one line) reads back as the report gave it to the writer.
+    let values = read_junit(&junit);
+    let class = "ctxgate.evil\\u{1b}]0;owned\\u{7}\\u{1b}[2J\\u{a}::error title=ok::all";
+    assert!(values.iter().any(|v| v.starts_with(class)), "{values:#?}");
+}
+
+/// Every attribute value and every element's text of the JUnit document
+/// `doc`, as an XML parser reads them (quick-xml, the parser quick-junit
+/// writes with); the test fails if `doc` is not well-formed.
+fn read_junit(doc: &str) -> Vec<String> {
+    use quick_xml::events::Event;
+    let mut reader = quick_xml::Reader::from_str(doc);
+    let (mut values, mut text) = (Vec::new(), String::new());
+    let flush = |text: &mut String, values: &mut Vec<String>| {
+        if !text.trim().is_empty() {
+            values.push(std::mem::take(text));
+        }
+        text.clear();
+    };
+    loop {
+        match reader.read_event().expect("the JUnit document parses") {
+            Event::Start(e) | Event::Empty(e) => {
+                flush(&mut text, &mut values);
+                for a in e.attributes() {
+                    let a = a.expect("an attribute parses");
+                    // Normalised as XML 1.0 says: a raw newline or tab
+                    // would read back as a space, a reference as itself.
+                    let value = a.normalized_value(quick_xml::XmlVersion::Explicit1_0);
+                    values.push(value.expect("a value unescapes").into_owned());
+                }
+            }
+            Event::End(_) => flush(&mut text, &mut values),
+            Event::Text(t) => text.push_str(&t.xml10_content().unwrap()),
+            Event::GeneralRef(r) => {
+                let r = format!("&{};", r.decode().unwrap());
+                text.push_str(&quick_xml::escape::unescape(&r).expect("a known reference"));
+            }
+            Event::Eof => break,
+            _ => {}
+        }
+    }
+    values
+}
+
+/// The JUnit writer (`report::junit`, quick-junit underneath) given text
+/// with ESC, a newline then `::error::`, `##[`, `]]>`, `<`, `&`, a lone C0
+/// control, DEL, C1, a bidirectional control, a tab and `\r\n`, as a
+/// subject name, a fixture name, a failure's message and text, a skip and a
+/// note: an XML parser reads back every one as it was, but the controls
+/// XML 1.0 cannot hold, shown as `\u{…}`; no line of the document begins a
+/// workflow command or holds a control character.
+#[test]
+fn a_hostile_junit_document_reads_back_as_its_text() {
+    use ctxgate::report::junit::{document, Case, Suite};
+    let hostile = "subj\u{1b}[31m\n::error::forged\n##[warning]x ##vso[task.complete] ]]> <a b=\"c\"> & d\u{1}\u{7f}\u{85}\u{202e}\te\r\n \u{a0}::warning::y";
+    let shown = hostile
+        .replace('\u{1b}', "\\u{1b}")
+        .replace('\u{1}', "\\u{1}");
+    let mut skipped = Case::new(hostile, hostile);
+    skipped.skipped = Some(hostile.to_owned());
+    let mut noted = Case::new(hostile, hostile);
+    noted.out = Some(hostile.to_owned());
+    let doc = document(&[Suite {
+        name: hostile.to_owned(),
+        seconds: Some(0.25),
+        cases: vec![
+            Case::new(hostile, hostile).failed(hostile, hostile, hostile),
+            skipped,
+            noted,
+        ],
+    }]);
+    safe_for_log("junit", &doc);
+    let values = read_junit(&doc);
+    let read: Vec<&String> = values.iter().filter(|v| v.contains("subj")).collect();
+    // The suite's name; each case's name and class; the failure's message,
+    // type and text; the skip's message; the note.
+    assert_eq!(read.len(), 1 + 3 * 2 + 3 + 1 + 1, "{doc}");
+    for v in read {
+        assert_eq!(v, &shown, "{doc}");
+    }
+    assert!(
+        doc.contains("<testsuites tests=\"3\" skipped=\"1\" failures=\"1\""),
+        "{doc}"
+    );
+    assert!(doc.contains("time=\"0.250\""), "{doc}");
 }
 
 /// The warning on an unclaimed `--invariants` name and the error on a

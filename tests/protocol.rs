@@ -354,8 +354,8 @@ fn junit_report_has_one_test_case_per_invariant() {
         .arg(dir.join("fx")));
     assert_eq!(out.code, 1);
     let xml = std::fs::read_to_string(&junit).unwrap();
-    assert_eq!(xml.matches("<testcase ").count(), 14, "{xml}");
-    assert!(xml.contains(r#"name="single-bounded-summary">"#));
+    assert_eq!(xml.matches("<testcase ").count(), 15, "{xml}");
+    assert!(xml.contains(r#"<testcase name="single-bounded-summary" classname="#));
     assert!(xml.contains("<failure message="));
     // The human summary still went to stdout, with the replay command.
     assert!(out.stdout.contains("replay: ctxgate replay"));

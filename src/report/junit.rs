@@ -4,7 +4,9 @@
 //! read it: a `<failure>` fails the job, a `<skipped>` is shown as such,
 //! `<system-out>` is a note beside a case.
 
-use std::fmt::{self, Write as _};
+use quick_junit::{NonSuccessKind, Report, TestCase, TestCaseStatus, TestSuite, XmlString};
+use std::fmt;
+use std::time::Duration;
 
 /// One `<testsuite>`: its name, its cases and, for a run, its seconds.
 pub struct Suite {
@@ -60,78 +62,106 @@ impl Suite {
     }
 }
 
-impl fmt::Display for Suite {
-    /// The `<testsuite>` element.
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let skipped = self.cases.iter().filter(|c| c.skipped.is_some()).count();
-        write!(
-            f,
-            "  <testsuite name=\"{}\" tests=\"{}\" failures=\"{}\" skipped=\"{skipped}\"",
-            attr(&self.name),
-            self.cases.len(),
-            self.failures()
-        )?;
-        if let Some(s) = self.seconds {
-            write!(f, " time=\"{s:.3}\"")?;
+impl Suite {
+    /// The suite in quick-junit's model, every string through [`text`] or
+    /// [`attr`]. A case both failed and skipped is written failed (a
+    /// `<testcase>` has one status).
+    fn to_junit(&self) -> TestSuite {
+        let mut suite = TestSuite::new(attr(&self.name));
+        if let Some(t) = self
+            .seconds
+            .and_then(|s| Duration::try_from_secs_f64(s).ok())
+        {
+            suite.set_time(t);
         }
-        writeln!(f, ">")?;
         for c in &self.cases {
-            write!(
-                f,
-                "    <testcase classname=\"{}\" name=\"{}\">",
-                attr(&c.class),
-                attr(&c.name)
-            )?;
-            if let Some(x) = &c.failure {
-                write!(
-                    f,
-                    "\n      <failure message=\"{}\" type=\"{}\">{}</failure>",
-                    attr(&x.message),
-                    attr(&x.kind),
-                    xml(&x.text)
-                )?;
-            }
-            if let Some(why) = &c.skipped {
-                write!(f, "\n      <skipped message=\"{}\"/>", attr(why))?;
-            }
+            let status = match (&c.failure, &c.skipped) {
+                (Some(x), _) => {
+                    let mut st = TestCaseStatus::non_success(NonSuccessKind::Failure);
+                    st.set_message(attr(&x.message))
+                        .set_type(attr(&x.kind))
+                        .set_description(text(&x.text));
+                    st
+                }
+                (None, Some(why)) => {
+                    let mut st = TestCaseStatus::skipped();
+                    st.set_message(attr(why));
+                    st
+                }
+                (None, None) => TestCaseStatus::success(),
+            };
+            let mut case = TestCase::new(attr(&c.name), status);
+            case.set_classname(attr(&c.class));
             if let Some(out) = &c.out {
-                write!(f, "\n      <system-out>{}</system-out>", xml(out))?;
+                case.set_system_out(text(out));
             }
-            if c.failure.is_some() || c.skipped.is_some() || c.out.is_some() {
-                f.write_str("\n    ")?;
-            }
-            f.write_str("</testcase>\n")?;
+            suite.add_test_case(case);
         }
-        f.write_str("  </testsuite>\n")
+        suite
     }
 }
 
-/// The `<testsuites>` document of `suites`.
+impl fmt::Display for Suite {
+    /// The [`document`] of this one suite.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&document(std::slice::from_ref(self)))
+    }
+}
+
+/// The `<testsuites>` document of `suites`, written by quick-junit and
+/// made safe for a terminal or a CI log by [`text`], [`attr`] and
+/// [`unmark`], the one path from a [`Suite`] to the document.
 pub fn document(suites: &[Suite]) -> String {
-    let mut out = String::from("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites>\n");
-    for s in suites {
-        let _ = write!(out, "{s}");
-    }
-    out.push_str("</testsuites>\n");
-    out
+    let mut report = Report::unnamed();
+    report.add_test_suites(suites.iter().map(Suite::to_junit));
+    // Serialising into memory has no I/O to fail.
+    let written = report
+        .to_string()
+        .expect("quick-junit writes a report to a String");
+    unmark(&written)
 }
 
-/// The XML sink: `s` as XML text or attribute value, which a parser reads
-/// back as `s` and which is safe in a terminal or a CI log when the
-/// document is printed. The five entities are escaped; `\n` is kept in
-/// text (a failure's lines) and a character reference in an attribute
-/// (where a parser would read a raw one as a space), `\r` a reference
-/// everywhere; the other [`is_control`] characters XML allows (DEL, C1,
-/// bidirectional controls) are references, and the C0 controls XML 1.0
-/// forbids, even as references, are shown as `\u{…}` escapes. No line of
-/// the value can begin a workflow command: a `::` that would begin one
-/// has its first colon written `&#58;`, and the second `#` of each `##[`
-/// or `##vso[` is `&#35;` — each reads back as itself.
+/// What stands for a character reference until the document is written:
+/// U+FDD0, a noncharacter (Unicode keeps them for a program's internal
+/// use), followed by the referenced character moved up by [`SHIFT`]. One
+/// in the given text is itself carried as a reference, so every mark in
+/// quick-junit's output is one of ours.
+const MARK: char = '\u{fdd0}';
+const SHIFT: u32 = 0x1_0000;
+
+/// The sink for a string quick-junit writes as XML text (a failure's text,
+/// a `<system-out>`): a parser reads it back as `s`, and it is safe in a
+/// terminal or a CI log when the document is printed. quick-junit escapes
+/// `&`, `<` and `>` (and quotes in attributes), but it strips ANSI
+/// sequences and every C0 control but `\n` (tabs and `\r` too), which
+/// would change the text, and writes the rest as it is. So here `\r`,
+/// `\t` and the other [`is_control`] characters XML allows (DEL, C1,
+/// bidirectional controls) are carried as marks that [`unmark`] makes
+/// character references, and the C0 controls XML 1.0 forbids, even as
+/// references, are shown as `\u{…}` escapes (as are U+FFFE and U+FFFF).
+/// `\n` is kept. No line of the value can begin a workflow command: a
+/// `::` that would begin one has its first colon carried as a reference,
+/// and so has the second `#` of each `##[` or `##vso[` — each reads back
+/// as itself.
 ///
 /// [`is_control`]: crate::model::text::is_control
-pub(crate) fn xml(s: &str) -> String {
+fn text(s: &str) -> XmlString {
+    XmlString::new(carry(s, false))
+}
+
+/// [`text`] for an attribute value: a newline is a reference too (a
+/// parser reads a raw one as a space).
+fn attr(s: &str) -> XmlString {
+    XmlString::new(carry(s, true))
+}
+
+fn carry(s: &str, attr: bool) -> String {
     use crate::model::text::{command_at_start, command_mark_at, is_control};
     let mut out = String::with_capacity(s.len());
+    let reference = |out: &mut String, c: char| {
+        out.push(MARK);
+        out.push(char::from_u32(c as u32 + SHIFT).unwrap_or(char::REPLACEMENT_CHARACTER));
+    };
     let mut colon = command_at_start(s);
     for (i, c) in s.char_indices() {
         if c == '\n' {
@@ -139,46 +169,64 @@ pub(crate) fn xml(s: &str) -> String {
         }
         let mark = i > 0 && command_mark_at(s, i - 1);
         match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&apos;"),
-            '\n' | '\t' => out.push(c),
-            ':' if colon == Some(i) => out.push_str("&#58;"),
-            '#' if mark => out.push_str("&#35;"),
-            c if ((c as u32) < 0x20 && c != '\r') || matches!(c, '\u{fffe}' | '\u{ffff}') => {
+            '\n' if !attr => out.push(c),
+            ':' if colon == Some(i) => reference(&mut out, c),
+            '#' if mark => reference(&mut out, c),
+            '\n' | '\t' | '\r' | MARK => reference(&mut out, c),
+            c if (c as u32) < 0x20 || matches!(c, '\u{fffe}' | '\u{ffff}') => {
                 out.push_str(&format!("\\u{{{:x}}}", c as u32))
             }
-            c if is_control(c) => out.push_str(&format!("&#x{:x};", c as u32)),
+            c if is_control(c) => reference(&mut out, c),
             c => out.push(c),
         }
     }
     out
 }
 
-/// [`xml`] for an attribute value: a newline and a tab are references too.
-fn attr(s: &str) -> String {
-    xml(s).replace('\n', "&#10;").replace('\t', "&#9;")
+/// quick-junit's output with each mark [`carry`] left written as the
+/// character reference it stands for.
+fn unmark(written: &str) -> String {
+    let mut out = String::with_capacity(written.len());
+    let mut chars = written.chars();
+    while let Some(c) = chars.next() {
+        match c {
+            MARK => {
+                let c = chars.next().map_or(0, |c| (c as u32).saturating_sub(SHIFT));
+                out.push_str(&format!("&#x{c:x};"));
+            }
+            c => out.push(c),
+        }
+    }
+    out
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    /// What the XML sink writes reads back as what it was given (but the
-    /// C0 controls XML cannot hold), and no line of it is a workflow
+    /// What the sinks write reads back as what they were given (but the
+    /// C0 controls XML cannot hold), quick-junit's own stripping has
+    /// nothing left to strip, and no line of the document is a workflow
     /// command or holds a control character.
     #[test]
-    fn xml_is_safe_in_a_log_and_exact_where_xml_allows() {
-        let hostile = "a<b>&\"c'\n  ::error::forged\r\n##[error]x \u{9b}\u{202e} \u{1b}[2J";
-        let text = xml(hostile);
-        assert_eq!(
-            text,
-            "a&lt;b&gt;&amp;&quot;c&apos;\n  &#58;:error::forged&#xd;\n#&#35;[error]x &#x9b;&#x202e; \\u{1b}[2J"
-        );
-        assert_eq!(crate::model::text::for_log(&text), text);
-        assert_eq!(attr("a\n\tb"), "a&#10;&#9;b");
-        assert_eq!(xml("::x"), "&#58;:x");
+    fn sinks_are_safe_in_a_log_and_exact_where_xml_allows() {
+        let hostile =
+            "a<b>&\"c'\n  ::error::forged\r\n##[error]x \u{9b}\u{202e}\t\u{fdd0} \u{1b}[2J";
+        for in_attr in [false, true] {
+            let carried = carry(hostile, in_attr);
+            assert_eq!(XmlString::new(&carried).as_str(), carried);
+        }
+        let case = Case::new("c::x", hostile).failed("k", hostile, hostile);
+        let doc = document(&[Suite {
+            name: "::s".into(),
+            seconds: Some(1.5),
+            cases: vec![case],
+        }]);
+        let want = "a&lt;b&gt;&amp;&quot;c&apos;\n  &#x3a;:error::forged&#xd;\n#&#x23;[error]x &#x9b;&#x202e;&#x9;&#xfdd0; \\u{1b}[2J";
+        assert!(doc.contains(&format!(">{want}</failure>")), "{doc}");
+        let attr_form = want.replace('\n', "&#xa;");
+        assert!(doc.contains(&format!("name=\"{attr_form}\"")), "{doc}");
+        assert!(doc.contains("time=\"1.500\""), "{doc}");
+        assert_eq!(crate::model::text::for_log(&doc), doc);
     }
 }

@@ -151,7 +151,7 @@ impl Forms<'_> {
         // The human form is read in terminals and CI logs, and so may the
         // Markdown be: each is guarded as a whole, whatever a writer
         // forgot to escape (the JSON and JUnit writers' output is safe as
-        // written, `json::pretty` and `junit::xml`).
+        // written, `json::pretty` and `junit::document`).
         match kind {
             ReportKind::Human | ReportKind::Markdown => {
                 crate::model::text::for_log(&text).into_owned()
