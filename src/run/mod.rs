@@ -616,7 +616,13 @@ impl<J: Judge> Runner<J> {
             let Some(mut case) = self.case(index) else {
                 continue;
             };
-            match self.judge.aim(sides, &mut case, index) {
+            // A corpus's histories are judged as they are: only generated
+            // cases are moved onto the subject's own point.
+            let aimed = match self.opts.source {
+                None => self.judge.aim(sides, &mut case, index),
+                Some(_) => None,
+            };
+            match aimed {
                 Some(own_aim::Aimed::OnPoint) => {
                     self.own_aimed.fetch_add(1, Ordering::Relaxed);
                     self.own_on_point.fetch_add(1, Ordering::Relaxed);

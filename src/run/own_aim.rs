@@ -8,7 +8,8 @@
 //! or shrinks: the point itself (nothing due, by its count), or one token
 //! either side.
 //!
-//! The case is changed before it is judged, so that what fails, shrinks and
+//! Generated cases only: a corpus's histories (`--corpus`) are judged as
+//! they are. The case is changed before it is judged, so that what fails, shrinks and
 //! is saved is the case as judged: a fixture replays it as it is. A case is
 //! left as it is when its point is out of reach of one text (a head over
 //! it, a pad past [`MAX_PAD_BYTES`]) or when the subject's count steps over
