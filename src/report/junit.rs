@@ -109,8 +109,8 @@ impl fmt::Display for Suite {
 }
 
 /// The `<testsuites>` document of `suites`, written by quick-junit and
-/// made safe for a terminal or a CI log by [`text`], [`attr`] and
-/// [`unmark`], the one path from a [`Suite`] to the document.
+/// made safe for a terminal or a CI log by `text`, `attr` and
+/// `unmark`, the one path from a [`Suite`] to the document.
 pub fn document(suites: &[Suite]) -> String {
     let mut report = Report::unnamed();
     report.add_test_suites(suites.iter().map(Suite::to_junit));
