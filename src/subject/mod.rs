@@ -100,7 +100,9 @@ impl SubjectInfo {
         // comes with the claim, named in its claims or not.
         if claims.contains(Invariant::NoPrematureCompaction) || claims.contains(Invariant::Progress)
         {
-            claims.insert(Invariant::EstimateCoversText);
+            for inv in Invariant::DEFAULT_EXTENSIONS {
+                claims.insert(inv);
+            }
         }
         claims
             .iter()
