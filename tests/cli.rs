@@ -1798,21 +1798,27 @@ fn a_reader_that_goes_away_ends_the_run_without_a_panic() {
 
 #[test]
 fn refusals_left_unjudged_are_counted_and_the_claim_that_judges_them_named() {
+    // The reference at seed 1, narrowed to `invariants`, saving into a
+    // folder of its own.
+    let check_narrowed = |invariants: &str| {
+        let dir = std::env::temp_dir().join(format!("ctxgate-unjudged-{}", std::process::id()));
+        let out = run(&[
+            "check",
+            "--cases",
+            "200",
+            "--seed",
+            "1",
+            "--invariants",
+            invariants,
+            "--save",
+            dir.to_str().unwrap(),
+        ]);
+        let _ = std::fs::remove_dir_all(&dir);
+        out
+    };
     // Narrowed to tool-pairing, the reference's cannot_fit answers have no
     // judge: the report says how many, and which invariant would judge them.
-    let dir = std::env::temp_dir().join(format!("ctxgate-unjudged-{}", std::process::id()));
-    let out = run(&[
-        "check",
-        "--cases",
-        "200",
-        "--seed",
-        "1",
-        "--invariants",
-        "tool-pairing",
-        "--save",
-        dir.to_str().unwrap(),
-    ]);
-    let _ = std::fs::remove_dir_all(&dir);
+    let out = check_narrowed("tool-pairing");
     assert_eq!(out.code, 0, "{}", out.stderr);
     let line = out
         .stdout
@@ -1827,18 +1833,7 @@ fn refusals_left_unjudged_are_counted_and_the_claim_that_judges_them_named() {
         .unwrap();
     assert!(n > 0 && line.contains("body-under-ceiling"), "{line}");
     // Judged, they are not mentioned.
-    let out = run(&[
-        "check",
-        "--cases",
-        "200",
-        "--seed",
-        "1",
-        "--invariants",
-        "tool-pairing,body-under-ceiling",
-        "--save",
-        dir.to_str().unwrap(),
-    ]);
-    let _ = std::fs::remove_dir_all(&dir);
+    let out = check_narrowed("tool-pairing,body-under-ceiling");
     assert!(!out.stdout.contains("not judged"), "{}", out.stdout);
 }
 
