@@ -40,6 +40,7 @@ fn script() -> Arc<Script> {
             id: "call_0_0".into(),
             file: "t000-0.txt".into(),
             content: "x".into(),
+            image: None,
         }],
     };
     Arc::new(Script {

@@ -269,6 +269,89 @@ fn planted_bug_is_caught_in(p: &Planted, agent_cmd: fn(&str) -> String) {
     }
 }
 
+/// Images: a megabyte's ceiling and a 128k window, every case with images.
+const IMAGES: &str = r#"{"contextWindow": 128000, "threshold": 0.7, "transportMaxBodyBytes": 1048576, "toolOutputMaxBytes": 16384}"#;
+const IMAGES_AGENT: &str = "--window 128000 --ceiling 1048576 --tool-output-max-bytes 16384";
+const IMAGES_GEN: &str =
+    r#"{"imagesPercent": 100, "allowIllFormed": false, "exoticNumbersPercent": 0}"#;
+
+#[test]
+fn image_results_are_png_files_the_agents_tool_reads_and_each_way_to_send_one_holds() {
+    if !common::netns::isolated(
+        "image_results_are_png_files_the_agents_tool_reads_and_each_way_to_send_one_holds",
+    ) {
+        return;
+    }
+    let dir = TempDir::new("agent-images");
+    let gen = dir.file("gen.json", IMAGES_GEN);
+    // The Python agent's tool returns a PNG as an image, in the dialect's
+    // own way (a tool_result's image block, a function_call_output's
+    // input_image, a user message after Chat Completions' tool messages);
+    // the JS agent's reads it as UTF-8 text. Both are legitimate.
+    let mut images = 0;
+    for (seed, dialect, cmd) in [
+        (4, "openai-chat", agent_cmd as fn(&str) -> String),
+        (5, "openai-responses", agent_cmd),
+        (6, "anthropic", agent_cmd),
+        (4, "openai-chat", node_agent_cmd),
+    ] {
+        let cmd = cmd(&format!("{IMAGES_AGENT} --dialect {dialect}"));
+        let args = format!("--cases 4 --seed {seed} --gen-config {gen}");
+        let run = agent(&dir, IMAGES, &cmd, &args);
+        let c = &run.report["coverage"];
+        assert_eq!(run.code, 0, "{cmd}: {:#}\n{}", run.report, run.stderr);
+        let read = c["imageResults"].as_u64().unwrap();
+        assert!(read > 0, "{cmd}: no case read an image: {c}");
+        images += read;
+        let how = if cmd.starts_with("node") {
+            "imagesAsText"
+        } else {
+            "imagesAsSent"
+        };
+        assert_eq!(c[how], read, "{cmd}: {c}");
+    }
+    assert!(images >= 8, "image results read: {images}");
+    // An agent that leaves images out of its body's size sends bodies over
+    // the ceiling (openai/codex#41338): caught, shrunk, and its fixture
+    // fails against it and holds against the correct agent.
+    let buggy = agent_cmd(&format!(
+        "{IMAGES_AGENT} --dialect anthropic --bug images-weightless"
+    ));
+    let run = agent(
+        &dir,
+        IMAGES,
+        &buggy,
+        &format!("--cases 6 --seed 4 --gen-config {gen}"),
+    );
+    assert_eq!(run.code, 1, "{:#}\n{}", run.report, run.stderr);
+    assert!(
+        tally(&run.report, "request-under-ceiling", "fail") > 0,
+        "{:#}",
+        run.report
+    );
+    let failure = run.report["failures"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["invariant"] == "request-under-ceiling")
+        .expect("request-under-ceiling saved");
+    let fixture = failure["fixture"].as_str().unwrap();
+    let config = dir.file("images.json", IMAGES);
+    let replay = |cmd: &str, expect: &[&str]| {
+        let mut all = vec!["agent", "replay", fixture, "--config", &config];
+        all.extend(expect);
+        all.extend(["--run", cmd]);
+        ctxgate_within(&all, Duration::from_secs(300))
+    };
+    let out = replay(&buggy, &["--expect-failures"]);
+    assert_eq!(out.code, 0, "{}{}", out.stdout, out.stderr);
+    let out = replay(
+        &agent_cmd(&format!("{IMAGES_AGENT} --dialect anthropic")),
+        &[],
+    );
+    assert_eq!(out.code, 0, "{}{}", out.stdout, out.stderr);
+}
+
 #[test]
 fn a_failure_that_does_not_repeat_is_flaky_not_shrunk() {
     if !common::netns::isolated("a_failure_that_does_not_repeat_is_flaky_not_shrunk") {

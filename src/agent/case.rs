@@ -147,7 +147,7 @@ impl CaseFolder {
         };
         std::fs::write(&folder.prompt_file, &script.task)?;
         for (_, call) in script.calls() {
-            std::fs::write(workspace.join(&call.file), &call.content)?;
+            std::fs::write(workspace.join(&call.file), call.file_bytes())?;
         }
         Ok(folder)
     }

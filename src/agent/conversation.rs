@@ -18,13 +18,13 @@ use std::hash::{Hash, Hasher};
 
 use super::play::SUMMARY_MARK;
 use crate::body::openai_message_size;
-use crate::model::{Message, Role};
+use crate::model::{Content, ImageSource, Message, Part, Role};
 
 /// One message of the conversation.
 #[derive(Debug, Clone)]
 pub struct Entry {
     pub message: Message,
-    /// A hash of its text (what "shortened" compares).
+    /// A hash of its text and images (what "shortened" compares).
     pub content: u64,
     /// Its size as Chat Completions writes it, in bytes.
     pub bytes: u64,
@@ -83,7 +83,7 @@ impl Conversation {
                     }
                     if !seen[at] {
                         seen[at] = true;
-                        if hash(&msg.content.text()) != self.entries[at].content
+                        if content_hash(msg) != self.entries[at].content
                             && !extends(msg, &self.entries[at].message)
                         {
                             m.changed.push(at);
@@ -114,7 +114,7 @@ impl Conversation {
             self.anchors.entry(a).or_default().push(at);
         }
         self.entries.push(Entry {
-            content: hash(&message.content.text()),
+            content: content_hash(&message),
             bytes: openai_message_size(&message),
             message,
         });
@@ -167,12 +167,23 @@ fn anchors(m: &Message) -> Vec<String> {
     if let Some(id) = &m.tool_call_id {
         return vec![format!("result:{id}")];
     }
-    vec![format!("text:{}:{:x}", m.role, hash(&m.content.text()))]
+    vec![format!("text:{}:{:x}", m.role, content_hash(m))]
 }
 
-fn hash(s: &str) -> u64 {
+/// A hash of a message's text and its images (their base64 or URL): two
+/// user messages that carry only images are told apart by them, and an
+/// image taken out of a message changes it.
+fn content_hash(m: &Message) -> u64 {
     let mut h = DefaultHasher::new();
-    s.hash(&mut h);
+    m.content.text().hash(&mut h);
+    if let Content::Parts(parts) = &m.content {
+        for image in parts.iter().filter_map(Part::as_image) {
+            match &image.source {
+                ImageSource::Inline(d) => d.data().hash(&mut h),
+                ImageSource::Url(u) => u.hash(&mut h),
+            }
+        }
+    }
     h.finish()
 }
 

@@ -8,10 +8,12 @@
 //! length is the body size, its messages are what the dialect's reader
 //! made of those bytes.
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::sync::Arc;
 
 use super::conversation::{is_summary, Conversation, Matched};
 use super::dialect::{Call, Turn};
+use super::image_file::ImageFile;
 use super::invariants::AgentInvariant as Inv;
 use super::play::{messages_hash, turn_message};
 use super::script::{Script, ScriptCall, ScriptTurn};
@@ -19,7 +21,7 @@ use super::settings::Settings;
 use super::trace::{Answer, Kind, Recorded, Trace};
 use crate::estimate::tokenizer::Encoding;
 use crate::estimate::{Adr0098, Estimator};
-use crate::model::{text::collapse, Message, Role};
+use crate::model::{text::collapse, Content, Image, ImageData, ImageSource, Message, Part, Role};
 
 /// A verdict of one invariant on one case.
 #[derive(Debug, Clone, PartialEq)]
@@ -61,6 +63,14 @@ pub struct Facts {
     pub max_body_bytes: u64,
     pub max_tokens: u64,
     pub unreadable: usize,
+    /// Image results answered (a call that read an image file), and how
+    /// the request after them carried each: the file's own bytes as an
+    /// image, another image (resized, re-encoded), or no image at all (a
+    /// tool that reads images as text, or says it cannot).
+    pub image_results: usize,
+    pub images_as_sent: usize,
+    pub images_reencoded: usize,
+    pub images_as_text: usize,
     /// Why the script could not be played: no advertised tool reads a file.
     pub unbound: Option<String>,
 }
@@ -87,10 +97,16 @@ pub const RECOVERY_REQUESTS: usize = 3;
 
 /// Judge one case.
 pub fn judge(trace: &Trace, script: &Script, settings: &Settings) -> Judged {
+    let images = script
+        .calls()
+        .filter_map(|(_, c)| Some((c.id.clone(), c.image?)))
+        .map(|(id, img)| (id, ImageData::new(ImageFile::MEDIA_TYPE, img.base64())))
+        .collect();
     let mut j = Judge {
         trace,
         script,
         settings,
+        images,
         findings: Vec::new(),
         verdicts: BTreeMap::new(),
         facts: facts(trace),
@@ -110,6 +126,8 @@ struct Judge<'a> {
     trace: &'a Trace,
     script: &'a Script,
     settings: &'a Settings,
+    /// The base64 of each image file, by call id.
+    images: HashMap<String, Arc<ImageData>>,
     findings: Vec<Finding>,
     verdicts: BTreeMap<Inv, Verdict>,
     facts: Facts,
@@ -293,7 +311,17 @@ impl<'a> Judge<'a> {
             opener.content = crate::model::Content::Text(t.text.clone());
             minimal.push(opener);
             for c in &t.calls {
-                minimal.push(Message::tool(c.id.as_str(), self.cut(&c.content)));
+                minimal.push(match self.images.get(&c.id) {
+                    Some(data) => Message {
+                        content: Content::Parts(vec![Part::Image(Image {
+                            source: ImageSource::Inline(data.clone()),
+                            extra: Default::default(),
+                            wire: None,
+                        })]),
+                        ..Message::tool(c.id.as_str(), "")
+                    },
+                    None => Message::tool(c.id.as_str(), self.cut(&c.content)),
+                });
             }
         }
         let bytes = overhead + sized(&minimal);
@@ -485,12 +513,16 @@ impl<'a> Judge<'a> {
                     r.index,
                     call.id,
                     call.file,
-                    group(call.content.len() as u64)
+                    group(call.file_len() as u64)
                 ),
             );
             f.expected = Some(excerpt(&call.content));
             return;
         };
+        if let Some(sent) = self.images.get(&call.id).cloned() {
+            self.image_delivered(r, result, sent.data());
+            return;
+        }
         let got = normalise(&result.content.text());
         let want = normalise(&call.content);
         if got.contains(want.as_str()) {
@@ -535,6 +567,39 @@ impl<'a> Judge<'a> {
         );
         f.expected = Some(excerpt(&call.content));
         f.received = Some(excerpt(&result.content.text()));
+    }
+
+    /// How the request after an image result carries the image: in the
+    /// result, or in a message after it (Chat Completions' tool messages
+    /// hold text only, so agents add a user message with the image). An
+    /// image read as text is the tool's business, not a failure: the
+    /// result is there (the call above found it), and what it says of a
+    /// PNG is whatever the agent's tool says.
+    fn image_delivered(&mut self, r: &Recorded, result: &Message, sent: &str) {
+        self.facts.image_results += 1;
+        let msgs = r.messages();
+        let at = msgs
+            .iter()
+            .position(|m| std::ptr::eq(m, result))
+            .unwrap_or(msgs.len());
+        let images = std::iter::once(result)
+            .chain(msgs[at.min(msgs.len())..].iter().skip(1))
+            .filter_map(|m| match &m.content {
+                Content::Parts(parts) => Some(parts.iter().filter_map(Part::as_image)),
+                _ => None,
+            })
+            .flatten()
+            .collect::<Vec<_>>();
+        if images
+            .iter()
+            .any(|i| i.data().is_some_and(|d| d.data() == sent))
+        {
+            self.facts.images_as_sent += 1;
+        } else if images.is_empty() {
+            self.facts.images_as_text += 1;
+        } else {
+            self.facts.images_reencoded += 1;
+        }
     }
 
     fn premature(&mut self, r: &Recorded, conv: &Conversation, m: &Matched) {
@@ -881,6 +946,7 @@ mod tests {
                 id: format!("call_{t}_0"),
                 file: format!("t{t:03}-0.txt"),
                 content: content.into(),
+                image: None,
             }],
         };
         Script {

@@ -40,6 +40,7 @@ pub mod driver;
 pub mod endpoint;
 pub mod fixture;
 pub mod gateway;
+pub mod image_file;
 pub mod invariants;
 pub mod judge;
 pub mod play;

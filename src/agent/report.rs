@@ -72,8 +72,17 @@ impl AgentReport {
 
     fn coverage_line(&self) -> String {
         let c = &self.coverage;
+        // Images only when a case read one (a generator config turned them on).
+        let images = if c.image_results == 0 {
+            String::new()
+        } else {
+            format!(
+                "; {} image result(s): {} sent on as read, {} re-encoded, {} as text",
+                c.image_results, c.images_as_sent, c.images_reencoded, c.images_as_text
+            )
+        };
         format!(
-            "{} request(s): {} loop, {} summary, {} side; {} answered 413, {} context-length errors, {} recovered; {} compaction(s) seen; {} parallel answer(s); largest body {} bytes, {} tokens",
+            "{} request(s): {} loop, {} summary, {} side; {} answered 413, {} context-length errors, {} recovered; {} compaction(s) seen; {} parallel answer(s); largest body {} bytes, {} tokens{}",
             c.requests,
             c.loop_requests,
             c.summary_requests,
@@ -84,7 +93,8 @@ impl AgentReport {
             c.compactions,
             c.parallel_answers,
             group(c.max_body_bytes),
-            group(c.max_tokens)
+            group(c.max_tokens),
+            images
         )
     }
 
@@ -300,7 +310,9 @@ impl AgentReport {
                 "recoveries": c.recoveries, "compactions": c.compactions,
                 "turnsAnswered": c.turns_answered, "parallelAnswers": c.parallel_answers,
                 "maxBodyBytes": c.max_body_bytes, "maxTokens": c.max_tokens,
-                "unreadableRequests": c.unreadable},
+                "unreadableRequests": c.unreadable, "imageResults": c.image_results,
+                "imagesAsSent": c.images_as_sent, "imagesReencoded": c.images_reencoded,
+                "imagesAsText": c.images_as_text},
             "cpu": {"ctxgateSeconds": self.cpu.ctxgate, "agentSeconds": self.cpu.agents,
                 "ctxgateShare": self.cpu.share()},
             "neverExercised": self.never_exercised().iter().map(|i| i.name()).collect::<Vec<_>>(),

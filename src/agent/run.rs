@@ -42,9 +42,10 @@ pub struct AgentOptions {
 }
 
 /// The generator agent mode uses by default: `check`'s, without images
-/// (read as files, an image is the agent's tool's business, not yet
-/// ctxgate's), ill-formed histories or exotic numbers (which no model
-/// turn can carry).
+/// (a tool that reads text chokes on a PNG: `--gen-config` turns them on,
+/// and an image result is then a PNG file, `agent::image_file`),
+/// ill-formed histories or exotic numbers (which no model turn can
+/// carry).
 pub fn default_gen() -> GenConfig {
     let mut g = GenConfig::default().without_images();
     g.allow_ill_formed = false;
@@ -407,6 +408,10 @@ fn add_facts(sum: &mut Facts, f: &Facts) {
     sum.max_body_bytes = sum.max_body_bytes.max(f.max_body_bytes);
     sum.max_tokens = sum.max_tokens.max(f.max_tokens);
     sum.unreadable += f.unreadable;
+    sum.image_results += f.image_results;
+    sum.images_as_sent += f.images_as_sent;
+    sum.images_reencoded += f.images_reencoded;
+    sum.images_as_text += f.images_as_text;
 }
 
 fn case_line(
@@ -444,7 +449,7 @@ fn size(s: &Script) -> (usize, usize, usize) {
     (
         s.turns.len(),
         s.calls().count(),
-        s.calls().map(|(_, c)| c.content.len()).sum(),
+        s.calls().map(|(_, c)| c.file_len()).sum(),
     )
 }
 

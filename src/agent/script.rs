@@ -12,8 +12,9 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::image_file::ImageFile;
 use crate::generate::{text, Case, ContentClass, SplitMix64};
-use crate::model::{iterations, truncate_utf8, Content, Role};
+use crate::model::{iterations, truncate_utf8, Content, ImageSource, Message, Part, Role};
 
 /// The longest task ctxgate hands over, in bytes (it travels in argv and
 /// the environment).
@@ -47,13 +48,35 @@ pub struct ScriptTurn {
     pub calls: Vec<ScriptCall>,
 }
 
-/// One call: its id, the workspace file it reads, and that file's content.
+/// One call: its id, the workspace file it reads, and that file's content
+/// — text, or for an image result of the generated history, an image file
+/// (`content` is then the result's text parts, which the file does not hold).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct ScriptCall {
     pub id: String,
     pub file: String,
     pub content: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub image: Option<ImageFile>,
+}
+
+impl ScriptCall {
+    /// The file's bytes, as written into the workspace.
+    pub fn file_bytes(&self) -> Vec<u8> {
+        match &self.image {
+            Some(img) => img.png(),
+            None => self.content.as_bytes().to_vec(),
+        }
+    }
+
+    /// How many bytes the file holds (an image's without making it).
+    pub fn file_len(&self) -> usize {
+        match &self.image {
+            Some(img) => img.bytes as usize,
+            None => self.content.len(),
+        }
+    }
 }
 
 /// Grow a generated case so that its conversation reaches the agent's
@@ -77,23 +100,34 @@ pub fn grow(case: &mut Case, seed: u64) {
         _ => rng.range(120, 300),
     };
     let target = (trigger_bytes * reach / 100) as usize;
+    // An image result becomes an image file: it weighs its bytes, and it
+    // is not grown (text added to it would be in no file).
+    let is_image = |m: &Message| image_of(m, 0).is_some();
     let results: Vec<usize> = (0..case.messages.len())
-        .filter(|&i| case.messages[i].role == Role::Tool)
+        .filter(|&i| case.messages[i].role == Role::Tool && !is_image(&case.messages[i]))
         .collect();
-    let total = |msgs: &[crate::model::Message]| -> usize {
-        results.iter().map(|&i| msgs[i].content.text_len()).sum()
-    };
+    let images: usize = case
+        .messages
+        .iter()
+        .filter(|m| m.role == Role::Tool)
+        .filter_map(|m| image_of(m, 0))
+        .map(|f| f.bytes as usize)
+        .sum();
     if results.is_empty() {
         return;
     }
-    let mut have = total(&case.messages);
+    let mut have = images
+        + results
+            .iter()
+            .map(|&i| case.messages[i].content.text_len())
+            .sum::<usize>();
     let mut k = 0;
     while have < target {
         let i = results[k % results.len()];
         let class = *rng.pick(&ContentClass::ALL);
         let n = (target - have).min(8 * 1024);
         let more = text::text(&mut rng, class, n);
-        let m = &mut case.messages[i];
+        let m: &mut Message = &mut case.messages[i];
         let mut grown = m.content.text().into_owned();
         grown.push('\n');
         grown.push_str(&more);
@@ -133,10 +167,15 @@ impl Script {
                         .find(|r| r.tool_call_id.as_deref() == Some(c.id.as_str()))
                 })
                 .enumerate()
-                .map(|(i, result)| ScriptCall {
-                    id: format!("call_{t}_{i}"),
-                    file: format!("t{t:03}-{i}.txt"),
-                    content: clean(&result.content.text()),
+                .map(|(i, result)| {
+                    let image = image_of(result, (t as u64) << 16 | i as u64);
+                    let ext = if image.is_some() { "png" } else { "txt" };
+                    ScriptCall {
+                        id: format!("call_{t}_{i}"),
+                        file: format!("t{t:03}-{i}.{ext}"),
+                        content: clean(&result.content.text()),
+                        image,
+                    }
                 })
                 .collect();
             if calls.is_empty() {
@@ -200,6 +239,25 @@ impl Script {
     }
 }
 
+/// The image file for a result whose content holds an inline image (its
+/// first): of the image's width, height and size. A remote image (a URL)
+/// has no bytes to write; its result stays text.
+fn image_of(result: &Message, seed: u64) -> Option<ImageFile> {
+    let Content::Parts(parts) = &result.content else {
+        return None;
+    };
+    parts.iter().find_map(|p| match p {
+        Part::Image(img) => match &img.source {
+            ImageSource::Inline(data) => {
+                let (w, h) = data.pixels().unwrap_or((64, 64));
+                Some(ImageFile::new(w, h, img.payload_bytes() * 3 / 4, seed))
+            }
+            ImageSource::Url(_) => None,
+        },
+        _ => None,
+    })
+}
+
 /// Text as a file or an argument carries it: no NUL (a file with one is
 /// "binary" to many tools, and no environment variable can hold one).
 fn clean(s: &str) -> String {
@@ -256,6 +314,47 @@ mod tests {
         assert_eq!(s.turns[1].calls[0].id, "call_1_0");
         assert_eq!(s.final_answer, "all done");
         assert_eq!(s.request_budget(), 12);
+    }
+
+    #[test]
+    fn an_image_result_is_a_png_file_of_its_size_and_is_not_grown() {
+        use crate::model::{Image, Part};
+        let shot = Image::inline("image/png", {
+            let mut rng = SplitMix64::new(3);
+            crate::generate::images::image_base64(
+                &mut rng,
+                crate::generate::images::ImageFormat::Png,
+                800,
+                600,
+                40_000,
+            )
+        });
+        let mut c = case(vec![
+            Message::user("look"),
+            Message::assistant_calls("", vec![ToolCall::new("a", "read", json!({}))]),
+            Message {
+                content: Content::Parts(vec![Part::Image(shot)]),
+                ..Message::tool("a", "")
+            },
+            Message::assistant_calls("", vec![ToolCall::new("b", "read", json!({}))]),
+            Message::tool("b", "text"),
+            Message::assistant("done"),
+        ]);
+        grow(&mut c, 1);
+        let s = Script::from_case(&c, vec![50]);
+        let image = s.turns[0].calls[0].image.expect("an image file");
+        assert_eq!(s.turns[0].calls[0].file, "t000-0.png");
+        assert_eq!((image.width, image.height), (800, 600));
+        let png = s.turns[0].calls[0].file_bytes();
+        assert!(
+            png.starts_with(b"\x89PNG") && png.len() >= 30_000,
+            "{}",
+            png.len()
+        );
+        assert_eq!(s.turns[1].calls[0].image, None);
+        assert!(s.turns[1].calls[0].content.starts_with("text"));
+        let v = serde_json::to_value(&s).unwrap();
+        assert_eq!(serde_json::from_value::<Script>(v).unwrap(), s);
     }
 
     #[test]

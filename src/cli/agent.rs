@@ -134,7 +134,9 @@ pub struct RunArgs {
     #[arg(long, value_name = "LIST")]
     pub invariants: Option<String>,
 
-    /// The generator's settings (a GenConfig JSON file, as for check)
+    /// The generator's settings (a GenConfig JSON file, as for check); agent
+    /// mode's default has no images — `imagesPercent` here turns them on,
+    /// each image result a PNG file the agent's tool reads
     #[arg(long, value_name = "FILE")]
     pub gen_config: Option<PathBuf>,
 

@@ -20,6 +20,8 @@ With --bug NAME it carries one of the 2026 reports of this class instead:
   cuts-last-results        the last turn's results are cut to 100 bytes
   compacts-early           compacts at a tenth of the trigger
   flaky-drop               drops the system prompt at compaction, one run in two
+  images-weightless        an image a tool returned weighs nothing in the body's
+                           size: only its tokens are counted (openai/codex#41338)
 
 For ctxgate's own tests besides: --tool-name NAME advertises the tool
 under another name; --check-env exits 3 when the environment ctxgate gives
@@ -37,6 +39,7 @@ the smallest request cannot fit (it says so on stderr).
 """
 
 import argparse
+import base64
 import random
 import subprocess
 import json
@@ -71,15 +74,26 @@ def dumps(v):
 
 # --- the three dialects: a conversation of neutral messages in, a turn out ---
 # A neutral message: {"role": system|user|assistant|tool, "content": str,
-#                     "calls": [{"id", "name", "args"}], "id": call id (tool)}
+#                     "calls": [{"id", "name", "args"}], "id": call id (tool),
+#                     "image": base64 PNG (tool, when the file read is one)}
+# An image result travels as each dialect lets a tool's result carry one:
+# Anthropic's tool_result and Responses' function_call_output hold image
+# parts; Chat Completions' tool messages hold text only, so the images of a
+# turn's results follow them in one user message (as agents do).
+
+def data_url(b64):
+    return "data:image/png;base64," + b64
 
 def tool_name():
     return READ_FILE["name"]
 
 
 def chat_body(msgs, tools, stream, max_tokens):
-    out = []
+    out, images = [], []
     for m in msgs:
+        if m["role"] != "tool" and images:
+            out.append({"role": "user", "content": images})
+            images = []
         if m["role"] == "assistant" and m.get("calls"):
             out.append({"role": "assistant", "content": m["content"] or None,
                         "tool_calls": [{"id": c["id"], "type": "function",
@@ -87,8 +101,12 @@ def chat_body(msgs, tools, stream, max_tokens):
                                        for c in m["calls"]]})
         elif m["role"] == "tool":
             out.append({"role": "tool", "tool_call_id": m["id"], "content": m["content"]})
+            if m.get("image"):
+                images.append({"type": "image_url", "image_url": {"url": data_url(m["image"])}})
         else:
             out.append({"role": m["role"], "content": m["content"]})
+    if images:
+        out.append({"role": "user", "content": images})
     body = {"model": "test-model", "messages": out, "stream": stream, "max_tokens": max_tokens}
     if tools:
         body["tools"] = [{"type": "function", "function": {"name": tool_name(),
@@ -110,7 +128,10 @@ def responses_body(msgs, tools, stream, max_tokens):
                 items.append({"type": "function_call", "call_id": c["id"], "name": c["name"],
                               "arguments": dumps(c["args"])})
         elif m["role"] == "tool":
-            items.append({"type": "function_call_output", "call_id": m["id"], "output": m["content"]})
+            output = m["content"]
+            if m.get("image"):
+                output = [{"type": "input_image", "image_url": data_url(m["image"])}]
+            items.append({"type": "function_call_output", "call_id": m["id"], "output": output})
         else:
             items.append({"role": m["role"], "content": m["content"]})
     body = {"model": "test-model", "input": items, "stream": stream, "max_output_tokens": max_tokens}
@@ -134,7 +155,11 @@ def anthropic_body(msgs, tools, stream, max_tokens):
                        for c in m["calls"]]
             out.append({"role": "assistant", "content": blocks})
         elif m["role"] == "tool":
-            block = {"type": "tool_result", "tool_use_id": m["id"], "content": m["content"]}
+            content = m["content"]
+            if m.get("image"):
+                content = [{"type": "image", "source": {"type": "base64", "media_type": "image/png",
+                                                        "data": m["image"]}}]
+            block = {"type": "tool_result", "tool_use_id": m["id"], "content": content}
             if out and out[-1]["role"] == "user" and isinstance(out[-1]["content"], list) \
                     and out[-1]["content"] and out[-1]["content"][0].get("type") == "tool_result":
                 out[-1]["content"].append(block)
@@ -253,10 +278,14 @@ class Agent:
             self.trigger = max(1, self.trigger // 10)
 
     def size(self, msgs):
+        if self.a.bug == "images-weightless":
+            msgs = [{k: v for k, v in m.items() if k != "image"} for m in msgs]
         return len(dumps(BODIES[self.a.dialect](msgs, True, self.a.stream, 1024)).encode("utf-8"))
 
     def estimate(self, msgs):
-        return sum(len(dumps(m).encode("utf-8")) for m in msgs) // 4
+        # An image weighs its pixels' tokens, not its base64: 1,600 each.
+        return sum(len(dumps({k: v for k, v in m.items() if k != "image"}).encode("utf-8")) // 4
+                   + (1600 if m.get("image") else 0) for m in msgs)
 
     def due(self, msgs):
         return self.estimate(msgs) > self.trigger or self.size(msgs) > self.a.ceiling * 0.9
@@ -335,14 +364,24 @@ class Agent:
             results = []
             for c in calls:
                 path = c["args"].get("path", "")
+                image = None
                 try:
-                    with open(path, encoding="utf-8", newline="") as f:
-                        content = f.read()
+                    if path.endswith(".png"):
+                        # The tool returns an image as one: its bytes, as base64.
+                        with open(path, "rb") as f:
+                            image = base64.b64encode(f.read()).decode("ascii")
+                        content = f"[image {os.path.basename(path)}]"
+                    else:
+                        with open(path, encoding="utf-8", newline="") as f:
+                            content = f.read()
                 except OSError as e:
                     content = f"error: {e}"
                 if self.a.tool_output_max_bytes:
                     content = content.encode("utf-8")[:self.a.tool_output_max_bytes].decode("utf-8", "ignore")
-                results.append({"role": "tool", "id": c["id"], "content": content})
+                result = {"role": "tool", "id": c["id"], "content": content}
+                if image is not None:
+                    result["image"] = image
+                results.append(result)
             if self.a.bug == "cuts-last-results":
                 results = [dict(r, content=r["content"][:100]) for r in results]
             msgs.extend(results)
