@@ -556,6 +556,10 @@ fn a_signal_to_ctxgate_or_its_parents_death_stops_every_process_it_started() {
         let cmd = agent_cmd(&format!("{SMALL_AGENT} --spawn-sleeper {token} --hang 300"));
         let ctxgate = env!("CARGO_BIN_EXE_ctxgate");
         let argv = ["agent", "--config", &config, "--cases", "1", "--run", &cmd];
+        // The run's folder is made in the system's temporary folder: here,
+        // one of the test's own, to see it removed.
+        let tmp = dir.join(&format!("tmp-{signal}"));
+        std::fs::create_dir_all(&tmp).unwrap();
         let mut child = if through_parent {
             // A launcher (as python -m ctxgate is) dies by SIGKILL; ctxgate,
             // told to die with its parent, stops everything it started.
@@ -563,11 +567,13 @@ fn a_signal_to_ctxgate_or_its_parents_death_stops_every_process_it_started() {
                 .args(["-c", "import os,sys,time; os.spawnve(os.P_NOWAIT, sys.argv[1], sys.argv[1:], dict(os.environ, CTXGATE_DIE_WITH_PARENT='1')); time.sleep(300)"])
                 .arg(ctxgate)
                 .args(argv)
+                .env("TMPDIR", &tmp)
                 .spawn()
                 .unwrap()
         } else {
             std::process::Command::new(ctxgate)
                 .args(argv)
+                .env("TMPDIR", &tmp)
                 .spawn()
                 .unwrap()
         };
@@ -603,6 +609,11 @@ fn a_signal_to_ctxgate_or_its_parents_death_stops_every_process_it_started() {
         }
         let left = none_left(&token);
         assert!(left.is_empty(), "SIG{signal}: left running: {left:?}");
+        let folders: Vec<_> = std::fs::read_dir(&tmp)
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        assert!(folders.is_empty(), "SIG{signal}: left behind: {folders:?}");
     }
 }
 

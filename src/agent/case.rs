@@ -137,6 +137,10 @@ struct CaseFolder {
 
 impl CaseFolder {
     fn make(dir: &Path, script: &Script, keep: bool) -> std::io::Result<CaseFolder> {
+        crate::subject::reaper::making_scratch(|| CaseFolder::make_now(dir, script, keep))
+    }
+
+    fn make_now(dir: &Path, script: &Script, keep: bool) -> std::io::Result<CaseFolder> {
         let workspace = dir.join("workspace");
         std::fs::create_dir_all(&workspace)?;
         let folder = CaseFolder {

@@ -309,10 +309,22 @@ struct WorkDir {
     remove: bool,
 }
 
+impl WorkDir {
+    /// The run's folder, removed when dropped — or, when ctxgate dies of a
+    /// signal first, by the signal handler — unless `remove` is false.
+    fn new(path: PathBuf, remove: bool) -> WorkDir {
+        if remove {
+            ctxgate::subject::reaper::remove_on_signal(&path);
+        }
+        WorkDir { path, remove }
+    }
+}
+
 impl Drop for WorkDir {
     fn drop(&mut self) {
         if self.remove {
             let _ = std::fs::remove_dir_all(&self.path);
+            ctxgate::subject::reaper::forget_on_signal(&self.path);
         }
     }
 }
@@ -357,10 +369,10 @@ fn run_cases(args: RunArgs) -> Result<(), CliError> {
         .time
         .map(|t| super::common::seconds("--time", t))
         .transpose()?;
-    let _work = WorkDir {
-        path: launch.root.clone(),
-        remove: args.agent.work_dir.is_none() && !launch.keep_folders,
-    };
+    let _work = WorkDir::new(
+        launch.root.clone(),
+        args.agent.work_dir.is_none() && !launch.keep_folders,
+    );
     let opts = AgentOptions {
         stage,
         launch: launch.clone(),
@@ -455,10 +467,10 @@ fn replay(args: ReplayArgs) -> Result<(), CliError> {
     }
     let stage = args.agent.stage(Settings::default())?;
     let launch = args.agent.launch()?;
-    let _work = WorkDir {
-        path: launch.root.clone(),
-        remove: args.agent.work_dir.is_none() && !launch.keep_folders,
-    };
+    let _work = WorkDir::new(
+        launch.root.clone(),
+        args.agent.work_dir.is_none() && !launch.keep_folders,
+    );
     let replayed =
         ctxgate::agent::run::replay(fixtures, &stage, &launch).map_err(CliError::failed)?;
     let (text, code) = replay_text(&replayed, args.expect_failures);

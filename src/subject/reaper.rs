@@ -44,6 +44,36 @@ pub fn become_subreaper() -> bool {
 /// as strays while another subject's descendants are being cleaned up.
 static LIVE: Mutex<Vec<i32>> = Mutex::new(Vec::new());
 
+/// Folders this ctxgate made for its own scratch (agent mode's run
+/// folder): removed on a signal too, after the processes that write into
+/// them are stopped.
+static SCRATCH: Mutex<Vec<std::path::PathBuf>> = Mutex::new(Vec::new());
+
+/// Remove `dir` if ctxgate dies of a signal before it removes it itself.
+pub fn remove_on_signal(dir: &std::path::Path) {
+    SCRATCH
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .push(dir.to_owned());
+}
+
+/// Make scratch (a folder under one [`remove_on_signal`] named) with no
+/// signal's clean-up running: one that comes meanwhile waits for `make`,
+/// and once it has begun, `make` waits for ever (ctxgate is exiting), so
+/// no folder is made again after the clean-up removed it.
+pub fn making_scratch<T>(make: impl FnOnce() -> T) -> T {
+    let _held = SCRATCH.lock().unwrap_or_else(|e| e.into_inner());
+    make()
+}
+
+/// `dir` was removed (or is to be kept): nothing to do on a signal.
+pub fn forget_on_signal(dir: &std::path::Path) {
+    SCRATCH
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .retain(|d| d != dir);
+}
+
 /// Start a subject process and count it live, as one step: a cleanup on
 /// another thread (`--jobs`) never sees it started and not yet live, which
 /// it would kill as a stray.
@@ -113,7 +143,12 @@ pub fn stop_everything_on_signals() {
         .name("ctxgate-signals".into())
         .spawn(move || {
             if let Some(sig) = signals.forever().next() {
+                // Held until the exit: no scratch is made after this.
+                let scratch = SCRATCH.lock().unwrap_or_else(|e| e.into_inner());
                 kill_everything_of_ours();
+                for dir in scratch.iter() {
+                    let _ = std::fs::remove_dir_all(dir);
+                }
                 let _ = signal_hook::low_level::emulate_default_handler(sig);
                 std::process::exit(128 + sig);
             }
