@@ -538,9 +538,18 @@ impl<'a> Judge<'a> {
                 let tail_at = (call.content.len() - max..call.content.len())
                     .find(|&i| call.content.is_char_boundary(i))
                     .unwrap_or(call.content.len());
-                let shortest = normalise(head)
-                    .len()
-                    .min(normalise(&call.content[tail_at..]).len());
+                let tail = &call.content[tail_at..];
+                // A tool may cut at a whole line within its cap (pi's
+                // `read`): the piece is then its whole lines only.
+                let head = match head.rfind('\n') {
+                    Some(i) if i > 0 => &head[..i],
+                    _ => head,
+                };
+                let tail = match tail.find('\n') {
+                    Some(i) if i + 1 < tail.len() => &tail[i + 1..],
+                    _ => tail,
+                };
+                let shortest = normalise(head).len().min(normalise(tail).len());
                 Some(shortest.saturating_sub(4))
             }
             _ => None,
@@ -806,14 +815,23 @@ pub fn normalise(s: &str) -> String {
                 }
             }
             '\r' if chars.peek() == Some(&'\n') => {}
+            // A lone CR is a line break to text-mode readers (Python's
+            // universal newlines).
+            '\r' => out.push('\n'),
             '\n' | '\t' => out.push(c),
             c if c.is_control() => {}
             c => out.push(c),
         }
     }
-    let trimmed = out.trim_end().len();
-    out.truncate(trimmed);
-    strip_line_numbers(&out)
+    // Trailing whitespace, of every line (tools trim line ends).
+    let mut lines = String::with_capacity(out.len());
+    for (i, line) in out.trim_end().split('\n').enumerate() {
+        if i > 0 {
+            lines.push('\n');
+        }
+        lines.push_str(line.trim_end());
+    }
+    strip_line_numbers(&lines)
 }
 
 fn strip_line_numbers(s: &str) -> String {
@@ -1158,5 +1176,67 @@ mod tests {
         assert_eq!(normalise("     1→fn main()\n     2→}"), "fn main()\n}");
         assert_eq!(normalise("1\t2\n3"), "1\t2\n3");
         assert_eq!(normalise("日本\u{7}語"), "日本語");
+        // A lone CR is a line break (Python's universal newlines), and
+        // every line's trailing whitespace goes (Qwen Code's read_file).
+        assert_eq!(normalise("a\rb"), normalise("a\nb"));
+        assert_eq!(normalise("x   \ny\t\nz"), "x\ny\nz");
+    }
+
+    /// A file of ten lines of 20 bytes, read by a tool capped at 50
+    /// bytes that sends `sent`: is `results-delivered` held?
+    fn delivered_with_cap(sent: &str) -> bool {
+        let content: String = (0..10)
+            .map(|i| format!("line {i:02} of the file\n"))
+            .collect();
+        assert_eq!(content.len(), 200);
+        let script = Script {
+            task: "Task: read".into(),
+            turns: vec![ScriptTurn {
+                text: String::new(),
+                calls: vec![ScriptCall {
+                    id: "call_0_0".into(),
+                    file: "t000-0.txt".into(),
+                    content,
+                    image: None,
+                }],
+            }],
+            final_answer: "done".into(),
+            summaries: vec![50],
+        };
+        let trace = Trace {
+            requests: vec![
+                loop_request(0, head(), 500, turn(0)),
+                loop_request(
+                    1,
+                    [head(), vec![call(0), result(0, sent)]].concat(),
+                    600,
+                    Answer::Final,
+                ),
+            ],
+            exit: Exit {
+                code: Some(0),
+                ..Exit::default()
+            },
+        };
+        let settings = Settings {
+            tool_output_max_bytes: Some(50),
+            ..Settings::default()
+        };
+        let j = judge(&trace, &script, &settings);
+        j.verdicts[&Inv::ResultsDelivered] == Verdict::Pass
+    }
+
+    #[test]
+    fn a_result_cut_at_whole_lines_within_the_cap_is_delivered() {
+        // 50 bytes of lines 00–09 hold two whole lines (40 bytes).
+        assert!(delivered_with_cap(
+            "line 00 of the file\nline 01 of the file\n[cut]"
+        ));
+        assert!(delivered_with_cap(
+            "line 00 of the file\nline 01 of the file\nline 0"
+        ));
+        // A line is not enough, nor half the cap.
+        assert!(!delivered_with_cap("line 00 of the file\n[cut]"));
+        assert!(!delivered_with_cap("line 00 of t"));
     }
 }

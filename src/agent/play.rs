@@ -353,11 +353,19 @@ impl Play {
 
     fn summary(&mut self, r: &Request) -> (Answer, Turn) {
         let sizes = &self.script.summaries;
-        let percent = if sizes.is_empty() {
+        let mut percent = if sizes.is_empty() {
             50
         } else {
             sizes[self.summaries % sizes.len()]
         };
+        // A model overshoots the length a prompt asks for, never the API's
+        // `max_tokens`: there an answer stops, marked cut (`length`), and a
+        // summary so marked is rightly dropped by an agent. A request with
+        // a cap gets at most 99% of it; one without, 4,096 tokens' worth or
+        // more now and then.
+        if r.max_tokens.is_some() {
+            percent = percent.min(99);
+        }
         let allowed =
             r.max_tokens.unwrap_or(4096).min(1 << 20) * self.stage.settings.config.bytes_per_token;
         let bytes = (allowed * percent as u64 / 100).max(64) as usize;

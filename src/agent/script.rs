@@ -34,7 +34,8 @@ pub struct Script {
     /// The size of each summary the model writes when asked, in order
     /// (then again from the start): a percent of what the summary request
     /// allows (`max_tokens`, or 4,096 tokens when it says nothing), over
-    /// 100 now and then, as real models overshoot.
+    /// 100 now and then, as real models overshoot (never over a request's
+    /// own `max_tokens`, which an API does not exceed: see `play`).
     pub summaries: Vec<u32>,
 }
 
