@@ -16,7 +16,7 @@ default="$(sed -n "s/^$package==//p" "$here/requirements.txt")"
 version="${1:-$default}"
 root="${CTXGATE_VENV_ROOT:-${XDG_CACHE_HOME:-$HOME/.cache}/ctxgate-adapters}/agents"
 venv="$root/$name-$version"
-# shellcheck source=../../adapters/lib/pinned-venv.sh
+# shellcheck source-path=SCRIPTDIR source=../../adapters/lib/pinned-venv.sh
 source "$here/../../adapters/lib/pinned-venv.sh"
 if [ "$version" = "$default" ]; then
     want="$(cat "$here/requirements.txt")"

@@ -13,7 +13,7 @@ default="$(node -e 'process.stdout.write(require(process.argv[1]).dependencies.a
 version="${1:-$default}"
 root="${CTXGATE_VENV_ROOT:-${XDG_CACHE_HOME:-$HOME/.cache}/ctxgate-adapters}/agents"
 dir="$root/$name-$version"
-# shellcheck source=../../adapters/lib/pinned-venv.sh
+# shellcheck source-path=SCRIPTDIR source=../../adapters/lib/pinned-venv.sh
 source "$here/../../adapters/lib/pinned-venv.sh"
 want="$(cat "$here/package-lock.json"; echo "ai@$version")"
 install() {
