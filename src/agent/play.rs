@@ -49,7 +49,7 @@ pub struct SummaryMatcher {
 }
 
 /// The wordings agents use to ask for a summary, case-insensitive.
-pub const DEFAULT_SUMMARY_PATTERN: &str = r"(?i)\b(summari[sz]e|summari[sz]ing|summary|compact|compaction|compress|condense|checkpoint|handoff|state_snapshot)\b";
+pub const DEFAULT_SUMMARY_PATTERN: &str = r"(?i)\b(summari[sz]e|summari[sz]ing|summari[sz]ation|summary|compact|compaction|compress|condense|checkpoint|handoff|state_snapshot)\b";
 
 impl SummaryMatcher {
     /// The default wordings, or `pattern` instead.
@@ -85,7 +85,9 @@ impl SummaryMatcher {
             return re.is_match(&r.model) || re.is_match(&system) || re.is_match(&last_user);
         }
         let default = default_pattern();
-        let asks = !last_user.contains(task) && default.is_match(&last_user);
+        // The wording must be outside the task: a task may say "summary",
+        // and a summary prompt may embed the transcript, task and all.
+        let asks = default.is_match(&last_user.replacen(task, "", 1));
         let toolless = r.tools.is_empty() || !r.tools_allowed;
         asks || (toolless && default.is_match(&system))
     }
@@ -471,4 +473,49 @@ fn unix_now() -> u64 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_secs())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn request(last_user: &str) -> Request {
+        Request {
+            dialect: Dialect::OpenaiChat,
+            model: "m".into(),
+            stream: false,
+            stream_usage: false,
+            messages: vec![
+                Message::system("You are an agent."),
+                Message::user(last_user),
+            ],
+            tools: vec![crate::agent::dialect::Tool {
+                name: "read_file".into(),
+                schema: json!({}),
+            }],
+            max_tokens: None,
+            previous_response_id: None,
+            tools_allowed: true,
+            parallel_calls: true,
+        }
+    }
+
+    #[test]
+    fn the_default_matcher_reads_the_wording_outside_the_task() {
+        let task = "Task: write a summary of the parser";
+        let m = SummaryMatcher::new(None).unwrap();
+        assert!(!m.is_summary(&request(task), task), "the task says summary");
+        assert!(!m.is_summary(
+            &request(&format!("{task}\n<reminder>be brief</reminder>")),
+            task
+        ));
+        // pydantic-ai-harness: the transcript (task and all) then the ask.
+        let ask =
+            format!("Conversation:\nuser: {task}\nassistant: …\nWrite a summarization of it.");
+        assert!(m.is_summary(&request(&ask), task));
+        assert!(m.is_summary(&request("Please summarize the above."), task));
+        let declared = SummaryMatcher::new(Some("(?i)recap")).unwrap();
+        assert!(declared.is_summary(&request("Recap, please"), task));
+        assert!(!declared.is_summary(&request("Please summarize."), task));
+    }
 }
