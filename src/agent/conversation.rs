@@ -74,7 +74,7 @@ impl Conversation {
                 m.rewritten += 1;
                 continue;
             }
-            match self.find(msg, last) {
+            match self.find(msg, last, &seen) {
                 Some(at) => {
                     if let Some(prev) = last {
                         if at <= prev {
@@ -97,9 +97,10 @@ impl Conversation {
             }
         }
         m.left_out = (0..seen.len()).filter(|&i| !seen[i]).collect();
-        // What is new at the end is the conversation's next part.
+        // What is new at the end is the conversation's next part (none of
+        // it matched an entry: `tail_from` is past the last that did).
         for msg in &msgs[tail_from..] {
-            if !is_summary(msg) && self.find(msg, None).is_none() {
+            if !is_summary(msg) {
                 self.push(msg.clone());
                 m.rewritten = m.rewritten.saturating_sub(1);
             }
@@ -120,8 +121,12 @@ impl Conversation {
         });
     }
 
-    /// The conversation entry `msg` is, preferring the first after `after`.
-    fn find(&self, msg: &Message, after: Option<usize>) -> Option<usize> {
+    /// The conversation entry `msg` is, preferring the first after `after`;
+    /// else an earlier one this request has not matched yet (a message
+    /// moved back: out of order) — never one it matched already, since an
+    /// agent may write the same words twice ("Continue", a format
+    /// reminder), and the second time is a new message.
+    fn find(&self, msg: &Message, after: Option<usize>, seen: &[bool]) -> Option<usize> {
         let mut candidates: Vec<usize> = anchors(msg)
             .iter()
             .filter_map(|a| self.anchors.get(a))
@@ -141,7 +146,11 @@ impl Conversation {
         candidates
             .iter()
             .find(|&&c| c >= after)
-            .or_else(|| candidates.first())
+            .or_else(|| {
+                candidates
+                    .iter()
+                    .find(|&&c| !seen.get(c).copied().unwrap_or(false))
+            })
             .copied()
     }
 }
@@ -256,6 +265,39 @@ mod tests {
             Message::tool("c0", "long result"),
         ]);
         assert_eq!(m.out_of_order, [(1, 0)]);
+    }
+
+    #[test]
+    fn the_same_words_written_again_are_a_new_message_not_a_move() {
+        let nudge = || Message::user("Continue if you have next steps.");
+        let mut c = Conversation::default();
+        c.take(&[Message::user("task")]);
+        c.push(turn("c0"));
+        let first = [
+            Message::user("task"),
+            turn("c0"),
+            Message::tool("c0", "R0"),
+            nudge(),
+        ];
+        let m = c.take(&first);
+        assert!(m.out_of_order.is_empty() && !m.compacted(), "{m:?}");
+        c.push(turn("c1"));
+        let second = [
+            first.to_vec(),
+            vec![turn("c1"), Message::tool("c1", "R1"), nudge()],
+        ]
+        .concat();
+        let m = c.take(&second);
+        assert!(m.out_of_order.is_empty() && !m.compacted(), "{m:?}");
+        assert_eq!(
+            c.entries.len(),
+            7,
+            "the second nudge is an entry of its own"
+        );
+        // The next request with both: each matches its own.
+        let m = c.take(&second);
+        assert!(m.out_of_order.is_empty() && !m.compacted(), "{m:?}");
+        assert_eq!(m.known, [0, 1, 2, 3, 4, 5, 6]);
     }
 
     #[test]
