@@ -410,6 +410,51 @@ mod tests {
         }
     }
 
+    /// Lines queued as shared chunks and copied bytes, many chunks to a
+    /// write and each far over the pipe's size (so writes end inside a
+    /// chunk): read back whole, in order, byte for byte as one copied
+    /// line would be — a chunk holding U+2028 or U+0085 escaped like one.
+    #[test]
+    fn shared_chunks_go_out_as_the_copied_line_would() {
+        let (mut child, mut pipes) = start("cat", 64 << 20);
+        let big = |k: u8, n: usize| Arc::new(vec![b'a' + k; n]);
+        let mut odd = vec![b'x'; 3 << 20];
+        odd.splice(1000..1000, "\u{2028}".bytes());
+        odd.splice(5..5, "\u{85}".bytes());
+        let odd = Arc::new(odd);
+        let mut want = Vec::new();
+        for k in 0..4u8 {
+            let head = format!("{{\"id\":{k},");
+            let (a, b) = (big(k, (2 << 20) + k as usize), big(k + 1, 7));
+            let pieces = [
+                Piece::Bytes(head.as_bytes()),
+                Piece::Shared(&a),
+                Piece::Bytes(b","),
+                Piece::Shared(&b),
+                Piece::Shared(&odd),
+                Piece::Bytes(b"}\n"),
+            ];
+            let mut line = Vec::new();
+            for p in &pieces {
+                let bytes: &[u8] = match p {
+                    Piece::Bytes(b) => b,
+                    Piece::Shared(b) => b,
+                };
+                crate::subject::protocol::push_line_safe(&mut line, bytes);
+            }
+            assert_eq!(pipes.queue(&pieces), line.len());
+            want.push(line);
+        }
+        pipes.flush();
+        for line in &want {
+            let got = wait_line(&mut pipes);
+            assert!(got == Line::Text(line[..line.len() - 1].to_vec()));
+        }
+        assert!(want[0].windows(6).any(|w| w == b"\\u2028"));
+        child.kill().unwrap();
+        child.wait().unwrap();
+    }
+
     /// `cat` answers while it is still being written to: lines far over
     /// the pipe's size go both ways without a deadlock, whole and in order.
     #[test]
