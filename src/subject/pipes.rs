@@ -6,7 +6,8 @@
 //! an answer reaches the harness with one wake-up, not the three a reader
 //! and a writer thread cost.
 
-use std::io::{self, Read, Write};
+use std::collections::VecDeque;
+use std::io::{self, IoSlice, Read, Write};
 use std::os::fd::{AsFd, AsRawFd, OwnedFd, RawFd};
 use std::process::{ChildStdin, ChildStdout};
 use std::sync::Arc;
@@ -29,8 +30,11 @@ pub enum Line {
 pub struct Pipes {
     stdin: Option<ChildStdin>,
     stdout: ChildStdout,
-    /// Request bytes not yet taken by the pipe, from `sent` on.
-    pending: Vec<u8>,
+    /// Request bytes not yet taken by the pipe: the chunks in order, the
+    /// first from `sent` on. A history's JSON is queued as the chunk it
+    /// was written in, not copied (issue 48): a batch's requests can be
+    /// megabytes of images each.
+    pending: VecDeque<Chunk>,
     sent: usize,
     /// Answer bytes read and not yet handed out: `input[start..end]` (the
     /// buffer stays allocated and initialised between reads).
@@ -66,6 +70,33 @@ impl Waiter {
     }
 }
 
+/// A piece of a request line: bytes to copy (a request's head, the
+/// punctuation between its parts), or JSON written once and shared, which
+/// goes to the pipe as it is.
+pub enum Piece<'a> {
+    Bytes(&'a [u8]),
+    Shared(&'a Arc<Vec<u8>>),
+}
+
+/// Queued request bytes (`Pipes::pending`).
+enum Chunk {
+    Owned(Vec<u8>),
+    Shared(Arc<Vec<u8>>),
+}
+
+impl Chunk {
+    fn bytes(&self) -> &[u8] {
+        match self {
+            Chunk::Owned(b) => b,
+            Chunk::Shared(b) => b,
+        }
+    }
+}
+
+/// How many chunks one write hands the kernel at most (`writev`'s
+/// `IOV_MAX` is 1024 on Linux; a batch's lines are a few dozen chunks).
+const WRITE_CHUNKS: usize = 64;
+
 /// Bigger pipes take a large request or answer in one go (Linux; the
 /// default is 64 KiB, an unprivileged process may ask for up to 1 MiB).
 const PIPE_BYTES: i32 = 1 << 20;
@@ -93,7 +124,7 @@ impl Pipes {
             waiter,
             stdin: Some(stdin),
             stdout,
-            pending: Vec::new(),
+            pending: VecDeque::new(),
             sent: 0,
             input: Vec::new(),
             start: 0,
@@ -113,19 +144,37 @@ impl Pipes {
     /// JSON escapes (`protocol::push_line_safe`): a subject that splits
     /// its input with Python's `splitlines()` still reads one line a
     /// request. Returns the bytes queued.
-    pub fn queue(&mut self, parts: &[&[u8]]) -> usize {
+    pub fn queue(&mut self, parts: &[Piece<'_>]) -> usize {
         if self.stdin.is_none() {
             return 0;
         }
-        if self.sent == self.pending.len() {
-            self.pending.clear();
-            self.sent = 0;
-        }
-        let before = self.pending.len();
+        let mut queued = 0;
         for part in parts {
-            super::protocol::push_line_safe(&mut self.pending, part);
+            let bytes = match part {
+                Piece::Bytes(b) => *b,
+                Piece::Shared(b) => b,
+            };
+            queued += match part {
+                // Shared JSON goes as it is unless it has a character to
+                // escape (rare: it is then copied, escaped).
+                Piece::Shared(b) if super::protocol::is_line_safe(b) => {
+                    self.pending.push_back(Chunk::Shared(Arc::clone(b)));
+                    b.len()
+                }
+                _ => {
+                    if !matches!(self.pending.back(), Some(Chunk::Owned(_))) {
+                        self.pending.push_back(Chunk::Owned(Vec::new()));
+                    }
+                    let Some(Chunk::Owned(last)) = self.pending.back_mut() else {
+                        unreachable!("pushed above")
+                    };
+                    let before = last.len();
+                    super::protocol::push_line_safe(last, bytes);
+                    last.len() - before
+                }
+            };
         }
-        self.pending.len() - before
+        queued
     }
 
     /// A handle to wait for stdout with, apart from these pipes.
@@ -135,16 +184,20 @@ impl Pipes {
 
     /// Whether request bytes are still waiting for the pipe.
     pub fn has_pending(&self) -> bool {
-        self.stdin.is_some() && self.sent < self.pending.len()
+        self.stdin.is_some() && !self.pending.is_empty()
     }
 
     /// Write pending request bytes until the pipe is full.
     pub fn flush(&mut self) {
         while self.has_pending() {
             let stdin = self.stdin.as_mut().expect("checked");
-            match stdin.write(&self.pending[self.sent..]) {
+            let slices: Vec<IoSlice> = (self.pending.iter().take(WRITE_CHUNKS))
+                .enumerate()
+                .map(|(k, c)| IoSlice::new(&c.bytes()[if k == 0 { self.sent } else { 0 }..]))
+                .collect();
+            match stdin.write_vectored(&slices) {
                 Ok(0) => return self.close_stdin(),
-                Ok(n) => self.sent += n,
+                Ok(n) => self.advance(n),
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => return,
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
                 Err(_) => return self.close_stdin(),
@@ -152,9 +205,23 @@ impl Pipes {
         }
     }
 
+    /// `n` more pending bytes were written: drop the chunks done.
+    fn advance(&mut self, mut n: usize) {
+        while let Some(front) = self.pending.front() {
+            let left = front.bytes().len() - self.sent;
+            if n < left {
+                self.sent += n;
+                return;
+            }
+            n -= left;
+            self.sent = 0;
+            self.pending.pop_front();
+        }
+    }
+
     fn close_stdin(&mut self) {
         self.stdin = None;
-        self.pending = Vec::new();
+        self.pending = VecDeque::new();
         self.sent = 0;
     }
 
@@ -343,6 +410,51 @@ mod tests {
         }
     }
 
+    /// Lines queued as shared chunks and copied bytes, many chunks to a
+    /// write and each far over the pipe's size (so writes end inside a
+    /// chunk): read back whole, in order, byte for byte as one copied
+    /// line would be — a chunk holding U+2028 or U+0085 escaped like one.
+    #[test]
+    fn shared_chunks_go_out_as_the_copied_line_would() {
+        let (mut child, mut pipes) = start("cat", 64 << 20);
+        let big = |k: u8, n: usize| Arc::new(vec![b'a' + k; n]);
+        let mut odd = vec![b'x'; 3 << 20];
+        odd.splice(1000..1000, "\u{2028}".bytes());
+        odd.splice(5..5, "\u{85}".bytes());
+        let odd = Arc::new(odd);
+        let mut want = Vec::new();
+        for k in 0..4u8 {
+            let head = format!("{{\"id\":{k},");
+            let (a, b) = (big(k, (2 << 20) + k as usize), big(k + 1, 7));
+            let pieces = [
+                Piece::Bytes(head.as_bytes()),
+                Piece::Shared(&a),
+                Piece::Bytes(b","),
+                Piece::Shared(&b),
+                Piece::Shared(&odd),
+                Piece::Bytes(b"}\n"),
+            ];
+            let mut line = Vec::new();
+            for p in &pieces {
+                let bytes: &[u8] = match p {
+                    Piece::Bytes(b) => b,
+                    Piece::Shared(b) => b,
+                };
+                crate::subject::protocol::push_line_safe(&mut line, bytes);
+            }
+            assert_eq!(pipes.queue(&pieces), line.len());
+            want.push(line);
+        }
+        pipes.flush();
+        for line in &want {
+            let got = wait_line(&mut pipes);
+            assert!(got == Line::Text(line[..line.len() - 1].to_vec()));
+        }
+        assert!(want[0].windows(6).any(|w| w == b"\\u2028"));
+        child.kill().unwrap();
+        child.wait().unwrap();
+    }
+
     /// `cat` answers while it is still being written to: lines far over
     /// the pipe's size go both ways without a deadlock, whole and in order.
     #[test]
@@ -356,7 +468,7 @@ mod tests {
             })
             .collect();
         for l in &lines {
-            pipes.queue(&[l]);
+            pipes.queue(&[Piece::Bytes(l)]);
             pipes.flush();
         }
         for l in &lines {
@@ -373,7 +485,7 @@ mod tests {
     fn a_subject_that_never_reads_blocks_nothing() {
         let (mut child, mut pipes) = start("sleep 30", 1 << 20);
         let t = Instant::now();
-        pipes.queue(&[&vec![b'x'; 8 << 20]]);
+        pipes.queue(&[Piece::Bytes(&vec![b'x'; 8 << 20])]);
         pipes.flush();
         assert_eq!(pipes.next_line(Duration::from_millis(200)), Line::Pending);
         assert!(t.elapsed() < Duration::from_secs(10), "{:?}", t.elapsed());

@@ -259,19 +259,33 @@ pub fn write_request_rest(
 /// measured on the history (`body`), never on the request line.
 pub fn push_line_safe(out: &mut Vec<u8>, json: &[u8]) {
     let mut start = 0;
-    // Lead bytes, never continuation bytes: no match starts inside another.
-    for at in memchr::memchr2_iter(0xC2, 0xE2, json) {
-        let (len, escape): (usize, &[u8]) = match &json[at..] {
-            [0xC2, 0x85, ..] => (2, b"\\u0085"),
-            [0xE2, 0x80, 0xA8, ..] => (3, b"\\u2028"),
-            [0xE2, 0x80, 0xA9, ..] => (3, b"\\u2029"),
-            _ => continue,
-        };
+    for (at, len, escape) in line_breaks(json) {
         out.extend_from_slice(&json[start..at]);
         out.extend_from_slice(escape);
         start = at + len;
     }
     out.extend_from_slice(&json[start..]);
+}
+
+/// Whether `json` goes on the pipe as it is: no character
+/// [`push_line_safe`] escapes.
+pub fn is_line_safe(json: &[u8]) -> bool {
+    line_breaks(json).next().is_none()
+}
+
+/// Each U+0085, U+2028 and U+2029 in `json`: where it starts, its length
+/// in UTF-8 and its JSON escape.
+fn line_breaks(json: &[u8]) -> impl Iterator<Item = (usize, usize, &'static [u8])> + '_ {
+    // Lead bytes, never continuation bytes: no match starts inside another.
+    memchr::memchr2_iter(0xC2, 0xE2, json).filter_map(|at| {
+        let (len, escape): (usize, &'static [u8]) = match &json[at..] {
+            [0xC2, 0x85, ..] => (2, b"\\u0085"),
+            [0xE2, 0x80, 0xA8, ..] => (3, b"\\u2028"),
+            [0xE2, 0x80, 0xA9, ..] => (3, b"\\u2029"),
+            _ => return None,
+        };
+        Some((at, len, escape))
+    })
 }
 
 /// The engine JSON array of `msgs`, appended to `out`.

@@ -20,7 +20,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-use super::pipes::{Line, Waiter};
+use super::pipes::{Line, Piece, Waiter};
 use super::protocol::{write_request_head, ProtocolLine};
 use super::written::Written;
 use super::{Fault, FaultKind, Reply, Request, Subject, SubjectInfo};
@@ -151,7 +151,7 @@ impl ProcessSubject {
         let mut line = serde_json::to_vec(req).expect("a request serialises");
         line.push(b'\n');
         let result = self.check_nothing_waiting().and_then(|()| {
-            self.send_line(&[&line]);
+            self.send_line(&[Piece::Bytes(&line)]);
             self.receive(id, None)
         });
         result
@@ -197,7 +197,7 @@ impl ProcessSubject {
 
     /// Queue a request line for the subject's stdin (`Pipes::send`). A
     /// closed stdin shows up later as a closed stdout or a timeout.
-    fn send_line(&mut self, parts: &[&[u8]]) {
+    fn send_line(&mut self, parts: &[Piece<'_>]) {
         self.queue_line(parts);
         if let Some(r) = self.running.as_mut() {
             r.pipes.flush();
@@ -206,9 +206,16 @@ impl ProcessSubject {
 
     /// [`send_line`](Self::send_line) but for the write, which the batch's
     /// last line does.
-    fn queue_line(&mut self, parts: &[&[u8]]) {
+    fn queue_line(&mut self, parts: &[Piece<'_>]) {
         if self.options.trace {
-            trace_line("→", &parts.concat());
+            let line: Vec<u8> = (parts.iter())
+                .flat_map(|p| match p {
+                    Piece::Bytes(b) => b.iter(),
+                    Piece::Shared(b) => b.iter(),
+                })
+                .copied()
+                .collect();
+            trace_line("→", &line);
         }
         self.traffic.requests += 1;
         if let Some(r) = self.running.as_mut() {
@@ -355,14 +362,14 @@ impl ProcessSubject {
                 write_request_head(&mut head, op, id);
                 match rest {
                     Rest::Engine { config, messages } => self.queue_line(&[
-                        &head,
-                        b",\"config\":",
-                        config,
-                        b",\"messages\":",
-                        messages,
-                        b"}\n",
+                        Piece::Bytes(&head),
+                        Piece::Bytes(b",\"config\":"),
+                        Piece::Shared(config),
+                        Piece::Bytes(b",\"messages\":"),
+                        Piece::Shared(messages),
+                        Piece::Bytes(b"}\n"),
                     ]),
-                    Rest::Line(rest) => self.queue_line(&[&head, rest]),
+                    Rest::Line(rest) => self.queue_line(&[Piece::Bytes(&head), Piece::Bytes(rest)]),
                 }
                 id
             })
