@@ -14,7 +14,7 @@
 # names its own.
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-# shellcheck source=../../adapters/lib/pinned-venv.sh
+# shellcheck source=adapters/lib/pinned-venv.sh
 source "$here/../../adapters/lib/pinned-venv.sh"
 default=0.73.1
 version="${1:-$default}"

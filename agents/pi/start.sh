@@ -55,8 +55,21 @@ node - "${2:-$here/agent.json}" "$HOME/.pi/agent" <<'JS'
 const fs = require("fs");
 const path = require("path");
 const [config, dir] = process.argv.slice(2);
-let agent = JSON.parse(fs.readFileSync(config, "utf8"));
-if (agent.op === "agent" && agent.config) agent = agent.config;
+function fail(why) {
+  process.stderr.write(`agents/pi/start.sh: ${config}: ${why}\n`);
+  process.exit(2);
+}
+let agent;
+try {
+  agent = JSON.parse(fs.readFileSync(config, "utf8"));
+} catch (e) {
+  fail(`cannot read the settings: ${e.message}`);
+}
+if (agent && agent.op === "agent" && agent.config) agent = agent.config;
+if (!agent || !Number.isInteger(agent.contextWindow) || agent.contextWindow <= 0)
+  fail("contextWindow must be a positive whole number of tokens");
+if (typeof agent.threshold !== "number" || !(agent.threshold > 0 && agent.threshold <= 1))
+  fail("threshold must be a number in (0, 1]");
 const window = agent.contextWindow;
 const models = {
   providers: {

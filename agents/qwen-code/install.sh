@@ -18,7 +18,7 @@
 # and its integrity.
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-# shellcheck source=../../adapters/lib/pinned-venv.sh
+# shellcheck source=adapters/lib/pinned-venv.sh
 source "$here/../../adapters/lib/pinned-venv.sh"
 default=0.24.4
 version="${1:-$default}"
