@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use ctxgate::check::CheckOptions;
-use ctxgate::fixture::{collect, Fixture, Replayed};
+use ctxgate::fixture::{collect, load_compactor_fixtures, Fixture, Replayed};
 use ctxgate::subject::defects::Defect;
 use ctxgate::subject::InProcess;
 
@@ -14,16 +14,79 @@ fn suite() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("suites/known-bugs")
 }
 
+/// What a fixture may weigh: the command line's default `--max-input-bytes`.
+const CAP: u64 = 256 << 20;
+
+/// The suite's compactor fixtures. The walk is recursive, so the agent
+/// fixtures of suites/known-bugs/agents/ (`agent replay`'s, verified
+/// against real agents' releases by the verify.sh there) come too: they
+/// are set aside, as every command that plays the suite sets them aside.
 fn fixtures() -> Vec<(PathBuf, Fixture)> {
-    collect(&[suite()])
-        .expect("the suite is readable")
-        .files
-        .into_iter()
-        .map(|p| {
-            let f = Fixture::load(&p).unwrap_or_else(|e| panic!("{e}"));
-            (p, f)
-        })
-        .collect()
+    let files = collect(&[suite()]).expect("the suite is readable").files;
+    load_compactor_fixtures(files, CAP)
+        .unwrap_or_else(|e| panic!("{e}"))
+        .0
+}
+
+/// The agent fixtures of suites/known-bugs/agents/, each read as `agent
+/// replay` reads it: a public report in `see`, the releases in `found`,
+/// the file named after it, and each in verify.sh's table.
+#[cfg(feature = "agent")]
+#[test]
+fn each_agent_fixture_cites_a_public_report_and_is_verified() {
+    use ctxgate::agent::fixture::AgentFixture;
+    let dir = suite().join("agents");
+    let files = collect(std::slice::from_ref(&dir))
+        .expect("the agent suite is readable")
+        .files;
+    let (compactor, agents) = load_compactor_fixtures(files, CAP).unwrap();
+    assert!(
+        compactor.is_empty(),
+        "only agent fixtures in {}",
+        dir.display()
+    );
+    assert!(
+        agents.len() >= 2,
+        "at least 2 known agent bugs, found {}",
+        agents.len()
+    );
+    let verify = std::fs::read_to_string(dir.join("verify.sh")).unwrap();
+    let readme = std::fs::read_to_string(dir.join("README.md")).unwrap();
+    for path in &agents {
+        let f = AgentFixture::load(path, CAP).unwrap_or_else(|e| panic!("{e}"));
+        let url = f.see.split_whitespace().next().unwrap_or("");
+        assert!(
+            url.starts_with("https://github.com/")
+                && (url.contains("/issues/") || url.contains("/pull/")),
+            "{}: `see` must open with the report's URL, found {url:?}",
+            path.display()
+        );
+        assert!(
+            f.found.as_deref().is_some_and(|s| !s.is_empty()),
+            "{}: `found` records the releases",
+            path.display()
+        );
+        assert!(
+            !f.invariants.is_empty(),
+            "{}: names what it breaks",
+            path.display()
+        );
+        assert_eq!(
+            path.file_stem().and_then(|s| s.to_str()),
+            Some(f.name.as_str()),
+            "the file is named after the fixture"
+        );
+        assert!(
+            verify.contains(&format!("\"{}|", f.name)),
+            "{} has a row in verify.sh's table",
+            f.name
+        );
+        assert!(
+            readme.contains(&f.name),
+            "{} is in the README's table",
+            f.name
+        );
+    }
 }
 
 #[test]
