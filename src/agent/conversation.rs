@@ -184,7 +184,9 @@ fn anchors(m: &Message) -> Vec<String> {
 /// image taken out of a message changes it.
 fn content_hash(m: &Message) -> u64 {
     let mut h = DefaultHasher::new();
-    m.content.text().hash(&mut h);
+    // Whitespace at the ends is no content (pi drops a " " text beside a
+    // tool call: the turn is not cut for it).
+    m.content.text().trim().hash(&mut h);
     if let Content::Parts(parts) = &m.content {
         for image in parts.iter().filter_map(Part::as_image) {
             match &image.source {
@@ -298,6 +300,16 @@ mod tests {
         let m = c.take(&second);
         assert!(m.out_of_order.is_empty() && !m.compacted(), "{m:?}");
         assert_eq!(m.known, [0, 1, 2, 3, 4, 5, 6]);
+    }
+
+    #[test]
+    fn a_turn_sent_back_without_its_whitespace_text_is_not_cut() {
+        let mut c = Conversation::default();
+        c.take(&[Message::user("task")]);
+        let spoken = Message::assistant_calls(" ", vec![ToolCall::new("c0", "read", json!({}))]);
+        c.push(spoken);
+        let m = c.take(&[Message::user("task"), turn("c0"), Message::tool("c0", "R0")]);
+        assert!(!m.compacted(), "{m:?}");
     }
 
     #[test]

@@ -50,7 +50,9 @@ impl<R: Read> Capped<R> {
 
 impl<R: Read> Read for Capped<R> {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        let room = (self.cap + 1).saturating_sub(self.read);
+        // One byte past the cap tells "over" (saturating: a cap of u64::MAX
+        // is no cap, not an overflow to 0).
+        let room = self.cap.saturating_add(1).saturating_sub(self.read);
         if room == 0 {
             return Ok(0);
         }
@@ -210,6 +212,7 @@ mod tests {
         assert!(e.problem.contains("1000-byte cap"), "{}", e.problem);
         assert_eq!(read_all(&b"[1]"[..], "it", 3).unwrap(), b"[1]");
         assert!(read_all(&b"[1] "[..], "it", 3).is_err());
+        assert_eq!(read_all(&b"[1]"[..], "it", u64::MAX).unwrap(), b"[1]");
     }
 
     #[test]
