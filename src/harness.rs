@@ -161,9 +161,9 @@ fn observe(
     // estimate, estimate of the longer history (estimate-monotone).
     let needs_compact = set.iter().any(|i| !i.needs_estimate());
     let twice = needs_compact && set.contains(Invariant::Deterministic);
-    // The subject's estimate also times `no-premature-compaction` and
-    // `progress` (SPEC §6).
-    let timed = set.contains(Invariant::NoPrematureCompaction) || set.contains(Invariant::Progress);
+    // The subject's estimate also times `no-premature-compaction`,
+    // `progress` and `trims-when-due` (SPEC §6).
+    let timed = Invariant::TIMED.iter().any(|i| set.contains(*i));
     let estimates =
         subject.info().estimates && (timed || set.iter().any(Invariant::needs_estimate));
     let monotone = estimates && set.contains(Invariant::EstimateMonotone);

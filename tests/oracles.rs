@@ -259,6 +259,61 @@ fn progress() {
     );
 }
 
+/// `trims-when-due` (an extension, contract-notes 41): due and more than
+/// minimal, an output that keeps every input message verbatim fails —
+/// unchanged, or with a message added — and one that leaves out any passes
+/// however far over the trigger it stays; not due, due by the body alone,
+/// or an input that is its own minimal output, it does not apply.
+#[test]
+fn trims_when_due() {
+    let (c, h) = (tight(), history());
+    assert!(passes(&judge(TrimsWhenDue, &c, &h, &answered(compacted()))));
+    // Dropping one old message is enough, even over the trigger still
+    // (what progress would fail).
+    let mut one_less = h.clone();
+    one_less.remove(1);
+    assert!(passes(&judge(TrimsWhenDue, &c, &h, &answered(one_less.clone()))));
+    assert!(fails(&judge(Progress, &c, &h, &answered(one_less))));
+    let v = judge(TrimsWhenDue, &c, &h, &answered(h.clone()));
+    let Verdict::Fail(vs) = &v else {
+        panic!("{v:?}")
+    };
+    assert!(
+        vs[0].detail.contains("yet the subject returned the history unchanged"),
+        "{}",
+        vs[0].detail
+    );
+    let mut added = h.clone();
+    added.insert(1, Message::system("a note that replaces nothing"));
+    let v = judge(TrimsWhenDue, &c, &h, &answered(added));
+    assert!(fails(&v), "{v:?}");
+    // Not due: nothing asked.
+    let roomy = Config::default();
+    assert_eq!(
+        judge(TrimsWhenDue, &roomy, &h, &answered(h.clone())),
+        Verdict::NotApplicable("compaction was not due")
+    );
+    // Due by the body alone: body-under-ceiling's.
+    let body = ctxgate::body::body_bytes(&roomy, &h);
+    let small_ceiling = Config {
+        transport_max_body_bytes: body - 1,
+        threshold: 1.0,
+        ..Config::default()
+    };
+    assert!(Facts::of(&small_ceiling, &h).estimate <= small_ceiling.trigger());
+    assert!(matches!(
+        judge(TrimsWhenDue, &small_ceiling, &h, &answered(h.clone())),
+        Verdict::NotApplicable(why) if why.contains("body alone")
+    ));
+    // Head + pinned + last iteration: nothing a correct trimmer could drop.
+    let mut minimal = vec![h[0].clone(), h[1].clone().pinned()];
+    minimal.extend(iteration("c9", &"z".repeat(2_000)));
+    assert!(matches!(
+        judge(TrimsWhenDue, &c, &minimal, &answered(minimal.clone())),
+        Verdict::NotApplicable(why) if why.contains("its own minimal output")
+    ));
+}
+
 #[test]
 fn verbatim_suffix() {
     let (c, h) = (tight(), history());

@@ -177,6 +177,67 @@ pub fn progress(
         .number("input estimate", facts.estimate)])
 }
 
+/// `trims-when-due` (an extension, docs/contract-notes.md note 41): when
+/// the estimate is over the point the subject compacts at — surely, under
+/// any rounding a conforming compactor may use (`TriggerRange`) — and the
+/// input holds a message outside its minimal output (head, pinned
+/// iterations, last iteration, under the literal head, which holds the
+/// other reading's), the output leaves out, elides or changes at least one
+/// input message: an output that holds every input message verbatim, in
+/// order, trimmed nothing. Weaker than `progress` (it asks for no estimate
+/// under the trigger), so a message-count trimmer can claim it. Due by the
+/// body alone is `body-under-ceiling`'s to judge.
+pub fn trims_when_due(facts: &Facts<'_>, answer: &CompactAnswer) -> Verdict {
+    let inv = Invariant::TrimsWhenDue;
+    let Some(o) = answer.messages() else {
+        return Verdict::NotApplicable("the subject answered cannot_fit");
+    };
+    if !facts.well_formed {
+        return Verdict::NotApplicable("the input is not well formed");
+    }
+    let point = facts.point.high;
+    if facts.estimate <= point {
+        return Verdict::NotApplicable(if facts.body > facts.config.transport_max_body_bytes {
+            "due by the body alone (body-under-ceiling judges it)"
+        } else {
+            "compaction was not due"
+        });
+    }
+    let input = facts.input;
+    let minimal: usize = crate::contract::minimal_ranges(input, facts.head.literal)
+        .iter()
+        .map(|r| r.len())
+        .sum();
+    if minimal >= input.len() {
+        return Verdict::NotApplicable(
+            "the input is its own minimal output (head, pinned iterations, last iteration): nothing to leave out",
+        );
+    }
+    let mut rest = o.iter();
+    if !input.iter().all(|m| rest.any(|x| x == m)) {
+        return Verdict::Pass;
+    }
+    let droppable = input.len() - minimal;
+    let added = o.len() - input.len();
+    let kept = match added {
+        0 => "returned the history unchanged".to_string(),
+        n => format!("kept every input message verbatim and in order, adding {n}"),
+    };
+    Verdict::Fail(vec![Violation::new(
+        inv,
+        format!(
+            "compaction was due ({} {} > {} {point}) and {droppable} of the input's {} messages are outside head + pinned + last iteration, yet the subject {kept}; a correct trimmer leaves out (or summarises, or elides) at least the oldest iteration that is not pinned",
+            facts.yardstick.words(),
+            facts.estimate,
+            point_words(facts),
+            input.len()
+        ),
+    )
+    .number("estimate", facts.estimate)
+    .number("trigger", point)
+    .number("droppable messages", droppable as u64)])
+}
+
 /// `Ok` when `o` is head + the messages of pinned iterations + at most one
 /// new message + the last iteration of the input, under either reading of
 /// the head (`contract::Head`); otherwise what is missing or extra, under

@@ -44,7 +44,7 @@ use std::fmt;
 pub use crate::invariant::{Invariant, InvariantSet};
 pub use budget::{
     body_under_ceiling, estimate_covers_images, estimate_covers_tool_calls, estimate_monotone,
-    minimal_form, no_premature_compaction, progress,
+    minimal_form, no_premature_compaction, progress, trims_when_due,
 };
 pub use pairing::tool_pairing;
 pub use repeat::{deterministic, idempotent};
@@ -351,6 +351,7 @@ pub fn check_one(inv: Invariant, facts: &Facts<'_>, obs: &Observation) -> Verdic
         BodyUnderCeiling => Verdict::from_violations(body_under_ceiling(facts.config, input, answer)),
         NoPrematureCompaction => no_premature_compaction(facts, answer),
         Progress => progress(facts, answer, obs.output_estimate),
+        TrimsWhenDue => trims_when_due(facts, answer),
         VerbatimSuffix => with_output(&|o| verbatim_suffix(input, o)),
         OrderPreserved => with_output(&|o| order_preserved(input, o)),
         PinnedKept => with_output(&|o| pinned_kept(input, o)),
