@@ -609,6 +609,55 @@ fn refusing_a_well_formed_history_is_a_finding() {
     }
 }
 
+/// A `cannot_fit` to a due history is judged by `progress` on the
+/// subject's own terms (contract-notes 42): right when the minimal output is
+/// over the ceiling, or over the effective window by the subject's own
+/// estimate of it; wrong when it fits both.
+#[test]
+fn a_refusal_is_judged_by_progress_on_the_subjects_own_terms() {
+    let (c, h) = (tight(), history());
+    let refused = |minimal_estimate: Option<u64>| Observation {
+        answer: Some(CompactAnswer::CannotFit {
+            message: "the last message alone is over max_tokens".into(),
+        }),
+        minimal_estimate,
+        ..Observation::default()
+    };
+    let facts = Facts::of(&c, &h);
+    assert!(facts.estimate > c.trigger(), "due");
+    // By adr-0098 the minimal output (system + the small last iteration)
+    // is far inside the window of 200: a wrong refusal.
+    let v = check_one(Progress, &facts, &refused(None));
+    let Verdict::Fail(vs) = &v else {
+        panic!("{v:?}")
+    };
+    assert!(
+        vs[0].detail.contains("within the effective window 200"),
+        "{}",
+        vs[0].detail
+    );
+    // By its own count the minimal output is over the window: refused on
+    // its own terms, the count it is timed by.
+    let own = facts.timed_by(Some(facts.estimate), 1.0);
+    assert!(passes(&check_one(Progress, &own, &refused(Some(201)))));
+    assert!(fails(&check_one(Progress, &own, &refused(Some(200)))));
+    // Its own count is read only from a subject timed by it.
+    assert!(fails(&check_one(Progress, &facts, &refused(Some(201)))));
+    // Over the ceiling, the refusal is SPEC §4's own answer.
+    let tiny = Config {
+        transport_max_body_bytes: 100,
+        ..tight()
+    };
+    assert!(passes(&judge(Progress, &tiny, &h, &refused(None))));
+    // Nothing due: no-premature-compaction's finding, not progress's.
+    let roomy = Config::default();
+    assert!(matches!(
+        judge(Progress, &roomy, &h, &refused(None)),
+        Verdict::NotApplicable(why) if why.contains("no-premature-compaction")
+    ));
+    assert!(fails(&judge(NoPrematureCompaction, &roomy, &h, &refused(None))));
+}
+
 #[test]
 fn a_subject_that_estimates_is_timed_by_its_own_count() {
     let (c, h) = (tight(), history());

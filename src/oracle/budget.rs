@@ -134,18 +134,38 @@ fn point_words(facts: &Facts<'_>) -> String {
 /// iteration. Returning the input unchanged when compaction was due is a
 /// failure of progress too. The output's estimate is the subject's own
 /// (`output_estimate`) when the facts are timed by it, else adr-0098's.
+///
+/// A `cannot_fit` answer to a history that was due is judged here too, on
+/// the subject's own terms (docs/contract-notes.md note 42): by `progress`
+/// the minimal output (head + pinned + last iteration) is always an
+/// answer, so a refusal is right only when that output cannot be sent —
+/// its body over the ceiling (SPEC §4 step 6), or its estimate over the
+/// effective window, by the subject's own count when it estimates
+/// (`minimal_estimate`, its answer for that output), else adr-0098's.
 pub fn progress(
     facts: &Facts<'_>,
     answer: &CompactAnswer,
     output_estimate: Option<u64>,
+    minimal_estimate: Option<u64>,
 ) -> Verdict {
     let inv = Invariant::Progress;
-    let Some(o) = answer.messages() else {
-        return Verdict::NotApplicable("the subject answered cannot_fit");
-    };
     if !facts.maybe_due() {
-        return Verdict::NotApplicable("compaction was not due");
+        return Verdict::NotApplicable(match answer {
+            CompactAnswer::CannotFit { .. } => {
+                "the subject answered cannot_fit where nothing was due (no-premature-compaction judges it)"
+            }
+            _ => "compaction was not due",
+        });
     }
+    let o = match answer {
+        CompactAnswer::Messages(o) => o,
+        CompactAnswer::CannotFit { message } => {
+            return refusal(facts, message, minimal_estimate)
+        }
+        CompactAnswer::InvalidInput { .. } => {
+            return Verdict::NotApplicable("the subject answered invalid_input")
+        }
+    };
     let unchanged = o == facts.input;
     let estimate = match (facts.yardstick, output_estimate) {
         _ if unchanged => facts.estimate,
@@ -236,6 +256,45 @@ pub fn trims_when_due(facts: &Facts<'_>, answer: &CompactAnswer) -> Verdict {
     .number("estimate", facts.estimate)
     .number("trigger", point)
     .number("droppable messages", droppable as u64)])
+}
+
+/// `progress` on a `cannot_fit` answer to a history that was due: right
+/// when the minimal output (under the literal head, the larger) is over the
+/// ceiling, or over the effective window by the subject's own count
+/// (`own`, when it estimates and gave one; adr-0098's otherwise); wrong
+/// when it fits both, since `progress` accepts that output as an answer.
+fn refusal(facts: &Facts<'_>, message: &str, own: Option<u64>) -> Verdict {
+    let config = facts.config;
+    if !facts.well_formed {
+        return Verdict::NotApplicable("the input is not well formed");
+    }
+    if cannot_fit_justified(config, facts.input) {
+        return Verdict::Pass;
+    }
+    let minimal = crate::contract::minimal_output(facts.input, facts.head.literal);
+    let (estimate, words) = match (facts.yardstick, own) {
+        (Yardstick::Subject, Some(e)) => (e, Yardstick::Subject.words()),
+        _ => (judge_estimate(config, &minimal), Yardstick::Adr0098.words()),
+    };
+    let window = config.effective_window();
+    if estimate > window {
+        return Verdict::Pass;
+    }
+    let body = body_bytes(config, &minimal);
+    let ceiling = config.transport_max_body_bytes;
+    Verdict::Fail(vec![Violation::new(
+        Invariant::Progress,
+        format!(
+            "answered cannot_fit ({message}) to a history that was due, but its minimal output (head + pinned + last iteration, {} of {} messages) is {estimate} tokens by its {words}, within the effective window {window}, and {body} {} ≤ ceiling {ceiling}; a correct compactor returns that output (or a larger one that fits) instead of refusing",
+            minimal.len(),
+            facts.input.len(),
+            body_measure(config.wire_format)
+        ),
+    )
+    .number("minimal estimate", estimate)
+    .number("effective window", window)
+    .number("minimal body", body)
+    .number("ceiling", ceiling)])
 }
 
 /// `Ok` when `o` is head + the messages of pinned iterations + at most one

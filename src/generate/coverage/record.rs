@@ -392,6 +392,11 @@ impl Coverage {
     pub fn record_unanswered(&mut self) {
         self.unanswered += 1;
     }
+
+    /// The subject's `cannot_fit` to the last case got no verdict.
+    pub fn record_unjudged_refusal(&mut self) {
+        self.unjudged_refusals += 1;
+    }
 }
 
 /// Whether `output` elided an image of `input` (SPEC §4 step 4): some
