@@ -247,7 +247,7 @@ impl Fixture {
                     InputErrorKind::Fixture,
                     format!(
                         "`expect` must be \"cannot_fit\" (the one answer a correct compactor gives), found {:?}",
-                        crate::model::one_line(&crate::model::truncate_utf8(other, 64))
+                        crate::model::one_line(crate::model::truncate_utf8(other, 64))
                     ),
                 ))
             }
@@ -467,7 +467,9 @@ pub fn replay_claiming(
         .and_then(|e| expect_met(e, &config, &messages, &result));
     if let Some(Err(v)) = &expected {
         if claimed.contains(Invariant::BodyUnderCeiling)
-            && !violations.iter().any(|x| x.invariant == Invariant::BodyUnderCeiling)
+            && !violations
+                .iter()
+                .any(|x| x.invariant == Invariant::BodyUnderCeiling)
         {
             violations.push(v.clone());
         }

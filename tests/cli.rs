@@ -1832,7 +1832,10 @@ fn refusals_left_unjudged_are_counted_and_the_claim_that_judges_them_named() {
         .parse()
         .unwrap();
     assert!(n > 0 && line.contains("body-under-ceiling"), "{line}");
-    assert!(line.contains("progress (a refusal of a due history, on the subject's own terms"), "{line}");
+    assert!(
+        line.contains("progress (a refusal of a due history, on the subject's own terms"),
+        "{line}"
+    );
     // Judged, they are not mentioned: by body-under-ceiling, or by progress
     // (a due history) and no-premature-compaction (nothing due) together.
     for judged in [
@@ -1841,7 +1844,11 @@ fn refusals_left_unjudged_are_counted_and_the_claim_that_judges_them_named() {
     ] {
         let out = check_narrowed(judged);
         assert_eq!(out.code, 0, "{judged}: {}", out.stderr);
-        assert!(!out.stdout.contains("not judged"), "{judged}: {}", out.stdout);
+        assert!(
+            !out.stdout.contains("not judged"),
+            "{judged}: {}",
+            out.stdout
+        );
     }
     // Progress alone leaves the refusals of histories that were not due
     // (none, from the reference) and names only what it lacks.
@@ -1859,11 +1866,12 @@ fn refusals_left_unjudged_are_counted_and_the_claim_that_judges_them_named() {
 fn a_limiters_refusals_are_judged_by_its_own_count() {
     let script = manifest_dir().join("tests/subjects/limiter.py");
     let limiter = |mode: &str| {
-        let dir = std::env::temp_dir().join(format!(
-            "ctxgate-limiter-{mode}-{}",
-            std::process::id()
-        ));
-        let subject = format!("python3 {} {mode}", shell_words::quote(script.to_str().unwrap()));
+        let dir =
+            std::env::temp_dir().join(format!("ctxgate-limiter-{mode}-{}", std::process::id()));
+        let subject = format!(
+            "python3 {} {mode}",
+            shell_words::quote(script.to_str().unwrap())
+        );
         let out = run(&[
             "check",
             "--cases",
@@ -1888,8 +1896,16 @@ fn a_limiters_refusals_are_judged_by_its_own_count() {
     );
     let own_terms = limiter("window 2");
     assert_eq!(own_terms.code, 0, "{}", own_terms.all());
-    assert!(own_terms.stdout.contains("% cannot_fit"), "{}", own_terms.stdout);
-    assert!(!own_terms.stdout.contains("not judged"), "{}", own_terms.stdout);
+    assert!(
+        own_terms.stdout.contains("% cannot_fit"),
+        "{}",
+        own_terms.stdout
+    );
+    assert!(
+        !own_terms.stdout.contains("not judged"),
+        "{}",
+        own_terms.stdout
+    );
 }
 
 /// README's usage block names every option of `estimate` and `gen` (their

@@ -67,7 +67,11 @@ fn a_fixture_over_the_ceiling_expects_cannot_fit_and_replay_judges_it() {
         Message::user("Review PR 412"),
         Message::assistant_calls(
             "",
-            vec![ToolCall::new("c1", "read_file", serde_json::json!({"path": "a.ts"}))],
+            vec![ToolCall::new(
+                "c1",
+                "read_file",
+                serde_json::json!({"path": "a.ts"}),
+            )],
         ),
         Message::tool("c1", "x".repeat(600)),
     ];
@@ -90,8 +94,7 @@ fn a_fixture_over_the_ceiling_expects_cannot_fit_and_replay_judges_it() {
         info.invariants = Some(InvariantSet::parse_list(claims).unwrap());
         ctxgate::subject::InProcess::new(info, compact, None)
     };
-    let reference: fn(&Config, &[Message]) -> CompactAnswer =
-        |c, m| answer(ctxgate::compact(c, m));
+    let reference: fn(&Config, &[Message]) -> CompactAnswer = |c, m| answer(ctxgate::compact(c, m));
     // The fixed compactor refuses: held, the answer judged.
     let mut fixed = subject("tool-pairing", reference);
     assert_eq!(replay(&mut fixed, &fixture).0, Replayed::Held { judged: 1 });
@@ -112,13 +115,23 @@ fn a_fixture_over_the_ceiling_expects_cannot_fit_and_replay_judges_it() {
         panic!("a history passed where cannot_fit was expected")
     };
     assert_eq!(vs[0].invariant, Invariant::BodyUnderCeiling);
-    assert!(vs[0].detail.contains("the fixture expects cannot_fit"), "{}", vs[0].detail);
+    assert!(
+        vs[0].detail.contains("the fixture expects cannot_fit"),
+        "{}",
+        vs[0].detail
+    );
     // Not judged on it, the subject is judged by the fixture's invariants.
     let mut unclaimed = subject("tool-pairing", identity);
-    assert_eq!(replay(&mut unclaimed, &fixture).0, Replayed::Held { judged: 1 });
+    assert_eq!(
+        replay(&mut unclaimed, &fixture).0,
+        Replayed::Held { judged: 1 }
+    );
     // A bad `expect` is bad input naming the field.
     let mut bad = fixture.to_json();
     bad["expect"] = "messages".into();
     let e = Fixture::from_json(bad).unwrap_err();
-    assert!(e.to_string().contains("`expect` must be \"cannot_fit\""), "{e}");
+    assert!(
+        e.to_string().contains("`expect` must be \"cannot_fit\""),
+        "{e}"
+    );
 }

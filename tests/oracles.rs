@@ -272,14 +272,21 @@ fn trims_when_due() {
     // (what progress would fail).
     let mut one_less = h.clone();
     one_less.remove(1);
-    assert!(passes(&judge(TrimsWhenDue, &c, &h, &answered(one_less.clone()))));
+    assert!(passes(&judge(
+        TrimsWhenDue,
+        &c,
+        &h,
+        &answered(one_less.clone())
+    )));
     assert!(fails(&judge(Progress, &c, &h, &answered(one_less))));
     let v = judge(TrimsWhenDue, &c, &h, &answered(h.clone()));
     let Verdict::Fail(vs) = &v else {
         panic!("{v:?}")
     };
     assert!(
-        vs[0].detail.contains("yet the subject returned the history unchanged"),
+        vs[0]
+            .detail
+            .contains("yet the subject returned the history unchanged"),
         "{}",
         vs[0].detail
     );
@@ -655,7 +662,12 @@ fn a_refusal_is_judged_by_progress_on_the_subjects_own_terms() {
         judge(Progress, &roomy, &h, &refused(None)),
         Verdict::NotApplicable(why) if why.contains("no-premature-compaction")
     ));
-    assert!(fails(&judge(NoPrematureCompaction, &roomy, &h, &refused(None))));
+    assert!(fails(&judge(
+        NoPrematureCompaction,
+        &roomy,
+        &h,
+        &refused(None)
+    )));
 }
 
 #[test]

@@ -13,7 +13,10 @@ use serde_json::Value;
 /// tests/subjects/count_trimmer.py keeping the last `n` messages, with the
 /// repeated-ids bug planted when `planted`.
 fn trimmer(n: u32, planted: bool) -> String {
-    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/subjects/count_trimmer.py");
+    let script = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/subjects/count_trimmer.py"
+    );
     let bug = if planted { " repeat-ids" } else { "" };
     format!("python3 {} {n}{bug}", shell_words::quote(script))
 }
@@ -71,7 +74,10 @@ fn a_trimmer_that_gives_up_on_repeated_ids_fails_trims_when_due_alone() {
     let fixture = fixtures[0].to_str().unwrap();
     let fixture_json: Value =
         serde_json::from_str(&std::fs::read_to_string(fixture).unwrap()).unwrap();
-    assert_eq!(fixture_json["invariants"], serde_json::json!(["trims-when-due"]));
+    assert_eq!(
+        fixture_json["invariants"],
+        serde_json::json!(["trims-when-due"])
+    );
     let again = ctxgate(&["replay", fixture, "--subject", &trimmer(6, true)]);
     assert_eq!(again.code, 1, "{}", again.all());
     ctxgate(&["replay", fixture, "--subject", &trimmer(6, false)]).ok();
@@ -84,7 +90,10 @@ fn a_correct_count_trimmer_passes_trims_when_due() {
     assert_eq!(out.code, 0, "{}", out.all());
     let (pass, fail) = counts(&report, "trims-when-due");
     assert_eq!(fail, 0);
-    assert!(pass >= 100, "trims-when-due judged {pass} times in 400 cases");
+    assert!(
+        pass >= 100,
+        "trims-when-due judged {pass} times in 400 cases"
+    );
     // It claims neither progress nor idempotent: a count keeps the output
     // over the trigger at times, and trimming that again drops more.
     let explored = check(

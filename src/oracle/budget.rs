@@ -159,9 +159,7 @@ pub fn progress(
     }
     let o = match answer {
         CompactAnswer::Messages(o) => o,
-        CompactAnswer::CannotFit { message } => {
-            return refusal(facts, message, minimal_estimate)
-        }
+        CompactAnswer::CannotFit { message } => return refusal(facts, message, minimal_estimate),
         CompactAnswer::InvalidInput { .. } => {
             return Verdict::NotApplicable("the subject answered invalid_input")
         }

@@ -284,9 +284,9 @@ pub struct Observation {
     /// The subject's estimate of its own output, when it estimates and
     /// compacted a history that may have been due (`progress` by its count).
     pub output_estimate: Option<u64>,
-    /// The subject's estimate of the input's minimal output (head + pinned
-    /// + last iteration, literal head), when it estimates and answered
-    /// `cannot_fit` (`progress` judges the refusal by its count).
+    /// The subject's estimate of the input's minimal output (head, pinned
+    /// iterations and last iteration, literal head), when it estimates and
+    /// answered `cannot_fit` (`progress` judges the refusal by its count).
     pub minimal_estimate: Option<u64>,
     /// `estimate(input + appended)` and the appended message.
     pub estimate_appended: Option<(EstimateReply, Message)>,
