@@ -43,12 +43,12 @@ export interface Config {
 /** SPEC §2's defaults. */
 export declare const DEFAULTS: Readonly<Config>;
 
-/** An invariant's name (SPEC §5). */
+/** An invariant's name (SPEC §5), or an extension a hello claims by naming it (`trims-when-due`: docs/protocol.md §8, "Message-count compactors"). */
 export type Invariant =
   | 'tool-pairing' | 'estimate-covers-tool-calls' | 'estimate-monotone' | 'body-under-ceiling'
   | 'no-premature-compaction' | 'progress' | 'verbatim-suffix' | 'order-preserved' | 'pinned-kept'
   | 'single-bounded-summary' | 'estimate-covers-images' | 'deterministic' | 'idempotent'
-  | 'session-never-overflows';
+  | 'session-never-overflows' | 'trims-when-due';
 
 /** An estimate answer: the total, and optionally one figure per message. */
 export interface Estimate {

@@ -737,6 +737,9 @@ impl Judge for Single {
             None => coverage.record_unanswered(),
             Some(_) => coverage.record_result(result.compacted, result.cannot_fit),
         }
+        if result.cannot_fit && !result.refusal_judged() {
+            coverage.record_unjudged_refusal();
+        }
         if let Some(crate::subject::CompactAnswer::Messages(o)) = &result.answer {
             if result.compacted && crate::generate::coverage::elided_images(&case.messages, o) {
                 coverage.record_elided();

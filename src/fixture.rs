@@ -40,6 +40,37 @@ pub struct Fixture {
     pub invariants: InvariantSet,
     /// What a subject did wrong, when the fixture records a finding.
     pub found: Option<String>,
+    /// What a correct compactor must answer, where the contract leaves one
+    /// answer only (an extension of SPEC §7's format, optional:
+    /// docs/contract-notes.md note 43). Replay judges the answer against
+    /// it, so that a fixed compactor's right answer is a pass, not a SKIP.
+    pub expect: Option<Expect>,
+}
+
+/// A fixture's `expect`: the one answer a correct compactor gives.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Expect {
+    /// `cannot_fit`: even the minimal output (head + pinned + last
+    /// iteration, no summary) is over the ceiling (SPEC §4 step 6), so any
+    /// history returned is over it or lacks what must be kept.
+    CannotFit,
+}
+
+impl Expect {
+    pub fn name(self) -> &'static str {
+        match self {
+            Expect::CannotFit => "cannot_fit",
+        }
+    }
+
+    /// What a correct compactor must answer to `messages` under `config`,
+    /// when the contract leaves one answer only: `cannot_fit` for a
+    /// well-formed history whose minimal output is over the ceiling.
+    pub fn of(config: &Config, messages: &[Message]) -> Option<Expect> {
+        let forced = crate::model::check_well_formed(messages).is_ok()
+            && crate::contract::cannot_fit_justified(config, messages);
+        forced.then_some(Expect::CannotFit)
+    }
 }
 
 impl Fixture {
@@ -51,6 +82,7 @@ impl Fixture {
         invariants: InvariantSet,
         see: impl Into<String>,
     ) -> Self {
+        let expect = Expect::of(&config, &messages);
         let mut f = Fixture {
             name: String::new(),
             see: see.into(),
@@ -63,7 +95,11 @@ impl Fixture {
             messages,
             invariants,
             found: None,
+            expect: None,
         };
+        if f.op == "compact" {
+            f.expect = expect;
+        }
         f.name = f.content_name();
         f
     }
@@ -101,6 +137,9 @@ impl Fixture {
         );
         if let Some(found) = &self.found {
             obj.insert("found".into(), found.clone().into());
+        }
+        if let Some(expect) = self.expect {
+            obj.insert("expect".into(), expect.name().into());
         }
         Value::Object(obj)
     }
@@ -194,6 +233,25 @@ impl Fixture {
                 ))
             }
         };
+        let expect = match text("expect")?.as_deref() {
+            None => None,
+            Some("cannot_fit") if op == "compact" => Some(Expect::CannotFit),
+            Some("cannot_fit") => {
+                return Err(InputError::new(
+                    InputErrorKind::Fixture,
+                    format!("`expect` is an answer to `compact`, and this fixture's `op` is {op:?}"),
+                ))
+            }
+            Some(other) => {
+                return Err(InputError::new(
+                    InputErrorKind::Fixture,
+                    format!(
+                        "`expect` must be \"cannot_fit\" (the one answer a correct compactor gives), found {:?}",
+                        crate::model::one_line(crate::model::truncate_utf8(other, 64))
+                    ),
+                ))
+            }
+        };
         Ok(Fixture {
             name: text("name")?.unwrap_or_default(),
             see: text("see")?.unwrap_or_default(),
@@ -202,6 +260,7 @@ impl Fixture {
             messages,
             invariants,
             found: text("found")?,
+            expect,
         })
     }
 
@@ -399,7 +458,22 @@ pub fn replay_claiming(
     if let Some(fault) = result.fault {
         return (Replayed::Fault(fault), unportable);
     }
-    let violations: Vec<Violation> = result.violations().cloned().collect();
+    let mut violations: Vec<Violation> = result.violations().cloned().collect();
+    // The fixture's `expect`, judged on the answer: the expected answer
+    // counts as judged; another one fails where the subject is judged on
+    // the invariant whose rule it is (body-under-ceiling).
+    let expected = fixture
+        .expect
+        .and_then(|e| expect_met(e, &config, &messages, &result));
+    if let Some(Err(v)) = &expected {
+        if claimed.contains(Invariant::BodyUnderCeiling)
+            && !violations
+                .iter()
+                .any(|x| x.invariant == Invariant::BodyUnderCeiling)
+        {
+            violations.push(v.clone());
+        }
+    }
     if !violations.is_empty() {
         return (Replayed::Failed(violations), unportable);
     }
@@ -407,7 +481,8 @@ pub fn replay_claiming(
         .verdicts
         .iter()
         .filter(|(_, v)| *v == Verdict::Pass)
-        .count();
+        .count()
+        + matches!(expected, Some(Ok(()))) as usize;
     if judged == 0 {
         let mut reasons: Vec<String> = result
             .verdicts
@@ -426,6 +501,38 @@ pub fn replay_claiming(
         );
     }
     (Replayed::Held { judged }, unportable)
+}
+
+/// Whether the answer in `result` is the one `expect` names; if not, the
+/// violation that says so (under `body-under-ceiling`, whose rule it is).
+/// `None` when no `compact` was answered.
+fn expect_met(
+    expect: Expect,
+    config: &Config,
+    messages: &[Message],
+    result: &crate::harness::CaseResult,
+) -> Option<Result<(), Violation>> {
+    use crate::subject::CompactAnswer;
+    let Expect::CannotFit = expect;
+    let minimal = crate::contract::minimal_body(config, messages);
+    let ceiling = config.transport_max_body_bytes;
+    let answered = match result.answer.as_ref()? {
+        CompactAnswer::CannotFit { .. } => return Some(Ok(())),
+        CompactAnswer::Messages(o) => format!(
+            "a history of {} message(s), {} bytes of body",
+            o.len(),
+            crate::body::body_bytes(config, o)
+        ),
+        CompactAnswer::InvalidInput { message } => format!("invalid_input ({message})"),
+    };
+    Some(Err(Violation::new(
+        Invariant::BodyUnderCeiling,
+        format!(
+            "the fixture expects cannot_fit (`expect`): its minimal output (head + pinned + last iteration) is {minimal} bytes, over the ceiling {ceiling}, so any history is over the ceiling or lacks what must be kept; the subject answered {answered}"
+        ),
+    )
+    .number("minimal", minimal)
+    .number("ceiling", ceiling)))
 }
 
 /// The compactor fixtures among `files` (each parsed, or the first error),

@@ -57,6 +57,21 @@ impl CaseResult {
         self.verdicts.iter().any(|(i, v)| *i == inv && v.is_fail())
     }
 
+    /// Whether a `cannot_fit` answer got a verdict from an invariant that
+    /// judges refusals: `body-under-ceiling` (always), `progress` (one to a
+    /// history that was due, by the subject's own terms), or
+    /// `no-premature-compaction` (one where nothing was due).
+    pub fn refusal_judged(&self) -> bool {
+        self.verdicts.iter().any(|(i, v)| {
+            matches!(
+                i,
+                Invariant::BodyUnderCeiling
+                    | Invariant::Progress
+                    | Invariant::NoPrematureCompaction
+            ) && !matches!(v, Verdict::NotApplicable(_))
+        })
+    }
+
     pub fn ok(&self) -> bool {
         self.fault.is_none() && self.failed().is_empty()
     }
@@ -161,9 +176,9 @@ fn observe(
     // estimate, estimate of the longer history (estimate-monotone).
     let needs_compact = set.iter().any(|i| !i.needs_estimate());
     let twice = needs_compact && set.contains(Invariant::Deterministic);
-    // The subject's estimate also times `no-premature-compaction` and
-    // `progress` (SPEC §6).
-    let timed = set.contains(Invariant::NoPrematureCompaction) || set.contains(Invariant::Progress);
+    // The subject's estimate also times `no-premature-compaction`,
+    // `progress` and `trims-when-due` (SPEC §6).
+    let timed = Invariant::TIMED.iter().any(|i| set.contains(*i));
     let estimates =
         subject.info().estimates && (timed || set.iter().any(Invariant::needs_estimate));
     let monotone = estimates && set.contains(Invariant::EstimateMonotone);
@@ -232,6 +247,17 @@ fn observe(
             if o != input {
                 obs.output_estimate = subject.estimate(config, o)?.tokens().map(|e| e.tokens);
             }
+        }
+    }
+    // A refusal, by the subject's count: its estimate of the minimal
+    // output, which `progress` accepts as an answer (contract-notes 42).
+    if estimates && well_formed && set.contains(Invariant::Progress) {
+        if let Some(CompactAnswer::CannotFit { .. }) = &obs.answer {
+            let minimal = minimal_output(input, Head::of(input).literal);
+            obs.minimal_estimate = subject
+                .estimate(config, &minimal)?
+                .tokens()
+                .map(|e| e.tokens);
         }
     }
     // An answer already given to the same request, by a subject that gave

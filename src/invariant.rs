@@ -30,6 +30,13 @@ pub enum Invariant {
     /// `calibrate` feature. The estimate is at least half the least honest
     /// count of the text it counts (`oracle::real_tokens::TEXT_FLOOR_SHARE`).
     EstimateCoversText,
+    /// Not in SPEC §5: an extension judged when a subject's hello names it
+    /// (or `--claim` does), never by default: a trimmer's honest promise,
+    /// weaker than `progress`. When the estimate is over the point the
+    /// subject compacts at and the input holds more than its minimal output,
+    /// the output leaves out or elides at least one input message
+    /// (docs/contract-notes.md, note 41).
+    TrimsWhenDue,
 }
 
 impl Invariant {
@@ -69,15 +76,23 @@ impl Invariant {
             Invariant::EstimateCoversImages => "estimate-covers-images",
             Invariant::EstimateCoversRealTokens => "estimate-covers-real-tokens",
             Invariant::EstimateCoversText => "estimate-covers-text",
+            Invariant::TrimsWhenDue => "trims-when-due",
         }
     }
 
     /// Invariants beyond SPEC §5: checked when named, and
     /// [`Invariant::DEFAULT_EXTENSIONS`] by default too.
-    pub const EXTENSIONS: [Invariant; 2] = [
+    pub const EXTENSIONS: [Invariant; 3] = [
         Invariant::EstimateCoversRealTokens,
         Invariant::EstimateCoversText,
+        Invariant::TrimsWhenDue,
     ];
+
+    /// The extensions a subject claims only by naming them in its hello's
+    /// `invariants` (a hello without that list does not claim them), and
+    /// that a default run then judges: promises some compactors make and
+    /// SPEC §5 does not ask of all.
+    pub const CLAIMED_BY_NAME: [Invariant; 1] = [Invariant::TrimsWhenDue];
 
     /// The extensions a default run judges beside SPEC §5's fourteen: the
     /// check of the yardstick a subject that estimates is timed by. It
@@ -88,6 +103,14 @@ impl Invariant {
     /// Without the `calibrate` feature: none.
     #[cfg(not(feature = "calibrate"))]
     pub const DEFAULT_EXTENSIONS: [Invariant; 0] = [];
+
+    /// The invariants that decide whether compaction was due, by the
+    /// subject's own estimate when it answers `estimate` (SPEC §6).
+    pub const TIMED: [Invariant; 3] = [
+        Invariant::NoPrematureCompaction,
+        Invariant::Progress,
+        Invariant::TrimsWhenDue,
+    ];
 
     pub fn parse(name: &str) -> Option<Invariant> {
         Invariant::ALL
@@ -128,6 +151,7 @@ impl Invariant {
             Invariant::EstimateCoversImages => "the estimate is never below the images' tokens (SPEC §3, by their pixels), in total and per message",
             Invariant::EstimateCoversRealTokens => "(extension) the estimate is never below the real BPE token count (cl100k_base, o200k_base)",
             Invariant::EstimateCoversText => "(extension, judged by default) an own estimate is at least half the least count of the text it counts (bytes/bytesPerToken, cl100k_base, o200k_base), in total and per message",
+            Invariant::TrimsWhenDue => "(extension, judged when the hello names it) over the trigger, with more in the input than head + pinned + last iteration, the output leaves out or elides at least one input message",
         }
     }
 }
@@ -155,7 +179,7 @@ impl fmt::Display for Invariant {
 
 /// A set of invariants (what a subject claims, what `--invariants` asks).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub struct InvariantSet(u16);
+pub struct InvariantSet(u32);
 
 impl InvariantSet {
     /// The fourteen invariants of SPEC §5.
@@ -163,14 +187,22 @@ impl InvariantSet {
         InvariantSet::from_iter(Invariant::ALL)
     }
 
-    /// What a run judges unless told otherwise: SPEC §5's fourteen and
-    /// [`Invariant::DEFAULT_EXTENSIONS`].
+    /// What a run judges unless told otherwise: SPEC §5's fourteen,
+    /// [`Invariant::DEFAULT_EXTENSIONS`], and
+    /// [`Invariant::CLAIMED_BY_NAME`] (of a subject that names them).
     pub fn default_run() -> Self {
         InvariantSet::from_iter(
             Invariant::ALL
                 .into_iter()
-                .chain(Invariant::DEFAULT_EXTENSIONS),
+                .chain(Invariant::DEFAULT_EXTENSIONS)
+                .chain(Invariant::CLAIMED_BY_NAME),
         )
+    }
+
+    /// What a subject whose hello lists no `invariants` claims: SPEC §5 and
+    /// the extensions, but those claimed only by name.
+    pub fn unnamed_claims() -> Self {
+        InvariantSet::everything().minus(InvariantSet::from_iter(Invariant::CLAIMED_BY_NAME))
     }
 
     /// SPEC §5 and the extensions.
@@ -183,15 +215,15 @@ impl InvariantSet {
     }
 
     pub fn contains(self, inv: Invariant) -> bool {
-        self.0 & (1 << inv as u16) != 0
+        self.0 & (1 << inv as u32) != 0
     }
 
     pub fn insert(&mut self, inv: Invariant) {
-        self.0 |= 1 << inv as u16;
+        self.0 |= 1 << inv as u32;
     }
 
     pub fn remove(&mut self, inv: Invariant) {
-        self.0 &= !(1 << inv as u16);
+        self.0 &= !(1 << inv as u32);
     }
 
     pub fn intersect(self, other: InvariantSet) -> InvariantSet {

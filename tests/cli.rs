@@ -1109,7 +1109,8 @@ fn a_check_that_would_check_nothing_is_bad_usage() {
         );
     }
     // An invariant the one case of seed 14 never exercises (the reference
-    // answers it cannot_fit): exit 1, saying why.
+    // answers it cannot_fit, which verbatim-suffix does not judge; progress
+    // does, contract-notes 42): exit 1, saying why.
     let out = run(&[
         "check",
         "--cases",
@@ -1117,13 +1118,13 @@ fn a_check_that_would_check_nothing_is_bad_usage() {
         "--seed",
         "14",
         "--invariants",
-        "progress",
+        "verbatim-suffix",
     ]);
     let stdout = out.stdout.as_str();
     assert_eq!(out.code, 1, "{}", out.stderr);
     assert!(
         stdout.contains(
-            "progress was never exercised in 1 case(s): the subject answered cannot_fit (1)"
+            "verbatim-suffix was never exercised in 1 case(s): the subject answered cannot_fit (1)"
         ),
         "{stdout}"
     );
@@ -1832,9 +1833,80 @@ fn refusals_left_unjudged_are_counted_and_the_claim_that_judges_them_named() {
         .parse()
         .unwrap();
     assert!(n > 0 && line.contains("body-under-ceiling"), "{line}");
-    // Judged, they are not mentioned.
-    let out = check_narrowed("tool-pairing,body-under-ceiling");
+    assert!(
+        line.contains("progress (a refusal of a due history, on the subject's own terms"),
+        "{line}"
+    );
+    // Judged, they are not mentioned: by body-under-ceiling, or by progress
+    // (a due history) and no-premature-compaction (nothing due) together.
+    for judged in [
+        "tool-pairing,body-under-ceiling",
+        "tool-pairing,progress,no-premature-compaction",
+    ] {
+        let out = check_narrowed(judged);
+        assert_eq!(out.code, 0, "{judged}: {}", out.stderr);
+        assert!(
+            !out.stdout.contains("not judged"),
+            "{judged}: {}",
+            out.stdout
+        );
+    }
+    // Progress alone leaves the refusals of histories that were not due
+    // (none, from the reference) and names only what it lacks.
+    let out = check_narrowed("tool-pairing,progress");
     assert!(!out.stdout.contains("not judged"), "{}", out.stdout);
+}
+
+/// A token limiter that claims `progress` but not the ceiling invariants
+/// (tests/subjects/limiter.py): refusing when its minimal output is over
+/// the trigger, which `progress` accepts as an answer, fails `progress`;
+/// refusing only when, by its own count (here twice ADR 0098's), that
+/// output is over the effective window passes — its refusals judged, none
+/// left unjudged.
+#[test]
+fn a_limiters_refusals_are_judged_by_its_own_count() {
+    let script = manifest_dir().join("tests/subjects/limiter.py");
+    let limiter = |mode: &str| {
+        let dir =
+            std::env::temp_dir().join(format!("ctxgate-limiter-{mode}-{}", std::process::id()));
+        let subject = format!(
+            "python3 {} {mode}",
+            shell_words::quote(script.to_str().unwrap())
+        );
+        let out = run(&[
+            "check",
+            "--cases",
+            "300",
+            "--seed",
+            "1",
+            "--subject",
+            &subject,
+            "--save",
+            dir.to_str().unwrap(),
+        ]);
+        let _ = std::fs::remove_dir_all(&dir);
+        out
+    };
+    let wrong = limiter("trigger 1");
+    assert_eq!(wrong.code, 1, "{}", wrong.all());
+    assert!(wrong.stdout.contains("FAILED progress"), "{}", wrong.stdout);
+    assert!(
+        wrong.stdout.contains("answered cannot_fit (the last iteration alone is over the limit) to a history that was due"),
+        "{}",
+        wrong.stdout
+    );
+    let own_terms = limiter("window 2");
+    assert_eq!(own_terms.code, 0, "{}", own_terms.all());
+    assert!(
+        own_terms.stdout.contains("% cannot_fit"),
+        "{}",
+        own_terms.stdout
+    );
+    assert!(
+        !own_terms.stdout.contains("not judged"),
+        "{}",
+        own_terms.stdout
+    );
 }
 
 /// README's usage block names every option of `estimate` and `gen` (their

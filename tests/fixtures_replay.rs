@@ -47,3 +47,91 @@ fn every_fixture_replays_clean_against_the_reference() {
         problems.join("\n")
     );
 }
+
+/// A fixture whose minimal output is over the ceiling (SPEC §4 step 6)
+/// saves what a correct compactor must answer (`expect: "cannot_fit"`,
+/// contract-notes 43), and replay judges the answer by it: a fixed
+/// compactor that refuses, judged on an invariant a refusal leaves
+/// unjudged, holds instead of being SKIPped; one that returns a history
+/// fails, where it is judged on body-under-ceiling.
+#[test]
+fn a_fixture_over_the_ceiling_expects_cannot_fit_and_replay_judges_it() {
+    use ctxgate::fixture::Expect;
+    use ctxgate::invariant::{Invariant, InvariantSet};
+    use ctxgate::model::{Message, ToolCall};
+    use ctxgate::subject::{answer, CompactAnswer, SubjectInfo};
+    use ctxgate::Config;
+
+    let messages = vec![
+        Message::system("You are the QA gate."),
+        Message::user("Review PR 412"),
+        Message::assistant_calls(
+            "",
+            vec![ToolCall::new(
+                "c1",
+                "read_file",
+                serde_json::json!({"path": "a.ts"}),
+            )],
+        ),
+        Message::tool("c1", "x".repeat(600)),
+    ];
+    let config = Config {
+        transport_max_body_bytes: 400,
+        ..Config::default()
+    };
+    let pairing = InvariantSet::parse_list("tool-pairing").unwrap();
+    let fixture = Fixture::new(config.clone(), messages.clone(), pairing, "a test");
+    assert_eq!(fixture.expect, Some(Expect::CannotFit));
+    assert_eq!(fixture.to_json()["expect"], "cannot_fit");
+    assert_eq!(Fixture::from_json(fixture.to_json()).unwrap(), fixture);
+    // Under a roomy ceiling nothing is forced: no `expect`.
+    let roomy = Fixture::new(Config::default(), messages.clone(), pairing, "a test");
+    assert_eq!(roomy.expect, None);
+    assert!(roomy.to_json().get("expect").is_none());
+
+    let subject = |claims: &str, compact: fn(&Config, &[Message]) -> CompactAnswer| {
+        let mut info = SubjectInfo::new("fixed", "1");
+        info.invariants = Some(InvariantSet::parse_list(claims).unwrap());
+        ctxgate::subject::InProcess::new(info, compact, None)
+    };
+    let reference: fn(&Config, &[Message]) -> CompactAnswer = |c, m| answer(ctxgate::compact(c, m));
+    // The fixed compactor refuses: held, the answer judged.
+    let mut fixed = subject("tool-pairing", reference);
+    assert_eq!(replay(&mut fixed, &fixture).0, Replayed::Held { judged: 1 });
+    // Without `expect` (a fixture saved before it), the same replay judged
+    // nothing.
+    let mut old = fixture.clone();
+    old.expect = None;
+    assert!(matches!(
+        replay(&mut fixed, &old).0,
+        Replayed::Skipped { why } if why.contains("cannot_fit")
+    ));
+    // A history returned where cannot_fit was the one answer: a failure,
+    // under body-under-ceiling, for a subject judged on it.
+    let identity: fn(&Config, &[Message]) -> CompactAnswer =
+        |_, m| CompactAnswer::Messages(m.to_vec());
+    let mut wrong = subject("tool-pairing,body-under-ceiling", identity);
+    let Replayed::Failed(vs) = replay(&mut wrong, &fixture).0 else {
+        panic!("a history passed where cannot_fit was expected")
+    };
+    assert_eq!(vs[0].invariant, Invariant::BodyUnderCeiling);
+    assert!(
+        vs[0].detail.contains("the fixture expects cannot_fit"),
+        "{}",
+        vs[0].detail
+    );
+    // Not judged on it, the subject is judged by the fixture's invariants.
+    let mut unclaimed = subject("tool-pairing", identity);
+    assert_eq!(
+        replay(&mut unclaimed, &fixture).0,
+        Replayed::Held { judged: 1 }
+    );
+    // A bad `expect` is bad input naming the field.
+    let mut bad = fixture.to_json();
+    bad["expect"] = "messages".into();
+    let e = Fixture::from_json(bad).unwrap_err();
+    assert!(
+        e.to_string().contains("`expect` must be \"cannot_fit\""),
+        "{e}"
+    );
+}

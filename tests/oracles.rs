@@ -259,6 +259,68 @@ fn progress() {
     );
 }
 
+/// `trims-when-due` (an extension, contract-notes 41): due and more than
+/// minimal, an output that keeps every input message verbatim fails —
+/// unchanged, or with a message added — and one that leaves out any passes
+/// however far over the trigger it stays; not due, due by the body alone,
+/// or an input that is its own minimal output, it does not apply.
+#[test]
+fn trims_when_due() {
+    let (c, h) = (tight(), history());
+    assert!(passes(&judge(TrimsWhenDue, &c, &h, &answered(compacted()))));
+    // Dropping one old message is enough, even over the trigger still
+    // (what progress would fail).
+    let mut one_less = h.clone();
+    one_less.remove(1);
+    assert!(passes(&judge(
+        TrimsWhenDue,
+        &c,
+        &h,
+        &answered(one_less.clone())
+    )));
+    assert!(fails(&judge(Progress, &c, &h, &answered(one_less))));
+    let v = judge(TrimsWhenDue, &c, &h, &answered(h.clone()));
+    let Verdict::Fail(vs) = &v else {
+        panic!("{v:?}")
+    };
+    assert!(
+        vs[0]
+            .detail
+            .contains("yet the subject returned the history unchanged"),
+        "{}",
+        vs[0].detail
+    );
+    let mut added = h.clone();
+    added.insert(1, Message::system("a note that replaces nothing"));
+    let v = judge(TrimsWhenDue, &c, &h, &answered(added));
+    assert!(fails(&v), "{v:?}");
+    // Not due: nothing asked.
+    let roomy = Config::default();
+    assert_eq!(
+        judge(TrimsWhenDue, &roomy, &h, &answered(h.clone())),
+        Verdict::NotApplicable("compaction was not due")
+    );
+    // Due by the body alone: body-under-ceiling's.
+    let body = ctxgate::body::body_bytes(&roomy, &h);
+    let small_ceiling = Config {
+        transport_max_body_bytes: body - 1,
+        threshold: 1.0,
+        ..Config::default()
+    };
+    assert!(Facts::of(&small_ceiling, &h).estimate <= small_ceiling.trigger());
+    assert!(matches!(
+        judge(TrimsWhenDue, &small_ceiling, &h, &answered(h.clone())),
+        Verdict::NotApplicable(why) if why.contains("body alone")
+    ));
+    // Head + pinned + last iteration: nothing a correct trimmer could drop.
+    let mut minimal = vec![h[0].clone(), h[1].clone().pinned()];
+    minimal.extend(iteration("c9", &"z".repeat(2_000)));
+    assert!(matches!(
+        judge(TrimsWhenDue, &c, &minimal, &answered(minimal.clone())),
+        Verdict::NotApplicable(why) if why.contains("its own minimal output")
+    ));
+}
+
 #[test]
 fn verbatim_suffix() {
     let (c, h) = (tight(), history());
@@ -552,6 +614,60 @@ fn refusing_a_well_formed_history_is_a_finding() {
             "{inv}"
         );
     }
+}
+
+/// A `cannot_fit` to a due history is judged by `progress` on the
+/// subject's own terms (contract-notes 42): right when the minimal output is
+/// over the ceiling, or over the effective window by the subject's own
+/// estimate of it; wrong when it fits both.
+#[test]
+fn a_refusal_is_judged_by_progress_on_the_subjects_own_terms() {
+    let (c, h) = (tight(), history());
+    let refused = |minimal_estimate: Option<u64>| Observation {
+        answer: Some(CompactAnswer::CannotFit {
+            message: "the last message alone is over max_tokens".into(),
+        }),
+        minimal_estimate,
+        ..Observation::default()
+    };
+    let facts = Facts::of(&c, &h);
+    assert!(facts.estimate > c.trigger(), "due");
+    // By adr-0098 the minimal output (system + the small last iteration)
+    // is far inside the window of 200: a wrong refusal.
+    let v = check_one(Progress, &facts, &refused(None));
+    let Verdict::Fail(vs) = &v else {
+        panic!("{v:?}")
+    };
+    assert!(
+        vs[0].detail.contains("within the effective window 200"),
+        "{}",
+        vs[0].detail
+    );
+    // By its own count the minimal output is over the window: refused on
+    // its own terms, the count it is timed by.
+    let own = facts.timed_by(Some(facts.estimate), 1.0);
+    assert!(passes(&check_one(Progress, &own, &refused(Some(201)))));
+    assert!(fails(&check_one(Progress, &own, &refused(Some(200)))));
+    // Its own count is read only from a subject timed by it.
+    assert!(fails(&check_one(Progress, &facts, &refused(Some(201)))));
+    // Over the ceiling, the refusal is SPEC §4's own answer.
+    let tiny = Config {
+        transport_max_body_bytes: 100,
+        ..tight()
+    };
+    assert!(passes(&judge(Progress, &tiny, &h, &refused(None))));
+    // Nothing due: no-premature-compaction's finding, not progress's.
+    let roomy = Config::default();
+    assert!(matches!(
+        judge(Progress, &roomy, &h, &refused(None)),
+        Verdict::NotApplicable(why) if why.contains("no-premature-compaction")
+    ));
+    assert!(fails(&judge(
+        NoPrematureCompaction,
+        &roomy,
+        &h,
+        &refused(None)
+    )));
 }
 
 #[test]

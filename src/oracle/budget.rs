@@ -134,18 +134,36 @@ fn point_words(facts: &Facts<'_>) -> String {
 /// iteration. Returning the input unchanged when compaction was due is a
 /// failure of progress too. The output's estimate is the subject's own
 /// (`output_estimate`) when the facts are timed by it, else adr-0098's.
+///
+/// A `cannot_fit` answer to a history that was due is judged here too, on
+/// the subject's own terms (docs/contract-notes.md note 42): by `progress`
+/// the minimal output (head + pinned + last iteration) is always an
+/// answer, so a refusal is right only when that output cannot be sent —
+/// its body over the ceiling (SPEC §4 step 6), or its estimate over the
+/// effective window, by the subject's own count when it estimates
+/// (`minimal_estimate`, its answer for that output), else adr-0098's.
 pub fn progress(
     facts: &Facts<'_>,
     answer: &CompactAnswer,
     output_estimate: Option<u64>,
+    minimal_estimate: Option<u64>,
 ) -> Verdict {
     let inv = Invariant::Progress;
-    let Some(o) = answer.messages() else {
-        return Verdict::NotApplicable("the subject answered cannot_fit");
-    };
     if !facts.maybe_due() {
-        return Verdict::NotApplicable("compaction was not due");
+        return Verdict::NotApplicable(match answer {
+            CompactAnswer::CannotFit { .. } => {
+                "the subject answered cannot_fit where nothing was due (no-premature-compaction judges it)"
+            }
+            _ => "compaction was not due",
+        });
     }
+    let o = match answer {
+        CompactAnswer::Messages(o) => o,
+        CompactAnswer::CannotFit { message } => return refusal(facts, message, minimal_estimate),
+        CompactAnswer::InvalidInput { .. } => {
+            return Verdict::NotApplicable("the subject answered invalid_input")
+        }
+    };
     let unchanged = o == facts.input;
     let estimate = match (facts.yardstick, output_estimate) {
         _ if unchanged => facts.estimate,
@@ -175,6 +193,106 @@ pub fn progress(
         .number("estimate", estimate)
         .number("trigger", trigger)
         .number("input estimate", facts.estimate)])
+}
+
+/// `trims-when-due` (an extension, docs/contract-notes.md note 41): when
+/// the estimate is over the point the subject compacts at — surely, under
+/// any rounding a conforming compactor may use (`TriggerRange`) — and the
+/// input holds a message outside its minimal output (head, pinned
+/// iterations, last iteration, under the literal head, which holds the
+/// other reading's), the output leaves out, elides or changes at least one
+/// input message: an output that holds every input message verbatim, in
+/// order, trimmed nothing. Weaker than `progress` (it asks for no estimate
+/// under the trigger), so a message-count trimmer can claim it. Due by the
+/// body alone is `body-under-ceiling`'s to judge.
+pub fn trims_when_due(facts: &Facts<'_>, answer: &CompactAnswer) -> Verdict {
+    let inv = Invariant::TrimsWhenDue;
+    let Some(o) = answer.messages() else {
+        return Verdict::NotApplicable("the subject answered cannot_fit");
+    };
+    if !facts.well_formed {
+        return Verdict::NotApplicable("the input is not well formed");
+    }
+    let point = facts.point.high;
+    if facts.estimate <= point {
+        return Verdict::NotApplicable(if facts.body > facts.config.transport_max_body_bytes {
+            "due by the body alone (body-under-ceiling judges it)"
+        } else {
+            "compaction was not due"
+        });
+    }
+    let input = facts.input;
+    let minimal: usize = crate::contract::minimal_ranges(input, facts.head.literal)
+        .iter()
+        .map(|r| r.len())
+        .sum();
+    if minimal >= input.len() {
+        return Verdict::NotApplicable(
+            "the input is its own minimal output (head, pinned iterations, last iteration): nothing to leave out",
+        );
+    }
+    let mut rest = o.iter();
+    if !input.iter().all(|m| rest.any(|x| x == m)) {
+        return Verdict::Pass;
+    }
+    let droppable = input.len() - minimal;
+    let added = o.len() - input.len();
+    let kept = match added {
+        0 => "returned the history unchanged".to_string(),
+        n => format!("kept every input message verbatim and in order, adding {n}"),
+    };
+    Verdict::Fail(vec![Violation::new(
+        inv,
+        format!(
+            "compaction was due ({} {} > {} {point}) and {droppable} of the input's {} messages are outside head + pinned + last iteration, yet the subject {kept}; a correct trimmer leaves out (or summarises, or elides) at least the oldest iteration that is not pinned",
+            facts.yardstick.words(),
+            facts.estimate,
+            point_words(facts),
+            input.len()
+        ),
+    )
+    .number("estimate", facts.estimate)
+    .number("trigger", point)
+    .number("droppable messages", droppable as u64)])
+}
+
+/// `progress` on a `cannot_fit` answer to a history that was due: right
+/// when the minimal output (under the literal head, the larger) is over the
+/// ceiling, or over the effective window by the subject's own count
+/// (`own`, when it estimates and gave one; adr-0098's otherwise); wrong
+/// when it fits both, since `progress` accepts that output as an answer.
+fn refusal(facts: &Facts<'_>, message: &str, own: Option<u64>) -> Verdict {
+    let config = facts.config;
+    if !facts.well_formed {
+        return Verdict::NotApplicable("the input is not well formed");
+    }
+    if cannot_fit_justified(config, facts.input) {
+        return Verdict::Pass;
+    }
+    let minimal = crate::contract::minimal_output(facts.input, facts.head.literal);
+    let (estimate, words) = match (facts.yardstick, own) {
+        (Yardstick::Subject, Some(e)) => (e, Yardstick::Subject.words()),
+        _ => (judge_estimate(config, &minimal), Yardstick::Adr0098.words()),
+    };
+    let window = config.effective_window();
+    if estimate > window {
+        return Verdict::Pass;
+    }
+    let body = body_bytes(config, &minimal);
+    let ceiling = config.transport_max_body_bytes;
+    Verdict::Fail(vec![Violation::new(
+        Invariant::Progress,
+        format!(
+            "answered cannot_fit ({message}) to a history that was due, but its minimal output (head + pinned + last iteration, {} of {} messages) is {estimate} tokens by its {words}, within the effective window {window}, and {body} {} ≤ ceiling {ceiling}; a correct compactor returns that output (or a larger one that fits) instead of refusing",
+            minimal.len(),
+            facts.input.len(),
+            body_measure(config.wire_format)
+        ),
+    )
+    .number("minimal estimate", estimate)
+    .number("effective window", window)
+    .number("minimal body", body)
+    .number("ceiling", ceiling)])
 }
 
 /// `Ok` when `o` is head + the messages of pinned iterations + at most one

@@ -44,7 +44,7 @@ use std::fmt;
 pub use crate::invariant::{Invariant, InvariantSet};
 pub use budget::{
     body_under_ceiling, estimate_covers_images, estimate_covers_tool_calls, estimate_monotone,
-    minimal_form, no_premature_compaction, progress,
+    minimal_form, no_premature_compaction, progress, trims_when_due,
 };
 pub use pairing::tool_pairing;
 pub use repeat::{deterministic, idempotent};
@@ -284,6 +284,10 @@ pub struct Observation {
     /// The subject's estimate of its own output, when it estimates and
     /// compacted a history that may have been due (`progress` by its count).
     pub output_estimate: Option<u64>,
+    /// The subject's estimate of the input's minimal output (head, pinned
+    /// iterations and last iteration, literal head), when it estimates and
+    /// answered `cannot_fit` (`progress` judges the refusal by its count).
+    pub minimal_estimate: Option<u64>,
     /// `estimate(input + appended)` and the appended message.
     pub estimate_appended: Option<(EstimateReply, Message)>,
     /// The simulated ToolLoop, turn by turn.
@@ -350,7 +354,8 @@ pub fn check_one(inv: Invariant, facts: &Facts<'_>, obs: &Observation) -> Verdic
         ToolPairing => with_output(&|o| tool_pairing(input, o)),
         BodyUnderCeiling => Verdict::from_violations(body_under_ceiling(facts.config, input, answer)),
         NoPrematureCompaction => no_premature_compaction(facts, answer),
-        Progress => progress(facts, answer, obs.output_estimate),
+        Progress => progress(facts, answer, obs.output_estimate, obs.minimal_estimate),
+        TrimsWhenDue => trims_when_due(facts, answer),
         VerbatimSuffix => with_output(&|o| verbatim_suffix(input, o)),
         OrderPreserved => with_output(&|o| order_preserved(input, o)),
         PinnedKept => with_output(&|o| pinned_kept(input, o)),

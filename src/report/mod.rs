@@ -111,21 +111,35 @@ pub(crate) fn write_not_sent(out: &mut String, run: &RunFacts, sides: &[&Subject
     }
 }
 
-/// The line saying how many `cannot_fit` answers went unjudged, when the
-/// one invariant that judges a refusal (`body-under-ceiling`: the minimal
-/// output must be over the ceiling) was not checked — a token limiter that
-/// refuses a fifth of its cases is otherwise given no word about it.
+/// The line saying how many `cannot_fit` answers went unjudged: no
+/// invariant the run checked judged them (`CaseResult::refusal_judged`) —
+/// a token limiter that refuses a fifth of its cases is otherwise given no
+/// word about it — and which claims would.
 pub(crate) fn write_unjudged_refusals(
     out: &mut String,
-    cannot_fit: u64,
+    unjudged: u64,
     checked: &crate::oracle::InvariantSet,
 ) {
-    if cannot_fit > 0 && !checked.contains(crate::oracle::Invariant::BodyUnderCeiling) {
-        let _ = writeln!(
-            out,
-            "cannot_fit: {cannot_fit} answer(s) not judged: whether a refusal was right is body-under-ceiling's judgement (only a minimal output over the ceiling may be refused), which this run did not check; claim it in the hello, or name it with --claim, to judge them"
-        );
+    use crate::oracle::Invariant::{BodyUnderCeiling, NoPrematureCompaction, Progress};
+    if unjudged == 0 {
+        return;
     }
+    let mut would = vec![format!(
+        "{BodyUnderCeiling} (a refusal is right only when head + pinned + last iteration is over the ceiling)"
+    )];
+    if !checked.contains(Progress) {
+        would.push(format!("{Progress} (a refusal of a due history, on the subject's own terms: right when that minimal output is over the ceiling or, by its own estimate, over the effective window)"));
+    }
+    if !checked.contains(NoPrematureCompaction) {
+        would.push(format!(
+            "{NoPrematureCompaction} (a refusal where nothing was due)"
+        ));
+    }
+    let _ = writeln!(
+        out,
+        "cannot_fit: {unjudged} answer(s) not judged by any invariant this run checked; claim {} in the hello, or name it with --claim, to judge them",
+        would.join(", or ")
+    );
 }
 
 /// The line naming the invariants a run did not check, if any (a human
@@ -202,7 +216,7 @@ pub(crate) fn human_with_suite(r: &CheckReport, hint: &ReplayHint, suite: &[Stri
     let _ = writeln!(out);
     tally_table(r, false).text(&mut out);
     write_not_checked(&mut out, &r.checked);
-    write_unjudged_refusals(&mut out, r.coverage.cannot_fit(), &r.checked);
+    write_unjudged_refusals(&mut out, r.coverage.unjudged_refusals(), &r.checked);
     if !r.explored.is_empty() {
         let _ = writeln!(
             out,

@@ -48,8 +48,7 @@ pub fn wanted(subject: &dyn Subject, checked: crate::invariant::InvariantSet, in
     let info = subject.info();
     let claimed = checked.intersect(info.claimed());
     info.estimates
-        && (claimed.contains(Invariant::NoPrematureCompaction)
-            || claimed.contains(Invariant::Progress))
+        && Invariant::TIMED.iter().any(|i| claimed.contains(*i))
         && crate::generate::mix(0x6f77_6e5f_6169_6d00, index) % OWN_AIM_EVERY == 0
 }
 

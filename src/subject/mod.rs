@@ -94,12 +94,11 @@ impl SubjectInfo {
     /// The invariants the harness checks: the claimed set (default: all),
     /// without those it cannot judge on this subject ([`Self::unjudgeable`]).
     pub fn claimed(&self) -> InvariantSet {
-        let mut claims = self.invariants.unwrap_or_else(InvariantSet::everything);
+        let mut claims = self.invariants.unwrap_or_else(InvariantSet::unnamed_claims);
         // A subject that estimates is timed by its own count wherever it
         // claims an invariant so timed (SPEC §6): the check of that count
         // comes with the claim, named in its claims or not.
-        if claims.contains(Invariant::NoPrematureCompaction) || claims.contains(Invariant::Progress)
-        {
+        if Invariant::TIMED.iter().any(|i| claims.contains(*i)) {
             for inv in Invariant::DEFAULT_EXTENSIONS {
                 claims.insert(inv);
             }

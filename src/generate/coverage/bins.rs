@@ -158,6 +158,8 @@ pub(super) const GROUPS: [(&str, &[&str]); 28] = [
             "summary after the head",
             "calls, empty content",
             "non-ASCII arguments",
+            "over trigger, more than minimal",
+            "… and ids reused across iterations",
         ],
     ),
     // SPEC §1.4: where images sit, how big, and the shapes the reports

@@ -46,6 +46,9 @@ pub struct Coverage {
     /// Cases the subject gave no answer to (it faulted first): in none of
     /// `results`, which would otherwise count them as unchanged.
     unanswered: u64,
+    /// `cannot_fit` answers no invariant of the run judged
+    /// (`CaseResult::refusal_judged`): of `results`' cannot_fit.
+    unjudged_refusals: u64,
     /// Every case had one config (`--config`): the bins of the groups it
     /// decides ([`CONFIG_GROUPS`]) that no case reached are pinned by it,
     /// not gaps of the generator.
@@ -66,6 +69,7 @@ impl Default for Coverage {
             counts: GROUPS.iter().map(|(_, bins)| vec![0; bins.len()]).collect(),
             results: [0; 3],
             unanswered: 0,
+            unjudged_refusals: 0,
             pinned_by_config: false,
         }
     }
@@ -84,6 +88,11 @@ impl Coverage {
     /// How many cases the subject answered `cannot_fit`.
     pub fn cannot_fit(&self) -> u64 {
         self.results[2]
+    }
+
+    /// How many of those no invariant of the run judged.
+    pub fn unjudged_refusals(&self) -> u64 {
+        self.unjudged_refusals.min(self.results[2])
     }
 
     /// Add another run's coverage (a shard's). Sums saturate: coverage
@@ -107,6 +116,7 @@ impl Coverage {
             add(a, b);
         }
         add(&mut self.unanswered, other.unanswered);
+        add(&mut self.unjudged_refusals, other.unjudged_refusals);
         self.pinned_by_config |= other.pinned_by_config;
     }
 

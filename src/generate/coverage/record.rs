@@ -118,11 +118,13 @@ impl Coverage {
         }
 
         let mut first_seen: HashMap<&str, usize> = HashMap::new();
+        let mut ids_reused = false;
         for (n, r) in its.iter().enumerate() {
             let opener = &msgs[r.start];
             for call in opener.calls() {
                 if *first_seen.entry(call.id.as_str()).or_insert(n) != n {
                     set(IDS, 0);
+                    ids_reused = true;
                 }
             }
             let order: Vec<usize> = msgs[r.start + 1..r.end]
@@ -230,6 +232,22 @@ impl Coverage {
             }
             if head > 0 {
                 set(BUG_CLASS, 2);
+            }
+        }
+        // trims-when-due's shape: over the trigger, with a message outside
+        // the minimal output (head, pinned iterations, last iteration) —
+        // and the same with call ids reused across iterations, where a
+        // trimmer that pairs by a global id lookup gives up.
+        if pressure.over_trigger && case.is_well_formed() {
+            let minimal: usize = crate::contract::minimal_ranges(msgs, head)
+                .iter()
+                .map(|r| r.len())
+                .sum();
+            if minimal < msgs.len() {
+                set(BUG_CLASS, 6);
+                if ids_reused {
+                    set(BUG_CLASS, 7);
+                }
             }
         }
         if msgs[head..].iter().any(|m| {
@@ -373,6 +391,11 @@ impl Coverage {
     /// The subject gave no answer to the last case: it faulted first.
     pub fn record_unanswered(&mut self) {
         self.unanswered += 1;
+    }
+
+    /// The subject's `cannot_fit` to the last case got no verdict.
+    pub fn record_unjudged_refusal(&mut self) {
+        self.unjudged_refusals += 1;
     }
 }
 

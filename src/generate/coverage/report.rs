@@ -56,6 +56,10 @@ impl Coverage {
         if self.unanswered > 0 {
             v["unanswered"] = json!(self.unanswered);
         }
+        // Only when there are some: refusals no checked invariant judged.
+        if self.unjudged_refusals > 0 {
+            v["cannotFitUnjudged"] = json!(self.unjudged_refusals);
+        }
         // Only under `--config`: the groups it pins (left out of `missing`).
         if self.pinned_by_config {
             v["pinnedByConfig"] = json!(self.pinned_groups());
@@ -90,6 +94,7 @@ impl Coverage {
         }
         // Absent from the reports of ctxgate before it counted them.
         c.unanswered = n(v.get("unanswered")).unwrap_or(0);
+        c.unjudged_refusals = n(v.get("cannotFitUnjudged")).unwrap_or(0);
         c.pinned_by_config = v.get("pinnedByConfig").is_some_and(|p| !p.is_null());
         Some(c)
     }
