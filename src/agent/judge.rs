@@ -823,13 +823,16 @@ pub fn normalise(s: &str) -> String {
             c => out.push(c),
         }
     }
-    // Trailing whitespace, of every line (tools trim line ends).
+    // Trailing whitespace, of every line (tools trim line ends), and the
+    // lines left empty: a CR that Python reads as a line break JavaScript's
+    // `trimEnd` removes as whitespace (Qwen Code), so blank lines are not
+    // counted.
     let mut lines = String::with_capacity(out.len());
-    for (i, line) in out.trim_end().split('\n').enumerate() {
-        if i > 0 {
+    for line in out.split('\n').map(str::trim_end).filter(|l| !l.is_empty()) {
+        if !lines.is_empty() {
             lines.push('\n');
         }
-        lines.push_str(line.trim_end());
+        lines.push_str(line);
     }
     strip_line_numbers(&lines)
 }
@@ -1180,6 +1183,9 @@ mod tests {
         // every line's trailing whitespace goes (Qwen Code's read_file).
         assert_eq!(normalise("a\rb"), normalise("a\nb"));
         assert_eq!(normalise("x   \ny\t\nz"), "x\ny\nz");
+        // Python's reading of `file\r \r\n` and JavaScript's trimEnd of it.
+        assert_eq!(normalise("file\u{7f}\u{1b}[2K\r \r\nnext"), "file\nnext");
+        assert_eq!(normalise("file\n\nnext"), "file\nnext");
     }
 
     /// A file of ten lines of 20 bytes, read by a tool capped at 50
