@@ -120,7 +120,7 @@ def main():
         report_file = os.path.join(out_dir, f"{name}.json")
         if os.path.exists(report_file):
             os.remove(report_file)
-        chk = run([run_sh, "--cases", str(rec["cases"]), "--seed", str(rec["seed"]),
+        chk = run([run_sh, "--cases", str(rec["cases"]), "--seed", str(rec["seed"]), *rec.get("args", []),
                    "--save", os.path.join(out_dir, "fixtures", name),
                    "--report", "json", "--out", report_file], {"CTXGATE": ctxgate})
         t_run = time.time() - t0
