@@ -100,6 +100,19 @@ def test_a_dropped_system_prompt_fails_pinned_kept_with_a_fixture_that_replays(e
                              fixture).assert_ok()
 
 
+def test_a_driven_runs_report_file_replays_with_driven_not_a_command(exe, tmp_path):
+    # The report a driven run writes (`--out`) names the fixture's replay as
+    # the driving program runs it: `--driven`, never `--run '(driven)'`.
+    out = tmp_path / "report.txt"
+    report = check(OWN, "drops-system-prompt", tmp_path=tmp_path, seed=1, extra_args=["--out", str(out)])
+    assert report.exit_code == 1, report.failure_message()
+    text = out.read_text()
+    [fixture] = report.fixtures
+    replays = [line for line in text.splitlines() if "ctxgate agent replay" in line]
+    assert replays and all(line.rstrip().endswith("--driven") for line in replays), text
+    assert fixture in replays[0] and "(driven)" not in replays[0], text
+
+
 def test_resending_after_a_413_fails_recovers_after_refusal(exe, tmp_path):
     report = check(EXPRESS, "resend-on-413", tmp_path=tmp_path, seed=1)
     assert report.exit_code == 1 and "recovers-after-refusal" in report.failed_invariants, report.failure_message()

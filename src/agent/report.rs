@@ -8,7 +8,7 @@ use std::fmt::Write as _;
 use serde_json::{json, Value};
 
 use super::invariants::AgentInvariant;
-use super::run::{AgentReport, Replayed};
+use super::run::{AgentReport, Replayed, DRIVEN};
 use super::tools::shell_word;
 use crate::model::one_line;
 use crate::model::text::group;
@@ -100,10 +100,16 @@ impl AgentReport {
 
     fn replay_line(&self, saved: &Saved) -> Option<String> {
         let p = saved.path()?;
+        // A driven run's agent is the driving program's: it replays with
+        // `--driven` (Python's `ctxgate.agent.replay`, the npm helper's
+        // `replay`), never with a command to run.
+        let agent = match self.agent.as_str() {
+            DRIVEN => "--driven".to_string(),
+            cmd => format!("--run {}", shell_word(cmd)),
+        };
         Some(format!(
-            "ctxgate agent replay {} --run {}",
+            "ctxgate agent replay {} {agent}",
             shell_word(&p.display().to_string()),
-            shell_word(&self.agent)
         ))
     }
 

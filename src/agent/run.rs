@@ -96,10 +96,14 @@ pub struct FailingCase {
     pub detail: String,
 }
 
+/// The `agent` of a run whose cases the program that started ctxgate
+/// played (`--driven`).
+pub const DRIVEN: &str = "(driven)";
+
 /// What a run came to.
 #[derive(Debug, Clone)]
 pub struct AgentReport {
-    /// The agent's command as given.
+    /// The agent's command as given, or [`DRIVEN`].
     pub agent: String,
     pub seed: u64,
     pub cases: u64,
@@ -116,8 +120,6 @@ pub struct AgentReport {
     /// The script could not be played: why (no tool reads a file).
     pub unplayable: Option<String>,
     pub time_budget_reached: bool,
-    /// The replay command's `--run`, for replay lines.
-    pub run_flag: String,
     /// CPU seconds: ctxgate's own (the endpoint, the judges), and the
     /// agents' (every process a case started, once reaped).
     pub cpu: Cpu,
@@ -253,7 +255,6 @@ pub fn run(opts: &AgentOptions, mut say: impl FnMut(&str)) -> Result<AgentReport
         dialects: Vec::new(),
         unplayable: None,
         time_budget_reached: false,
-        run_flag: String::new(),
         cpu: Cpu::default(),
     };
     let cpu_at_start = Cpu::now();

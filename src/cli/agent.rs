@@ -399,7 +399,7 @@ fn run_cases(args: RunArgs) -> Result<(), CliError> {
     .map_err(CliError::failed)?;
     let mut report = report;
     report.agent = match &launch.driver {
-        Some(_) => "(driven)".into(),
+        Some(_) => ctxgate::agent::run::DRIVEN.into(),
         None => shell_words::join(&launch.argv),
     };
     // Every form's text is guarded as a log's is: a human report in a
