@@ -10,6 +10,11 @@
 #   git stash; benches/callgrind.sh > before.txt; git stash pop
 #   diff before.txt after.txt
 #
+# CALLGRIND_ARGS adds valgrind options: `--cache-sim=yes` (cache misses),
+# `--branch-sim=yes` (mispredicted branches); the real histories' exact
+# body size and a copy of their raw text are counted too where
+# ../shared/data/real-histories is present (issue 48).
+#
 # Note: the exact body size takes an AVX2 path where the CPU has it;
 # valgrind reports the host's CPU features, so compare counts taken on the
 # same kind of machine.
@@ -24,7 +29,7 @@ for l in sys.stdin:
         print(m["executable"])' | tail -1)
 out=$(mktemp)
 trap 'rm -f "$out"' EXIT
-CTXGATE_ICOUNT=1 valgrind --tool=callgrind --callgrind-out-file="$out" "$bin" >/dev/null 2>&1
+CTXGATE_ICOUNT=1 valgrind --tool=callgrind ${CALLGRIND_ARGS:-} --callgrind-out-file="$out" "$bin" >/dev/null 2>&1
 callgrind_annotate --inclusive=yes "$out" 2>/dev/null |
   grep -E 'estimators::icount_[a-z0-9_]+ ' |
   sed -E 's/^ *([0-9,]+) .*estimators::(icount_[a-z0-9_]+) .*/\2 \1/' |

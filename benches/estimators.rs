@@ -149,6 +149,18 @@ fn icount_exact_body_size(h: &[Message], config: &Config) -> u64 {
 }
 
 #[inline(never)]
+fn icount_real_exact_body_size(hs: &[Vec<Message>], config: &Config) -> u64 {
+    hs.iter().map(|h| body::body_bytes(config, h)).sum()
+}
+
+#[inline(never)]
+fn icount_real_memcpy(raw: &[Vec<u8>], dst: &mut [Vec<u8>]) {
+    for (d, s) in dst.iter_mut().zip(raw) {
+        d.copy_from_slice(black_box(s));
+    }
+}
+
+#[inline(never)]
 fn icount_serde_json_to_vec_len(v: &serde_json::Value) -> u64 {
     serde_json::to_vec(v).unwrap().len() as u64
 }
@@ -164,6 +176,16 @@ fn icount() {
         total += icount_adr0098_fast(black_box(&h), &config);
         total += icount_exact_body_size(black_box(&h), &config);
         total += icount_serde_json_to_vec_len(black_box(&v));
+    }
+    // The real histories (issue 48): the exact body size against copying
+    // their raw text, both over every history, the allocations as read.
+    if let Some(real) = real_histories() {
+        let hs: Vec<Vec<Message>> = real.into_iter().map(|(_, m)| m).collect();
+        let raw: Vec<Vec<u8>> = hs.iter().map(|h| raw_bytes(h)).collect();
+        let mut dst: Vec<Vec<u8>> = raw.iter().map(|r| vec![0u8; r.len()]).collect();
+        total += icount_real_exact_body_size(black_box(&hs), &config);
+        icount_real_memcpy(black_box(&raw), &mut dst);
+        total += dst.iter().map(|d| d.len() as u64).sum::<u64>();
     }
     println!("icount: done ({total})");
 }
