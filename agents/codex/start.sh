@@ -6,14 +6,16 @@
 # model, its window and auto-compaction limit, no approvals) plus the
 # provider's base URL, which is the case's, given with `-c`. CODEX_HOME is
 # the case folder's home/.codex, never the user's. Exits with codex's status.
+# The release: $CTXGATE_AGENT_VERSION, else the pin (installed if it is not).
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-root="${CTXGATE_VENV_ROOT:-${XDG_CACHE_HOME:-$HOME/.cache}/ctxgate-adapters}/agents"
-version="${CTXGATE_AGENT_VERSION:-$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["dependencies"]["@openai/codex"])' "$here/package.json")}"
-bin="$root/codex-$version/node_modules/.bin/codex"
-[ -x "$bin" ] || { echo "codex $version is not installed: run $here/install.sh $version" >&2; exit 2; }
+# shellcheck source=../lib/recipe.sh
+source "$here/../lib/recipe.sh"
+ctxgate_case_needs "$here" OPENAI_BASE_URL CTXGATE_AGENT_PROMPT
+release="$(ctxgate_case_release "$here")"
+bin="$release/node_modules/.bin/codex"
 
-export HOME="$(dirname "$PWD")/home"
+ctxgate_case_home
 export CODEX_HOME="$HOME/.codex"
 mkdir -p "$CODEX_HOME"
 cp "$here/config.toml" "$CODEX_HOME/config.toml"

@@ -1,32 +1,11 @@
 #!/usr/bin/env bash
-# `run.sh --install [VERSION]` installs the pinned Mastra; `run.sh [ctxgate
-# agent options...]` installs when needed, then runs `ctxgate agent` on
-# agent.mjs with this recipe's settings (agent.json). CTXGATE names the
-# binary (default: the clone's target/release/ctxgate); CTXGATE_AGENT_VERSION
-# runs another installed release. `--json FILE` writes ctxgate's JSON report
-# there too (ctxgate's `--also-report json=FILE`), the human one on stdout.
+# Mastra (agent.mjs) under `ctxgate agent` (agents/mastra/README.md):
+#
+#   agents/mastra/run.sh --install [VERSION]       only install (the pinned release, or VERSION)
+#   agents/mastra/run.sh [ctxgate agent options]   e.g. --cases 10 --seed 1 --json report.json
+#
+# CTXGATE names the binary (default: the clone's target/release/ctxgate);
+# CTXGATE_AGENT_VERSION=V runs another release (agents/lib/run.sh says how).
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-root="$(cd "$here/../.." && pwd)"
-if [ "${1:-}" = "--install" ]; then
-    "$here/install.sh" "${@:2}" > /dev/null
-    exit 0
-fi
-args=()
-while [ $# -gt 0 ]; do
-    case "$1" in
-        --json) [ $# -ge 2 ] || { echo "run.sh: --json needs a FILE" >&2; exit 2; }
-                args+=(--also-report "json=$2"); shift 2 ;;
-        --json=*) args+=(--also-report "json=${1#--json=}"); shift ;;
-        *) args+=("$1"); shift ;;
-    esac
-done
-dir="$("$here/install.sh" ${CTXGATE_AGENT_VERSION:+"$CTXGATE_AGENT_VERSION"})"
-# agent.mjs imports the SDK as a user's script does, from a node_modules
-# beside it: a link to the install (git ignores it)
-if [ "$(readlink "$here/node_modules" 2>/dev/null)" != "$dir/node_modules" ]; then
-    rm -rf "$here/node_modules"
-    ln -s "$dir/node_modules" "$here/node_modules"
-fi
-exec "${CTXGATE:-$root/target/release/ctxgate}" agent --config "$here/agent.json" \
-    --dialect openai-chat ${args[@]+"${args[@]}"} -- node "$here/agent.mjs"
+exec "$here/../lib/run.sh" "$here" --dialect openai-chat -- "$@"

@@ -8,15 +8,16 @@
 # every command: nobody is at the terminal) and --exit-immediately (no
 # "really finish?" prompt). mini's global config (.env) goes into the case
 # folder's home/, never the user's. Exits with mini's status.
+# The release: $CTXGATE_AGENT_VERSION, else the pin (installed if it is not).
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-root="${CTXGATE_VENV_ROOT:-${XDG_CACHE_HOME:-$HOME/.cache}/ctxgate-adapters}/agents"
-version="${CTXGATE_AGENT_VERSION:-$(sed -n 's/^mini-swe-agent==//p' "$here/requirements.txt")}"
-mini="$root/mini-swe-agent-$version/bin/mini"
-[ -x "$mini" ] || { echo "mini-swe-agent $version is not installed: run $here/install.sh $version" >&2; exit 2; }
+# shellcheck source=../lib/recipe.sh
+source "$here/../lib/recipe.sh"
+ctxgate_case_needs "$here" OPENAI_BASE_URL CTXGATE_AGENT_PROMPT
+release="$(ctxgate_case_release "$here")"
+mini="$release/bin/mini"
 
-export HOME="$(dirname "$PWD")/home"
-mkdir -p "$HOME"
+ctxgate_case_home
 # No setup wizard; cost tracking may not fail on a model litellm has no
 # price for; litellm's bundled model map, not a download (loopback only).
 export MSWEA_CONFIGURED=true MSWEA_COST_TRACKING=ignore_errors MSWEA_SILENT_STARTUP=1 \

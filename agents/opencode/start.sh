@@ -8,14 +8,16 @@
 # permission allowed since nobody is at the terminal. Config and opencode's
 # data go into the case folder's home/, never the user's. Exits with
 # opencode's status.
+# The release: $CTXGATE_AGENT_VERSION, else the pin (installed if it is not).
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-root="${CTXGATE_VENV_ROOT:-${XDG_CACHE_HOME:-$HOME/.cache}/ctxgate-adapters}/agents"
-version="${CTXGATE_AGENT_VERSION:-$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["dependencies"]["opencode-ai"])' "$here/package.json")}"
-bin="$root/opencode-$version/node_modules/.bin/opencode"
-[ -x "$bin" ] || { echo "opencode $version is not installed: run $here/install.sh $version" >&2; exit 2; }
+# shellcheck source=../lib/recipe.sh
+source "$here/../lib/recipe.sh"
+ctxgate_case_needs "$here" OPENAI_BASE_URL CTXGATE_AGENT_PROMPT
+release="$(ctxgate_case_release "$here")"
+bin="$release/node_modules/.bin/opencode"
 
-export HOME="$(dirname "$PWD")/home"
+ctxgate_case_home
 export XDG_CONFIG_HOME="$HOME/.config" XDG_DATA_HOME="$HOME/.local/share" \
     XDG_CACHE_HOME="$HOME/.cache" XDG_STATE_HOME="$HOME/.local/state"
 mkdir -p "$XDG_CONFIG_HOME/opencode"

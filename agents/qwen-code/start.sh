@@ -19,7 +19,8 @@
 #
 #   agents/qwen-code/start.sh [VERSION [SETTINGS]]
 #
-# VERSION: installed by agents/qwen-code/install.sh VERSION (default: the pin).
+# VERSION: the release (default: $CTXGATE_AGENT_VERSION, else the pin),
+# installed by agents/qwen-code/install.sh VERSION if it is not.
 # SETTINGS: the window and threshold to give it (default: agent.json here): a
 # `--config` file, or an agent fixture, whose "config" is then read — so a
 # known bug's fixture replays with the settings it was found with.
@@ -27,41 +28,18 @@
 # Exits with Qwen Code's exit status.
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-version="${1:-0.24.4}"
-if ! [[ "$version" =~ ^[0-9]+\.[0-9]+\.[0-9]+$ ]]; then
-    echo "agents/qwen-code/start.sh: '$version' is not a release number" >&2
-    exit 2
-fi
-root="${CTXGATE_VENV_ROOT:-$HOME/.cache/ctxgate-adapters}"
-qwen="$root/agents/qwen-code-$version/node_modules/.bin/qwen"
-if [ ! -x "$qwen" ]; then
-    echo "agents/qwen-code/start.sh: Qwen Code $version is not installed at $qwen (run agents/qwen-code/install.sh $version)" >&2
-    exit 2
-fi
-: "${OPENAI_BASE_URL:?agents/qwen-code/start.sh: OPENAI_BASE_URL is not set (ctxgate agent sets it)}"
-: "${CTXGATE_AGENT_PROMPT:?agents/qwen-code/start.sh: CTXGATE_AGENT_PROMPT is not set (ctxgate agent sets it)}"
+# shellcheck source=../lib/recipe.sh
+source "$here/../lib/recipe.sh"
+ctxgate_case_needs "$here" OPENAI_BASE_URL CTXGATE_AGENT_PROMPT
+release="$(ctxgate_case_release "$here" "${1:-}")"
+qwen="$release/node_modules/.bin/qwen"
 
-HOME="$(dirname "$PWD")/home"
-export HOME
+ctxgate_case_home
 mkdir -p "$HOME/.qwen"
-node - "${2:-$here/agent.json}" "$HOME/.qwen/settings.json" <<'JS'
+node - "$here/../lib/settings.cjs" "${2:-$here/agent.json}" "$HOME/.qwen/settings.json" <<'JS'
 const fs = require("fs");
-const [config, out] = process.argv.slice(2);
-function fail(why) {
-  process.stderr.write(`agents/qwen-code/start.sh: ${config}: ${why}\n`);
-  process.exit(2);
-}
-let agent;
-try {
-  agent = JSON.parse(fs.readFileSync(config, "utf8"));
-} catch (e) {
-  fail(`cannot read the settings: ${e.message}`);
-}
-if (agent && agent.op === "agent" && agent.config) agent = agent.config;
-if (!agent || !Number.isInteger(agent.contextWindow) || agent.contextWindow <= 0)
-  fail("contextWindow must be a positive whole number of tokens");
-if (typeof agent.threshold !== "number" || !(agent.threshold > 0 && agent.threshold <= 1))
-  fail("threshold must be a number in (0, 1]");
+const [lib, config, out] = process.argv.slice(2);
+const agent = require(lib)(config, "agents/qwen-code/start.sh");
 const settings = {
   security: { auth: { selectedType: "openai" } },
   model: {

@@ -1,0 +1,101 @@
+# shellcheck shell=bash
+# Sourced by the recipes' scripts (agents/lib/install-*.sh, agents/lib/run.sh,
+# a CLI recipe's start.sh): where installs go, a recipe's pin, and what one
+# case of `ctxgate agent` needs.
+#
+#   source "$here/../lib/recipe.sh"
+#
+# Nothing here puts text into a shell string: paths and versions are
+# arguments, the JSON and requirements files are read by python3.
+
+# shellcheck source=../../adapters/lib/pinned-venv.sh
+source "$(cd "$(dirname "${BASH_SOURCE[0]}")/../../adapters/lib" && pwd)/pinned-venv.sh"
+
+# Where the recipes install their releases (outside the clone; CI keeps
+# CTXGATE_VENV_ROOT between runs).
+ctxgate_recipe_root() {
+    printf '%s\n' "${CTXGATE_VENV_ROOT:-${XDG_CACHE_HOME:-$HOME/.cache}/ctxgate-adapters}/agents"
+}
+
+# ctxgate_recipe_pin RECIPE PACKAGE: the version of PACKAGE that RECIPE's
+# package.json (npm) or requirements.txt (pip, `PACKAGE==VERSION`) pins.
+ctxgate_recipe_pin() {
+    python3 - "$1" "$2" <<'PY'
+import json, os, sys
+recipe, package = sys.argv[1:]
+name = os.path.basename(recipe)
+npm = os.path.join(recipe, "package.json")
+try:
+    if os.path.exists(npm):
+        with open(npm, encoding="utf-8") as f:
+            version = (json.load(f).get("dependencies") or {}).get(package)
+        where = npm
+    else:
+        where = os.path.join(recipe, "requirements.txt")
+        with open(where, encoding="utf-8") as f:
+            pins = [l.strip().split("==", 1) for l in f if "==" in l]
+        version = next((v for p, v in pins if p == package), None)
+except (OSError, ValueError, AttributeError) as e:
+    print(f"agents/{name}: cannot read the pin of {package}: {e}", file=sys.stderr)
+    sys.exit(2)
+if not isinstance(version, str) or not version:
+    print(f"agents/{name}: {where} pins no {package}", file=sys.stderr)
+    sys.exit(2)
+print(version)
+PY
+}
+
+# ctxgate_recipe_requirement RECIPE PACKAGE: RECIPE/requirements.txt's line
+# `PACKAGE==VERSION` (nothing when it has none).
+ctxgate_recipe_requirement() {
+    python3 - "$1/requirements.txt" "$2" <<'PY'
+import sys
+path, package = sys.argv[1:]
+with open(path, encoding="utf-8") as f:
+    for line in f:
+        if line.strip().split("==", 1)[0] == package:
+            print(line.strip())
+            break
+PY
+}
+
+# ctxgate_recipe_check_version NAME VERSION: exit 2 unless VERSION is a
+# release number (1.2.3, or 1.2.3-beta.1): it names a folder.
+ctxgate_recipe_check_version() {
+    if ! [[ "$2" =~ ^[0-9]+\.[0-9]+\.[0-9]+([-+][0-9A-Za-z.-]+)?$ ]]; then
+        echo "agents/$1: '$2' is not a release number (like 1.2.3)" >&2
+        exit 2
+    fi
+}
+
+# --- one case (a CLI recipe's start.sh) -------------------------------------
+
+# ctxgate_case_release RECIPE [VERSION]: prints the folder of the release
+# this case runs: VERSION, else $CTXGATE_AGENT_VERSION, else the pin
+# (installed first if it is not: RECIPE/install.sh). Call it before
+# ctxgate_case_home (the installs are under the user's cache).
+ctxgate_case_release() {
+    local version="${2:-${CTXGATE_AGENT_VERSION:-}}"
+    "$1/install.sh" ${version:+"$version"}
+}
+
+# ctxgate_case_needs RECIPE VAR...: exit 2 unless ctxgate agent set each VAR.
+ctxgate_case_needs() {
+    local who var
+    who="agents/$(basename "$1")/start.sh"
+    shift
+    for var in "$@"; do
+        if [ -z "${!var:-}" ]; then
+            echo "$who: $var is not set (ctxgate agent sets it)" >&2
+            exit 2
+        fi
+    done
+}
+
+# ctxgate_case_home: HOME becomes the case folder's home/ (beside the
+# workspace), so the agent's own config and data never touch the user's.
+ctxgate_case_home() {
+    HOME="$(dirname "$PWD")/home"
+    export HOME
+    mkdir -p "$HOME"
+}
