@@ -245,15 +245,7 @@ impl<'a> Judge<'a> {
                 );
             }
             if after.iter().all(|a| a.refused()) && after.len() < RECOVERY_REQUESTS {
-                let last_turn =
-                    self.trace.requests[..r.index]
-                        .iter()
-                        .rev()
-                        .find_map(|q| match q.answer {
-                            Answer::Turn { turn, .. } => self.script.turns.get(turn),
-                            _ => None,
-                        });
-                let minimal = self.minimal(last_turn);
+                let minimal = self.minimal(self.last_turn_before(r.index));
                 {
                     if self.fits_with_margin(minimal) {
                         let f = self.find(
@@ -664,7 +656,10 @@ impl<'a> Judge<'a> {
         let exit = &self.trace.exit;
         let budget = self.script.request_budget();
         let requests = self.facts.requests;
-        let fits = self.every_turn_fits();
+        // Whether the agent could have gone on from where it stopped: a
+        // turn it never reached that cannot fit excuses nothing.
+        let fits =
+            self.fits_with_margin(self.minimal(self.last_turn_before(self.trace.requests.len())));
         let mut problems = Vec::new();
         if let Some(e) = &exit.spawn_error {
             problems.push(format!(
@@ -720,13 +715,16 @@ impl<'a> Judge<'a> {
         self.settle(Inv::Finishes, true, "");
     }
 
-    /// Whether every turn's minimal request (system prompt, task, that
-    /// turn's results) fits, with the agent's margin.
-    fn every_turn_fits(&self) -> bool {
-        self.script
-            .turns
+    /// The last turn ctxgate answered before request `end`: the turn whose
+    /// results the agent held then, and had to send next.
+    fn last_turn_before(&self, end: usize) -> Option<&ScriptTurn> {
+        self.trace.requests[..end]
             .iter()
-            .all(|t| self.fits_with_margin(self.minimal(Some(t))))
+            .rev()
+            .find_map(|q| match q.answer {
+                Answer::Turn { turn, .. } => self.script.turns.get(turn),
+                _ => None,
+            })
     }
 }
 
@@ -1104,6 +1102,67 @@ mod tests {
                 .any(|f| f.detail.contains("the agent stopped")),
             "{:?}",
             j.findings
+        );
+    }
+
+    /// `finishes` excuses a stop only where the agent could not go on:
+    /// the turn it reached does not fit. A later turn that cannot fit,
+    /// which the agent never reached, excuses nothing (mini-swe-agent
+    /// exited at turn 3 of a script whose turn 244 was over the ceiling,
+    /// and passed).
+    #[test]
+    fn finishes_is_excused_by_the_turn_reached_not_by_a_later_one() {
+        let mut s = script();
+        s.turns[1].calls[0].content = "x".repeat(30_000); // over the 10,000-byte ceiling
+        let judge_with = |requests: Vec<Recorded>, code: i32| {
+            let trace = Trace {
+                requests,
+                exit: Exit {
+                    code: Some(code),
+                    ..Exit::default()
+                },
+            };
+            let mut settings = Settings::default();
+            settings.config.transport_max_body_bytes = 10_000;
+            judge(&trace, &s, &settings)
+        };
+        let all = [head(), vec![call(0), result(0, "first file")]].concat();
+        // Stopped holding turn 0's small result: it fits, no excuse.
+        let early = judge_with(
+            vec![
+                loop_request(0, head(), 500, turn(0)),
+                loop_request(1, all.clone(), 600, turn(1)),
+            ][..1]
+                .to_vec(),
+            3,
+        );
+        assert_eq!(
+            verdict(&early, Inv::Finishes),
+            &Verdict::Fail,
+            "{:?}",
+            early.findings
+        );
+        // No request at all: no excuse either.
+        let none = judge_with(Vec::new(), 3);
+        assert_eq!(
+            verdict(&none, Inv::Finishes),
+            &Verdict::Fail,
+            "{:?}",
+            none.findings
+        );
+        // Stopped holding turn 1's result, which cannot fit: excused.
+        let stuck = judge_with(
+            vec![
+                loop_request(0, head(), 500, turn(0)),
+                loop_request(1, all, 600, turn(1)),
+            ],
+            3,
+        );
+        assert_eq!(
+            verdict(&stuck, Inv::Finishes),
+            &Verdict::Pass,
+            "{:?}",
+            stuck.findings
         );
     }
 
