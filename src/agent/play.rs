@@ -86,8 +86,16 @@ impl SummaryMatcher {
         }
         let default = default_pattern();
         // The wording must be outside the task: a task may say "summary",
-        // and a summary prompt may embed the transcript, task and all.
-        let asks = default.is_match(&last_user.replacen(task, "", 1));
+        // and a summary prompt may embed the transcript, task and all. Both
+        // read without quotes and backslashes: an agent may pass the task
+        // on quoted and escaped (`opencode run` wraps it in quotes and
+        // escapes those in it), and the task's own words are still the task's.
+        let plain = |t: &str| -> String {
+            t.chars()
+                .filter(|c| !matches!(c, '"' | '\\' | '\'' | '`'))
+                .collect()
+        };
+        let asks = default.is_match(&plain(&last_user).replacen(&plain(task), "", 1));
         let toolless = r.tools.is_empty() || !r.tools_allowed;
         asks || (toolless && default.is_match(&system))
     }
@@ -514,6 +522,14 @@ mod tests {
             format!("Conversation:\nuser: {task}\nassistant: …\nWrite a summarization of it.");
         assert!(m.is_summary(&request(&ask), task));
         assert!(m.is_summary(&request("Please summarize the above."), task));
+        // The task passed on quoted and escaped (opencode's `run`): still the task.
+        let quoted_task = "Task: write a \"summary\" of the \"parser\"";
+        let quoted = format!("\"{}\"", quoted_task.replace('"', "\\\""));
+        assert!(!m.is_summary(&request(&quoted), quoted_task), "{quoted}");
+        assert!(m.is_summary(
+            &request(&format!("{quoted}\nNow compact the conversation.")),
+            quoted_task
+        ));
         let declared = SummaryMatcher::new(Some("(?i)recap")).unwrap();
         assert!(declared.is_summary(&request("Recap, please"), task));
         assert!(!declared.is_summary(&request("Please summarize."), task));
