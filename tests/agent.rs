@@ -114,7 +114,7 @@ struct Planted {
 const EXPRESS: &str = r#"{"contextWindow": 128000, "threshold": 0.7, "transportMaxBodyBytes": 102400, "toolOutputMaxBytes": 16384}"#;
 const EXPRESS_AGENT: &str = "--window 128000 --ceiling 10000000 --tool-output-max-bytes 16384";
 
-const PLANTED: [Planted; 6] = [
+const PLANTED: [Planted; 7] = [
     Planted {
         bug: "no-check-before-results",
         caught_by: "request-under-ceiling",
@@ -148,6 +148,15 @@ const PLANTED: [Planted; 6] = [
     Planted {
         bug: "compacts-early",
         caught_by: "no-premature-compaction",
+        config: SMALL,
+        flags: SMALL_AGENT,
+    },
+    // Mastra's TokenLimiter (mastra-ai/mastra#24110): the turn just
+    // answered left out of every request after it, the same messages sent
+    // again — judged, not answered as a retry.
+    Planted {
+        bug: "drops-current-turn",
+        caught_by: "results-delivered",
         config: SMALL,
         flags: SMALL_AGENT,
     },
@@ -267,6 +276,65 @@ fn planted_bug_is_caught_in(p: &Planted, agent_cmd: fn(&str) -> String) {
         );
         fixed.stdout_has("1 held, 0 failed");
     }
+}
+
+/// mini-swe-agent's settings: its observation shows 5,000 characters of a
+/// long output's head and of its tail.
+const PIECES: &str = r#"{"contextWindow": 32000, "threshold": 0.7, "transportMaxBodyBytes": 102400, "toolOutputMaxBytes": 5000}"#;
+
+#[test]
+fn results_shown_as_real_agents_tools_show_them_are_delivered() {
+    if !common::netns::isolated("results_shown_as_real_agents_tools_show_them_are_delivered") {
+        return;
+    }
+    let dir = TempDir::new("agent-result-formats");
+    // opencode's read (numbered lines between tags, long lines cut with a
+    // marker) and mini-swe-agent's observation (a JSON document, head and
+    // tail of a long output): each is the file, as the model reads it.
+    for (seed, config, flags) in [
+        (
+            3,
+            SMALL,
+            "--tool-output-max-bytes 16384 --result-format opencode-read --line-max 200",
+        ),
+        (
+            4,
+            SMALL,
+            "--tool-output-max-bytes 16384 --result-format opencode-read --line-max 200 --dialect anthropic --stream",
+        ),
+        (
+            3,
+            PIECES,
+            "--tool-output-max-bytes 5000 --result-format json-observation",
+        ),
+        (
+            4,
+            PIECES,
+            "--tool-output-max-bytes 5000 --result-format json-observation --dialect openai-responses",
+        ),
+    ] {
+        let cmd = agent_cmd(&format!("--window 32000 --ceiling 102400 {flags}"));
+        let run = agent(&dir, config, &cmd, &format!("--cases 6 --seed {seed}"));
+        let r = &run.report;
+        assert_eq!(run.code, 0, "{flags}: {r:#}\n{}", run.stderr);
+        assert!(tally(r, "results-delivered", "pass") >= 4, "{flags}: {r:#}");
+    }
+    // Read so, a cut result is still a cut result.
+    let cmd = agent_cmd(
+        "--window 32000 --ceiling 102400 --tool-output-max-bytes 5000 --result-format json-observation --bug cuts-last-results",
+    );
+    let run = agent(
+        &dir,
+        PIECES,
+        &cmd,
+        "--cases 4 --seed 3 --shrink-runs 0 --confirm-runs 1",
+    );
+    assert_eq!(run.code, 1, "{:#}\n{}", run.report, run.stderr);
+    assert!(
+        tally(&run.report, "results-delivered", "fail") > 0,
+        "{:#}",
+        run.report
+    );
 }
 
 /// Images: a megabyte's ceiling and a 128k window, every case with images.

@@ -345,6 +345,14 @@ impl<'a> Judge<'a> {
         let (mut loops, mut pairing_judged, mut results_judged) = (0, false, false);
         let trace: &'a Trace = self.trace;
         let requests = &trace.requests;
+        // Each loop request's messages, hashed: a request that sends the
+        // last one's again is a retry, or the turn between them dropped.
+        let hashes: Vec<Option<u64>> = requests
+            .iter()
+            .map(|q| {
+                (q.kind == Kind::Loop && q.request.is_some()).then(|| messages_hash(q.messages()))
+            })
+            .collect();
         for (k, r) in requests.iter().enumerate() {
             if r.kind != Kind::Loop || r.request.is_none() {
                 if let Answer::Turn { .. } | Answer::Final = r.answer {
@@ -426,21 +434,25 @@ impl<'a> Judge<'a> {
                 self.premature(r, &conv, &matched);
             }
             // results-delivered: the request after a turn holds its results.
-            if let Some(prev) = requests[..k].iter().rev().find(|q| q.kind == Kind::Loop) {
+            let prev = requests[..k]
+                .iter()
+                .rev()
+                .position(|q| q.kind == Kind::Loop);
+            if let Some(p) = prev.map(|back| k - 1 - back) {
                 if let Answer::Turn {
                     turn,
                     first_call,
                     calls,
-                } = prev.answer
+                } = requests[p].answer
                 {
-                    let retry = prev.request.is_some()
-                        && messages_hash(prev.messages()) == messages_hash(msgs);
-                    if !retry {
+                    let calls = &self.script.turns[turn].calls[first_call..first_call + calls];
+                    if hashes[p] != hashes[k] {
                         results_judged = true;
-                        let script_turn = &self.script.turns[turn];
-                        for call in &script_turn.calls[first_call..first_call + calls] {
+                        for call in calls {
                             self.delivered(r, call);
                         }
+                    } else if self.dropped_turn(k, p, &hashes, calls) {
+                        results_judged = true;
                     }
                 }
             }
@@ -491,6 +503,68 @@ impl<'a> Judge<'a> {
         }
     }
 
+    /// Request `k` sends loop request `p`'s messages again, after ctxgate
+    /// answered `p` with a turn of `calls`. A retry (the agent never took
+    /// the answer) is answered the same turn again, and a later request
+    /// carries its results: it is judged there. When no later loop request
+    /// sends anything else, the turn was taken and left out every time
+    /// (a limiter that drops the newest turn when its results are over its
+    /// budget: the model is asked the same question again, and the agent
+    /// loops): `results-delivered` fails at the first request sent again.
+    /// Whether it was judged.
+    fn dropped_turn(
+        &mut self,
+        k: usize,
+        p: usize,
+        hashes: &[Option<u64>],
+        calls: &[ScriptCall],
+    ) -> bool {
+        let same = hashes[k];
+        let before_p = hashes[..p]
+            .iter()
+            .rev()
+            .find(|h| h.is_some())
+            .copied()
+            .flatten();
+        if before_p == same {
+            // Not the first time: judged at the first.
+            return false;
+        }
+        let later: Vec<Option<u64>> = hashes[k + 1..]
+            .iter()
+            .filter(|h| h.is_some())
+            .copied()
+            .collect();
+        if later.iter().any(|&h| h != same) {
+            return false;
+        }
+        let requests = &self.trace.requests;
+        let (r, at) = (&requests[k], requests[p].index);
+        let ids: Vec<&str> = calls.iter().map(|c| c.id.as_str()).collect();
+        let bytes: usize = calls.iter().map(|c| c.file_len()).sum();
+        let f = self.find(
+            Inv::ResultsDelivered,
+            Some(r.index),
+            format!(
+                "request #{}: request #{at}'s messages again, without the turn ctxgate answered there (calls {}, reading {} bytes) or its results — the agent left out the turn it was just given, and sent the same messages {} time(s), to the end of the case",
+                r.index,
+                ids.join(", "),
+                group(bytes as u64),
+                later.len() + 2
+            ),
+        );
+        f.expected = Some(format!(
+            "the turn calling {} and its results, e.g. {}",
+            ids.join(", "),
+            calls
+                .first()
+                .map(|c| excerpt(&c.content))
+                .unwrap_or_default()
+        ));
+        f.received = Some(shape(r.messages()));
+        true
+    }
+
     fn delivered(&mut self, r: &Recorded, call: &ScriptCall) {
         let Some(result) = r
             .messages()
@@ -515,11 +589,13 @@ impl<'a> Judge<'a> {
             self.image_delivered(r, result, sent.data());
             return;
         }
-        let got = normalise(&result.content.text());
+        let text = result.content.text();
         let want = normalise(&call.content);
-        if got.contains(want.as_str()) {
+        let views = result_views(&text, &want);
+        if views.iter().any(|got| got.contains(want.as_str())) {
             return;
         }
+        let got = &views[0];
         // A result cut to `toolOutputMaxBytes` keeps that many of the
         // file's bytes; after normalising, a piece of about as many as
         // the file's first or last that many bytes normalise to.
@@ -547,7 +623,7 @@ impl<'a> Judge<'a> {
             _ => None,
         };
         if let Some(n) = need {
-            if shares_piece(&want, &got, n) {
+            if views.iter().any(|got| shares_piece(&want, got, n)) {
                 return;
             }
         }
@@ -567,7 +643,7 @@ impl<'a> Judge<'a> {
             ),
         );
         f.expected = Some(excerpt(&call.content));
-        f.received = Some(excerpt(&result.content.text()));
+        f.received = Some(excerpt(&text));
     }
 
     /// How the request after an image result carries the image: in the
@@ -781,10 +857,10 @@ fn script_turn_message<'a>(calls: impl Iterator<Item = &'a ScriptCall>) -> Messa
 }
 
 /// Text compared for `results-delivered`: terminal escape sequences and
-/// control characters other than newline and tab removed, `\r\n` as `\n`,
-/// trailing whitespace trimmed, and a line-number prefix on every line
-/// (`cat -n`, `   12→`) taken off — what tools legitimately do to what
-/// they read.
+/// control characters other than newline and tab removed, `\r\n` and a
+/// lone `\r` as `\n`, trailing whitespace trimmed and blank lines dropped
+/// — what tools legitimately do to what they read (`result_views` adds
+/// line numbers, JSON escapes and lines cut with a marker).
 pub fn normalise(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
     let mut chars = s.chars().peekable();
@@ -832,38 +908,264 @@ pub fn normalise(s: &str) -> String {
         }
         lines.push_str(line);
     }
-    strip_line_numbers(&lines)
+    lines
 }
 
-fn strip_line_numbers(s: &str) -> String {
-    let numbered = |l: &str| {
-        let t = l.trim_start();
-        let digits = t.len() - t.trim_start_matches(|c: char| c.is_ascii_digit()).len();
-        digits > 0 && {
-            let rest = &t[digits..];
-            rest.starts_with('→')
-                || rest.starts_with('\t')
-                || rest.starts_with('|')
-                || rest.starts_with(": ")
+/// The ways a tool's result may show the file `want` (normalised), each
+/// normalised: as it came; with JSON's string escapes decoded, when it
+/// holds JSON strings (mini-swe-agent's `{"returncode": 0, "output":
+/// "…"}`); each of those with the numbers of its numbered lines taken off
+/// (`cat -n`, opencode's `read`), wrapper lines and all; and each of
+/// those with the lines the tool cut and said it cut (`… (line truncated
+/// to 2000 chars)`) read as the file's lines they begin. The result as it
+/// came is first.
+pub fn result_views(result: &str, want: &str) -> Vec<String> {
+    let mut views = Vec::new();
+    let decoded = json_unescaped(result);
+    for text in std::iter::once(result).chain(decoded.as_deref()) {
+        let plain = normalise(text);
+        let unnumbered = unnumber(&plain);
+        for view in std::iter::once(plain).chain(unnumbered) {
+            let mended = mend_cut_lines(&view, want);
+            views.push(view);
+            views.extend(mended);
         }
-    };
-    let lines: Vec<&str> = s.lines().collect();
-    if lines.len() < 2 || !lines.iter().all(|l| numbered(l)) {
-        return s.to_owned();
     }
-    lines
-        .iter()
-        .map(|l| {
-            let t = l.trim_start();
-            let t = t.trim_start_matches(|c: char| c.is_ascii_digit());
-            t.strip_prefix('→')
-                .or_else(|| t.strip_prefix('\t'))
-                .or_else(|| t.strip_prefix('|'))
-                .or_else(|| t.strip_prefix(": "))
-                .unwrap_or(t)
-        })
-        .collect::<Vec<_>>()
-        .join("\n")
+    views
+}
+
+/// A line shown with its number: `N: text`, `N\ttext`, `   N→text`,
+/// `N|text` (leading whitespace allowed), or a blank line so shown, the
+/// separator's space trimmed with the line's end (`N:`, `N`). Its number,
+/// the text after the separator, and the separator (none for a bare `N`).
+fn numbered(line: &str) -> Option<(u64, &str, Option<char>)> {
+    let t = line.trim_start();
+    let digits = t.len() - t.trim_start_matches(|c: char| c.is_ascii_digit()).len();
+    if digits == 0 || digits > 12 {
+        return None;
+    }
+    let n = t[..digits].parse().ok()?;
+    let rest = &t[digits..];
+    for (sep, c) in [("→", '→'), ("\t", '\t'), (": ", ':'), ("|", '|')] {
+        if let Some(text) = rest.strip_prefix(sep) {
+            return Some((n, text, Some(c)));
+        }
+    }
+    match rest {
+        ":" => Some((n, "", Some(':'))),
+        "→" => Some((n, "", Some('→'))),
+        "|" => Some((n, "", Some('|'))),
+        "" => Some((n, "", None)),
+        _ => None,
+    }
+}
+
+/// `s` with the numbers of its numbered lines taken off — every run of
+/// consecutively numbered lines (a file from its first line or from an
+/// offset), whatever wrapper lines stand around it (opencode's `<path>`,
+/// `<content>` and "(End of file - total N lines)"). A run is one line
+/// with a separator, or more; a blank line so shown is dropped. `None`
+/// when there is none. A file may hold numbered lines of its own: the
+/// result as it came is compared too.
+fn unnumber(s: &str) -> Option<String> {
+    let lines: Vec<&str> = s.split('\n').collect();
+    let parsed: Vec<_> = lines.iter().map(|l| numbered(l)).collect();
+    let mut out: Vec<&str> = Vec::with_capacity(lines.len());
+    let mut any = false;
+    let mut i = 0;
+    while i < lines.len() {
+        let Some((first, _, sep)) = parsed[i] else {
+            out.push(lines[i]);
+            i += 1;
+            continue;
+        };
+        let mut end = i + 1;
+        while end < lines.len()
+            && parsed[end].is_some_and(|(n, _, _)| Some(n) == first.checked_add((end - i) as u64))
+        {
+            end += 1;
+        }
+        if end - i == 1 && sep.is_none() {
+            out.push(lines[i]);
+            i += 1;
+            continue;
+        }
+        any = true;
+        let run: Vec<(u64, &str, Option<char>)> =
+            parsed[i..end].iter().flatten().copied().collect();
+        // `00001| text` (opencode's earlier `read`): the space is the
+        // separator's.
+        let pipe_space = run.iter().all(|&(_, text, sep)| {
+            sep != Some('\t')
+                && sep != Some(':')
+                && sep != Some('→')
+                && (text.is_empty() || text.starts_with(' '))
+        });
+        for (_, text, _) in run {
+            let text = if pipe_space {
+                text.strip_prefix(' ').unwrap_or(text)
+            } else {
+                text
+            };
+            if !text.trim_end().is_empty() {
+                out.push(text);
+            }
+        }
+        i = end;
+    }
+    any.then(|| out.join("\n"))
+}
+
+/// The text a line keeps before a marker that says the tool cut it there
+/// (opencode's `… (line truncated to 2000 chars)`, `[truncated]`,
+/// `…[truncated 300 chars]`): a bracketed note at the line's end that
+/// says "truncat…", and an ellipsis before it.
+fn cut_line_prefix(line: &str) -> Option<&str> {
+    let close = line.chars().last()?;
+    let open = match close {
+        ')' => '(',
+        ']' => '[',
+        _ => return None,
+    };
+    let at = line.rfind(open)?;
+    if !line[at..].to_ascii_lowercase().contains("truncat") {
+        return None;
+    }
+    let kept = line[..at]
+        .trim_end()
+        .trim_end_matches("...")
+        .trim_end_matches('…')
+        .trim_end()
+        // A cut inside a UTF-16 surrogate pair (JavaScript's `slice`).
+        .trim_end_matches('\u{fffd}');
+    (!kept.is_empty()).then_some(kept)
+}
+
+/// `got` with each line the tool cut and marked as cut (`cut_line_prefix`)
+/// replaced by the line of `want` it begins — the next line of `want`
+/// after the last one matched, or, before any matched, the first that
+/// begins so. The model was told the line goes on; what the tool showed
+/// of it is delivered. `None` when no line was mended.
+fn mend_cut_lines(got: &str, want: &str) -> Option<String> {
+    if !got.to_ascii_lowercase().contains("truncat") {
+        return None;
+    }
+    let want_lines: Vec<&str> = want.split('\n').collect();
+    let mut at: HashMap<&str, Vec<usize>> = HashMap::new();
+    for (i, l) in want_lines.iter().enumerate() {
+        at.entry(l).or_default().push(i);
+    }
+    let mut next: Option<usize> = None;
+    let mut mended = false;
+    let mut out: Vec<&str> = Vec::new();
+    for line in got.split('\n') {
+        if let Some(kept) = cut_line_prefix(line) {
+            // (The line may be the kept text itself: only trailing
+            // whitespace was cut.)
+            let begins = |w: &str| w.starts_with(kept);
+            let found = match next {
+                Some(k) => want_lines.get(k).filter(|w| begins(w)).map(|_| k),
+                None => want_lines.iter().position(|w| begins(w)),
+            };
+            if let Some(k) = found {
+                out.push(want_lines[k]);
+                next = Some(k + 1);
+                mended = true;
+                continue;
+            }
+        } else if let Some(ps) = at.get(line) {
+            let from = next.unwrap_or(0);
+            next = ps
+                .iter()
+                .find(|&&p| p >= from)
+                .or(ps.first())
+                .map(|p| p + 1);
+        }
+        out.push(line);
+    }
+    mended.then(|| out.join("\n"))
+}
+
+/// `s` with the escapes of its JSON strings decoded — a tool that shows a
+/// command's output as a JSON document (`{"returncode": 0, "output":
+/// "…\n…"}`), or a text that holds one — or `None` when it has no string
+/// with an escape. Text outside strings is kept; an escape JSON does not
+/// know is kept as written, and a lone UTF-16 surrogate becomes U+FFFD.
+fn json_unescaped(s: &str) -> Option<String> {
+    if !s.contains('"') || !s.contains('\\') {
+        return None;
+    }
+    let mut out = String::with_capacity(s.len());
+    let mut in_string = false;
+    let mut decoded = false;
+    let mut chars = s.chars().peekable();
+    let hex4 = |chars: &mut std::iter::Peekable<std::str::Chars>| -> Option<u32> {
+        let mut look = chars.clone();
+        let mut v = 0;
+        for _ in 0..4 {
+            v = v * 16 + look.next()?.to_digit(16)?;
+        }
+        *chars = look;
+        Some(v)
+    };
+    while let Some(c) = chars.next() {
+        match c {
+            '"' => {
+                in_string = !in_string;
+                out.push(c);
+            }
+            '\\' if in_string => {
+                let Some(&e) = chars.peek() else {
+                    out.push(c);
+                    break;
+                };
+                let simple = match e {
+                    'n' => Some('\n'),
+                    't' => Some('\t'),
+                    'r' => Some('\r'),
+                    'b' => Some('\u{8}'),
+                    'f' => Some('\u{c}'),
+                    '"' | '\\' | '/' => Some(e),
+                    _ => None,
+                };
+                if let Some(d) = simple {
+                    chars.next();
+                    out.push(d);
+                    decoded = true;
+                    continue;
+                }
+                if e != 'u' {
+                    out.push(c);
+                    continue;
+                }
+                chars.next();
+                let Some(hi) = hex4(&mut chars) else {
+                    out.push_str("\\u");
+                    continue;
+                };
+                decoded = true;
+                let code = if (0xD800..0xDC00).contains(&hi) {
+                    let mut look = chars.clone();
+                    let lo = (look.next() == Some('\\') && look.next() == Some('u'))
+                        .then(|| hex4(&mut look))
+                        .flatten()
+                        .filter(|lo| (0xDC00..0xE000).contains(lo));
+                    match lo {
+                        Some(lo) => {
+                            chars = look;
+                            0x10000 + ((hi - 0xD800) << 10) + (lo - 0xDC00)
+                        }
+                        None => 0xFFFD,
+                    }
+                } else {
+                    hi
+                };
+                out.push(char::from_u32(code).unwrap_or('\u{fffd}'));
+            }
+            _ => out.push(c),
+        }
+    }
+    decoded.then_some(out)
 }
 
 /// Whether `a` and `b` share a piece of at least `n` bytes (a rolling hash
@@ -1235,8 +1537,15 @@ mod tests {
     #[test]
     fn normalising_drops_escapes_and_line_numbers_but_keeps_text() {
         assert_eq!(normalise("a\u{1b}[31mred\u{1b}[0m\r\nb  \n"), "ared\nb");
-        assert_eq!(normalise("     1→fn main()\n     2→}"), "fn main()\n}");
-        assert_eq!(normalise("1\t2\n3"), "1\t2\n3");
+        let unnumbered = |s: &str| unnumber(&normalise(s));
+        assert_eq!(
+            unnumbered("     1→fn main()\n     2→}").as_deref(),
+            Some("fn main()\n}")
+        );
+        // A bare number after a numbered line is no run: a file's text.
+        assert_eq!(unnumbered("1\t2\n3").as_deref(), Some("2\n3"));
+        assert_eq!(unnumbered("12\n13"), Some(String::new()));
+        assert_eq!(unnumbered("plain\ntext"), None);
         assert_eq!(normalise("日本\u{7}語"), "日本語");
         // A lone CR is a line break (Python's universal newlines), and
         // every line's trailing whitespace goes (Qwen Code's read_file).
@@ -1303,5 +1612,273 @@ mod tests {
         // A line is not enough, nor half the cap.
         assert!(!delivered_with_cap("line 00 of the file\n[cut]"));
         assert!(!delivered_with_cap("line 00 of t"));
+    }
+
+    /// Whether a result `sent` for a file `content` holds it, as
+    /// `results-delivered` reads it, with a cap of `cap` bytes.
+    fn delivers(content: &str, sent: &str, cap: Option<u64>) -> bool {
+        let script = Script {
+            task: "Task: read".into(),
+            turns: vec![ScriptTurn {
+                text: String::new(),
+                calls: vec![ScriptCall {
+                    id: "call_0_0".into(),
+                    file: "t000-0.txt".into(),
+                    content: content.into(),
+                    image: None,
+                }],
+            }],
+            final_answer: "done".into(),
+            summaries: vec![50],
+        };
+        let trace = Trace {
+            requests: vec![
+                loop_request(0, head(), 500, turn(0)),
+                loop_request(
+                    1,
+                    [head(), vec![call(0), result(0, sent)]].concat(),
+                    600,
+                    Answer::Final,
+                ),
+            ],
+            exit: Exit {
+                code: Some(0),
+                ..Exit::default()
+            },
+        };
+        let settings = Settings {
+            tool_output_max_bytes: cap,
+            ..Settings::default()
+        };
+        let j = judge(&trace, &script, &settings);
+        j.verdicts[&Inv::ResultsDelivered] == Verdict::Pass
+    }
+
+    /// opencode's `read`: the file's lines numbered `N: ` from `from`,
+    /// each cut at `max` characters with its marker, between its tags.
+    fn opencode_read(content: &str, from: usize, max: usize) -> String {
+        let lines: Vec<String> = content
+            .lines()
+            .enumerate()
+            .skip(from - 1)
+            .map(|(i, l)| {
+                let l = if l.chars().count() > max {
+                    let kept: String = l.chars().take(max).collect();
+                    format!("{kept}... (line truncated to {max} chars)")
+                } else {
+                    l.to_owned()
+                };
+                format!("{}: {l}", i + 1)
+            })
+            .collect();
+        format!(
+            "<path>/w/t000-0.txt</path>\n<type>file</type>\n<content>\n{}\n\n(End of file - total {} lines)\n</content>",
+            lines.join("\n"),
+            content.lines().count()
+        )
+    }
+
+    #[test]
+    fn numbered_lines_inside_a_tools_wrapper_are_the_file() {
+        let file = "fn main() {\n\n    println!(\"3: not a number\");\n}\n";
+        // opencode's `read`, the blank line shown as "2: " (trimmed to "2:").
+        assert!(delivers(file, &opencode_read(file, 1, 2000), None));
+        // cat -n (a blank line is "     2\t"), Claude Code's arrow, and
+        // opencode's earlier "00001| ".
+        let cat_n: String = file
+            .lines()
+            .enumerate()
+            .map(|(i, l)| format!("{:6}\t{l}\n", i + 1))
+            .collect();
+        assert!(delivers(
+            file,
+            &format!("$ cat -n f\n{cat_n}[exit 0]"),
+            None
+        ));
+        let arrow: String = file
+            .lines()
+            .enumerate()
+            .map(|(i, l)| format!("{:6}→{l}\n", i + 1))
+            .collect();
+        assert!(delivers(file, &format!("<file>\n{arrow}</file>"), None));
+        let piped: String = file
+            .lines()
+            .enumerate()
+            .map(|(i, l)| format!("{:05}| {l}\n", i + 1))
+            .collect();
+        assert!(delivers(
+            file,
+            &format!("<file>\n{piped}(End of file)"),
+            None
+        ));
+        // A file of numbered lines of its own, shown as it is and numbered.
+        let own = "1: one\n2: two\n3: three\n";
+        assert!(delivers(own, own, None));
+        assert!(delivers(own, &opencode_read(own, 1, 2000), None));
+        // Numbers taken off do not make up a line the tool did not show.
+        let cut = opencode_read(file, 1, 2000).replace("3:     println", "3:     print");
+        assert!(!delivers(file, &cut, None));
+        // From an offset, within a cap: a piece of the file, numbered.
+        let long: String = (0..200)
+            .map(|i| format!("line {i:03} of the file\n"))
+            .collect();
+        assert!(delivers(
+            &long,
+            &opencode_read(&long, 101, 2000),
+            Some(2000)
+        ));
+        assert!(!delivers(&long, &opencode_read(&long, 101, 2000), None));
+    }
+
+    #[test]
+    fn a_line_cut_with_a_marker_is_delivered_and_a_silent_cut_is_not() {
+        let long = "x".repeat(30) + &"é".repeat(40);
+        let file = format!("first line\n{long}\nthird line\n{long}y\nlast line\n");
+        assert!(delivers(&file, &opencode_read(&file, 1, 50), None));
+        assert!(delivers(&file, &opencode_read(&file, 1, 10), None));
+        // The same cut without a marker, or a marker on a line the file
+        // does not begin so, is not the file.
+        let silent = opencode_read(&file, 1, 50).replace("... (line truncated to 50 chars)", "");
+        assert!(!delivers(&file, &silent, None));
+        let wrong = opencode_read(&file, 1, 50).replace("2: xxx", "2: zzz");
+        assert!(!delivers(&file, &wrong, None));
+        // Other markers: `[truncated]`, `…[truncated 12 chars]`; and a cut
+        // inside a UTF-16 pair (JavaScript's slice) leaves U+FFFD.
+        let kept: String = long.chars().take(35).collect();
+        for marker in [
+            " [truncated]",
+            "…[truncated 12 chars]",
+            "\u{fffd}... (line truncated)",
+        ] {
+            let sent = format!("first line\n{kept}{marker}\nthird line\n{long}y\nlast line");
+            assert!(delivers(&file, &sent, None), "{marker}");
+        }
+    }
+
+    #[test]
+    fn a_result_shown_as_a_json_document_is_read_decoded() {
+        let file = "naïve <b>\"quoted\"</b> \\n stays\n👍 emoji\n\ttab\n";
+        let observation = |output: &str| {
+            format!(
+                "{{\n  \"returncode\": 0,\n  \"output\": {}\n}}",
+                serde_json::to_string(output).unwrap()
+            )
+        };
+        // Python's json.dumps (ensure_ascii, Jinja's tojson escapes < > &).
+        let ascii = observation(file)
+            .replace('ï', "\\u00ef")
+            .replace('👍', "\\ud83d\\udc4d")
+            .replace('<', "\\u003c")
+            .replace('>', "\\u003e");
+        assert!(!ascii.contains('👍') && ascii.contains("\\n"));
+        assert!(delivers(file, &ascii, None));
+        // Held in a text besides: a result that holds a JSON document.
+        assert!(delivers(
+            file,
+            &format!("Observation:\n{ascii}\nnext step?"),
+            None
+        ));
+        // Decoding makes up nothing: a JSON string of another text fails.
+        assert!(!delivers(file, &observation("naïve <b>other</b>"), None));
+        // mini-swe-agent's head and tail, 60 characters each of a longer
+        // output: a piece as long as the cap (60 bytes) is delivered...
+        let long: String = (0..20).map(|i| format!("row {i:02} → ünïcode\n")).collect();
+        let chars: Vec<char> = long.chars().collect();
+        let head: String = chars[..60].iter().collect();
+        let tail: String = chars[chars.len() - 60..].iter().collect();
+        let split =
+            format!(
+            "{{\"returncode\": 0, \"output_head\": {}, \"output_tail\": {}, \"elided_chars\": {}}}",
+            serde_json::to_string(&head).unwrap().replace('ü', "\\u00fc"),
+            serde_json::to_string(&tail).unwrap().replace('ü', "\\u00fc"),
+            chars.len() - 120
+        );
+        assert!(delivers(&long, &split, Some(60)));
+        // ...but not without a cap, nor with a larger one than it keeps.
+        assert!(!delivers(&long, &split, None));
+        assert!(!delivers(&long, &split, Some(200)));
+        // Escapes JSON does not know, and a lone surrogate, are kept or
+        // replaced, never a panic.
+        assert_eq!(
+            json_unescaped("\"a\\qb\\ud800c\\u12\"").as_deref(),
+            Some("\"a\\qb\u{fffd}c\\u12\"")
+        );
+        assert_eq!(json_unescaped("no strings \\n here"), None);
+    }
+
+    #[test]
+    fn a_turn_dropped_from_every_request_after_it_fails_and_a_retry_does_not() {
+        let all = [head(), vec![call(0), result(0, "first file")]].concat();
+        // A retry: the same request again, answered the same turn, then
+        // its results.
+        let j = judged(
+            vec![
+                loop_request(0, head(), 500, turn(0)),
+                loop_request(1, head(), 500, turn(0)),
+                loop_request(2, all.clone(), 600, turn(1)),
+                loop_request(
+                    3,
+                    [all.clone(), vec![call(1), result(1, "second file")]].concat(),
+                    700,
+                    Answer::Final,
+                ),
+            ],
+            0,
+        );
+        assert_eq!(
+            verdict(&j, Inv::ResultsDelivered),
+            &Verdict::Pass,
+            "{:?}",
+            j.findings
+        );
+        // Mastra's limiter: turn 1 taken, its results over the budget,
+        // the turn left out of every request after it.
+        let j = judged(
+            vec![
+                loop_request(0, head(), 500, turn(0)),
+                loop_request(1, all.clone(), 600, turn(1)),
+                loop_request(2, all.clone(), 600, turn(1)),
+                loop_request(3, all.clone(), 600, turn(1)),
+                loop_request(4, all, 600, turn(1)),
+            ],
+            0,
+        );
+        assert_eq!(verdict(&j, Inv::ResultsDelivered), &Verdict::Fail);
+        let found: Vec<_> = j
+            .findings
+            .iter()
+            .filter(|f| f.invariant == Inv::ResultsDelivered)
+            .collect();
+        assert_eq!(found.len(), 1, "{found:?}");
+        assert_eq!(found[0].request, Some(2));
+        assert!(
+            found[0].detail.contains("request #1's messages again")
+                && found[0].detail.contains("call_1_0")
+                && found[0].detail.contains("4 time(s), to the end"),
+            "{}",
+            found[0].detail
+        );
+        // One request that leaves the turn out and moves on is judged as
+        // any request after a turn.
+        let j = judged(
+            vec![
+                loop_request(0, head(), 500, turn(0)),
+                loop_request(1, head(), 500, turn(0)),
+                loop_request(
+                    2,
+                    [head(), vec![Message::user("go on")]].concat(),
+                    500,
+                    Answer::Final,
+                ),
+            ],
+            0,
+        );
+        assert!(
+            j.findings
+                .iter()
+                .any(|f| f.request == Some(2) && f.detail.contains("no result for call call_0_0")),
+            "{:?}",
+            j.findings
+        );
     }
 }

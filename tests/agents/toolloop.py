@@ -22,6 +22,11 @@ With --bug NAME it carries one of the 2026 reports of this class instead:
   flaky-drop               drops the system prompt at compaction, one run in two
   images-weightless        an image a tool returned weighs nothing in the body's
                            size: only its tokens are counted (openai/codex#41338)
+  drops-current-turn       before each request, a turn whose results are over
+                           8,000 bytes is left out of the prompt, its call and
+                           its results together, newest first (Mastra's
+                           TokenLimiterProcessor, mastra-ai/mastra#24110): the
+                           model is asked the same again, and the agent loops
 
 For ctxgate's own tests besides: --tool-name NAME advertises the tool
 under another name; --check-env exits 3 when the environment ctxgate gives
@@ -29,6 +34,15 @@ is not SPEC §9's (dummy keys, no credentials of the user's, the task in a
 variable and a file, the workspace as working directory);
 --spawn-sleeper TOKEN leaves a detached process behind (its argv holds
 TOKEN), which ctxgate must stop; --hang SECS waits that long first.
+
+--result-format shows each file as a real agent's tool does, none of it a
+bug: `plain` (the file as read), `opencode-read` (opencode's read tool: the
+lines numbered `N: ` between <path>/<type>/<content> tags, each line cut
+at --line-max characters with "... (line truncated to N chars)"), or
+`json-observation` (mini-swe-agent's observation: {"returncode": 0,
+"output": "..."} as JSON with ASCII escapes, or output_head and
+output_tail of --tool-output-max-bytes characters each when the output is
+twice that or longer, in place of the byte cut).
 
 Settings come from flags (the same values ctxgate's --config holds):
   --window TOKENS --threshold F --ceiling BYTES --dialect D [--stream]
@@ -270,6 +284,35 @@ def send(dialect, msgs, tools, stream, max_tokens=1024):
         raise
 
 
+def opencode_read(path, content, line_max):
+    """opencode 1.18's read tool: numbered lines, long ones cut and marked."""
+    lines = content.split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()
+    shown = []
+    for i, line in enumerate(lines, 1):
+        if len(line) > line_max:
+            line = line[:line_max] + f"... (line truncated to {line_max} chars)"
+        shown.append(f"{i}: {line}")
+    return (f"<path>{path}</path>\n<type>file</type>\n<content>\n" + "\n".join(shown)
+            + f"\n\n(End of file - total {len(lines)} lines)\n</content>")
+
+
+def tojson(text):
+    """Jinja's tojson, as mini-swe-agent's template uses it."""
+    return (json.dumps(text).replace("<", "\\u003c").replace(">", "\\u003e")
+            .replace("&", "\\u0026").replace("'", "\\u0027"))
+
+
+def json_observation(content, piece):
+    """mini-swe-agent 2.4's observation of a command's output."""
+    if len(content) < 2 * piece:
+        return '{\n  "returncode": 0,\n  "output": ' + tojson(content) + "\n}"
+    return ('{\n  "returncode": 0,\n  "output_head": ' + tojson(content[:piece])
+            + ',\n  "output_tail": ' + tojson(content[-piece:])
+            + f',\n  "elided_chars": {len(content) - 2 * piece},\n  "warning": "Output too long."\n}}')
+
+
 class Agent:
     def __init__(self, a):
         self.a = a
@@ -332,6 +375,20 @@ class Agent:
         note = [{"role": "user", "content": "Earlier work, summarised: " + summary}] if summary else []
         return head + note + recent
 
+    def limited(self, msgs):
+        """drops-current-turn: the prompt without the turns whose results
+        are over the limiter's budget (best-fit: the others are kept)."""
+        budget, out, skip = 8000, [], set()
+        for i, m in enumerate(msgs):
+            if m["role"] == "assistant" and m.get("calls"):
+                ids = {c["id"] for c in m["calls"]}
+                results = [j for j in range(i + 1, len(msgs))
+                           if msgs[j]["role"] == "tool" and msgs[j]["id"] in ids]
+                if sum(len(msgs[j]["content"].encode("utf-8")) for j in results) > budget:
+                    skip.add(i)
+                    skip.update(results)
+        return [m for i, m in enumerate(msgs) if i not in skip]
+
     def fits(self, msgs):
         """Under the hard limits: the ceiling and the window."""
         return self.size(msgs) <= self.a.ceiling and self.estimate(msgs) <= self.a.window
@@ -347,7 +404,8 @@ class Agent:
             tries = 0
             while True:
                 try:
-                    text, calls = send(self.a.dialect, msgs, True, self.a.stream)
+                    prompt = self.limited(msgs) if self.a.bug == "drops-current-turn" else msgs
+                    text, calls = send(self.a.dialect, prompt, True, self.a.stream)
                     break
                 except (TooLarge, OverWindow):
                     tries += 1
@@ -376,8 +434,13 @@ class Agent:
                             content = f.read()
                 except OSError as e:
                     content = f"error: {e}"
-                if self.a.tool_output_max_bytes:
+                fmt = self.a.result_format
+                if fmt == "json-observation" and image is None:
+                    content = json_observation(content, self.a.tool_output_max_bytes or 5000)
+                elif self.a.tool_output_max_bytes:
                     content = content.encode("utf-8")[:self.a.tool_output_max_bytes].decode("utf-8", "ignore")
+                if fmt == "opencode-read" and image is None:
+                    content = opencode_read(path, content, self.a.line_max)
                 result = {"role": "tool", "id": c["id"], "content": content}
                 if image is not None:
                     result["image"] = image
@@ -420,6 +483,9 @@ def main():
     p.add_argument("--bug", default=None)
     p.add_argument("--tool-output-max-bytes", type=int, default=0)
     p.add_argument("--tool-name", default="read_file")
+    p.add_argument("--result-format", default="plain",
+                   choices=["plain", "opencode-read", "json-observation"])
+    p.add_argument("--line-max", type=int, default=2000)
     p.add_argument("--check-env", action="store_true")
     p.add_argument("--spawn-sleeper", default=None)
     p.add_argument("--hang", type=float, default=0)
