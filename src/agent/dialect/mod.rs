@@ -70,7 +70,7 @@ impl Dialect {
     /// Read a request body of this dialect; Responses' `item_reference`s
     /// are the items of `stored` (the case's earlier answers).
     pub fn read_in(self, body: &[u8], stored: &responses::Stored) -> Result<Request, String> {
-        let value = crate::model::parse_json(body).map_err(|e| e.to_string())?;
+        let value = read_body(body)?;
         let Value::Object(obj) = value else {
             return Err("the request body is not a JSON object".into());
         };
@@ -310,9 +310,114 @@ pub(crate) fn arguments_text(v: &Value) -> String {
     v.to_string()
 }
 
+/// A request body read as a model server's JSON parser reads it
+/// (`JSON.parse`, Python's `json.loads`): a repeated key keeps its last
+/// value, and an escaped lone UTF-16 surrogate — `\ud83d` without its
+/// other half, what serialising a JavaScript string cut between the two
+/// halves of an emoji writes — is read as U+FFFD. ctxgate's own inputs
+/// are read strictly (`model::parse_json`: a fixture with a repeated key
+/// is refused); an agent's request is read as the server it stands in for
+/// would read it, so that ctxgate never answers 400 to a body a real
+/// endpoint takes. The error, for a body no such parser reads, is the
+/// strict reader's, which says where.
+pub(crate) fn read_body(body: &[u8]) -> Result<Value, String> {
+    if let Ok(v) = serde_json::from_slice::<Value>(body) {
+        return Ok(v);
+    }
+    if let Some(v) = lone_surrogates_replaced(body).and_then(|b| serde_json::from_slice(&b).ok()) {
+        return Ok(v);
+    }
+    Err(match crate::model::parse_json(body) {
+        Err(e) => e.to_string(),
+        Ok(_) => "the request body is not JSON a server reads".into(),
+    })
+}
+
+/// `body` with every `\uXXXX` escape of a lone UTF-16 surrogate in its
+/// strings written `\ufffd`; `None` when it has none. A high surrogate
+/// followed by the escape of a low one is a pair and kept; an escaped
+/// backslash before `u` (`\\u`) is no escape.
+fn lone_surrogates_replaced(body: &[u8]) -> Option<Vec<u8>> {
+    let hex = |at: usize| -> Option<u16> {
+        let digits = body.get(at..at + 4)?;
+        u16::from_str_radix(std::str::from_utf8(digits).ok()?, 16).ok()
+    };
+    // The code unit of a `\uXXXX` escape starting at `at`, if there is one.
+    let escape = |at: usize| -> Option<u16> {
+        (body.get(at..at + 2)? == b"\\u")
+            .then(|| hex(at + 2))
+            .flatten()
+    };
+    let (mut out, mut copied, mut i, mut in_string) = (Vec::new(), 0, 0, false);
+    while i < body.len() {
+        match body[i] {
+            b'"' => in_string = !in_string,
+            b'\\' if in_string => {
+                let Some(unit) = escape(i) else {
+                    i += 2; // any other escape: skip the escaped byte
+                    continue;
+                };
+                let high = (0xd800..0xdc00).contains(&unit);
+                let low = (0xdc00..0xe000).contains(&unit);
+                let paired = high && escape(i + 6).is_some_and(|u| (0xdc00..0xe000).contains(&u));
+                if paired {
+                    i += 12;
+                    continue;
+                }
+                if high || low {
+                    out.extend_from_slice(&body[copied..i]);
+                    out.extend_from_slice(b"\\ufffd");
+                    copied = i + 6;
+                }
+                i += 6;
+                continue;
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    if copied == 0 {
+        return None;
+    }
+    out.extend_from_slice(&body[copied..]);
+    Some(out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A body a model server's parser takes is read, never answered 400:
+    /// lone surrogates (a JavaScript string cut inside an emoji) become
+    /// U+FFFD, pairs and an escaped backslash before `u` stay as they are,
+    /// and a repeated key keeps its last value, as `JSON.parse` does.
+    #[test]
+    fn a_body_a_servers_parser_takes_is_read() {
+        let text = |body: &str| -> String {
+            let v = read_body(body.as_bytes()).unwrap_or_else(|e| panic!("{body}: {e}"));
+            v["messages"][0]["content"].as_str().unwrap().to_owned()
+        };
+        let body =
+            |content: &str| format!(r#"{{"messages":[{{"role":"user","content":"{content}"}}]}}"#);
+        assert_eq!(text(&body(r"cut \ud83d")), "cut \u{fffd}");
+        assert_eq!(text(&body(r"\udc4d alone")), "\u{fffd} alone");
+        assert_eq!(text(&body(r"\ud83d\ud83d\udc4d")), "\u{fffd}\u{1f44d}");
+        assert_eq!(text(&body(r"pair \ud83d\udc4d")), "pair \u{1f44d}");
+        assert_eq!(
+            text(&body(r"not an escape \\ud83d")),
+            r"not an escape \ud83d"
+        );
+        assert_eq!(
+            text(&body(r#"quote \" then \ud83d"#)),
+            "quote \" then \u{fffd}"
+        );
+        let repeated = r#"{"messages":[{"role":"user","content":"first","content":"last"}]}"#;
+        assert_eq!(text(repeated), "last");
+        // What no server reads is still refused, saying where.
+        let bad = read_body(br#"{"messages":[}"#).unwrap_err();
+        assert!(bad.contains("line 1"), "{bad}");
+        assert!(lone_surrogates_replaced(body("plain \\u0041").as_bytes()).is_none());
+    }
 
     #[test]
     fn paths_name_their_dialect_with_or_without_v1() {
