@@ -1563,41 +1563,7 @@ mod tests {
             .map(|i| format!("line {i:02} of the file\n"))
             .collect();
         assert_eq!(content.len(), 200);
-        let script = Script {
-            task: "Task: read".into(),
-            turns: vec![ScriptTurn {
-                text: String::new(),
-                calls: vec![ScriptCall {
-                    id: "call_0_0".into(),
-                    file: "t000-0.txt".into(),
-                    content,
-                    image: None,
-                }],
-            }],
-            final_answer: "done".into(),
-            summaries: vec![50],
-        };
-        let trace = Trace {
-            requests: vec![
-                loop_request(0, head(), 500, turn(0)),
-                loop_request(
-                    1,
-                    [head(), vec![call(0), result(0, sent)]].concat(),
-                    600,
-                    Answer::Final,
-                ),
-            ],
-            exit: Exit {
-                code: Some(0),
-                ..Exit::default()
-            },
-        };
-        let settings = Settings {
-            tool_output_max_bytes: Some(50),
-            ..Settings::default()
-        };
-        let j = judge(&trace, &script, &settings);
-        j.verdicts[&Inv::ResultsDelivered] == Verdict::Pass
+        delivers(&content, sent, Some(50))
     }
 
     #[test]
