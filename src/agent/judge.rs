@@ -1430,14 +1430,7 @@ mod tests {
         };
         let all = [head(), vec![call(0), result(0, "first file")]].concat();
         // Stopped holding turn 0's small result: it fits, no excuse.
-        let early = judge_with(
-            vec![
-                loop_request(0, head(), 500, turn(0)),
-                loop_request(1, all.clone(), 600, turn(1)),
-            ][..1]
-                .to_vec(),
-            3,
-        );
+        let early = judge_with(vec![loop_request(0, head(), 500, turn(0))], 3);
         assert_eq!(
             verdict(&early, Inv::Finishes),
             &Verdict::Fail,
