@@ -28,6 +28,10 @@ pub struct Entry {
     pub content: u64,
     /// Its size as Chat Completions writes it, in bytes.
     pub bytes: u64,
+    /// Words the agent wrote itself and may write again: a text-only user
+    /// message after the first (the task) — "Continue if you have next
+    /// steps…", "What did we do so far?", a format reminder.
+    pub own: bool,
 }
 
 /// How one request stands against the conversation before it.
@@ -101,7 +105,13 @@ impl Conversation {
         // it matched an entry: `tail_from` is past the last that did).
         for msg in &msgs[tail_from..] {
             if !is_summary(msg) {
+                let own = msg.role == Role::User
+                    && msg.content.images().next().is_none()
+                    && self.entries.iter().any(|e| e.message.role == Role::User);
                 self.push(msg.clone());
+                if let Some(e) = self.entries.last_mut() {
+                    e.own = own;
+                }
                 m.rewritten = m.rewritten.saturating_sub(1);
             }
         }
@@ -118,14 +128,17 @@ impl Conversation {
             content: content_hash(&message),
             bytes: openai_message_size(&message),
             message,
+            own: false,
         });
     }
 
     /// The conversation entry `msg` is, preferring the first after `after`;
     /// else an earlier one this request has not matched yet (a message
-    /// moved back: out of order) — never one it matched already, since an
-    /// agent may write the same words twice ("Continue", a format
-    /// reminder), and the second time is a new message.
+    /// moved back: out of order) — never one it matched already, nor
+    /// words of the agent's own (`Entry::own`): an agent may write the
+    /// same words again ("Continue", a format reminder; opencode after
+    /// each compaction, its earlier "Continue" summarised away), and the
+    /// second time is a new message.
     fn find(&self, msg: &Message, after: Option<usize>, seen: &[bool]) -> Option<usize> {
         let mut candidates: Vec<usize> = anchors(msg)
             .iter()
@@ -147,9 +160,10 @@ impl Conversation {
             .iter()
             .find(|&&c| c >= after)
             .or_else(|| {
-                candidates
-                    .iter()
-                    .find(|&&c| !seen.get(c).copied().unwrap_or(false))
+                candidates.iter().find(|&&c| {
+                    !seen.get(c).copied().unwrap_or(false)
+                        && !self.entries.get(c).is_some_and(|e| e.own)
+                })
             })
             .copied()
     }
@@ -300,6 +314,28 @@ mod tests {
         let m = c.take(&second);
         assert!(m.out_of_order.is_empty() && !m.compacted(), "{m:?}");
         assert_eq!(m.known, [0, 1, 2, 3, 4, 5, 6]);
+        // opencode after a compaction: the first nudge summarised away, the
+        // latest turn kept, and the nudge written again at the end — a new
+        // message, not the old one moved back.
+        c.push(turn("c2"));
+        let after_compaction = [
+            Message::user("[ctxgate summary 1] what happened"),
+            turn("c2"),
+            Message::tool("c2", "R2"),
+            nudge(),
+        ];
+        let m = c.take(&after_compaction);
+        assert!(m.out_of_order.is_empty(), "{m:?}");
+        assert_eq!(
+            c.entries.len(),
+            10,
+            "the third nudge is an entry of its own"
+        );
+        // The task moved after the turn is still out of order: it is not
+        // the agent's own words.
+        let moved = [turn("c2"), Message::tool("c2", "R2"), Message::user("task")];
+        let m = c.take(&moved);
+        assert!(!m.out_of_order.is_empty(), "{m:?}");
     }
 
     #[test]
