@@ -292,13 +292,7 @@ where
         WireFormat::Engine | WireFormat::Openai => {
             let mut n = 0usize;
             let mut array = 2;
-            let mut msgs = msgs.into_iter();
-            let mut next = msgs.next();
-            while let Some(m) = next {
-                next = msgs.next();
-                if let Some(ahead) = next {
-                    prefetch(ahead);
-                }
+            for m in msgs {
                 array += message_size_in(config.wire_format, m);
                 n += 1;
             }
@@ -311,35 +305,6 @@ where
             envelope_size(&config.envelope, system.as_ref().map(value_size), array)
         }
     }
-}
-
-/// Ask the CPU for the first bytes of `m`'s content, calls and call id
-/// while the message before it is sized: each is an allocation of its
-/// own, and on a real history (thousands of strings a few dozen bytes
-/// long) waiting for each one's first cache line cost more than scanning
-/// it (issue 48). A prefetch is only a hint: it never faults.
-#[inline(always)]
-fn prefetch(m: &Message) {
-    #[cfg(target_arch = "x86_64")]
-    {
-        use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
-        // SAFETY: a prefetch reads nothing the program sees and never
-        // faults, whatever the address; SSE is part of x86-64.
-        let touch = |p: *const u8| unsafe { _mm_prefetch::<_MM_HINT_T0>(p.cast()) };
-        match &m.content {
-            Content::Text(s) => touch(s.as_ptr()),
-            Content::Parts(parts) => touch(parts.as_ptr().cast()),
-            Content::Absent | Content::Null => {}
-        }
-        if let Some(calls) = &m.tool_calls {
-            touch(calls.as_ptr().cast());
-        }
-        if let Some(id) = &m.tool_call_id {
-            touch(id.as_ptr());
-        }
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    let _ = m;
 }
 
 /// Size of the envelope with `messages` (of size `messages_size`) and, for

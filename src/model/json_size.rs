@@ -89,149 +89,13 @@ const LANES: usize = 64;
 /// 240 < 256).
 const BLOCKS: usize = 48;
 
-/// Extra bytes JSON escaping adds to `bytes`: strings of 32 bytes or more
-/// in the vectorisable loop (with an AVX2 build of it chosen at run time
-/// where the CPU has AVX2), shorter ones — most keys and a real history's
-/// ids, names and short values — in a fixed number of whole-word steps
-/// without a loop over their bytes (`short_extra`).
-#[inline]
+/// Extra bytes JSON escaping adds to `bytes`: the vectorisable loop, with
+/// an AVX2 build of it chosen at run time where the CPU has AVX2.
 fn escape_extra_lanes(bytes: &[u8]) -> u64 {
-    if bytes.len() < 32 {
-        return short_extra(bytes);
+    if bytes.len() < 16 {
+        return escape_extra_scalar(bytes);
     }
     lanes_sum::<false>(bytes)
-}
-
-/// Eight spaces: bytes that escaping leaves alone, the padding of a word
-/// that overlaps bytes already counted.
-const SPACES: u64 = splat(b' ');
-
-/// `w` with its low `k` bytes (1 ≤ k ≤ 8) replaced by spaces.
-#[inline(always)]
-fn pad_low(w: u64, k: usize) -> u64 {
-    let mask = u64::MAX >> (64 - 8 * k);
-    (w & !mask) | (SPACES & mask)
-}
-
-/// Extra bytes escaping adds to the eight bytes of `w` (the SWAR steps of
-/// [`escape_extra`]).
-#[inline(always)]
-fn word_extra(w: u64) -> u64 {
-    let ctrl = below_0x20(w);
-    let m = ctrl | equal_to(w, b'"') | equal_to(w, b'\\');
-    flagged_bytes(m) + 4 * flagged_bytes(ctrl & !short_control(w))
-}
-
-#[inline(always)]
-fn word_at(bytes: &[u8], at: usize) -> u64 {
-    u64::from_le_bytes(bytes[at..at + 8].try_into().expect("eight bytes"))
-}
-
-#[inline(always)]
-fn half_at(bytes: &[u8], at: usize) -> u64 {
-    u32::from_le_bytes(bytes[at..at + 4].try_into().expect("four bytes")) as u64
-}
-
-/// [`escape_extra_scalar`] for strings under 32 bytes, without a loop over
-/// their bytes: the string read as whole words from its start and one
-/// more word ending at its last byte, that word's bytes already read
-/// replaced by spaces (the byte loop's exit, at a different length each
-/// string, was most of a short string's cost: issue 48).
-#[inline]
-fn short_extra(bytes: &[u8]) -> u64 {
-    let n = bytes.len();
-    debug_assert!(n < 32);
-    if n >= 16 {
-        return short_extra_16(bytes);
-    }
-    if n >= 8 {
-        return word_extra(word_at(bytes, 0)) + word_extra(pad_low(word_at(bytes, n - 8), 16 - n));
-    }
-    if n >= 4 {
-        // One word of two halves: the first four bytes, and the last four
-        // with those among the first replaced by spaces (`pad_low` leaves
-        // the upper, zero, half of the u32 alone).
-        return word_extra(half_at(bytes, 0) | pad_low(half_at(bytes, n - 4), 8 - n) << 32);
-    }
-    if n == 0 {
-        return 0;
-    }
-    // One to three bytes: the first, the middle and the last, each
-    // position past the string a space (selected, not branched on).
-    let at = |i: usize, present: bool| (if present { bytes[i] } else { b' ' }) as u64;
-    let w = (SPACES & !0xff_ffff) | at(0, true) | at(n / 2, n >= 2) << 8 | at(n - 1, n == 3) << 16;
-    word_extra(w)
-}
-
-/// [`short_extra`] for 16 to 31 bytes: on x86-64, two 16-byte SSE2 blocks
-/// (every x86-64 CPU has SSE2), the first 16 bytes and the last 16, the
-/// second's bytes already counted masked off; elsewhere whole words.
-#[inline(always)]
-fn short_extra_16(bytes: &[u8]) -> u64 {
-    let n = bytes.len();
-    debug_assert!((16..32).contains(&n));
-    #[cfg(target_arch = "x86_64")]
-    {
-        // SAFETY: SSE2 is part of x86-64; both loads read 16 bytes within
-        // the slice (n ≥ 16).
-        unsafe { sse2_two_blocks(bytes) }
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    {
-        let mut total = word_extra(word_at(bytes, 0)) + word_extra(word_at(bytes, 8));
-        let mut read = 16;
-        if n >= 24 {
-            total += word_extra(word_at(bytes, 16));
-            read = 24;
-        }
-        if n > read {
-            total += word_extra(pad_low(word_at(bytes, n - 8), read + 8 - n));
-        }
-        total
-    }
-}
-
-/// # Safety
-/// `bytes` holds 16 to 31 bytes.
-#[cfg(target_arch = "x86_64")]
-#[inline(always)]
-unsafe fn sse2_two_blocks(bytes: &[u8]) -> u64 {
-    use std::arch::x86_64::*;
-    let n = bytes.len();
-    let splat = |b: u8| _mm_set1_epi8(b as i8);
-    // The weight of each byte of `v`, negated (a mask is −1): the AVX2
-    // loop's `weight` in 16-byte lanes.
-    let weight = |v: __m128i| {
-        let quote = _mm_or_si128(
-            _mm_cmpeq_epi8(v, splat(b'"')),
-            _mm_cmpeq_epi8(v, splat(b'\\')),
-        );
-        let ctrl = _mm_cmpeq_epi8(_mm_min_epu8(v, splat(0x1f)), v);
-        let d = _mm_sub_epi8(v, splat(0x08));
-        let short = _mm_andnot_si128(
-            _mm_cmpeq_epi8(v, splat(0x0b)),
-            _mm_cmpeq_epi8(_mm_min_epu8(d, splat(5)), d),
-        );
-        let long = _mm_and_si128(_mm_andnot_si128(short, ctrl), splat(4));
-        _mm_sub_epi8(_mm_add_epi8(quote, ctrl), long)
-    };
-    // SAFETY: n ≥ 16, so [0, 16) and [n − 16, n) lie within the slice.
-    let (first, last) = unsafe {
-        (
-            _mm_loadu_si128(bytes.as_ptr().cast()),
-            _mm_loadu_si128(bytes.as_ptr().add(n - 16).cast()),
-        )
-    };
-    let counted = 32 - n; // the last block's first bytes, already in `first`
-    let index = _mm_setr_epi8(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
-    let keep = _mm_cmpgt_epi8(index, splat(counted as u8 - 1));
-    let zero = _mm_setzero_si128();
-    let lanes = _mm_sub_epi8(
-        _mm_sub_epi8(zero, weight(first)),
-        _mm_and_si128(weight(last), keep),
-    );
-    let sums = _mm_sad_epu8(lanes, zero);
-    (_mm_cvtsi128_si64(sums) + _mm_extract_epi16::<4>(sums) as i64) as u64
 }
 
 /// The sum of [`byte_weight`] over `bytes`, in AVX2 intrinsics where the
@@ -508,10 +372,10 @@ mod tests {
             .sum()
     }
 
-    /// Every string under 64 bytes (the short path below 32 bytes, the
-    /// lanes from 32, and the boundary between) against the byte table:
-    /// every byte value at every position, alone and with a second one
-    /// in the last position, among letters.
+    /// Every string under 64 bytes (the byte loop below 16 bytes, the
+    /// lanes and their masked tail from 16, and the boundaries between)
+    /// against the byte table: every byte value at every position, alone
+    /// and with a second one in the last position, among letters.
     #[test]
     fn short_strings_equal_the_byte_weights() {
         for len in 0..64 {
