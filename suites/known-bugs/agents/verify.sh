@@ -30,6 +30,7 @@ table=(
     "pi-3609-tool-results-sent-before-the-compaction-check|pi|0.73.1|-"
     "qwen-code-10380-bare-413-never-classified|qwen-code|0.21.10|0.23.0"
     "qwen-code-10380-bare-413-never-classified|qwen-code|-|0.24.4"
+    "kilocode-10012-compaction-request-refused-by-the-payload-limit|kilocode|7.0.33|7.7.2"
 )
 
 # Install every release first: a replay's deadline must not wait on npm.
@@ -45,7 +46,7 @@ if $install_only; then exit 0; fi
 failed=0
 log="$(mktemp "${TMPDIR:-/tmp}/ctxgate-known-agent-bug.XXXXXX")"
 trap 'rm -f -- "$log"' EXIT
-printf '%-55s %-10s %-8s %-8s %s\n' fixture agent release expected result
+printf '%-62s %-10s %-8s %-8s %s\n' fixture agent release expected result
 check() { # name recipe version expect(FAIL|held)
     local name=$1 recipe=$2 version=$3 expect=$4 file="$here/$1.json" result
     local args=(agent replay "$file")
@@ -57,7 +58,7 @@ check() { # name recipe version expect(FAIL|held)
         result=MISMATCH
         failed=$((failed + 1))
     fi
-    printf '%-55s %-10s %-8s %-8s %s\n' "$name" "$recipe" "$version" "$expect" "$result"
+    printf '%-62s %-10s %-8s %-8s %s\n' "$name" "$recipe" "$version" "$expect" "$result"
     if [ "$result" != ok ]; then
         sed 's/^/    /' "$log"
     fi
