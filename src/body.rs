@@ -12,28 +12,51 @@ use std::io::{self, Write};
 use serde_json::{Map, Value};
 
 use crate::config::Config;
-use crate::model::json_size::{byte_specials, commas, lanes_sum, object_size, value_size_by};
+use crate::model::json_size::{
+    byte_specials, commas, const_string_size, lanes_sum, object_size, value_size_by, ObjectSize,
+};
 pub use crate::model::json_size::{string_size, string_size_scalar, string_size_swar, value_size};
 use crate::model::parts::{self, ImageSource, Part};
 use crate::model::value::shortest_spelling_len;
-use crate::model::{engine, openai, Content, Message, ToolCall, WireFormat};
+use crate::model::{engine, openai, Content, Message, Role, ToolCall, WireFormat};
 
 /// Size of one message in the engine format.
 pub fn message_size(m: &Message) -> u64 {
-    let named = [
-        ("role", Some(string_size(m.role.as_str()))),
-        ("content", content_size(&m.content)),
-        ("toolCalls", m.tool_calls.as_deref().map(tool_calls_size)),
-        ("toolCallId", m.tool_call_id.as_deref().map(string_size)),
-        ("pinned", m.pinned.map(|p| if p { 4 } else { 5 })),
-    ];
-    let named = named.into_iter().filter_map(|(k, s)| s.map(|s| (k, s)));
-    let extra = m
-        .extra
-        .iter()
-        .filter(|(k, _)| !engine::MESSAGE_FIELDS.contains(&k.as_str()))
-        .map(|(k, v)| (k.as_str(), value_size(v)));
-    object_size(named.chain(extra))
+    const ROLE: u64 = const_string_size("role");
+    const CONTENT: u64 = const_string_size("content");
+    const TOOL_CALLS: u64 = const_string_size("toolCalls");
+    const TOOL_CALL_ID: u64 = const_string_size("toolCallId");
+    const PINNED: u64 = const_string_size("pinned");
+    let mut object = ObjectSize::default();
+    object.entry(ROLE, role_size(m.role));
+    object.optional(CONTENT, content_size(&m.content));
+    object.optional(TOOL_CALLS, m.tool_calls.as_deref().map(tool_calls_size));
+    object.optional(TOOL_CALL_ID, m.tool_call_id.as_deref().map(string_size));
+    object.optional(PINNED, m.pinned.map(bool_size));
+    for (k, v) in &m.extra {
+        if !engine::MESSAGE_FIELDS.contains(&k.as_str()) {
+            object.named(k, value_size(v));
+        }
+    }
+    object.size()
+}
+
+/// Size of a role's name as a JSON string.
+fn role_size(role: Role) -> u64 {
+    match role {
+        Role::System => const { const_string_size(Role::System.as_str()) },
+        Role::User => const { const_string_size(Role::User.as_str()) },
+        Role::Assistant => const { const_string_size(Role::Assistant.as_str()) },
+        Role::Tool => const { const_string_size(Role::Tool.as_str()) },
+    }
+}
+
+fn bool_size(b: bool) -> u64 {
+    if b {
+        4
+    } else {
+        5
+    }
 }
 
 /// Size of `content` in the engine format, `None` when it is absent.
@@ -120,17 +143,19 @@ pub fn tool_calls_floor_size(calls: &[ToolCall]) -> u64 {
 }
 
 fn tool_call_size(c: &ToolCall, value: impl Fn(&Value) -> u64) -> u64 {
-    let named = [
-        ("id", string_size(&c.id)),
-        ("name", string_size(&c.name)),
-        ("arguments", value(&c.arguments)),
-    ];
-    let extra = c
-        .extra
-        .iter()
-        .filter(|(k, _)| !engine::CALL_FIELDS.contains(&k.as_str()))
-        .map(|(k, v)| (k.as_str(), value(v)));
-    object_size(named.into_iter().chain(extra))
+    const ID: u64 = const_string_size("id");
+    const NAME: u64 = const_string_size("name");
+    const ARGUMENTS: u64 = const_string_size("arguments");
+    let mut object = ObjectSize::default();
+    object.entry(ID, string_size(&c.id));
+    object.entry(NAME, string_size(&c.name));
+    object.entry(ARGUMENTS, value(&c.arguments));
+    for (k, v) in &c.extra {
+        if !engine::CALL_FIELDS.contains(&k.as_str()) {
+            object.named(k, value(v));
+        }
+    }
+    object.size()
 }
 
 /// Size of one message in the openai format: what

@@ -26,7 +26,7 @@ pub enum Role {
 impl Role {
     pub const ALL: [Role; 4] = [Role::System, Role::User, Role::Assistant, Role::Tool];
 
-    pub fn as_str(self) -> &'static str {
+    pub const fn as_str(self) -> &'static str {
         match self {
             Role::System => "system",
             Role::User => "user",

@@ -49,7 +49,7 @@ pub fn wanted(subject: &dyn Subject, checked: crate::invariant::InvariantSet, in
     let claimed = checked.intersect(info.claimed());
     info.estimates
         && Invariant::TIMED.iter().any(|i| claimed.contains(*i))
-        && crate::generate::mix(0x6f77_6e5f_6169_6d00, index) % OWN_AIM_EVERY == 0
+        && crate::generate::mix(0x6f77_6e5f_6169_6d00, index).is_multiple_of(OWN_AIM_EVERY)
 }
 
 /// Move `case` onto the subject's own point: its estimate the low end of

@@ -154,7 +154,7 @@ pub fn short_decimal(rng: &mut SplitMix64) -> Value {
 /// (`5`, never `5.0`), else the shortest round-trip decimal (`653.5`, never
 /// `653.50`). `scale` is at most 100, so a fraction is at least 0.01.
 pub fn decimal(units: u64, scale: u64) -> Value {
-    if units % scale == 0 {
+    if units.is_multiple_of(scale) {
         return Value::from(units / scale);
     }
     let n = Number::from_f64(units as f64 / scale as f64).expect("finite");
