@@ -95,10 +95,37 @@ impl SummaryMatcher {
                 .filter(|c| !matches!(c, '"' | '\\' | '\'' | '`'))
                 .collect()
         };
-        let asks = default.is_match(&plain(&last_user).replacen(&plain(task), "", 1));
+        // Nor is a reminder the agent injects (`<system-reminder>…`, as
+        // Claude Code, opencode and Kilo Code wrap theirs) an ask: Kilo's
+        // "The active agent has changed from compaction to code", sent with
+        // its tools after every compaction, is the loop going on.
+        let own = without_reminders(&last_user);
+        let asks = default.is_match(&plain(&own).replacen(&plain(task), "", 1));
         let toolless = r.tools.is_empty() || !r.tools_allowed;
         asks || (toolless && default.is_match(&system))
     }
+}
+
+/// `text` without its `<system-reminder>…</system-reminder>` blocks (an
+/// unclosed one runs to the end).
+fn without_reminders(text: &str) -> std::borrow::Cow<'_, str> {
+    const OPEN: &str = "<system-reminder>";
+    const CLOSE: &str = "</system-reminder>";
+    if !text.contains(OPEN) {
+        return text.into();
+    }
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(at) = rest.find(OPEN) {
+        out.push_str(&rest[..at]);
+        rest = &rest[at + OPEN.len()..];
+        rest = match rest.find(CLOSE) {
+            Some(end) => &rest[end + CLOSE.len()..],
+            None => "",
+        };
+    }
+    out.push_str(rest);
+    out.into()
 }
 
 fn default_pattern() -> &'static Regex {
@@ -529,6 +556,20 @@ mod tests {
         assert!(m.is_summary(
             &request(&format!("{quoted}\nNow compact the conversation.")),
             quoted_task
+        ));
+        // An injected reminder that names compaction is not an ask (Kilo
+        // Code's first request after compacting, tools and all) — but an
+        // ask beside a reminder still is.
+        let reminder = "<system-reminder>\nThe active agent has changed from compaction to code.\n</system-reminder>";
+        assert!(!m.is_summary(&request(&format!("{task}\n{reminder}")), task));
+        assert!(!m.is_summary(&request(reminder), task));
+        assert!(
+            !m.is_summary(&request("<system-reminder>compact soon"), task),
+            "an unclosed reminder runs to the end"
+        );
+        assert!(m.is_summary(
+            &request(&format!("{reminder}\nSummarize the conversation so far.")),
+            task
         ));
         let declared = SummaryMatcher::new(Some("(?i)recap")).unwrap();
         assert!(declared.is_summary(&request("Recap, please"), task));

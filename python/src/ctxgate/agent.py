@@ -51,6 +51,7 @@ import traceback
 from dataclasses import dataclass, field
 
 from . import binary
+from ._signals import StopOnSignals, when_stopped
 
 __all__ = ["AgentCase", "AgentCheckFailed", "AgentReport", "AgentRunError", "ReplayResult", "check",
            "check_async", "replay", "replay_async"]
@@ -301,47 +302,16 @@ def _as_done(result=None, exc=None):
 
 _LIVE = set()  # the sessions running now, for a signal to stop
 _LIVE_LOCK = threading.Lock()
-_PREVIOUS = {}
-_SIGNALS = [getattr(signal, n) for n in ("SIGTERM", "SIGHUP") if hasattr(signal, n)]
-_depth = 0
 
 
-def _on_signal(signum, frame):
+def _stop_live():
     with _LIVE_LOCK:
         live = list(_LIVE)
     for session in live:
         session.stop()
-    previous = _PREVIOUS.pop(signum, signal.SIG_DFL)
-    signal.signal(signum, previous)
-    if callable(previous):
-        previous(signum, frame)
-    elif previous == signal.SIG_DFL:
-        os.kill(os.getpid(), signum)
 
 
-class _StopOnSignals:
-    """While a check runs in the main thread (Python's rule for handlers),
-    SIGTERM and SIGHUP stop it first, then do what they would have done."""
-
-    def __enter__(self):
-        global _depth
-        self.entered = threading.current_thread() is threading.main_thread()
-        if self.entered:
-            if _depth == 0:
-                for sig in _SIGNALS:
-                    _PREVIOUS[sig] = signal.signal(sig, _on_signal)
-            _depth += 1
-        return self
-
-    def __exit__(self, *exc):
-        global _depth
-        if self.entered:
-            _depth -= 1
-            if _depth == 0:
-                for sig in _SIGNALS:
-                    if sig in _PREVIOUS:
-                        signal.signal(sig, _PREVIOUS.pop(sig))
-        return False
+when_stopped(_stop_live)
 
 
 # --- one run of `ctxgate agent --driven` ---------------------------------------
@@ -661,7 +631,7 @@ def check(run_case, *, config=None, cases=20, seed=None, invariants=None, timeou
     if _is_async(run_case) and _running_loop() is not None:
         raise RuntimeError("ctxgate.agent.check: run_case is async and an event loop is already running "
                            "in this thread: `await ctxgate.agent.check_async(run_case, ...)` instead")
-    with _StopOnSignals():
+    with StopOnSignals():
         session, scratch = _start(lambda s: _check_argv(
             s, config=config, cases=cases, seed=seed, invariants=invariants, timeout=timeout, tools=tools,
             dialect=dialect, gateway=gateway, summary_match=summary_match, save=save, extra_args=extra_args))
@@ -680,7 +650,7 @@ async def check_async(run_case, *, config=None, cases=20, seed=None, invariants=
     runs in a worker thread."""
     _check_callable(run_case, "ctxgate.agent.check_async")
     loop = asyncio.get_running_loop()
-    with _StopOnSignals():
+    with StopOnSignals():
         session, scratch = _start(lambda s: _check_argv(
             s, config=config, cases=cases, seed=seed, invariants=invariants, timeout=timeout, tools=tools,
             dialect=dialect, gateway=gateway, summary_match=summary_match, save=save, extra_args=extra_args))
@@ -699,7 +669,7 @@ def replay(run_case, paths, *, expect_failures=False, timeout=120, tools=(), dia
     ReplayResult (`ok`, `exit_code`, `text`; `assert_ok()`).
     `expect_failures`: every fixture must still fail (a known bug)."""
     _check_callable(run_case, "ctxgate.agent.replay")
-    with _StopOnSignals():
+    with StopOnSignals():
         session, _ = _start(lambda s: _replay_argv(
             s, paths, expect_failures=expect_failures, timeout=timeout, tools=tools, dialect=dialect,
             gateway=gateway, summary_match=summary_match, extra_args=extra_args))
@@ -715,7 +685,7 @@ async def replay_async(run_case, paths, *, expect_failures=False, timeout=120, t
     """`replay` for an async test."""
     _check_callable(run_case, "ctxgate.agent.replay_async")
     loop = asyncio.get_running_loop()
-    with _StopOnSignals():
+    with StopOnSignals():
         session, _ = _start(lambda s: _replay_argv(
             s, paths, expect_failures=expect_failures, timeout=timeout, tools=tools, dialect=dialect,
             gateway=gateway, summary_match=summary_match, extra_args=extra_args))

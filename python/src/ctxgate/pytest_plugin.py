@@ -44,6 +44,7 @@ import pytest
 from . import BinaryNotFound, binary
 from .protocol import check_signature
 from .wire import check_json
+from ._signals import StopOnSignals, when_stopped
 
 
 def pytest_addoption(parser):
@@ -126,8 +127,6 @@ def shadowing_ctxgate(cwd=None):
 _RUNS = set()
 _SCRATCH = set()
 _LOCK = threading.Lock()
-_PREVIOUS = {}
-_STOP_SIGNALS = [getattr(signal, name) for name in ("SIGTERM", "SIGHUP") if hasattr(signal, name)]
 
 
 def stop_process(proc, grace=5.0):
@@ -152,43 +151,7 @@ def _stop_everything():
         shutil.rmtree(folder, ignore_errors=True)
 
 
-def _on_signal(signum, frame):
-    """Stop every run and remove its scratch folder, then let the signal do
-    what it would have done: the handler before ours, or pytest's death."""
-    _stop_everything()
-    previous = _PREVIOUS.pop(signum, signal.SIG_DFL)
-    signal.signal(signum, previous)
-    if callable(previous):
-        previous(signum, frame)
-    elif previous == signal.SIG_DFL:
-        os.kill(os.getpid(), signum)
-
-
-class _StopOnSignals:
-    """While a check runs (main thread only: Python's rule for handlers),
-    SIGTERM and SIGHUP stop it first."""
-
-    depth = 0
-
-    def __enter__(self):
-        if threading.current_thread() is threading.main_thread():
-            if _StopOnSignals.depth == 0:
-                for sig in _STOP_SIGNALS:
-                    _PREVIOUS[sig] = signal.signal(sig, _on_signal)
-            _StopOnSignals.depth += 1
-            self.entered = True
-        else:
-            self.entered = False
-        return self
-
-    def __exit__(self, *exc):
-        if self.entered:
-            _StopOnSignals.depth -= 1
-            if _StopOnSignals.depth == 0:
-                for sig in _STOP_SIGNALS:
-                    if sig in _PREVIOUS:
-                        signal.signal(sig, _PREVIOUS.pop(sig))
-        return False
+when_stopped(_stop_everything)
 
 
 # `ctxgate check` flags a replay of the saved failures takes too: the
@@ -288,7 +251,7 @@ class Checker:
             exe = binary()
         except BinaryNotFound as e:
             pytest.fail(f"ctxgate.check: {e}", pytrace=False)
-        with _StopOnSignals():
+        with StopOnSignals():
             return self._check(exe, subject, cases=cases, config=config, gen_config=gen_config, seed=seed,
                                timeout=timeout, args=args)
 
