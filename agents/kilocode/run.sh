@@ -1,30 +1,21 @@
 #!/usr/bin/env bash
 # The Kilo Code CLI under `ctxgate agent` (agents/kilocode/README.md):
 #
-#   agents/kilocode/run.sh --install [VERSION]          only install (the pin, or VERSION)
-#   agents/kilocode/run.sh [ctxgate agent options...]   e.g. --cases 3 --seed 1 --json report.json
+#   agents/kilocode/run.sh --install [VERSION]       only install (the pinned release, or VERSION)
+#   agents/kilocode/run.sh [ctxgate agent options]   e.g. --cases 3 --seed 1 --json report.json
 #
-# CTXGATE names the binary (default: target/release/ctxgate of this clone);
-# CTXGATE_AGENT_VERSION runs another installed release than the pin.
-# `--json FILE` is `--also-report json=FILE` (the zoo driver's form). Kilo
-# reads files with its `bash` tool here (`cat {path}`), as opencode's recipe
-# does: its `read` tool numbers and wraps every line (agents/opencode/README.md).
+# CTXGATE names the binary (default: the clone's target/release/ctxgate);
+# CTXGATE_AGENT_VERSION=V runs another release (agents/lib/run.sh says how).
+# Kilo reads files with its `bash` tool here (`cat {path}`), as opencode's
+# recipe does: its `read` tool numbers and wraps every line
+# (agents/opencode/README.md). 7.0.33's `bash` requires a `description`
+# argument ctxgate does not send, so runs of 7.0.33 call `ctxgate agent`
+# with the default tool choice (Kilo's `read`) instead (README.md).
+# --summary-match: the words of Kilo's own compaction request (7.7.2, 7.7.7);
+# ctxgate's default wordings also take the request after a compaction for
+# one, since Kilo's reminder in it says "The active agent has changed from
+# compaction to code" (README.md, ctxgate-default-summary-matcher-takes-kilo-agent-switch).
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-repo="$(cd "$here/../.." && pwd)"
-if [ "${1:-}" = "--install" ]; then
-    exec "$here/install.sh" ${2:+"$2"}
-fi
-version="${CTXGATE_AGENT_VERSION:-}"
-"$here/install.sh" ${version:+"$version"}
-args=()
-while [ $# -gt 0 ]; do
-    case "$1" in
-        --json) args+=(--also-report "json=$2"); shift 2 ;;
-        --json=*) args+=(--also-report "json=${1#--json=}"); shift ;;
-        *) args+=("$1"); shift ;;
-    esac
-done
-exec "${CTXGATE:-$repo/target/release/ctxgate}" agent --config "$here/agent.json" \
-    --dialect openai-chat --tool 'bash:command=cat {path}' \
-    ${args[@]+"${args[@]}"} -- "$here/start.sh" ${version:+"$version"}
+exec "$here/../lib/run.sh" "$here" --dialect openai-chat --tool 'bash:command=cat {path}' \
+    --summary-match 'Output exactly the Markdown structure shown inside <template>' -- "$@"

@@ -23,53 +23,43 @@
 #
 #   agents/kilocode/start.sh [VERSION [SETTINGS]]
 #
-# VERSION: installed by agents/kilocode/install.sh VERSION (default: the pin).
+# VERSION: the release (default: $CTXGATE_AGENT_VERSION, else the pin),
+# installed by agents/kilocode/install.sh VERSION if it is not.
 # SETTINGS: the window and threshold to give it (default: agent.json here): a
 # `--config` file, or an agent fixture, whose "config" is then read — so a
-# known bug's fixture replays with the settings it was found with.
+# known bug's fixture replays with the settings it was found with. Settings
+# Kilo cannot be given are refused (exit 2): its compaction trigger is
+# context − min(limit.output, 32000) || 32000 (ProviderTransform's
+# maxOutputTokens, OUTPUT_TOKEN_MAX 32000, in 7.7.7's bundle), so a
+# threshold of 1 (output 0) or an output over 32,000 tokens would not
+# compact where the settings say.
 #
 # Exits with kilo's exit status.
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-default="$(node -e 'process.stdout.write(require(process.argv[1]).dependencies["@kilocode/cli"])' "$here/package.json")"
-version="${1:-$default}"
-if ! [[ "$version" =~ ^[0-9]+\.[0-9]+\.[0-9]+$ ]]; then
-    echo "agents/kilocode/start.sh: '$version' is not a release number" >&2
-    exit 2
-fi
-root="${CTXGATE_VENV_ROOT:-$HOME/.cache/ctxgate-adapters}"
-kilo="$root/agents/kilocode-$version/node_modules/.bin/kilo"
-if [ ! -x "$kilo" ]; then
-    echo "agents/kilocode/start.sh: Kilo Code $version is not installed at $kilo (run agents/kilocode/install.sh $version)" >&2
-    exit 2
-fi
-: "${OPENAI_BASE_URL:?agents/kilocode/start.sh: OPENAI_BASE_URL is not set (ctxgate agent sets it)}"
-: "${CTXGATE_AGENT_PROMPT:?agents/kilocode/start.sh: CTXGATE_AGENT_PROMPT is not set (ctxgate agent sets it)}"
+# shellcheck source=../lib/recipe.sh
+source "$here/../lib/recipe.sh"
+ctxgate_case_needs "$here" OPENAI_BASE_URL CTXGATE_AGENT_PROMPT
+release="$(ctxgate_case_release "$here" "${1:-}")"
+kilo="$release/node_modules/.bin/kilo"
 
-HOME="$(dirname "$PWD")/home"
-export HOME XDG_CONFIG_HOME="$HOME/.config" XDG_DATA_HOME="$HOME/.local/share" \
+ctxgate_case_home
+export XDG_CONFIG_HOME="$HOME/.config" XDG_DATA_HOME="$HOME/.local/share" \
     XDG_CACHE_HOME="$HOME/.cache" XDG_STATE_HOME="$HOME/.local/state"
 mkdir -p "$XDG_CONFIG_HOME/kilo"
-node - "${2:-$here/agent.json}" "$XDG_CONFIG_HOME/kilo/kilo.json" <<'JS'
+node - "$here/../lib/settings.cjs" "${2:-$here/agent.json}" "$XDG_CONFIG_HOME/kilo/kilo.json" <<'JS'
 const fs = require("fs");
-const [config, out] = process.argv.slice(2);
-function fail(why) {
-  process.stderr.write(`agents/kilocode/start.sh: ${config}: ${why}\n`);
-  process.exit(2);
-}
-let agent;
-try {
-  agent = JSON.parse(fs.readFileSync(config, "utf8"));
-} catch (e) {
-  fail(`cannot read the settings: ${e.message}`);
-}
-if (agent && agent.op === "agent" && agent.config) agent = agent.config;
-if (!agent || !Number.isInteger(agent.contextWindow) || agent.contextWindow <= 0)
-  fail("contextWindow must be a positive whole number of tokens");
-if (typeof agent.threshold !== "number" || !(agent.threshold > 0 && agent.threshold < 1))
-  fail("threshold must be a number in (0, 1)");
+const [lib, config, out] = process.argv.slice(2);
+const agent = require(lib)(config, "agents/kilocode/start.sh");
 const context = agent.contextWindow;
 const output = Math.round(context * (1 - agent.threshold));
+// Kilo's maxOutputTokens: Math.min(limit.output, 32000) || 32000.
+if (output < 1 || output > 32000) {
+  process.stderr.write(`agents/kilocode/start.sh: ${config}: contextWindow ${context} and ` +
+    `threshold ${agent.threshold} make limit.output ${output}; Kilo compacts at ` +
+    "limit.context - min(limit.output, 32000), so it must be 1..32000\n");
+  process.exit(2);
+}
 const settings = {
   $schema: "https://app.kilo.ai/config.json",
   provider: {

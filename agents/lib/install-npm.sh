@@ -31,18 +31,14 @@ source "$lib/recipe.sh"
 ci=ci
 ci_flags=()
 bin=
-while [ $# -gt 0 ]; do
+ctxgate_install_option() {
     case "$1" in
-        --npm-install) ci=install; ci_flags=(--no-save); shift ;;
-        --bin) bin=${2:?install-npm.sh: --bin needs a name}; shift 2 ;;
-        --) shift; break ;;
-        *) break ;;
+        --npm-install) ci=install; ci_flags=(--no-save); ctxgate_install_took=1 ;;
+        --bin) bin=${2:?install-npm.sh: --bin needs a name}; ctxgate_install_took=2 ;;
     esac
-done
-if [ $# -lt 2 ] || [ $# -gt 3 ]; then
-    echo "usage: agents/lib/install-npm.sh [--npm-install] [--bin BIN] RECIPE PACKAGE [VERSION]" >&2
-    exit 2
-fi
+}
+ctxgate_install_args "agents/lib/install-npm.sh [--npm-install] [--bin BIN] RECIPE PACKAGE [VERSION]" "$@"
+set -- "${ctxgate_install_rest[@]}"
 recipe=$1 package=$2
 name="$(basename "$recipe")"
 pinned="$(ctxgate_recipe_pin "$recipe" "$package")"

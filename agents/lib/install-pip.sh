@@ -23,17 +23,13 @@ lib="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 # shellcheck source=recipe.sh
 source "$lib/recipe.sh"
 with=()
-while [ $# -gt 0 ]; do
+ctxgate_install_option() {
     case "$1" in
-        --with) with+=("${2:?install-pip.sh: --with needs a package name}"); shift 2 ;;
-        --) shift; break ;;
-        *) break ;;
+        --with) with+=("${2:?install-pip.sh: --with needs a package name}"); ctxgate_install_took=2 ;;
     esac
-done
-if [ $# -lt 2 ] || [ $# -gt 3 ]; then
-    echo "usage: agents/lib/install-pip.sh [--with NAME]... RECIPE PACKAGE[EXTRAS] [VERSION]" >&2
-    exit 2
-fi
+}
+ctxgate_install_args "agents/lib/install-pip.sh [--with NAME]... RECIPE PACKAGE[EXTRAS] [VERSION]" "$@"
+set -- "${ctxgate_install_rest[@]}"
 recipe=$1 spec=$2
 package="${spec%%\[*}"
 name="$(basename "$recipe")"

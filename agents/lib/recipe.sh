@@ -1,7 +1,7 @@
 # shellcheck shell=bash
 # Sourced by the recipes' scripts (agents/lib/install-*.sh, agents/lib/run.sh,
-# a CLI recipe's start.sh): where installs go, a recipe's pin, and what one
-# case of `ctxgate agent` needs.
+# a CLI recipe's start.sh): where installs go, a recipe's pin, an install
+# script's command line, and what one case of `ctxgate agent` needs.
 #
 #   source "$here/../lib/recipe.sh"
 #
@@ -66,6 +66,35 @@ ctxgate_recipe_check_version() {
         echo "agents/$1: '$2' is not a release number (like 1.2.3)" >&2
         exit 2
     fi
+}
+
+# --- an install script's command line (install-npm.sh, install-pip.sh) ------
+
+# ctxgate_install_args USAGE "$@": reads `[OPTION]... [--] RECIPE PACKAGE
+# [VERSION]`. For each word before RECIPE it calls the script's own
+# ctxgate_install_option "$@", which handles $1 (and its value, $2) and sets
+# ctxgate_install_took to the number of words it took (0: not an option,
+# RECIPE starts there); `--` ends the options. Exit 2 with "usage: USAGE"
+# unless 2 or 3 words are left, which go into ctxgate_install_rest.
+ctxgate_install_args() {
+    local usage=$1
+    shift
+    while [ $# -gt 0 ]; do
+        if [ "$1" = -- ]; then
+            shift
+            break
+        fi
+        ctxgate_install_took=0
+        ctxgate_install_option "$@"
+        [ "$ctxgate_install_took" -gt 0 ] || break
+        shift "$ctxgate_install_took"
+    done
+    if [ $# -lt 2 ] || [ $# -gt 3 ]; then
+        echo "usage: $usage" >&2
+        exit 2
+    fi
+    # shellcheck disable=SC2034 # read by the script that sourced this
+    ctxgate_install_rest=("$@")
 }
 
 # --- one case (a CLI recipe's start.sh) -------------------------------------
