@@ -11,11 +11,6 @@
 # (agents/opencode/README.md). 7.0.33's `bash` requires a `description`
 # argument ctxgate does not send, so runs of 7.0.33 call `ctxgate agent`
 # with the default tool choice (Kilo's `read`) instead (README.md).
-# --summary-match: the words of Kilo's own compaction request (7.7.2, 7.7.7);
-# ctxgate's default wordings also take the request after a compaction for
-# one, since Kilo's reminder in it says "The active agent has changed from
-# compaction to code" (README.md, ctxgate-default-summary-matcher-takes-kilo-agent-switch).
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-exec "$here/../lib/run.sh" "$here" --dialect openai-chat --tool 'bash:command=cat {path}' \
-    --summary-match 'Output exactly the Markdown structure shown inside <template>' -- "$@"
+exec "$here/../lib/run.sh" "$here" --dialect openai-chat --tool 'bash:command=cat {path}' -- "$@"
