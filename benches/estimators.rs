@@ -118,6 +118,13 @@ fn estimators(c: &mut Criterion) {
         let hs: Vec<Vec<Message>> = real.into_iter().map(|(_, m)| m).collect();
         group(c, "real-histories", &hs);
     }
+    // The first of them, 1.2 MB of text: with the messages around it, what
+    // a 2 MiB L2 holds. The walk without the first touches from L3 that
+    // are most of its cost on all of them (issue 48, third round).
+    if let Some(real) = common::real_histories_up_to(1_200_000) {
+        let hs: Vec<Vec<Message>> = real.into_iter().map(|(_, m)| m).collect();
+        group(c, "real-histories-in-l2", &hs);
+    }
     // Issue 26: 60 screenshots of 100 KB (about 8 MB of base64): the body
     // is exact and costs O(1) per image, its escaping counted when read.
     group(c, "images", &[common::screenshot_loop(60, 100_000, 0x2600)]);

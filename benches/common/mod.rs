@@ -161,6 +161,13 @@ pub fn corpus_dir() -> PathBuf {
 /// into the canonical model), sorted by path; `None` with a message on
 /// stderr when the folder is absent.
 pub fn real_histories() -> Option<Vec<(String, Vec<Message>)>> {
+    real_histories_up_to(usize::MAX)
+}
+
+/// The first real histories, in path order, whose raw text
+/// ([`raw_bytes`]) totals at most `text_bytes`: each read as in
+/// [`real_histories`], so that their allocations lie as they do there.
+pub fn real_histories_up_to(text_bytes: usize) -> Option<Vec<(String, Vec<Message>)>> {
     let dir = corpus_dir();
     let Ok(subdirs) = std::fs::read_dir(&dir) else {
         eprintln!(
@@ -188,6 +195,10 @@ pub fn real_histories() -> Option<Vec<(String, Vec<Message>)>> {
             let value: serde_json::Value = serde_json::from_slice(&bytes).ok()?;
             let doc = Document::from_value(value, Some(WireFormat::Openai)).ok()?;
             Some((p.display().to_string(), doc.messages))
+        })
+        .scan(0usize, |total, (path, messages)| {
+            *total += raw_bytes(&messages).len();
+            (*total <= text_bytes).then_some((path, messages))
         })
         .collect();
     if histories.is_empty() {
