@@ -9,4 +9,4 @@
 # The summary matcher is the heading of Codex's own compaction prompt (README).
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-exec "$here/../lib/run.sh" "$here" --dialect openai-responses --summary-match 'CONTEXT CHECKPOINT COMPACTION' -- "$@"
+exec "$here/../lib/run.sh" "$here" --dialect openai-responses -- "$@"

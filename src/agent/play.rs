@@ -63,9 +63,11 @@ impl SummaryMatcher {
     /// Whether `r` asks for a summary. A declared pattern is matched
     /// against the model's name, the system prompt and the last user
     /// message; the default against the last user message (never the
-    /// task itself), and against the system prompt of a request that
-    /// lets the model call no tool.
-    pub fn is_summary(&self, r: &Request, task: &str) -> bool {
+    /// task itself, nor a summary ctxgate `written` that a request
+    /// offering tools carries, nor what comes before it there), and
+    /// against the system prompt of a request that lets the model call no
+    /// tool.
+    pub fn is_summary(&self, r: &Request, task: &str, written: &[String]) -> bool {
         let system: String = r
             .messages
             .iter()
@@ -99,9 +101,23 @@ impl SummaryMatcher {
         // Claude Code, opencode and Kilo Code wrap theirs) an ask: Kilo's
         // "The active agent has changed from compaction to code", sent with
         // its tools after every compaction, is the loop going on.
-        let own = without_reminders(&last_user);
-        let asks = default.is_match(&plain(&own).replacen(&plain(task), "", 1));
+        let mut own = without_reminders(&last_user);
         let toolless = r.tools.is_empty() || !r.tools_allowed;
+        // A loop request that carries a summary ctxgate wrote introduces
+        // it in the agent's words (Codex's bridge: "…produced a summary of
+        // its thinking process… Here is the summary produced by the other
+        // language model…", then the summary): only what follows the
+        // summary may ask for another.
+        if !toolless {
+            let after = (written.iter())
+                .filter(|s| !s.is_empty())
+                .filter_map(|s| own.rfind(s.as_str()).map(|at| at + s.len()))
+                .max();
+            if let Some(end) = after {
+                own = own[end..].to_owned().into();
+            }
+        }
+        let asks = default.is_match(&plain(&own).replacen(&plain(task), "", 1));
         asks || (toolless && default.is_match(&system))
     }
 }
@@ -158,6 +174,8 @@ pub struct Play {
     turn: usize,
     call: usize,
     summaries: usize,
+    /// The text of each summary written, in order.
+    written: Vec<String>,
     /// The last loop request's messages (hashed) and what it was answered.
     last_loop: Option<(u64, Answer, Turn)>,
     /// Responses' conversations by response id (`previous_response_id`).
@@ -178,6 +196,7 @@ impl Play {
             turn: 0,
             call: 0,
             summaries: 0,
+            written: Vec::new(),
             last_loop: None,
             conversations: HashMap::new(),
             stored: responses::Stored::default(),
@@ -320,7 +339,7 @@ impl Play {
             }
         }
         rec.tokens = self.tokens(&request.messages);
-        rec.kind = if self.stage.summary.is_summary(&request, &self.script.task) {
+        rec.kind = if (self.stage.summary).is_summary(&request, &self.script.task, &self.written) {
             Kind::Summary
         } else if !request.tools.is_empty() && request.tools_allowed {
             Kind::Loop
@@ -414,7 +433,9 @@ impl Play {
             ContentClass::Prose,
             bytes.saturating_sub(head.len()),
         );
-        (Answer::Summary { bytes }, text_turn(&(head + &body)))
+        let text = head + &body;
+        self.written.push(text.clone());
+        (Answer::Summary { bytes }, text_turn(&text))
     }
 
     fn loop_turn(&mut self, r: &Request) -> (Answer, Turn) {
@@ -539,40 +560,70 @@ mod tests {
     fn the_default_matcher_reads_the_wording_outside_the_task() {
         let task = "Task: write a summary of the parser";
         let m = SummaryMatcher::new(None).unwrap();
-        assert!(!m.is_summary(&request(task), task), "the task says summary");
+        assert!(
+            !m.is_summary(&request(task), task, &[]),
+            "the task says summary"
+        );
         assert!(!m.is_summary(
             &request(&format!("{task}\n<reminder>be brief</reminder>")),
-            task
+            task,
+            &[]
         ));
         // pydantic-ai-harness: the transcript (task and all) then the ask.
         let ask =
             format!("Conversation:\nuser: {task}\nassistant: …\nWrite a summarization of it.");
-        assert!(m.is_summary(&request(&ask), task));
-        assert!(m.is_summary(&request("Please summarize the above."), task));
+        assert!(m.is_summary(&request(&ask), task, &[]));
+        assert!(m.is_summary(&request("Please summarize the above."), task, &[]));
         // The task passed on quoted and escaped (opencode's `run`): still the task.
         let quoted_task = "Task: write a \"summary\" of the \"parser\"";
         let quoted = format!("\"{}\"", quoted_task.replace('"', "\\\""));
-        assert!(!m.is_summary(&request(&quoted), quoted_task), "{quoted}");
+        assert!(
+            !m.is_summary(&request(&quoted), quoted_task, &[]),
+            "{quoted}"
+        );
         assert!(m.is_summary(
             &request(&format!("{quoted}\nNow compact the conversation.")),
-            quoted_task
+            quoted_task,
+            &[]
         ));
         // An injected reminder that names compaction is not an ask (Kilo
         // Code's first request after compacting, tools and all) — but an
         // ask beside a reminder still is.
         let reminder = "<system-reminder>\nThe active agent has changed from compaction to code.\n</system-reminder>";
-        assert!(!m.is_summary(&request(&format!("{task}\n{reminder}")), task));
-        assert!(!m.is_summary(&request(reminder), task));
+        assert!(!m.is_summary(&request(&format!("{task}\n{reminder}")), task, &[]));
+        assert!(!m.is_summary(&request(reminder), task, &[]));
         assert!(
-            !m.is_summary(&request("<system-reminder>compact soon"), task),
+            !m.is_summary(&request("<system-reminder>compact soon"), task, &[]),
             "an unclosed reminder runs to the end"
         );
         assert!(m.is_summary(
             &request(&format!("{reminder}\nSummarize the conversation so far.")),
-            task
+            task,
+            &[]
         ));
+        // A loop request (tools offered) carrying a summary ctxgate wrote,
+        // introduced in the agent's words (Codex's bridge), asks nothing;
+        // words after the summary still may, and a request offering no
+        // tool is judged on all of it.
+        let summary = format!("{SUMMARY_MARK} 2] the parser reads the config");
+        let written = [summary.clone()];
+        let bridge = format!(
+            "Another language model started to solve this problem and produced a summary \
+             of its thinking process. Here is the summary produced by the other language \
+             model:\n{summary}"
+        );
+        assert!(!m.is_summary(&request(&bridge), task, &written));
+        assert!(
+            m.is_summary(&request(&bridge), task, &[]),
+            "unknown: as before"
+        );
+        let update = format!("{bridge}\nUpdate the summary with the turns since.");
+        assert!(m.is_summary(&request(&update), task, &written));
+        let mut toolless = request(&bridge);
+        toolless.tools.clear();
+        assert!(m.is_summary(&toolless, task, &written));
         let declared = SummaryMatcher::new(Some("(?i)recap")).unwrap();
-        assert!(declared.is_summary(&request("Recap, please"), task));
-        assert!(!declared.is_summary(&request("Please summarize."), task));
+        assert!(declared.is_summary(&request("Recap, please"), task, &[]));
+        assert!(!declared.is_summary(&request("Please summarize."), task, &[]));
     }
 }
