@@ -275,7 +275,7 @@ pub fn is_line_safe(json: &[u8]) -> bool {
 
 /// Each U+0085, U+2028 and U+2029 in `json`: where it starts, its length
 /// in UTF-8 and its JSON escape.
-fn line_breaks(json: &[u8]) -> impl Iterator<Item = (usize, usize, &'static [u8])> + '_ {
+pub(crate) fn line_breaks(json: &[u8]) -> impl Iterator<Item = (usize, usize, &'static [u8])> + '_ {
     // Lead bytes, never continuation bytes: no match starts inside another.
     memchr::memchr2_iter(0xC2, 0xE2, json).filter_map(|at| {
         let (len, escape): (usize, &'static [u8]) = match &json[at..] {

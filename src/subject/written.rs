@@ -73,7 +73,17 @@ pub(crate) struct MessageJson {
     /// The message after the last one copied: the next one asked for,
     /// most often (histories are runs of the case's messages, in order).
     next: usize,
+    /// Buffers of histories' JSON handed out lately (`buffer`), reused
+    /// once nobody else holds them: a history's JSON can be megabytes,
+    /// and a buffer freed and allocated again is fresh pages to fault in.
+    spare: Vec<Arc<Vec<u8>>>,
 }
+
+/// How many history buffers are kept for reuse, the largest kept, and
+/// how many bytes they hold at most together.
+const SPARE_BUFFERS: usize = 16;
+const SPARE_MAX_BYTES: usize = 16 << 20;
+const SPARE_TOTAL_BYTES: usize = 64 << 20;
 
 /// How much is kept before starting again: several cases' worth.
 const KEEP_BYTES: usize = 8 << 20;
@@ -95,6 +105,40 @@ impl MessageJson {
             self.before_text.clear();
             self.next = 0;
         }
+    }
+
+    /// An empty buffer to write a history's JSON in, of at least `want`
+    /// bytes' capacity: one handed out before when it is free again.
+    pub(crate) fn buffer(&mut self, want: usize) -> Vec<u8> {
+        let free = |a: &Arc<Vec<u8>>| Arc::strong_count(a) == 1 && Arc::weak_count(a) == 0;
+        // The largest free one: a history written from scratch does not
+        // know its size before it is written.
+        let found = (self.spare.iter().enumerate())
+            .filter(|(_, a)| free(a))
+            .max_by_key(|(_, a)| a.capacity())
+            .map(|(k, _)| k);
+        let mut buf = match found.map(|k| Arc::try_unwrap(self.spare.swap_remove(k))) {
+            Some(Ok(buf)) => buf,
+            _ => Vec::new(),
+        };
+        buf.clear();
+        buf.reserve(want);
+        buf
+    }
+
+    /// `json`, a buffer from [`buffer`](Self::buffer) made shared, kept
+    /// to be reused when it is free again.
+    pub(crate) fn share(&mut self, json: Vec<u8>) -> Arc<Vec<u8>> {
+        let json = Arc::new(json);
+        if json.capacity() <= SPARE_MAX_BYTES {
+            self.spare.push(Arc::clone(&json));
+            while self.spare.len() > SPARE_BUFFERS
+                || self.spare.iter().map(|a| a.capacity()).sum::<usize>() > SPARE_TOTAL_BYTES
+            {
+                self.spare.remove(0);
+            }
+        }
+        json
     }
 
     /// The entry of `m`, written now if it is new.
@@ -324,6 +368,23 @@ mod tests {
 
     /// Messages equal as JSON values but spelled otherwise are written as
     /// they are spelled, not as the one written first.
+    /// A history's buffer is handed out again only once nobody else
+    /// holds it, emptied, its memory kept.
+    #[test]
+    fn a_buffer_is_reused_once_nobody_holds_it() {
+        let mut cache = MessageJson::default();
+        let mut json = cache.buffer(1000);
+        json.extend_from_slice(b"[{\"role\":\"user\"}]");
+        let shared = cache.share(json);
+        let at = shared.as_ptr();
+        let meanwhile = cache.buffer(10);
+        assert_ne!(meanwhile.as_ptr(), at, "still held: not handed out");
+        drop(shared);
+        let again = cache.buffer(10);
+        assert_eq!(again.as_ptr(), at);
+        assert!(again.is_empty() && again.capacity() >= 1000);
+    }
+
     #[test]
     fn equal_messages_spelled_otherwise_are_written_apart() {
         let a: Vec<Message> =

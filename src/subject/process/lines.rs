@@ -189,31 +189,34 @@ fn shared_messages_json<'a>(
                 // The first messages of the same history (a ToolLoop's
                 // first turn): a slice of its JSON.
                 let end = ends[msgs.len() - 1];
-                let mut shorter = Vec::with_capacity(end + 1);
+                let mut shorter = cache.buffer(end + 1);
                 shorter.extend_from_slice(&json[..end]);
                 shorter.push(b']');
-                found = Some((Arc::new(shorter), ends[..msgs.len()].to_vec()));
+                found = Some((cache.share(shorter), ends[..msgs.len()].to_vec()));
                 break;
             }
             if !e.is_empty()
                 && e.len() < msgs.len()
                 && msgs.iter().zip(e).all(|(a, b)| written_alike(a, b))
             {
-                let mut longer = json[..json.len() - 1].to_vec();
+                let mut longer = cache.buffer(json.len());
+                longer.extend_from_slice(&json[..json.len() - 1]);
                 let mut ends = ends.clone();
                 cache.write_all(&mut longer, &msgs[e.len()..], false, &mut ends);
                 longer.push(b']');
-                found = Some((Arc::new(longer), ends));
+                found = Some((cache.share(longer), ends));
                 break;
             }
         }
-        out.push(found.unwrap_or_else(|| {
-            let mut json = vec![b'['];
+        let found = found.unwrap_or_else(|| {
+            let mut json = cache.buffer(0);
+            json.push(b'[');
             let mut ends = Vec::with_capacity(msgs.len());
             cache.write_all(&mut json, msgs, true, &mut ends);
             json.push(b']');
-            (Arc::new(json), ends)
-        }));
+            (cache.share(json), ends)
+        });
+        out.push(found);
     }
     out.into_iter().map(|(json, _)| Some(json)).collect()
 }
@@ -229,6 +232,9 @@ mod tests {
     /// another, byte for byte as each written alone.
     #[test]
     fn shared_histories_are_written_as_each_alone() {
+        // One cache for all: each case's histories are written in buffers
+        // the cases before left, longer or shorter than they need.
+        let mut cache = MessageJson::default();
         for (index, case) in crate::generate::seeded(3, 200) {
             let input = &case.messages;
             let mut longer = input.clone();
@@ -241,7 +247,7 @@ mod tests {
                 Request::Estimate(&case.config, &longer),
                 Request::Compact(&case.config, prefix),
             ];
-            let jsons = shared_messages_json(&requests, &mut MessageJson::default());
+            let jsons = shared_messages_json(&requests, &mut cache);
             for (r, json) in requests.iter().zip(&jsons) {
                 let mut alone = Vec::new();
                 write_messages_json(&mut alone, r.messages());
