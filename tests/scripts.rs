@@ -423,3 +423,34 @@ fn four_runs_installing_one_pinned_venv_at_once_take_turns() {
         "install\n"
     );
 }
+
+/// The agents' shared install scripts answer a bad command line — an option
+/// they do not know, an option without its value, too few words — with
+/// exit 2 and their usage, before anything is looked up or installed.
+#[test]
+fn agent_installs_refuse_a_bad_command_line_with_their_usage() {
+    let cases: [(&str, &[&str]); 7] = [
+        ("install-npm.sh", &["--bogus", "agents/pi", "pkg"]),
+        ("install-npm.sh", &["--bin"]),
+        ("install-npm.sh", &["--bin", "", "agents/pi", "pkg"]),
+        ("install-npm.sh", &["agents/pi"]),
+        ("install-pip.sh", &["--with"]),
+        ("install-pip.sh", &["-x", "agents/aider", "aider-chat"]),
+        ("install-pip.sh", &["--with", "a", "--", "agents/aider"]),
+    ];
+    for (script, args) in cases {
+        let out = Command::new("bash")
+            .arg(root().join("agents/lib").join(script))
+            .args(args)
+            .env("CTXGATE_VENV_ROOT", "/nonexistent/ctxgate-test")
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{script} {args:?}: {err}");
+        assert!(
+            err.contains(&format!("usage: agents/lib/{script} ")),
+            "{script} {args:?}: {err}"
+        );
+        assert!(out.stdout.is_empty(), "{script} {args:?}");
+    }
+}

@@ -34,7 +34,7 @@ bin=
 ctxgate_install_option() {
     case "$1" in
         --npm-install) ci=install; ci_flags=(--no-save); ctxgate_install_took=1 ;;
-        --bin) bin=${2:?install-npm.sh: --bin needs a name}; ctxgate_install_took=2 ;;
+        --bin) bin=${2:-}; ctxgate_install_took=2 ;;
     esac
 }
 ctxgate_install_args "agents/lib/install-npm.sh [--npm-install] [--bin BIN] RECIPE PACKAGE [VERSION]" "$@"

@@ -25,7 +25,7 @@ source "$lib/recipe.sh"
 with=()
 ctxgate_install_option() {
     case "$1" in
-        --with) with+=("${2:?install-pip.sh: --with needs a package name}"); ctxgate_install_took=2 ;;
+        --with) with+=("${2:-}"); ctxgate_install_took=2 ;;
     esac
 }
 ctxgate_install_args "agents/lib/install-pip.sh [--with NAME]... RECIPE PACKAGE[EXTRAS] [VERSION]" "$@"

@@ -75,7 +75,9 @@ ctxgate_recipe_check_version() {
 # ctxgate_install_option "$@", which handles $1 (and its value, $2) and sets
 # ctxgate_install_took to the number of words it took (0: not an option,
 # RECIPE starts there); `--` ends the options. Exit 2 with "usage: USAGE"
-# unless 2 or 3 words are left, which go into ctxgate_install_rest.
+# on a word that looks like an option and is none, an option whose value
+# is missing, or unless 2 or 3 words are left, which go into
+# ctxgate_install_rest.
 ctxgate_install_args() {
     local usage=$1
     shift
@@ -86,7 +88,23 @@ ctxgate_install_args() {
         fi
         ctxgate_install_took=0
         ctxgate_install_option "$@"
-        [ "$ctxgate_install_took" -gt 0 ] || break
+        if [ "$ctxgate_install_took" -eq 0 ]; then
+            # Not an option this script knows: RECIPE, unless it looks
+            # like an option (a recipe is a folder: agents/NAME).
+            case "$1" in
+                -*)
+                    echo "unknown option: $(printf '%q' "$1")" >&2
+                    echo "usage: $usage" >&2
+                    exit 2
+                    ;;
+            esac
+            break
+        fi
+        if [ "$ctxgate_install_took" -gt $# ] || { [ "$ctxgate_install_took" -ge 2 ] && [ -z "$2" ]; }; then
+            echo "$(printf '%q' "$1") needs a value" >&2
+            echo "usage: $usage" >&2
+            exit 2
+        fi
         shift "$ctxgate_install_took"
     done
     if [ $# -lt 2 ] || [ $# -gt 3 ]; then
