@@ -267,12 +267,6 @@ pub fn push_line_safe(out: &mut Vec<u8>, json: &[u8]) {
     out.extend_from_slice(&json[start..]);
 }
 
-/// Whether `json` goes on the pipe as it is: no character
-/// [`push_line_safe`] escapes.
-pub fn is_line_safe(json: &[u8]) -> bool {
-    line_breaks(json).next().is_none()
-}
-
 /// Each U+0085, U+2028 and U+2029 in `json`: where it starts, its length
 /// in UTF-8 and its JSON escape.
 pub(crate) fn line_breaks(json: &[u8]) -> impl Iterator<Item = (usize, usize, &'static [u8])> + '_ {
