@@ -173,7 +173,7 @@ impl Pipes {
     }
 
     /// Queue `range` of shared bytes by reference (a short run is copied:
-    /// a chunk costs a slot of `writev`'s and a lent one a pipe page).
+    /// a chunk costs a slot of `writev`'s).
     fn push_shared(&mut self, bytes: &Arc<Vec<u8>>, range: Range<usize>) -> usize {
         if range.len() < SHARE_BYTES {
             return self.push_copied(&bytes[range]);
