@@ -7,8 +7,8 @@ use std::io::{BufRead, BufReader, Read, Write};
 use serde_json::Value;
 
 use super::protocol::{
-    error_answer, estimate_answer, hello_answer, read_line_keeping_json, take_messages_owned, utf8,
-    write_compact_answer, write_messages_json,
+    error_answer, estimate_answer, hello_answer, line_breaks, push_line_safe,
+    read_line_keeping_json, take_messages_owned, utf8, write_compact_answer, write_messages_json,
 };
 use super::Subject;
 use crate::config::Config;
@@ -385,10 +385,22 @@ struct Extension {
 /// Answer one request line into `out` (one line, with its `\n`).
 fn answer_line(subject: &mut dyn Subject, line: &[u8], out: &mut Vec<u8>, known: &mut Known) {
     let value = |out: &mut Vec<u8>, v: &Value| {
+        let start = out.len();
         serde_json::to_writer(&mut *out, v).expect("writes to a Vec");
+        line_safe_from(out, start);
         out.push(b'\n');
     };
     let format = subject.info().format;
+    let answer = |out: &mut Vec<u8>, id: &Value, answer: &CompactAnswer| {
+        let start = out.len();
+        write_compact_answer(out, id, answer, format);
+        line_safe_from(out, start);
+    };
+    let messages = |out: &mut Vec<u8>, msgs: &[Message]| {
+        let start = out.len();
+        write_messages_json(out, msgs);
+        line_safe_from(out, start);
+    };
     let engine = format == WireFormat::Engine;
     // The request's fields, and whether its history is `known.recent[0]`.
     let (mut obj, mut owned, raw_config) = match engine.then(|| known.extension(line)).flatten() {
@@ -467,14 +479,11 @@ fn answer_line(subject: &mut dyn Subject, line: &[u8], out: &mut Vec<u8>, known:
                     head(out);
                     match known_json {
                         true => out.extend_from_slice(&known.recent[0].json),
-                        false => write_messages_json(out, msgs),
+                        false => messages(out, msgs),
                     }
                     out.extend_from_slice(b"}\n");
                 }
-                Ok(None) => {
-                    let answer = CompactAnswer::Messages(msgs.to_vec());
-                    write_compact_answer(out, &id, &answer, format)
-                }
+                Ok(None) => answer(out, &id, &CompactAnswer::Messages(msgs.to_vec())),
                 Ok(Some(CompactAnswer::Messages(o))) if engine => {
                     head(out);
                     // A history seen lately, written alike: its JSON is at
@@ -487,14 +496,14 @@ fn answer_line(subject: &mut dyn Subject, line: &[u8], out: &mut Vec<u8>, known:
                         Some(h) => out.extend_from_slice(&h.json),
                         None => {
                             let start = out.len();
-                            write_messages_json(out, &o);
+                            messages(out, &o);
                             let json = out[start..].to_vec();
                             known.remember(History { json, messages: o });
                         }
                     }
                     out.extend_from_slice(b"}\n");
                 }
-                Ok(Some(answer)) => write_compact_answer(out, &id, &answer, format),
+                Ok(Some(a)) => answer(out, &id, &a),
                 Err(fault) => value(out, &error_answer(&id, "internal", &fault.to_string())),
             }
         }
@@ -507,6 +516,21 @@ fn answer_line(subject: &mut dyn Subject, line: &[u8], out: &mut Vec<u8>, known:
             &error_answer(&id, "invalid_input", &format!("unknown op {other:?}")),
         ),
     }
+}
+
+/// Escape the line breaks some readers split at (U+0085, U+2028,
+/// U+2029) in what serve wrote from `start` on, as the harness escapes
+/// its requests' (`protocol::push_line_safe`). A history serve hands back
+/// is either a request's bytes, escaped so by the harness, or written by
+/// serve: written alike, an answer's bytes do not depend on which
+/// histories serve still remembers — and so not on how the lanes of a
+/// run took turns (`bytesReceived` moved by three bytes between runs).
+fn line_safe_from(out: &mut Vec<u8>, start: usize) {
+    if line_breaks(&out[start..]).next().is_none() {
+        return;
+    }
+    let fresh = out.split_off(start);
+    push_line_safe(out, &fresh);
 }
 
 #[cfg(test)]
@@ -543,6 +567,49 @@ mod tests {
             assert!(line.contains(want), "answer {n}: {line}");
         }
         assert_eq!(text.lines().count(), 2);
+    }
+
+    /// A history holding line breaks that some readers split at, handed
+    /// back by a subject, is written with them escaped whether serve
+    /// remembers it (and echoes the harness's bytes, escaped) or writes it
+    /// anew: the answer's bytes are the same either way.
+    #[test]
+    fn a_history_is_answered_alike_whether_remembered_or_not() {
+        let odd = r#"[{"role":"user","content":"a\u2028b\u0085c"},{"role":"assistant","content":"d\u2029"}]"#;
+        let fixed = messages(odd);
+        let other = r#"[{"role":"user","content":"plain"}]"#;
+        let answers = |lines: &[String]| {
+            let answer = fixed.clone();
+            let mut subject = InProcess::new(
+                SubjectInfo::new("fixed", "1"),
+                move |_, _| CompactAnswer::Messages(answer.clone()),
+                None,
+            );
+            let input: String = lines.iter().map(|l| format!("{l}\n")).collect();
+            let mut out = Vec::new();
+            serve(&mut subject, input.as_bytes(), &mut out, 1 << 20).unwrap();
+            out
+        };
+        let request =
+            |id: u32, msgs: &str| format!(r#"{{"op":"compact","id":{id},"messages":{msgs}}}"#);
+        let (first, second) = (request(1, odd), request(2, other));
+        let together = answers(&[first, second.clone()]);
+        let alone = answers(&[second]);
+        let last = together.split(|&b| b == b'\n').nth(1).unwrap();
+        assert_eq!(
+            String::from_utf8_lossy(last),
+            String::from_utf8_lossy(alone.strip_suffix(b"\n").unwrap())
+        );
+        for out in [&together, &alone] {
+            assert_eq!(
+                line_breaks(out).count(),
+                0,
+                "{}",
+                String::from_utf8_lossy(out)
+            );
+            let text = String::from_utf8_lossy(out);
+            assert!(text.contains(r#"a\u2028b\u0085c"#), "{text}");
+        }
     }
 
     /// Each line served after the others is answered as served alone.
