@@ -188,8 +188,17 @@ fn field_problem(value: &Value, whole: serde_json::Error) -> String {
         if let Err(e) = serde_json::from_value::<Config>(one) {
             return match v {
                 Value::Number(n) if WHOLE_NUMBERS.contains(&k.as_str()) => {
+                    // `32000.0` and `1e5` are whole in value: say that the
+                    // spelling is what is refused (a JSON writer that
+                    // writes floats writes them so).
+                    let spelling = match n.as_f64() {
+                        Some(f) if f.fract() == 0.0 && f >= 0.0 && f <= u64::MAX as f64 => {
+                            " written in digits only (no fraction, no exponent)"
+                        }
+                        _ => "",
+                    };
                     format!(
-                        "`{k}` must be a whole number from 0 to {}, found {n}",
+                        "`{k}` must be a whole number{spelling} from 0 to {}, found {n}",
                         u64::MAX
                     )
                 }
@@ -215,6 +224,14 @@ mod tests {
         assert_eq!(
             problem(r#"{"transportMaxBodyBytes": 1e30}"#),
             "config: `transportMaxBodyBytes` must be a whole number from 0 to 18446744073709551615, found 1e+30"
+        );
+        assert_eq!(
+            problem(r#"{"contextWindow": 32000.0}"#),
+            "config: `contextWindow` must be a whole number written in digits only (no fraction, no exponent) from 0 to 18446744073709551615, found 32000.0"
+        );
+        assert_eq!(
+            problem(r#"{"contextWindow": 0.5}"#),
+            "config: `contextWindow` must be a whole number from 0 to 18446744073709551615, found 0.5"
         );
         assert_eq!(
             problem(r#"{"keepRecent": -1}"#),
