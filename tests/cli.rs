@@ -878,6 +878,21 @@ fn ill_formed_histories() {
         r#"[{"role":"user","content":"a"},{"role":"robot","content":"b"}]"#,
     );
     assert_bad_input(&f, Some(1), &["unknown role", "robot"]);
+    // OpenAI logs' own two: the error says what to write instead.
+    let f = tmp.file(
+        "developer.json",
+        r#"[{"role":"developer","content":"be brief"},{"role":"user","content":"a"}]"#,
+    );
+    assert_bad_input(&f, Some(0), &["unknown role", "newer name for `system`"]);
+    let f = tmp.file(
+        "function.json",
+        r#"[{"role":"user","content":"a"},{"role":"assistant","content":null,"function_call":{"name":"f","arguments":"{}"}},{"role":"function","name":"f","content":"r"}]"#,
+    );
+    assert_bad_input(
+        &f,
+        Some(2),
+        &["unknown role", "deprecated function calling"],
+    );
 
     let f = tmp.file(
         "orphan.json",

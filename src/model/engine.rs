@@ -77,7 +77,16 @@ pub(crate) fn read_role(obj: &Map<String, Value>) -> Result<Role, String> {
     match obj.get("role") {
         None => Err("message has no `role`".into()),
         Some(Value::String(s)) => Role::parse(s).ok_or_else(|| {
-            format!("unknown role {s:?} (expected system, user, assistant or tool)")
+            // Two roles of OpenAI's own logs, named with what to write.
+            let hint = match s.as_str() {
+                "developer" => "; `developer` is OpenAI's newer name for `system`: write it so",
+                "function" => {
+                    "; `function` is OpenAI's deprecated function calling: write its call as \
+                     `tool_calls` and its result as a `tool` message"
+                }
+                _ => "",
+            };
+            format!("unknown role {s:?} (expected system, user, assistant or tool{hint})")
         }),
         Some(other) => Err(format!(
             "`role` must be a string, found {}",
