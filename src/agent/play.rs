@@ -156,8 +156,9 @@ pub enum Received {
     Whole(Vec<u8>),
     /// Longer than ctxgate keeps: the length it declared.
     OverCap(u64),
-    /// The connection ended before the length it declared.
-    CutShort(u64),
+    /// The body could not be read (the connection ended before the length
+    /// it declared, a chunk size that is not hex): why.
+    Broken(String),
 }
 
 /// The mark every summary ctxgate writes begins with: how the judges know
@@ -231,7 +232,7 @@ impl Play {
                 (b, n, None)
             }
             Received::OverCap(declared) => (Vec::new(), declared, None),
-            Received::CutShort(declared) => (Vec::new(), 0, Some(declared)),
+            Received::Broken(why) => (Vec::new(), 0, Some(why)),
         };
         let mut rec = Recorded {
             index: self.requests.len(),
@@ -250,13 +251,12 @@ impl Play {
             status: 200,
         };
         let rendered = match cut {
-            Some(declared) => {
-                rec.unreadable = Some(format!(
-                    "the connection ended before the body's declared {declared} bytes"
-                ));
+            Some(why) => {
                 rec.answer = Answer::BadRequest;
-                Rendered::json(json!({"error": {"message": "incomplete body", "type": "invalid_request_error"}}))
-                    .with_status(400)
+                let rendered = Rendered::json(json!({"error": {"message": format!("incomplete body: {why}"), "type": "invalid_request_error"}}))
+                    .with_status(400);
+                rec.unreadable = Some(why);
+                rendered
             }
             None => self.respond(&mut rec),
         };
@@ -312,6 +312,17 @@ impl Play {
         let mut request = match dialect.read_in(&rec.body, &self.stored) {
             Ok(r) => r,
             Err(why) => {
+                // A compressed body is read as it came: say so.
+                let encoding = (rec.headers.iter())
+                    .find(|(k, _)| k.eq_ignore_ascii_case("content-encoding"))
+                    .map(|(_, v)| v.trim())
+                    .filter(|v| !v.is_empty() && !v.eq_ignore_ascii_case("identity"));
+                let why = match encoding {
+                    Some(e) => format!(
+                        "Content-Encoding {e:?}: ctxgate reads request bodies uncompressed ({why})"
+                    ),
+                    None => why,
+                };
                 rec.unreadable = Some(why.clone());
                 rec.answer = Answer::BadRequest;
                 if rec.body_len > ceiling {
