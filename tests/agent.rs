@@ -762,3 +762,41 @@ fn what_an_agent_sends_reaches_no_output_raw() {
         );
     }
 }
+
+/// A command that does not start plays nothing: bad usage naming it (exit
+/// 2), as `check` says of a subject — not a `finishes` failure confirmed,
+/// shrunk and saved as a fixture, and not a fixture "still failing" for
+/// `replay --expect-failures`.
+#[test]
+fn an_agent_that_does_not_start_is_bad_usage_not_a_failure() {
+    if !common::netns::isolated("an_agent_that_does_not_start_is_bad_usage_not_a_failure") {
+        return;
+    }
+    let dir = TempDir::new("agent-no-start");
+    let config = dir.file("config.json", SMALL);
+    let save = dir.join("failures");
+    let missing = dir.join("no-such-agent");
+    let out = common::process::ctxgate(&[
+        "agent", "--config", &config, "--cases", "2", "--save", &save, "--run", &missing,
+    ]);
+    assert_eq!(out.code, 2, "{}", out.all());
+    out.stderr_has("no-such-agent: No such file");
+    assert!(!std::path::Path::new(&save).exists(), "a fixture was saved");
+    let script = serde_json::json!({"task": "Task: read a file", "final": "done",
+        "summaries": [50], "turns": [{"calls": [
+            {"id": "call_0_0", "file": "t000-0.txt", "content": "a file\n"}]}]});
+    let fixture = serde_json::json!({"ctxgate": 1, "name": "handmade", "see": "a test",
+        "op": "agent", "config": serde_json::from_str::<serde_json::Value>(SMALL).unwrap(),
+        "script": script, "invariants": ["finishes"]});
+    let path = dir.file("finishes.json", fixture.to_string());
+    let replay = common::process::ctxgate(&[
+        "agent",
+        "replay",
+        &path,
+        "--expect-failures",
+        "--run",
+        &missing,
+    ]);
+    assert_eq!(replay.code, 2, "{}", replay.all());
+    replay.stdout_has("not played");
+}
