@@ -800,3 +800,53 @@ fn an_agent_that_does_not_start_is_bad_usage_not_a_failure() {
     assert_eq!(replay.code, 2, "{}", replay.all());
     replay.stdout_has("not played");
 }
+
+/// An agent that floods its output: the case folder keeps the first 16
+/// MiB of each stream and says how much more there was — the disk is
+/// not filled (a Python loop writes 4 GB in six seconds).
+#[test]
+fn an_agent_that_floods_its_output_does_not_fill_the_disk() {
+    if !common::netns::isolated("an_agent_that_floods_its_output_does_not_fill_the_disk") {
+        return;
+    }
+    let dir = TempDir::new("agent-flood");
+    let config = dir.file("config.json", SMALL);
+    let work = dir.join("work");
+    let flood = "import sys\nb = b'x' * (1 << 20)\nfor _ in range(48): sys.stdout.buffer.write(b)\nsys.stdout.buffer.write(b'THE-END')\nsys.exit(3)";
+    let cmd = shell_words::join(["python3", "-c", flood]);
+    let out = common::process::ctxgate(&[
+        "agent",
+        "--config",
+        &config,
+        "--cases",
+        "1",
+        "--keep-folders",
+        "--work-dir",
+        &work,
+        "--report",
+        "json",
+        "--run",
+        &cmd,
+    ]);
+    assert_eq!(out.code, 1, "{}", out.all());
+    assert!(
+        out.stdout.contains("THE-END") || out.stderr.contains("exit 3"),
+        "{}",
+        out.all()
+    );
+    let mut sizes = Vec::new();
+    for case in std::fs::read_dir(&work).unwrap().flatten() {
+        let stdout = case.path().join("stdout.txt");
+        let text = std::fs::read(&stdout).unwrap();
+        sizes.push(text.len());
+        assert!(
+            text.len() < (17 << 20),
+            "{}: {} bytes",
+            stdout.display(),
+            text.len()
+        );
+        let end = String::from_utf8_lossy(&text[text.len() - 200..]).into_owned();
+        assert!(end.contains("more bytes not kept"), "{end}");
+    }
+    assert!(!sizes.is_empty());
+}
