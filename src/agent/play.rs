@@ -161,6 +161,10 @@ pub enum Received {
     Broken(String),
 }
 
+/// The most bytes a summary is allowed before its overshoot: 1,048,576
+/// tokens at the usual 4 bytes a token.
+pub const SUMMARY_MAX_BYTES: u64 = 4 << 20;
+
 /// The mark every summary ctxgate writes begins with: how the judges know
 /// a summary in a later request.
 pub const SUMMARY_MARK: &str = "[ctxgate summary";
@@ -433,9 +437,12 @@ impl Play {
         if r.max_tokens.is_some() {
             percent = percent.min(99);
         }
-        let allowed =
-            r.max_tokens.unwrap_or(4096).min(1 << 20) * self.stage.settings.config.bytes_per_token;
-        let bytes = (allowed * percent as u64 / 100).max(64) as usize;
+        // In bytes at most SUMMARY_MAX_BYTES, whatever `bytesPerToken`
+        // multiplies the agent's `max_tokens` by.
+        let allowed = (r.max_tokens.unwrap_or(4096).min(1 << 20))
+            .saturating_mul(self.stage.settings.config.bytes_per_token)
+            .min(SUMMARY_MAX_BYTES);
+        let bytes = (allowed.saturating_mul(percent as u64) / 100).max(64) as usize;
         self.summaries += 1;
         let head = format!("{SUMMARY_MARK} {}] ", self.summaries);
         let mut rng = SplitMix64::new(self.summaries as u64 ^ bytes as u64);
@@ -564,6 +571,47 @@ mod tests {
             previous_response_id: None,
             tools_allowed: true,
             parallel_calls: true,
+        }
+    }
+
+    /// A summary is as long as the request's `max_tokens` allows, in
+    /// bytes by `bytesPerToken` — never past SUMMARY_MAX_BYTES: an agent
+    /// asking a million tokens under a config of a billion bytes a token
+    /// made ctxgate allocate 450 TB and abort.
+    #[test]
+    fn a_summary_is_bounded_whatever_max_tokens_and_bytes_per_token() {
+        let mut settings = crate::agent::settings::Settings::default();
+        settings.config.bytes_per_token = 1_000_000_000;
+        settings.config.transport_max_body_bytes = 1 << 20;
+        let stage = Stage {
+            settings,
+            gateway: Gateway::Express,
+            dialect: None,
+            tools: Vec::new(),
+            summary: SummaryMatcher::new(None).unwrap(),
+            model: "m".into(),
+        };
+        let script: Script = serde_json::from_value(json!(
+            {"task": "Task: nothing", "final": "done", "summaries": [150], "turns": []}
+        ))
+        .unwrap();
+        let mut play = Play::new(Arc::new(stage), Arc::new(script), PathBuf::new());
+        for max in ["1000000", "18446744073709551615"] {
+            let body = format!(
+                r#"{{"model":"m","max_tokens":{max},"messages":[{{"role":"user","content":"Summarize the conversation."}}]}}"#
+            );
+            let r = play.answer(
+                "POST",
+                "/v1/chat/completions",
+                Vec::new(),
+                Received::Whole(body.into_bytes()),
+            );
+            assert_eq!(r.status, 200, "{max}");
+            assert!(
+                r.body.len() <= SUMMARY_MAX_BYTES as usize * 2,
+                "{max}: {}",
+                r.body.len()
+            );
         }
     }
 
