@@ -115,6 +115,9 @@ async fn handle(State(shared): State<Shared>, request: Request) -> Response {
         Some(n) if n > shared.receive_cap as u64 => Received::OverCap(n),
         _ => receive(body, shared.receive_cap, declared).await,
     };
+    // The rest of a body not read leaves the connection unusable: the
+    // answer says it is closed, as nginx's does.
+    let unread = matches!(body, Received::OverCap(_));
     let headers = parts
         .headers
         .iter()
@@ -142,7 +145,14 @@ async fn handle(State(shared): State<Shared>, request: Request) -> Response {
     .unwrap_or_else(|_| {
         Rendered::json(serde_json::json!({"error": "ctxgate failed"})).with_status(500)
     });
-    into_response(rendered)
+    let mut response = into_response(rendered);
+    if unread {
+        response.headers_mut().insert(
+            axum::http::header::CONNECTION,
+            HeaderValue::from_static("close"),
+        );
+    }
+    response
 }
 
 /// The body of a request, read up to `cap` bytes. A body that cannot be
@@ -242,6 +252,12 @@ mod tests {
     /// Send `bytes` on a connection of its own (closing its sending side
     /// when `close`), and read the status and body of the answer.
     fn exchange(addr: SocketAddr, bytes: &[u8], close: bool) -> (u16, String) {
+        let (status, _, body) = exchange_head(addr, bytes, close);
+        (status, body)
+    }
+
+    /// [`exchange`], with the answer's head (status line and headers).
+    fn exchange_head(addr: SocketAddr, bytes: &[u8], close: bool) -> (u16, String, String) {
         let mut s = std::net::TcpStream::connect(addr).unwrap();
         s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
         s.write_all(bytes).unwrap();
@@ -256,8 +272,8 @@ mod tests {
             .nth(1)
             .and_then(|c| c.parse().ok())
             .unwrap_or(0);
-        let body = out.split("\r\n\r\n").nth(1).unwrap_or("").to_owned();
-        (status, body)
+        let (head, body) = out.split_once("\r\n\r\n").unwrap_or((&out, ""));
+        (status, head.to_ascii_lowercase(), body.to_owned())
     }
 
     fn trace_of(ep: Endpoint, play: Arc<Mutex<Play>>) -> crate::agent::trace::Trace {
@@ -353,16 +369,14 @@ mod tests {
     fn a_length_past_the_cap_is_refused_unread() {
         let (_rt, ep, play) = endpoint(1 << 20);
         let started = std::time::Instant::now();
-        let (status, _) = exchange(
+        // Kept alive (no `Connection: close` asked): the answer closes it.
+        let (status, head, _) = exchange_head(
             ep.addr,
-            &post(
-                "/v1/chat/completions",
-                "Content-Length: 2147483648\r\n",
-                b"{\"mess",
-            ),
+            b"POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Length: 2147483648\r\n\r\n{\"mess",
             false,
         );
         assert_eq!(status, 413);
+        assert!(head.contains("connection: close"), "{head}");
         assert!(started.elapsed() < Duration::from_secs(5));
         let trace = trace_of(ep, play);
         assert_eq!(trace.requests[0].body_len, 2_147_483_648);
