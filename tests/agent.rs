@@ -780,6 +780,7 @@ fn an_agent_that_does_not_start_is_bad_usage_not_a_failure() {
         "agent", "--config", &config, "--cases", "2", "--save", &save, "--run", &missing,
     ]);
     assert_eq!(out.code, 2, "{}", out.all());
+    out.stderr_has("case 0: cannot start ");
     out.stderr_has("no-such-agent: No such file");
     assert!(!std::path::Path::new(&save).exists(), "a fixture was saved");
     let script = serde_json::json!({"task": "Task: read a file", "final": "done",

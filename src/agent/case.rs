@@ -328,7 +328,7 @@ fn run_agent(
         Ok(c) => c,
         Err(e) => {
             return Exit {
-                spawn_error: Some(format!("{}: {e}", argv[0])),
+                spawn_error: Some(format!("cannot start {}: {e}", argv[0])),
                 ..Exit::default()
             }
         }

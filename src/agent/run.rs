@@ -273,7 +273,7 @@ pub fn run(opts: &AgentOptions, mut say: impl FnMut(&str)) -> Result<AgentReport
             // shrink and save, but a command (or a folder, a port, a
             // driver) that does not work — bad usage, as `check` says of a
             // subject that does not start.
-            report.unplayable = Some(format!("case {index} was not played: {why}"));
+            report.unplayable = Some(format!("case {index}: {why}"));
             break;
         }
         let judged = judge(&trace, &script, &stage.settings);
