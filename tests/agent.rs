@@ -762,3 +762,92 @@ fn what_an_agent_sends_reaches_no_output_raw() {
         );
     }
 }
+
+/// A command that does not start plays nothing: bad usage naming it (exit
+/// 2), as `check` says of a subject — not a `finishes` failure confirmed,
+/// shrunk and saved as a fixture, and not a fixture "still failing" for
+/// `replay --expect-failures`.
+#[test]
+fn an_agent_that_does_not_start_is_bad_usage_not_a_failure() {
+    if !common::netns::isolated("an_agent_that_does_not_start_is_bad_usage_not_a_failure") {
+        return;
+    }
+    let dir = TempDir::new("agent-no-start");
+    let config = dir.file("config.json", SMALL);
+    let save = dir.join("failures");
+    let missing = dir.join("no-such-agent");
+    let out = common::process::ctxgate(&[
+        "agent", "--config", &config, "--cases", "2", "--save", &save, "--run", &missing,
+    ]);
+    assert_eq!(out.code, 2, "{}", out.all());
+    out.stderr_has("case 0: cannot start ");
+    out.stderr_has("no-such-agent: No such file");
+    assert!(!std::path::Path::new(&save).exists(), "a fixture was saved");
+    let script = serde_json::json!({"task": "Task: read a file", "final": "done",
+        "summaries": [50], "turns": [{"calls": [
+            {"id": "call_0_0", "file": "t000-0.txt", "content": "a file\n"}]}]});
+    let fixture = serde_json::json!({"ctxgate": 1, "name": "handmade", "see": "a test",
+        "op": "agent", "config": serde_json::from_str::<serde_json::Value>(SMALL).unwrap(),
+        "script": script, "invariants": ["finishes"]});
+    let path = dir.file("finishes.json", fixture.to_string());
+    let replay = common::process::ctxgate(&[
+        "agent",
+        "replay",
+        &path,
+        "--expect-failures",
+        "--run",
+        &missing,
+    ]);
+    assert_eq!(replay.code, 2, "{}", replay.all());
+    replay.stdout_has("not played");
+}
+
+/// An agent that floods its output: the case folder keeps the first 16
+/// MiB of each stream and says how much more there was — the disk is
+/// not filled (a Python loop writes 4 GB in six seconds).
+#[test]
+fn an_agent_that_floods_its_output_does_not_fill_the_disk() {
+    if !common::netns::isolated("an_agent_that_floods_its_output_does_not_fill_the_disk") {
+        return;
+    }
+    let dir = TempDir::new("agent-flood");
+    let config = dir.file("config.json", SMALL);
+    let work = dir.join("work");
+    let flood = "import sys\nb = b'x' * (1 << 20)\nfor _ in range(48): sys.stdout.buffer.write(b)\nsys.stdout.buffer.write(b'THE-END')\nsys.exit(3)";
+    let cmd = shell_words::join(["python3", "-c", flood]);
+    let out = common::process::ctxgate(&[
+        "agent",
+        "--config",
+        &config,
+        "--cases",
+        "1",
+        "--keep-folders",
+        "--work-dir",
+        &work,
+        "--report",
+        "json",
+        "--run",
+        &cmd,
+    ]);
+    assert_eq!(out.code, 1, "{}", out.all());
+    assert!(
+        out.stdout.contains("THE-END") || out.stderr.contains("exit 3"),
+        "{}",
+        out.all()
+    );
+    let mut sizes = Vec::new();
+    for case in std::fs::read_dir(&work).unwrap().flatten() {
+        let stdout = case.path().join("stdout.txt");
+        let text = std::fs::read(&stdout).unwrap();
+        sizes.push(text.len());
+        assert!(
+            text.len() < (17 << 20),
+            "{}: {} bytes",
+            stdout.display(),
+            text.len()
+        );
+        let end = String::from_utf8_lossy(&text[text.len() - 200..]).into_owned();
+        assert!(end.contains("more bytes not kept"), "{end}");
+    }
+    assert!(!sizes.is_empty());
+}

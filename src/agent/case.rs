@@ -7,7 +7,7 @@
 
 use std::collections::BTreeMap;
 use std::fs::File;
-use std::io::{Read, Seek, SeekFrom};
+use std::io::{Read, Write};
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -45,7 +45,12 @@ pub struct Launch {
 pub const DUMMY_KEY: &str = "sk-ctxgate-dummy-key";
 
 /// The last bytes of the agent's stdout and stderr a trace keeps.
-const TAIL_BYTES: u64 = 4096;
+const TAIL_BYTES: usize = 4096;
+
+/// The most of each of the agent's streams its case folder's file keeps:
+/// an agent that floods its output does not fill the disk (4 GB in six
+/// seconds is what a Python loop writes).
+pub const KEPT_OUTPUT_BYTES: u64 = 16 << 20;
 
 /// Run `script` once with the agent and return its trace.
 pub fn run(
@@ -306,8 +311,8 @@ fn run_agent(
         .env(MARKER_VAR, &marker)
         .current_dir(&folder.workspace)
         .stdin(Stdio::null())
-        .stdout(out.try_clone().map_or(Stdio::null(), Stdio::from))
-        .stderr(err.try_clone().map_or(Stdio::null(), Stdio::from))
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
         .process_group(0);
     #[cfg(target_os = "linux")]
     // SAFETY: the closure runs in the child between fork and exec and only
@@ -323,12 +328,14 @@ fn run_agent(
         Ok(c) => c,
         Err(e) => {
             return Exit {
-                spawn_error: Some(format!("{}: {e}", argv[0])),
+                spawn_error: Some(format!("cannot start {}: {e}", argv[0])),
                 ..Exit::default()
             }
         }
     };
     let pid = child.id() as i32;
+    let stdout = child.stdout.take().map(|p| Capture::start(p, out));
+    let stderr = child.stderr.take().map(|p| Capture::start(p, err));
     // A looping agent is stopped well past its request budget: the
     // verdict is reached by then, and the rest is the deadline's waste.
     let request_cap = script.request_budget() * 2 + 8;
@@ -360,17 +367,73 @@ fn run_agent(
     reaper::kill_descendants(pid, &marker_var, Duration::from_secs(5));
     let _ = child.wait();
     exit.elapsed = started.elapsed();
-    exit.stdout_tail = tail(out);
-    exit.stderr_tail = tail(err);
+    // Every process that held the pipes is gone: they end at once (a
+    // second's grace, then what was read so far).
+    let until = Instant::now() + Duration::from_secs(1);
+    exit.stdout_tail = stdout.map(|c| c.finish(until)).unwrap_or_default();
+    exit.stderr_tail = stderr.map(|c| c.finish(until)).unwrap_or_default();
     exit
 }
 
-fn tail(mut f: File) -> String {
-    let len = f.seek(SeekFrom::End(0)).unwrap_or(0);
-    let _ = f.seek(SeekFrom::Start(len.saturating_sub(TAIL_BYTES)));
-    let mut bytes = Vec::new();
-    let _ = f.take(TAIL_BYTES).read_to_end(&mut bytes);
-    String::from_utf8_lossy(&bytes).into_owned()
+/// One of the agent's output streams, read from its pipe as it comes: the
+/// first [`KEPT_OUTPUT_BYTES`] into the case folder's file (then a line
+/// saying how much more there was), the last [`TAIL_BYTES`] for the trace.
+/// The pipe is always drained, so the agent never blocks on it.
+struct Capture {
+    tail: Arc<Mutex<Vec<u8>>>,
+    done: std::sync::mpsc::Receiver<()>,
+}
+
+impl Capture {
+    fn start(mut pipe: impl Read + Send + 'static, mut file: File) -> Capture {
+        let tail = Arc::new(Mutex::new(Vec::new()));
+        let (tx, done) = std::sync::mpsc::channel();
+        let kept = tail.clone();
+        let _ = std::thread::Builder::new()
+            .name("ctxgate-agent-output".into())
+            .spawn(move || {
+                let mut buf = vec![0u8; 64 << 10];
+                let (mut written, mut dropped) = (0u64, 0u64);
+                loop {
+                    let n = match pipe.read(&mut buf) {
+                        Ok(0) => break,
+                        Ok(n) => n,
+                        Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                        Err(_) => break,
+                    };
+                    let chunk = &buf[..n];
+                    let room = KEPT_OUTPUT_BYTES.saturating_sub(written).min(n as u64) as usize;
+                    if room > 0 && file.write_all(&chunk[..room]).is_ok() {
+                        written += room as u64;
+                    }
+                    dropped += (n - room) as u64;
+                    let mut t = kept.lock().unwrap_or_else(|e| e.into_inner());
+                    t.extend_from_slice(chunk);
+                    if t.len() > 2 * TAIL_BYTES {
+                        let cut = t.len() - TAIL_BYTES;
+                        t.drain(..cut);
+                    }
+                }
+                if dropped > 0 {
+                    let _ = writeln!(
+                        file,
+                        "\n[ctxgate: {dropped} more bytes not kept, past the first {KEPT_OUTPUT_BYTES}]"
+                    );
+                }
+                let _ = tx.send(());
+            });
+        Capture { tail, done }
+    }
+
+    /// The stream's last bytes, once it ended or `until` passed.
+    fn finish(self, until: Instant) -> String {
+        let _ = self
+            .done
+            .recv_timeout(until.saturating_duration_since(Instant::now()));
+        let t = self.tail.lock().unwrap_or_else(|e| e.into_inner());
+        let from = t.len().saturating_sub(TAIL_BYTES);
+        String::from_utf8_lossy(&t[from..]).into_owned()
+    }
 }
 
 #[cfg(test)]

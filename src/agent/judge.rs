@@ -230,11 +230,14 @@ impl<'a> Judge<'a> {
                     ),
                 );
             }
-            let same = messages_hash(r.messages());
-            if let Some(again) = after
-                .iter()
-                .find(|a| a.request.is_some() && messages_hash(a.messages()) == same)
-            {
+            // Sent again unchanged: the same messages, read; or, for a body
+            // that could not be read, the same bytes.
+            let resent = |a: &&&Recorded| match (&r.request, &a.request) {
+                (Some(_), Some(_)) => messages_hash(a.messages()) == messages_hash(r.messages()),
+                (None, None) => !r.body.is_empty() && a.body == r.body,
+                _ => false,
+            };
+            if let Some(again) = after.iter().find(resent) {
                 self.find(
                     Inv::RecoversAfterRefusal,
                     Some(again.index),
@@ -1402,6 +1405,53 @@ mod tests {
             j.findings
                 .iter()
                 .any(|f| f.detail.contains("the agent stopped")),
+            "{:?}",
+            j.findings
+        );
+    }
+
+    /// A refused body that could not be read has no messages: a later
+    /// request with none (an empty list) or other bytes is not it sent
+    /// again; the same bytes are.
+    #[test]
+    fn an_unreadable_refused_body_is_resent_only_by_the_same_bytes() {
+        let unreadable = |index: usize, body: &[u8]| {
+            let mut r = loop_request(index, Vec::new(), 20_000, Answer::TooLarge);
+            r.request = None;
+            r.kind = Kind::Side;
+            r.body = body.to_vec();
+            r.unreadable = Some("JSON nested deeper than 128 levels".into());
+            r
+        };
+        let all = [head(), vec![call(0), result(0, "first file")]].concat();
+        let mut empty = loop_request(1, Vec::new(), 100, Answer::BadRequest);
+        empty.answer = Answer::Side;
+        let j = judged(
+            vec![
+                unreadable(0, b"[[[["),
+                empty,
+                loop_request(2, head(), 500, turn(0)),
+                loop_request(3, all.clone(), 600, turn(1)),
+            ],
+            0,
+        );
+        assert!(
+            !j.findings.iter().any(|f| f.detail.contains("unchanged")),
+            "{:?}",
+            j.findings
+        );
+        let j = judged(
+            vec![
+                unreadable(0, b"[[[["),
+                unreadable(1, b"[[[["),
+                loop_request(2, head(), 500, turn(0)),
+            ],
+            0,
+        );
+        assert!(
+            j.findings
+                .iter()
+                .any(|f| f.detail.contains("resends request #0's messages unchanged")),
             "{:?}",
             j.findings
         );

@@ -156,9 +156,14 @@ pub enum Received {
     Whole(Vec<u8>),
     /// Longer than ctxgate keeps: the length it declared.
     OverCap(u64),
-    /// The connection ended before the length it declared.
-    CutShort(u64),
+    /// The body could not be read (the connection ended before the length
+    /// it declared, a chunk size that is not hex): why.
+    Broken(String),
 }
+
+/// The most bytes a summary is allowed before its overshoot: 1,048,576
+/// tokens at the usual 4 bytes a token.
+pub const SUMMARY_MAX_BYTES: u64 = 4 << 20;
 
 /// The mark every summary ctxgate writes begins with: how the judges know
 /// a summary in a later request.
@@ -231,7 +236,7 @@ impl Play {
                 (b, n, None)
             }
             Received::OverCap(declared) => (Vec::new(), declared, None),
-            Received::CutShort(declared) => (Vec::new(), 0, Some(declared)),
+            Received::Broken(why) => (Vec::new(), 0, Some(why)),
         };
         let mut rec = Recorded {
             index: self.requests.len(),
@@ -250,13 +255,12 @@ impl Play {
             status: 200,
         };
         let rendered = match cut {
-            Some(declared) => {
-                rec.unreadable = Some(format!(
-                    "the connection ended before the body's declared {declared} bytes"
-                ));
+            Some(why) => {
                 rec.answer = Answer::BadRequest;
-                Rendered::json(json!({"error": {"message": "incomplete body", "type": "invalid_request_error"}}))
-                    .with_status(400)
+                let rendered = Rendered::json(json!({"error": {"message": format!("incomplete body: {why}"), "type": "invalid_request_error"}}))
+                    .with_status(400);
+                rec.unreadable = Some(why);
+                rendered
             }
             None => self.respond(&mut rec),
         };
@@ -312,6 +316,17 @@ impl Play {
         let mut request = match dialect.read_in(&rec.body, &self.stored) {
             Ok(r) => r,
             Err(why) => {
+                // A compressed body is read as it came: say so.
+                let encoding = (rec.headers.iter())
+                    .find(|(k, _)| k.eq_ignore_ascii_case("content-encoding"))
+                    .map(|(_, v)| v.trim())
+                    .filter(|v| !v.is_empty() && !v.eq_ignore_ascii_case("identity"));
+                let why = match encoding {
+                    Some(e) => format!(
+                        "Content-Encoding {e:?}: ctxgate reads request bodies uncompressed ({why})"
+                    ),
+                    None => why,
+                };
                 rec.unreadable = Some(why.clone());
                 rec.answer = Answer::BadRequest;
                 if rec.body_len > ceiling {
@@ -422,9 +437,12 @@ impl Play {
         if r.max_tokens.is_some() {
             percent = percent.min(99);
         }
-        let allowed =
-            r.max_tokens.unwrap_or(4096).min(1 << 20) * self.stage.settings.config.bytes_per_token;
-        let bytes = (allowed * percent as u64 / 100).max(64) as usize;
+        // In bytes at most SUMMARY_MAX_BYTES, whatever `bytesPerToken`
+        // multiplies the agent's `max_tokens` by.
+        let allowed = (r.max_tokens.unwrap_or(4096).min(1 << 20))
+            .saturating_mul(self.stage.settings.config.bytes_per_token)
+            .min(SUMMARY_MAX_BYTES);
+        let bytes = (allowed.saturating_mul(percent as u64) / 100).max(64) as usize;
         self.summaries += 1;
         let head = format!("{SUMMARY_MARK} {}] ", self.summaries);
         let mut rng = SplitMix64::new(self.summaries as u64 ^ bytes as u64);
@@ -553,6 +571,47 @@ mod tests {
             previous_response_id: None,
             tools_allowed: true,
             parallel_calls: true,
+        }
+    }
+
+    /// A summary is as long as the request's `max_tokens` allows, in
+    /// bytes by `bytesPerToken` — never past SUMMARY_MAX_BYTES: an agent
+    /// asking a million tokens under a config of a billion bytes a token
+    /// made ctxgate allocate 450 TB and abort.
+    #[test]
+    fn a_summary_is_bounded_whatever_max_tokens_and_bytes_per_token() {
+        let mut settings = crate::agent::settings::Settings::default();
+        settings.config.bytes_per_token = 1_000_000_000;
+        settings.config.transport_max_body_bytes = 1 << 20;
+        let stage = Stage {
+            settings,
+            gateway: Gateway::Express,
+            dialect: None,
+            tools: Vec::new(),
+            summary: SummaryMatcher::new(None).unwrap(),
+            model: "m".into(),
+        };
+        let script: Script = serde_json::from_value(json!(
+            {"task": "Task: nothing", "final": "done", "summaries": [150], "turns": []}
+        ))
+        .unwrap();
+        let mut play = Play::new(Arc::new(stage), Arc::new(script), PathBuf::new());
+        for max in ["1000000", "18446744073709551615"] {
+            let body = format!(
+                r#"{{"model":"m","max_tokens":{max},"messages":[{{"role":"user","content":"Summarize the conversation."}}]}}"#
+            );
+            let r = play.answer(
+                "POST",
+                "/v1/chat/completions",
+                Vec::new(),
+                Received::Whole(body.into_bytes()),
+            );
+            assert_eq!(r.status, 200, "{max}");
+            assert!(
+                r.body.len() <= SUMMARY_MAX_BYTES as usize * 2,
+                "{max}: {}",
+                r.body.len()
+            );
         }
     }
 

@@ -331,11 +331,14 @@ impl AgentReport {
 /// A replay of agent fixtures, as text: a line a fixture, then the verdict.
 pub fn replay_text(replayed: &[Replayed], expect_failures: bool) -> (String, u8) {
     let mut out = String::new();
-    let (mut held, mut failed, mut unjudged) = (0, 0, 0);
+    let (mut held, mut failed, mut unjudged, mut not_played) = (0, 0, 0, 0);
     for r in replayed {
         let name = one_line(&r.path.display().to_string());
         let failed_now = r.failed();
-        if !failed_now.is_empty() {
+        if let Some(why) = &r.not_played {
+            not_played += 1;
+            let _ = writeln!(out, "ERROR  {name}: not played: {}", one_line(why));
+        } else if !failed_now.is_empty() {
             failed += 1;
             let _ = writeln!(
                 out,
@@ -377,7 +380,14 @@ pub fn replay_text(replayed: &[Replayed], expect_failures: bool) -> (String, u8)
             ""
         }
     );
-    (out, if ok { 0 } else { 1 })
+    // A fixture not played is bad usage (a command that does not start),
+    // whatever was expected of it.
+    let code = match (not_played > 0, ok) {
+        (true, _) => 2,
+        (false, true) => 0,
+        (false, false) => 1,
+    };
+    (out, code)
 }
 
 /// The invariants' names and what each means: `agent --list-invariants`.

@@ -268,6 +268,14 @@ pub fn run(opts: &AgentOptions, mut say: impl FnMut(&str)) -> Result<AgentReport
         let summaries = Script::summary_sizes(mix(opts.seed, index));
         let script = Arc::new(Script::from_case(&case, summaries.clone()));
         let trace = case::run(runtime.handle(), &stage, &script, &opts.launch, index);
+        if let Some(why) = &trace.exit.spawn_error {
+            // Nothing was played: not the agent's failure to confirm,
+            // shrink and save, but a command (or a folder, a port, a
+            // driver) that does not work — bad usage, as `check` says of a
+            // subject that does not start.
+            report.unplayable = Some(format!("case {index}: {why}"));
+            break;
+        }
         let judged = judge(&trace, &script, &stage.settings);
         report.cases += 1;
         note_dialects(&mut report, &trace);
@@ -557,11 +565,17 @@ pub struct Replayed {
     pub path: PathBuf,
     pub fixture: AgentFixture,
     pub judged: Judged,
+    /// Why its script was not played at all (the agent did not start):
+    /// nothing of it failed or held.
+    pub not_played: Option<String>,
 }
 
 impl Replayed {
     /// The fixture's invariants that failed.
     pub fn failed(&self) -> Vec<AgentInvariant> {
+        if self.not_played.is_some() {
+            return Vec::new();
+        }
         self.fixture
             .invariants
             .iter()
@@ -572,12 +586,13 @@ impl Replayed {
 
     /// Whether anything of the fixture was judged.
     pub fn judged_any(&self) -> bool {
-        self.fixture.invariants.iter().any(|i| {
-            matches!(
-                self.judged.verdicts.get(i),
-                Some(Verdict::Pass | Verdict::Fail)
-            )
-        })
+        self.not_played.is_none()
+            && self.fixture.invariants.iter().any(|i| {
+                matches!(
+                    self.judged.verdicts.get(i),
+                    Some(Verdict::Pass | Verdict::Fail)
+                )
+            })
     }
 }
 
@@ -604,6 +619,7 @@ pub fn replay(
                 path,
                 fixture,
                 judged,
+                not_played: trace.exit.spawn_error,
             }
         })
         .collect())

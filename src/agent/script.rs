@@ -91,7 +91,7 @@ impl ScriptCall {
 /// A case whose results already reach it is left as generated.
 pub fn grow(case: &mut Case, seed: u64) {
     let config = &case.config;
-    let trigger_bytes = (config.trigger() * config.bytes_per_token)
+    let trigger_bytes = (config.trigger().saturating_mul(config.bytes_per_token))
         .min(config.transport_max_body_bytes)
         .max(1);
     let mut rng = SplitMix64::new(seed);

@@ -477,6 +477,7 @@ fn replay(args: ReplayArgs) -> Result<(), CliError> {
     out!("{text}");
     match code {
         0 => Ok(()),
+        2 => Err(CliError::bad_input("a fixture was not played (above)")),
         _ => Err(CliError::failed(if args.expect_failures {
             "a fixture no longer fails"
         } else {

@@ -49,8 +49,11 @@ impl Dialect {
     }
 
     /// The dialect a request path is in: `/v1/chat/completions`, and the
-    /// same without `/v1` (a base URL given without it).
+    /// same without `/v1` (a base URL given without it), whatever query
+    /// follows (Azure's `?api-version=…`, the Anthropic SDK's
+    /// `?beta=true`).
     pub fn of_path(path: &str) -> Option<Dialect> {
+        let path = path.split(['?', '#']).next().unwrap_or("");
         let path = path.trim_end_matches('/');
         let path = path.strip_prefix("/v1").unwrap_or(path);
         match path {
@@ -427,7 +430,16 @@ mod tests {
             ("/v1/responses", Some(Dialect::OpenaiResponses)),
             ("/v1/messages", Some(Dialect::Anthropic)),
             ("/v1/messages/", Some(Dialect::Anthropic)),
-            ("/v1/models", None),
+            ("/v1/messages?beta=true", Some(Dialect::Anthropic)),
+            (
+                "/v1/chat/completions?api-version=2024-10-21",
+                Some(Dialect::OpenaiChat),
+            ),
+            (
+                "/v1/responses/?a=/v1/messages",
+                Some(Dialect::OpenaiResponses),
+            ),
+            ("/v1/models?x=/v1/messages", None),
             ("/v1/messages/count_tokens", None),
         ] {
             assert_eq!(Dialect::of_path(path), d, "{path}");
