@@ -64,7 +64,9 @@ def test_a_dropped_field_is_named_with_its_case_and_path():
     assert field not in ("role", "content", "toolCalls", "toolCallId")
     assert f"case {err.case} of `ctxgate gen --cases 200 --seed 3`" in str(err)
     assert f"{err.path}: missing (expected " in str(err)
-    assert f"sed -n {err.case + 1}p" in str(err)
+    # The whole command that prints the case, pipe and all, is one code span
+    # to copy (as python/README.md and the npm package's roundTrip write it).
+    assert f"(print it: `ctxgate gen --cases 200 --seed 3 | sed -n {err.case + 1}p`)" in str(err)
 
 
 def test_a_changed_text_is_named_deep_in_its_message():

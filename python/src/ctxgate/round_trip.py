@@ -183,7 +183,7 @@ def round_trip(parse, serialise, *, cases=200, seed=0, text_only=False, exact_nu
             line = raw.decode("utf-8")
             expected = json.loads(line)["messages"]
             mine = json.loads(line)["messages"]
-            where = f"case {index} of `{shown}` (print it: `{shown}` | sed -n {index + 1}p)"
+            where = f"case {index} of `{shown}` (print it: `{shown} | sed -n {index + 1}p`)"
             try:
                 own = parse(mine)
             except Exception as e:
