@@ -776,13 +776,31 @@ fn an_agent_that_does_not_start_is_bad_usage_not_a_failure() {
     let config = dir.file("config.json", SMALL);
     let save = dir.join("failures");
     let missing = dir.join("no-such-agent");
-    let out = common::process::ctxgate(&[
-        "agent", "--config", &config, "--cases", "2", "--save", &save, "--run", &missing,
-    ]);
-    assert_eq!(out.code, 2, "{}", out.all());
-    out.stderr_has("case 0: cannot start ");
-    out.stderr_has("no-such-agent: No such file");
-    assert!(!std::path::Path::new(&save).exists(), "a fixture was saved");
+    // Not executable: it exists, and exec refuses it.
+    let not_executable = dir.file("agent.sh", "#!/bin/sh\nexit 0\n");
+    for (cmd, why) in [
+        (missing.as_str(), "no-such-agent: No such file"),
+        (
+            "ctxgate-no-such-agent -p {prompt}",
+            "(is it installed, and on PATH?)",
+        ),
+        (
+            "./no/such/agent.sh {prompt}",
+            "./no/such/agent.sh: No such file",
+        ),
+        (not_executable.as_str(), "Permission denied"),
+    ] {
+        let out = common::process::ctxgate(&[
+            "agent", "--config", &config, "--cases", "2", "--save", &save, "--run", cmd,
+        ]);
+        assert_eq!(out.code, 2, "{cmd}: {}", out.all());
+        out.stderr_has("case 0: cannot start ");
+        out.stderr_has(why);
+        assert!(
+            !std::path::Path::new(&save).exists(),
+            "{cmd}: a fixture was saved"
+        );
+    }
     let script = serde_json::json!({"task": "Task: read a file", "final": "done",
         "summaries": [50], "turns": [{"calls": [
             {"id": "call_0_0", "file": "t000-0.txt", "content": "a file\n"}]}]});

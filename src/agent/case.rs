@@ -328,7 +328,16 @@ fn run_agent(
         Ok(c) => c,
         Err(e) => {
             return Exit {
-                spawn_error: Some(format!("cannot start {}: {e}", argv[0])),
+                spawn_error: Some(format!(
+                    "cannot start {}: {e}{}",
+                    argv[0],
+                    match e.kind() {
+                        std::io::ErrorKind::NotFound if !argv[0].contains('/') => {
+                            " (is it installed, and on PATH?)"
+                        }
+                        _ => "",
+                    }
+                )),
                 ..Exit::default()
             }
         }
