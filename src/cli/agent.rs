@@ -28,7 +28,8 @@ proxies of your environment are not passed on.
 
 Exit codes: 0 every checked invariant held and each was exercised; 1 an
 invariant failed (or failed only now and then: flaky), or nothing was
-judged; 2 bad usage, or no tool the agent advertises reads a file.")]
+judged; 2 bad usage: an agent command that does not start (not found, not
+executable), or no tool the agent advertises reads a file.")]
 pub struct Args {
     #[command(subcommand)]
     pub command: Option<Sub>,
