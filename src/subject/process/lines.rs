@@ -122,9 +122,7 @@ impl Answer {
                 FaultKind::WrongId,
                 format!(
                     "answered id {} to request {id}",
-                    crate::model::one_line(
-                        &line.fields.get("id").unwrap_or(&Value::Null).to_string()
-                    )
+                    crate::model::text::excerpt(line.fields.get("id").unwrap_or(&Value::Null))
                 ),
             )),
         }
@@ -147,7 +145,9 @@ impl Answer {
         let known = matches!(req, Request::Compact(..)).then_some(&written.messages);
         let line = self.read(format, Some(sent.ids[n]), expected, known)?;
         match req {
-            Request::Compact(_, msgs) if line.echoed => {
+            // The history handed back, and nothing that contradicts it:
+            // an `error` beside it is for `parse_compact_line` to refuse.
+            Request::Compact(_, msgs) if line.echoed && !line.fields.contains_key("error") => {
                 Ok(Reply::Compact(CompactAnswer::Messages(msgs.to_vec())))
             }
             Request::Compact(..) => parse_compact_line(line, format).map(Reply::Compact),

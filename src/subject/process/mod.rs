@@ -76,23 +76,9 @@ const TRACE_LINE_BYTES: usize = 4096;
 /// (`text::one_line`) and capped at [`TRACE_LINE_BYTES`] (its head and
 /// tail kept, the bytes left out counted).
 fn trace_line(arrow: &str, line: &[u8]) {
-    use crate::model::text::{one_line, truncate_utf8};
+    use crate::model::text::{cut_middle, one_line};
     let text = String::from_utf8_lossy(line);
-    let text = text.trim_end_matches('\n');
-    let shown = if text.len() <= TRACE_LINE_BYTES {
-        text.to_owned()
-    } else {
-        let head = truncate_utf8(text, TRACE_LINE_BYTES * 3 / 4);
-        let mut tail_at = text.len() - TRACE_LINE_BYTES / 4;
-        while !text.is_char_boundary(tail_at) {
-            tail_at += 1;
-        }
-        let left_out = tail_at - head.len();
-        format!(
-            "{head} [… {left_out} bytes left out …] {}",
-            &text[tail_at..]
-        )
-    };
+    let shown = cut_middle(text.trim_end_matches('\n'), TRACE_LINE_BYTES);
     // A reader that went away is the caller's to see (its next line).
     use std::io::Write as _;
     let line = format!("{arrow} {}\n", one_line(&shown));
