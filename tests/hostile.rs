@@ -202,6 +202,24 @@ fn an_error_beside_a_result_is_a_fault_not_a_pass() {
     );
 }
 
+/// Class 7: an answer written without its line break is a timeout that
+/// says so — how many bytes were written and how they begin — not a
+/// bare "no answer".
+#[test]
+fn a_line_never_ended_is_named_in_the_timeout() {
+    let (_, report) = faulted(
+        "unended",
+        "--cases 1 --timeout 1 --shrink-runs 3",
+        60.0,
+        "timeout",
+    );
+    let detail = report["faults"][0]["detail"].as_str().unwrap_or("");
+    assert!(
+        detail.contains("of a line it never ended with \\n") && detail.contains("{\\\"id\\\": "),
+        "{report}"
+    );
+}
+
 /// Class 6: a megabyte of name, version and error message is shown cut,
 /// its bytes left out counted, on the terminal and in every report form
 /// and fixture: what ctxgate writes does not grow with what a subject

@@ -20,6 +20,7 @@ can scan /proc for survivors.
                   for byte *and* an error cannot_fit: no answer at all
   long-words      a hello name and version of a megabyte each, and every
                   compact answered cannot_fit with a message of 2 MB
+  unended         writes its answers without their line break (and waits)
 """
 import json
 import os
@@ -83,4 +84,4 @@ for line in sys.stdin:
         answer = json.dumps({"id": req["id"], "error": {"kind": "cannot_fit", "message": LONG * 2}})
     if kind == "unsolicited" and compacts == 2:
         answer = answer + "\n" + answer
-    print(answer, flush=True)
+    print(answer, end="" if kind == "unended" else "\n", flush=True)

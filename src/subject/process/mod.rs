@@ -86,6 +86,22 @@ fn trace_line(arrow: &str, line: &[u8]) {
     let _ = std::io::stdout().lock().write_all(line.as_bytes());
 }
 
+/// What a fault says of a line the subject began and never ended with a
+/// `\n` (nothing when there is none): how many bytes, and how they begin,
+/// made safe and short — an answer printed without its line break (a
+/// `print(…, end="")`, a `write` with no `\n`) waits for ever otherwise.
+fn unended(bytes: &[u8]) -> String {
+    if bytes.is_empty() {
+        return String::new();
+    }
+    let text = String::from_utf8_lossy(&bytes[..bytes.len().min(1024)]);
+    let begins = crate::model::text::collapse(&text, crate::model::text::EXCERPT_CHARS);
+    format!(
+        "; it wrote {} byte(s) of a line it never ended with \\n (each answer must end with a line break): {begins:?}",
+        bytes.len()
+    )
+}
+
 /// How often a wait for an answer looks whether the subject has exited.
 const EXIT_POLL: Duration = Duration::from_millis(50);
 /// A subject behind a process boundary.
@@ -255,19 +271,30 @@ impl ProcessSubject {
                 FaultKind::OversizedLine,
                 format!("an answer line passed {n} bytes, the cap (--max-line-bytes)"),
             )),
-            Line::Closed => Err(closed(r, timeout, self.traffic.bytes_received == 0)),
+            Line::Closed => {
+                let silent = self.traffic.bytes_received == 0 && r.pipes.unended().is_empty();
+                let mut fault = closed(r, timeout, silent);
+                fault.detail.push_str(&unended(r.pipes.unended()));
+                Err(fault)
+            }
             Line::Pending => {
+                let silent = self.traffic.bytes_received == 0 && r.pipes.unended().is_empty();
                 if let Ok(Some(status)) = r.child.try_wait() {
-                    let detail = match status.success() && self.traffic.bytes_received == 0 {
+                    let detail = match status.success() && silent {
                         true => format!("the subject exited ({status}){NEVER_SERVED}"),
                         false => format!("the subject exited ({status}) without answering"),
                     };
+                    let detail = detail + &unended(r.pipes.unended());
                     return Err(Fault::new(FaultKind::Crash, detail));
                 }
                 if Instant::now() >= until {
                     return Err(Fault::new(
                         FaultKind::Timeout,
-                        format!("no answer within {:.1} s", timeout.as_secs_f64()),
+                        format!(
+                            "no answer within {:.1} s{}",
+                            timeout.as_secs_f64(),
+                            unended(r.pipes.unended())
+                        ),
                     ));
                 }
                 Ok(None)
