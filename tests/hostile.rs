@@ -220,6 +220,22 @@ fn a_line_never_ended_is_named_in_the_timeout() {
     );
 }
 
+/// Class 8: an estimate whose `perMessage` has a figure too many is a
+/// `protocol` fault: its figures fit no message, and the per-message
+/// floors of the estimate invariants (judged whether or not
+/// `estimate-covers-tool-calls` is claimed) would pass unseen.
+#[test]
+fn a_per_message_list_of_the_wrong_length_is_a_fault() {
+    let (_, report) = faulted(
+        "per-message-off",
+        "--cases 3 --timeout 5 --shrink-runs 20",
+        60.0,
+        "protocol",
+    );
+    let detail = report["faults"][0]["detail"].as_str().unwrap_or("");
+    assert!(detail.contains("`perMessage` has "), "{report}");
+}
+
 /// Class 6: a megabyte of name, version and error message is shown cut,
 /// its bytes left out counted, on the terminal and in every report form
 /// and fixture: what ctxgate writes does not grow with what a subject

@@ -21,6 +21,8 @@ can scan /proc for survivors.
   long-words      a hello name and version of a megabyte each, and every
                   compact answered cannot_fit with a message of 2 MB
   unended         writes its answers without their line break (and waits)
+  per-message-off also estimates, generously, with one perMessage figure
+                  too many: figures that fit no message
 """
 import json
 import os
@@ -60,11 +62,16 @@ for line in sys.stdin:
     if req.get("op") == "hello":
         print(json.dumps({"op": "hello", "protocol": 1, "name": name,
                           "version": LONG if kind == "long-words" else "0",
-                          "ops": ["compact"], "invariants": ["no-premature-compaction"]}), flush=True)
+                          "ops": ["compact", "estimate"] if kind == "per-message-off" else ["compact"],
+                          "invariants": ["no-premature-compaction"]}), flush=True)
         if kind == "closed-stdout":
             os.close(1)
             while True:
                 sys.stdin.readline() or time.sleep(0.05)
+        continue
+    if req.get("op") == "estimate":
+        per = [len(line)] * (len(req["messages"]) + 1)
+        print(json.dumps({"id": req["id"], "tokens": len(line), "perMessage": per}), flush=True)
         continue
     compacts += 1
     if kind == "escapes":
