@@ -28,10 +28,15 @@ fn ctxgate(args: &[&str], stdin: Option<&str>, limit: f64) -> Out {
 }
 
 fn temp(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("ctxgate-hostile-{}-{name}", std::process::id()));
+    let dir = temp_path(name);
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
     dir
+}
+
+/// Where [`temp`] makes the folder `name`.
+fn temp_path(name: &str) -> PathBuf {
+    std::env::temp_dir().join(format!("ctxgate-hostile-{}-{name}", std::process::id()))
 }
 
 fn marker(name: &str) -> String {
@@ -177,6 +182,102 @@ fn subject_text_cannot_drive_the_terminal() {
         assert!(!text.contains("\nFAKE: OK"), "a forged line:\n{text}");
     }
     ran.stdout_has("evil\\u{1b}");
+}
+
+/// Class 8: an answer that hands the history back byte for byte *and*
+/// says `error` is no answer: a `protocol` fault, never a pass (the
+/// history handed back is read apart from the line's other fields).
+#[test]
+fn an_error_beside_a_result_is_a_fault_not_a_pass() {
+    let (_, report) = faulted("error-beside", "--cases 3 --timeout 5", 60.0, "protocol");
+    let detail = report["faults"][0]["detail"].as_str().unwrap_or("");
+    assert!(
+        detail.contains("an `error` or a result, not both"),
+        "{report}"
+    );
+    assert_eq!(
+        report["failures"].as_array().map(Vec::len),
+        Some(0),
+        "{report}"
+    );
+}
+
+/// Class 7: an answer written without its line break is a timeout that
+/// says so — how many bytes were written and how they begin — not a
+/// bare "no answer".
+#[test]
+fn a_line_never_ended_is_named_in_the_timeout() {
+    let (_, report) = faulted(
+        "unended",
+        "--cases 1 --timeout 1 --shrink-runs 3",
+        60.0,
+        "timeout",
+    );
+    let detail = report["faults"][0]["detail"].as_str().unwrap_or("");
+    assert!(
+        detail.contains("of a line it never ended with \\n") && detail.contains("{\\\"id\\\": "),
+        "{report}"
+    );
+}
+
+/// Class 8: an estimate whose `perMessage` has a figure too many is a
+/// `protocol` fault: its figures fit no message, and the per-message
+/// floors of the estimate invariants (judged whether or not
+/// `estimate-covers-tool-calls` is claimed) would pass unseen.
+#[test]
+fn a_per_message_list_of_the_wrong_length_is_a_fault() {
+    let (_, report) = faulted(
+        "per-message-off",
+        "--cases 3 --timeout 5 --shrink-runs 20",
+        60.0,
+        "protocol",
+    );
+    let detail = report["faults"][0]["detail"].as_str().unwrap_or("");
+    assert!(detail.contains("`perMessage` has "), "{report}");
+}
+
+/// Class 6: a megabyte of name, version and error message is shown cut,
+/// its bytes left out counted, on the terminal and in every report form
+/// and fixture: what ctxgate writes does not grow with what a subject
+/// says.
+#[test]
+fn subject_text_is_bounded_in_every_sink() {
+    let dir = temp("long-words-reports");
+    let junit = dir.join("junit.xml");
+    let markdown = dir.join("summary.md");
+    let extra = format!(
+        "--cases 3 --timeout 10 --also-report junit={} --also-report markdown={}",
+        junit.display(),
+        markdown.display()
+    );
+    let (ran, report, m) = check_hostile("long-words", &extra, 60.0);
+    assert_eq!(ran.code, 1, "{}", ran.stderr);
+    assert_none_left(&m);
+    let name = report["subject"]["name"].as_str().unwrap_or("");
+    assert!(
+        name.contains(" bytes left out …] ") && name.ends_with("WTAIL"),
+        "{name}"
+    );
+    let saved: Vec<PathBuf> = std::fs::read_dir(temp_path("long-words").join("fixtures"))
+        .map(|d| d.filter_map(|e| Some(e.ok()?.path())).collect())
+        .unwrap_or_default();
+    assert!(!saved.is_empty(), "{report}");
+    let report_text = report.to_string();
+    let files = [junit, markdown].into_iter().chain(saved).map(|p| {
+        (
+            p.display().to_string(),
+            std::fs::read_to_string(&p).unwrap_or_default(),
+        )
+    });
+    let sinks = [
+        ("stdout".to_owned(), ran.stdout.clone()),
+        ("stderr".to_owned(), ran.stderr.clone()),
+        ("json".to_owned(), report_text),
+    ];
+    for (sink, text) in sinks.into_iter().chain(files) {
+        assert!(!text.is_empty(), "{sink} is empty");
+        assert!(text.len() < 200_000, "{sink}: {} bytes", text.len());
+    }
 }
 
 /// Class 7: --time bounds the whole run, shrinking included, with a

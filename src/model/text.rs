@@ -14,6 +14,28 @@ pub fn truncate_utf8(s: &str, max: usize) -> &str {
     &s[..end]
 }
 
+/// `s` whole when it is at most `max` bytes; else its first three
+/// quarters of `max` and its last quarter, on char boundaries, with the
+/// bytes between counted: `head [… N bytes left out …] tail`. For text a
+/// subject sends that ctxgate shows or keeps (a protocol line traced, a
+/// hello's name, an error answer's message), which is bounded in what
+/// ctxgate writes, however long it was sent.
+pub fn cut_middle(s: &str, max: usize) -> std::borrow::Cow<'_, str> {
+    if s.len() <= max {
+        return std::borrow::Cow::Borrowed(s);
+    }
+    let head = truncate_utf8(s, max * 3 / 4);
+    let mut tail_at = s.len() - max / 4;
+    while !s.is_char_boundary(tail_at) {
+        tail_at += 1;
+    }
+    let left_out = tail_at - head.len();
+    std::borrow::Cow::Owned(format!(
+        "{head} [… {left_out} bytes left out …] {}",
+        &s[tail_at..]
+    ))
+}
+
 /// `12345678` → `12,345,678`, for the human-readable output.
 pub fn group(n: u64) -> String {
     let digits = n.to_string();
@@ -44,7 +66,7 @@ pub fn collapse(text: &str, max: usize) -> String {
         (i > 0)
             .then_some(' ')
             .into_iter()
-            .chain(word.chars().filter(|c| !c.is_control()))
+            .chain(word.chars().filter(|c| !is_control(*c)))
     });
     let mut out: String = chars.by_ref().take(max).collect();
     if chars.next().is_some() {

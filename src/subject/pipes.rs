@@ -259,6 +259,12 @@ impl Pipes {
     /// The next line if one comes within `wait` (`Line::Pending`: not
     /// yet), writing pending requests meanwhile. `Duration::ZERO` only
     /// looks at what has arrived.
+    /// The bytes of a line read and not yet ended by a `\n`: what a subject
+    /// that never ends its line wrote of it.
+    pub fn unended(&self) -> &[u8] {
+        &self.input[self.start..self.end]
+    }
+
     pub fn next_line(&mut self, wait: Duration) -> Line {
         let until = Instant::now() + wait;
         loop {

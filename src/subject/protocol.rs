@@ -23,7 +23,7 @@ use crate::error::json_type;
 use crate::invariant::InvariantSet;
 use crate::model::engine_de::Lookup;
 use crate::model::field::{expect, into_array};
-use crate::model::text::excerpt;
+use crate::model::text::{cut_middle, excerpt};
 use crate::model::{
     read_messages, read_messages_owned, write_messages, Message, WireFormat, WireFormats,
 };
@@ -31,6 +31,22 @@ use crate::model::{
 pub use crate::model::text::{lines, one_line};
 
 pub const PROTOCOL_VERSION: u64 = 1;
+
+/// The most of a hello's `name` or `version` ctxgate keeps, in bytes:
+/// they head every report and every line of progress, so a longer one is
+/// cut in its middle ([`cut_middle`]), the bytes left out counted.
+pub const NAME_BYTES: usize = 256;
+
+/// The most of an error answer's `message` (or of a `kind` that is no
+/// answer) ctxgate keeps, in bytes: free text for people, shown in every
+/// report form and kept in the fixture, cut in its middle past this.
+pub const MESSAGE_BYTES: usize = 4096;
+
+/// Subject text kept for people: cut to `max` bytes ([`cut_middle`]), its
+/// control characters escaped ([`one_line`]).
+fn shown(text: &str, max: usize) -> String {
+    one_line(&cut_middle(text, max))
+}
 
 /// The hello request.
 pub fn hello_request() -> Value {
@@ -86,19 +102,39 @@ pub fn parse_hello(v: &Value) -> Result<SubjectInfo, Fault> {
         Some(v) => {
             return Err(bad(format!(
                 "protocol {} is not supported (this harness speaks 1)",
-                one_line(&v.to_string())
+                excerpt(v)
             )))
         }
         None => return Err(bad("no `protocol` (this harness speaks 1)".into())),
     }
-    let text = |k: &str| one_line(obj.get(k).and_then(Value::as_str).unwrap_or(""));
-    let mut info = SubjectInfo::new(text("name"), text("version"));
+    // A field of the wrong type is refused, never read as its default: a
+    // hello that says something ctxgate cannot read is not taken at less.
+    let text = |k: &str| match obj.get(k) {
+        None | Some(Value::Null) => Ok(String::new()),
+        Some(Value::String(s)) => Ok(shown(s, NAME_BYTES)),
+        Some(other) => Err(bad(format!(
+            "`{k}` must be a string, found {}",
+            excerpt(other)
+        ))),
+    };
+    let mut info = SubjectInfo::new(text("name")?, text("version")?);
     if info.name.is_empty() {
         info.name = "unnamed subject".into();
     }
-    let ops: Vec<&str> = match obj.get("ops") {
-        None => vec!["compact"],
-        Some(Value::Array(a)) => a.iter().filter_map(Value::as_str).collect(),
+    let names = |k: &str, list: &Vec<Value>| -> Result<Vec<String>, Fault> {
+        list.iter()
+            .map(|v| match v {
+                Value::String(s) => Ok(s.clone()),
+                other => Err(bad(format!(
+                    "`{k}` must be an array of names, found {}",
+                    excerpt(other)
+                ))),
+            })
+            .collect()
+    };
+    let ops: Vec<String> = match obj.get("ops") {
+        None => vec!["compact".into()],
+        Some(Value::Array(a)) => names("ops", a)?,
         Some(other) => {
             return Err(bad(format!(
                 "`ops` must be an array, found {}",
@@ -106,26 +142,37 @@ pub fn parse_hello(v: &Value) -> Result<SubjectInfo, Fault> {
             )))
         }
     };
-    if !ops.contains(&"compact") {
+    if !ops.iter().any(|o| o == "compact") {
         let found = obj.get("ops").map_or(String::new(), excerpt);
         return Err(bad(format!(
             "`ops` must include \"compact\", found {found}"
         )));
     }
-    info.estimates = ops.contains(&"estimate");
+    info.estimates = ops.iter().any(|o| o == "estimate");
     if let Some(f) = obj.get("format") {
         let name = f.as_str().unwrap_or("");
-        info.format = WireFormat::parse(name).ok_or_else(|| bad(format!("unknown format {f}")))?;
+        info.format =
+            WireFormat::parse(name).ok_or_else(|| bad(format!("unknown format {}", excerpt(f))))?;
     }
     if let Some(list) = obj.get("invariants") {
-        let names = list
+        let list = list
             .as_array()
-            .ok_or_else(|| bad("`invariants` must be an array of names".into()))?
-            .iter()
-            .map(|n| n.as_str().unwrap_or("?"))
-            .collect::<Vec<_>>()
-            .join(",");
-        info.invariants = Some(InvariantSet::parse_list(&names).map_err(bad)?);
+            .ok_or_else(|| bad("`invariants` must be an array of names".into()))?;
+        // Each name alone: one holding a comma is not a list of two.
+        let mut set = InvariantSet::empty();
+        for name in names("invariants", list)? {
+            if name.contains(',') {
+                return Err(bad(format!(
+                    "`invariants` must list one name an entry, found {}",
+                    excerpt(&Value::String(name))
+                )));
+            }
+            let one = InvariantSet::parse_list(&cut_middle(&name, NAME_BYTES));
+            for inv in one.map_err(|e| bad(shown(&e, MESSAGE_BYTES)))?.iter() {
+                set.insert(inv);
+            }
+        }
+        info.invariants = Some(set);
     }
     info.content_parts_declared = obj.contains_key("contentParts");
     info.content_parts = match obj.get("contentParts") {
@@ -145,7 +192,7 @@ pub fn parse_hello(v: &Value) -> Result<SubjectInfo, Fault> {
             .ok_or_else(|| {
                 bad(format!(
                     "`compactAt` must be a number in (0, 1], a fraction of the trigger, found {}",
-                    one_line(&at.to_string())
+                    excerpt(at)
                 ))
             })?;
     }
@@ -158,7 +205,8 @@ pub fn parse_hello(v: &Value) -> Result<SubjectInfo, Fault> {
         Some(Value::String(s)) if s == "exact" => true,
         Some(other) => {
             return Err(bad(format!(
-                "`numbers` must be \"exact\" or \"portable\", found {other}"
+                "`numbers` must be \"exact\" or \"portable\", found {}",
+                excerpt(other)
             )))
         }
     };
@@ -176,7 +224,7 @@ fn parse_wire_formats(list: &Value) -> Result<WireFormats, String> {
     for name in names {
         match name.as_str().and_then(WireFormat::parse) {
             Some(f) => set.insert(f),
-            None => return Err(format!("{expected}, found {}", one_line(&name.to_string()))),
+            None => return Err(format!("{expected}, found {}", excerpt(name))),
         }
     }
     if set.is_empty() {
@@ -472,7 +520,8 @@ pub(crate) fn utf8(bytes: &[u8]) -> Option<&str> {
 
 /// Read an answer to `compact` from a line read with [`read_line`].
 pub fn parse_compact_line(line: ProtocolLine, format: WireFormat) -> Result<CompactAnswer, Fault> {
-    if let Some(answer) = parse_error(&line.fields)? {
+    let apart = line.messages.is_some() || line.echoed;
+    if let Some(answer) = parse_error_beside(&line.fields, apart)? {
         return Ok(answer);
     }
     match line.messages {
@@ -627,13 +676,57 @@ pub fn error_answer(id: &Value, kind: &str, message: &str) -> Value {
 }
 
 /// Read the `error` of an answer, if it has one: `Ok(Some(answer))` for the
-/// two kinds that are answers, a fault for any other kind.
+/// two kinds that are answers, a fault for any other kind. An `error` is an
+/// object whose `kind` is a string and whose `message`, if any, is one
+/// too; an answer that has one carries no result (`messages`, `tokens`,
+/// `perMessage`) beside it. Anything else is a `protocol` fault that says
+/// what was found: never an answer taken at a guess.
 pub fn parse_error(obj: &Map<String, Value>) -> Result<Option<CompactAnswer>, Fault> {
+    parse_error_beside(obj, false)
+}
+
+/// [`parse_error`] for an answer whose `messages` were read apart from
+/// `obj` (`has_messages`: the line had them).
+fn parse_error_beside(
+    obj: &Map<String, Value>,
+    has_messages: bool,
+) -> Result<Option<CompactAnswer>, Fault> {
     let Some(err) = obj.get("error") else {
         return Ok(None);
     };
-    let kind = err.get("kind").and_then(Value::as_str).unwrap_or("");
-    let message = one_line(err.get("message").and_then(Value::as_str).unwrap_or(""));
+    let bad = |p: String| Fault::new(FaultKind::Protocol, format!("error answer: {p}"));
+    let Value::Object(fields) = err else {
+        return Err(bad(format!(
+            "`error` must be an object {{\"kind\":…,\"message\":…}}, found {}",
+            excerpt(err)
+        )));
+    };
+    let kind = match fields.get("kind") {
+        Some(Value::String(k)) => k.as_str(),
+        other => {
+            let found = other.map_or("nothing".to_owned(), excerpt);
+            return Err(bad(format!("`error.kind` must be a string, found {found}")));
+        }
+    };
+    let message = match fields.get("message") {
+        None | Some(Value::Null) => String::new(),
+        Some(Value::String(m)) => shown(m, MESSAGE_BYTES),
+        Some(other) => {
+            return Err(bad(format!(
+                "`error.message` must be a string, found {}",
+                excerpt(other)
+            )))
+        }
+    };
+    let result = ["messages", "tokens", "perMessage"]
+        .into_iter()
+        .find(|k| obj.contains_key(*k) || (has_messages && *k == "messages"));
+    if let Some(result) = result {
+        return Err(bad(format!(
+            "an answer is an `error` or a result, not both: it has `error` (kind {}) and `{result}`",
+            shown(&format!("{kind:?}"), NAME_BYTES)
+        )));
+    }
     match kind {
         "cannot_fit" => Ok(Some(CompactAnswer::CannotFit { message })),
         "invalid_input" => Ok(Some(CompactAnswer::InvalidInput { message })),
@@ -650,7 +743,7 @@ pub fn parse_error(obj: &Map<String, Value>) -> Result<Option<CompactAnswer>, Fa
             FaultKind::UnknownErrorKind,
             format!(
                 "error of kind {} (only cannot_fit and invalid_input are answers): {message}",
-                one_line(&format!("{other:?}"))
+                shown(&format!("{other:?}"), NAME_BYTES)
             ),
         )),
     }
@@ -876,6 +969,152 @@ mod tests {
                 "{bad}: {}",
                 f.detail
             );
+        }
+    }
+
+    /// An `error` of the wrong shape, or one beside a result, is a
+    /// `protocol` fault that shows what was found: never read as an error
+    /// of kind "" with no message, nor as whichever of the two came first.
+    #[test]
+    fn an_error_of_the_wrong_shape_or_beside_a_result_is_a_protocol_fault() {
+        let parse = |v: Value| parse_error(v.as_object().unwrap());
+        let cases = [
+            (
+                json!({"id": 1, "error": "boom"}),
+                "`error` must be an object",
+            ),
+            (json!({"id": 1, "error": null}), "found null"),
+            (
+                json!({"id": 1, "error": {"message": "m"}}),
+                "`error.kind` must be a string, found nothing",
+            ),
+            (
+                json!({"id": 1, "error": {"kind": 7}}),
+                "`error.kind` must be a string, found 7",
+            ),
+            (
+                json!({"id": 1, "error": {"kind": "cannot_fit", "message": 5}}),
+                "`error.message` must be a string, found 5",
+            ),
+            (
+                json!({"id": 1, "error": {"kind": "cannot_fit"}, "messages": []}),
+                "not both: it has `error` (kind \"cannot_fit\") and `messages`",
+            ),
+            (
+                json!({"id": 1, "error": {"kind": "invalid_input"}, "tokens": 3}),
+                "and `tokens`",
+            ),
+        ];
+        for (answer, says) in cases {
+            let f = parse(answer.clone()).unwrap_err();
+            assert_eq!(f.kind, FaultKind::Protocol, "{answer}");
+            assert!(f.detail.starts_with("error answer: "), "{}", f.detail);
+            assert!(f.detail.contains(says), "{answer}: {}", f.detail);
+        }
+        // A message left out, or null, is an empty one.
+        let plain = parse(json!({"id": 1, "error": {"kind": "cannot_fit", "message": null}}));
+        assert!(
+            matches!(plain, Ok(Some(CompactAnswer::CannotFit { message })) if message.is_empty())
+        );
+        // Messages read apart from the fields (the fast path) count too.
+        let line = read_line(
+            br#"{"id":1,"messages":[],"error":{"kind":"cannot_fit"}}"#,
+            WireFormat::Engine,
+        )
+        .unwrap();
+        assert!(line.messages.is_some());
+        let f = parse_compact_line(line, WireFormat::Engine).unwrap_err();
+        assert!(f.detail.contains("not both"), "{}", f.detail);
+    }
+
+    /// A hello field of the wrong type fails the hello instead of being
+    /// read as its default; one invariant name holding a comma is not a
+    /// list of two.
+    #[test]
+    fn a_hello_field_of_the_wrong_type_fails_the_hello() {
+        let hello = |k: &str, v: Value| {
+            let mut h = json!({"op": "hello", "protocol": 1});
+            h[k] = v;
+            parse_hello(&h)
+        };
+        let cases = [
+            ("name", json!(5), "`name` must be a string, found 5"),
+            (
+                "version",
+                json!(["1"]),
+                "`version` must be a string, found [\"1\"]",
+            ),
+            (
+                "ops",
+                json!(["compact", 5]),
+                "`ops` must be an array of names, found 5",
+            ),
+            (
+                "invariants",
+                json!(["tool-pairing", null]),
+                "`invariants` must be an array of names, found null",
+            ),
+            (
+                "invariants",
+                json!(["tool-pairing,progress"]),
+                "one name an entry",
+            ),
+        ];
+        for (k, v, says) in cases {
+            let f = hello(k, v.clone()).unwrap_err();
+            assert_eq!(f.kind, FaultKind::Protocol, "{k}: {v}");
+            assert!(f.detail.contains(says), "{k}: {v}: {}", f.detail);
+        }
+        assert_eq!(hello("name", Value::Null).unwrap().name, "unnamed subject");
+    }
+
+    /// What a subject says is kept for people bounded, however long it was
+    /// sent: a hello's name and version, an error's message and kind, and
+    /// every value a fault of its hello or answer shows.
+    #[test]
+    fn subject_text_is_bounded_wherever_it_is_kept() {
+        let long = format!("\u{202e}{}", "x".repeat(3 << 20));
+        let info =
+            parse_hello(&json!({"op": "hello", "protocol": 1, "name": long, "version": long}))
+                .unwrap();
+        for text in [&info.name, &info.version] {
+            assert!(text.len() < 2 * NAME_BYTES, "{} bytes", text.len());
+            assert!(
+                text.starts_with("\\u{202e}x") && text.contains(" bytes left out …] x"),
+                "{text}"
+            );
+        }
+        let error = |kind: &str| json!({"id": 1, "error": {"kind": kind, "message": long}});
+        let Ok(Some(CompactAnswer::CannotFit { message })) =
+            parse_error(error("cannot_fit").as_object().unwrap())
+        else {
+            panic!("not an answer")
+        };
+        assert!(message.len() < 2 * MESSAGE_BYTES, "{} bytes", message.len());
+        let f = parse_error(error(&long).as_object().unwrap()).unwrap_err();
+        assert_eq!(f.kind, FaultKind::UnknownErrorKind);
+        assert!(
+            f.detail.len() < 2 * (NAME_BYTES + MESSAGE_BYTES),
+            "{} bytes",
+            f.detail.len()
+        );
+        for (k, v) in [
+            ("format", json!(long)),
+            ("invariants", json!([long])),
+            ("numbers", json!(long)),
+            ("compactAt", json!(long)),
+            ("wireFormats", json!([long])),
+            ("protocol", json!(long)),
+        ] {
+            let mut h = json!({"op": "hello", "protocol": 1});
+            h[k] = v;
+            let f = parse_hello(&h).unwrap_err();
+            assert!(
+                f.detail.len() < 2 * MESSAGE_BYTES,
+                "{k}: {} bytes",
+                f.detail.len()
+            );
+            assert!(!f.detail.contains('\u{202e}'), "{k}: {}", f.detail);
         }
     }
 

@@ -435,8 +435,16 @@ fn answer_line(subject: &mut dyn Subject, line: &[u8], out: &mut Vec<u8>, known:
         .and_then(Value::as_str)
         .unwrap_or("")
         .to_owned();
-    if op == "hello" {
-        return value(out, &hello_answer(subject.info()));
+    match op.as_str() {
+        "hello" => return value(out, &hello_answer(subject.info())),
+        "compact" => {}
+        "estimate" if subject.info().estimates => {}
+        // Said before anything else is read: an op serve does not answer
+        // is what is wrong with the request, whatever its messages.
+        other => {
+            let msg = format!("unknown op {other:?}");
+            return value(out, &error_answer(&id, "invalid_input", &msg));
+        }
     }
     let config = match (&raw_config, obj.get("config")) {
         (Some(raw), _) => known.config(raw),
@@ -511,10 +519,7 @@ fn answer_line(subject: &mut dyn Subject, line: &[u8], out: &mut Vec<u8>, known:
             Ok(e) => value(out, &estimate_answer(&id, &e)),
             Err(fault) => value(out, &error_answer(&id, "internal", &fault.to_string())),
         },
-        other => value(
-            out,
-            &error_answer(&id, "invalid_input", &format!("unknown op {other:?}")),
-        ),
+        other => unreachable!("op {other:?} is answered above"),
     }
 }
 
@@ -610,6 +615,50 @@ mod tests {
             let text = String::from_utf8_lossy(out);
             assert!(text.contains(r#"a\u2028b\u0085c"#), "{text}");
         }
+    }
+
+    /// A request of an op serve does not answer is told so, whatever else
+    /// it lacks (it used to be told it had no `messages`); `estimate` too
+    /// when the subject does not estimate.
+    #[test]
+    fn an_unknown_op_is_named_before_anything_else() {
+        let input = b"{\"op\":\"nope\",\"id\":3}\n{\"id\":4,\"messages\":[]}\n{\"op\":\"\\u001b[2J\",\"id\":5,\"messages\":[]}\n";
+        let mut out = Vec::new();
+        serve(&mut InProcess::reference(), &input[..], &mut out, 1 << 20).unwrap();
+        let text = String::from_utf8(out).unwrap();
+        let answers: Vec<Value> = text
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
+        assert_eq!(answers.len(), 3, "{text}");
+        for (a, (id, op)) in
+            answers
+                .iter()
+                .zip([(3, "\"nope\""), (4, "\"\""), (5, "\"\\u{1b}[2J\"")])
+        {
+            assert_eq!(a["id"], id, "{a}");
+            assert_eq!(a["error"]["kind"], "invalid_input", "{a}");
+            assert_eq!(a["error"]["message"], format!("unknown op {op}"), "{a}");
+        }
+        let mut text_only = InProcess::new(
+            SubjectInfo {
+                estimates: false,
+                ..SubjectInfo::new("c", "1")
+            },
+            |_, m| CompactAnswer::Messages(m.to_vec()),
+            None,
+        );
+        let mut out = Vec::new();
+        serve(
+            &mut text_only,
+            &b"{\"op\":\"estimate\",\"id\":1,\"messages\":[]}\n"[..],
+            &mut out,
+            1 << 20,
+        )
+        .unwrap();
+        assert!(String::from_utf8(out)
+            .unwrap()
+            .contains("unknown op \\\"estimate\\\""));
     }
 
     /// Each line served after the others is answered as served alone.

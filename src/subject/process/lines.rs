@@ -14,7 +14,9 @@ use crate::subject::protocol::{
     write_request_rest, ProtocolLine,
 };
 use crate::subject::written::{MessageJson, Written};
-use crate::subject::{CompactAnswer, Fault, FaultKind, Reply, Request};
+use crate::subject::{
+    CompactAnswer, EstimateAnswer, EstimateReply, Fault, FaultKind, Reply, Request,
+};
 
 /// A batch's request lines, written before the subject is held (`Lane`):
 /// each but its opening `{"op":…,"id":N`, which `submit` writes once the
@@ -122,9 +124,7 @@ impl Answer {
                 FaultKind::WrongId,
                 format!(
                     "answered id {} to request {id}",
-                    crate::model::one_line(
-                        &line.fields.get("id").unwrap_or(&Value::Null).to_string()
-                    )
+                    crate::model::text::excerpt(line.fields.get("id").unwrap_or(&Value::Null))
                 ),
             )),
         }
@@ -147,11 +147,36 @@ impl Answer {
         let known = matches!(req, Request::Compact(..)).then_some(&written.messages);
         let line = self.read(format, Some(sent.ids[n]), expected, known)?;
         match req {
-            Request::Compact(_, msgs) if line.echoed => {
+            // The history handed back, and nothing that contradicts it:
+            // an `error` beside it is for `parse_compact_line` to refuse.
+            Request::Compact(_, msgs) if line.echoed && !line.fields.contains_key("error") => {
                 Ok(Reply::Compact(CompactAnswer::Messages(msgs.to_vec())))
             }
             Request::Compact(..) => parse_compact_line(line, format).map(Reply::Compact),
-            Request::Estimate(..) => parse_estimate_answer(&line.fields).map(Reply::Estimate),
+            Request::Estimate(_, msgs) => {
+                let reply = parse_estimate_answer(&line.fields)?;
+                // One figure a message of the request (docs/protocol.md §4):
+                // other figures are checked against no message, and the
+                // per-message floors of every estimate invariant would pass
+                // unseen (`budget::below_floors` reads only a list that fits).
+                if let EstimateReply::Tokens(EstimateAnswer {
+                    per_message: Some(per),
+                    ..
+                }) = &reply
+                {
+                    if per.len() != msgs.len() {
+                        return Err(Fault::new(
+                            FaultKind::Protocol,
+                            format!(
+                                "estimate answer: `perMessage` has {} figures for {} messages (one per message of the request)",
+                                per.len(),
+                                msgs.len()
+                            ),
+                        ));
+                    }
+                }
+                Ok(Reply::Estimate(reply))
+            }
         }
     }
 }

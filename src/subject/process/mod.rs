@@ -76,28 +76,30 @@ const TRACE_LINE_BYTES: usize = 4096;
 /// (`text::one_line`) and capped at [`TRACE_LINE_BYTES`] (its head and
 /// tail kept, the bytes left out counted).
 fn trace_line(arrow: &str, line: &[u8]) {
-    use crate::model::text::{one_line, truncate_utf8};
+    use crate::model::text::{cut_middle, one_line};
     let text = String::from_utf8_lossy(line);
-    let text = text.trim_end_matches('\n');
-    let shown = if text.len() <= TRACE_LINE_BYTES {
-        text.to_owned()
-    } else {
-        let head = truncate_utf8(text, TRACE_LINE_BYTES * 3 / 4);
-        let mut tail_at = text.len() - TRACE_LINE_BYTES / 4;
-        while !text.is_char_boundary(tail_at) {
-            tail_at += 1;
-        }
-        let left_out = tail_at - head.len();
-        format!(
-            "{head} [… {left_out} bytes left out …] {}",
-            &text[tail_at..]
-        )
-    };
+    let shown = cut_middle(text.trim_end_matches('\n'), TRACE_LINE_BYTES);
     // A reader that went away is the caller's to see (its next line).
     use std::io::Write as _;
     let line = format!("{arrow} {}\n", one_line(&shown));
     let line = crate::model::text::for_log(&line);
     let _ = std::io::stdout().lock().write_all(line.as_bytes());
+}
+
+/// What a fault says of a line the subject began and never ended with a
+/// `\n` (nothing when there is none): how many bytes, and how they begin,
+/// made safe and short — an answer printed without its line break (a
+/// `print(…, end="")`, a `write` with no `\n`) waits for ever otherwise.
+fn unended(bytes: &[u8]) -> String {
+    if bytes.is_empty() {
+        return String::new();
+    }
+    let text = String::from_utf8_lossy(&bytes[..bytes.len().min(1024)]);
+    let begins = crate::model::text::collapse(&text, crate::model::text::EXCERPT_CHARS);
+    format!(
+        "; it wrote {} byte(s) of a line it never ended with \\n (each answer must end with a line break): {begins:?}",
+        bytes.len()
+    )
 }
 
 /// How often a wait for an answer looks whether the subject has exited.
@@ -269,19 +271,30 @@ impl ProcessSubject {
                 FaultKind::OversizedLine,
                 format!("an answer line passed {n} bytes, the cap (--max-line-bytes)"),
             )),
-            Line::Closed => Err(closed(r, timeout, self.traffic.bytes_received == 0)),
+            Line::Closed => {
+                let silent = self.traffic.bytes_received == 0 && r.pipes.unended().is_empty();
+                let mut fault = closed(r, timeout, silent);
+                fault.detail.push_str(&unended(r.pipes.unended()));
+                Err(fault)
+            }
             Line::Pending => {
+                let silent = self.traffic.bytes_received == 0 && r.pipes.unended().is_empty();
                 if let Ok(Some(status)) = r.child.try_wait() {
-                    let detail = match status.success() && self.traffic.bytes_received == 0 {
+                    let detail = match status.success() && silent {
                         true => format!("the subject exited ({status}){NEVER_SERVED}"),
                         false => format!("the subject exited ({status}) without answering"),
                     };
+                    let detail = detail + &unended(r.pipes.unended());
                     return Err(Fault::new(FaultKind::Crash, detail));
                 }
                 if Instant::now() >= until {
                     return Err(Fault::new(
                         FaultKind::Timeout,
-                        format!("no answer within {:.1} s", timeout.as_secs_f64()),
+                        format!(
+                            "no answer within {:.1} s{}",
+                            timeout.as_secs_f64(),
+                            unended(r.pipes.unended())
+                        ),
                     ));
                 }
                 Ok(None)
