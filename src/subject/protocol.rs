@@ -691,7 +691,12 @@ fn parse_error_beside(
     obj: &Map<String, Value>,
     has_messages: bool,
 ) -> Result<Option<CompactAnswer>, Fault> {
-    let Some(err) = obj.get("error") else {
+    // `null` is no value: a subject whose writer spells every field of
+    // its answer type (`"error": null` beside the messages, `"messages":
+    // null` beside the error: Go, TypeScript classes, Python dataclasses)
+    // is read as one that leaves them out.
+    let present = |k: &str| obj.get(k).is_some_and(|v| !v.is_null());
+    let Some(err) = obj.get("error").filter(|v| !v.is_null()) else {
         return Ok(None);
     };
     let bad = |p: String| Fault::new(FaultKind::Protocol, format!("error answer: {p}"));
@@ -720,7 +725,7 @@ fn parse_error_beside(
     };
     let result = ["messages", "tokens", "perMessage"]
         .into_iter()
-        .find(|k| obj.contains_key(*k) || (has_messages && *k == "messages"));
+        .find(|k| present(k) || (has_messages && *k == "messages"));
     if let Some(result) = result {
         return Err(bad(format!(
             "an answer is an `error` or a result, not both: it has `error` (kind {}) and `{result}`",
@@ -983,7 +988,6 @@ mod tests {
                 json!({"id": 1, "error": "boom"}),
                 "`error` must be an object",
             ),
-            (json!({"id": 1, "error": null}), "found null"),
             (
                 json!({"id": 1, "error": {"message": "m"}}),
                 "`error.kind` must be a string, found nothing",
@@ -1011,6 +1015,24 @@ mod tests {
             assert!(f.detail.starts_with("error answer: "), "{}", f.detail);
             assert!(f.detail.contains(says), "{answer}: {}", f.detail);
         }
+        // `null` is no value: an error beside results that are null, or
+        // a result beside an `error` that is null, is read as one alone.
+        let nulls = parse(json!({"id": 1, "error": {"kind": "cannot_fit"},
+            "messages": null, "tokens": null, "perMessage": null}));
+        assert!(
+            matches!(nulls, Ok(Some(CompactAnswer::CannotFit { .. }))),
+            "{nulls:?}"
+        );
+        assert!(matches!(parse(json!({"id": 1, "error": null})), Ok(None)));
+        let no_error = read_line(
+            br#"{"id":1,"messages":[],"error":null}"#,
+            WireFormat::Engine,
+        )
+        .unwrap();
+        assert_eq!(
+            parse_compact_line(no_error, WireFormat::Engine).unwrap(),
+            CompactAnswer::Messages(Vec::new())
+        );
         // A message left out, or null, is an empty one.
         let plain = parse(json!({"id": 1, "error": {"kind": "cannot_fit", "message": null}}));
         assert!(
