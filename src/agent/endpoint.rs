@@ -213,8 +213,7 @@ fn into_response(r: Rendered) -> Response {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::agent::gateway::Gateway;
-    use crate::agent::play::{Stage, SummaryMatcher};
+    use crate::agent::play::Stage;
     use crate::agent::script::Script;
     use crate::agent::settings::Settings;
     use crate::agent::trace::Answer;
@@ -228,14 +227,7 @@ mod tests {
         let runtime = crate::agent::run::runtime().unwrap();
         let mut settings = Settings::default();
         settings.config.transport_max_body_bytes = 100_000;
-        let stage = Stage {
-            settings,
-            gateway: Gateway::Express,
-            dialect: None,
-            tools: Vec::new(),
-            summary: SummaryMatcher::new(None).unwrap(),
-            model: "m".into(),
-        };
+        let stage = Stage::bare(settings);
         let script: Script = serde_json::from_value(serde_json::json!(
             {"task": "Task: nothing", "final": "done", "summaries": [50], "turns": []}
         ))

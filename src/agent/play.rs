@@ -42,6 +42,22 @@ pub struct Stage {
     pub model: String,
 }
 
+#[cfg(test)]
+impl Stage {
+    /// A stage of `settings` as tests build it: Express's 413, every
+    /// dialect, no tools, the default summary wording, model `m`.
+    pub(crate) fn bare(settings: Settings) -> Stage {
+        Stage {
+            settings,
+            gateway: Gateway::Express,
+            dialect: None,
+            tools: Vec::new(),
+            summary: SummaryMatcher::new(None).expect("the default pattern compiles"),
+            model: "m".into(),
+        }
+    }
+}
+
 /// Tells a summary request (SPEC §9, `--summary-match`).
 #[derive(Debug, Clone)]
 pub struct SummaryMatcher {
@@ -583,14 +599,7 @@ mod tests {
         let mut settings = crate::agent::settings::Settings::default();
         settings.config.bytes_per_token = 1_000_000_000;
         settings.config.transport_max_body_bytes = 1 << 20;
-        let stage = Stage {
-            settings,
-            gateway: Gateway::Express,
-            dialect: None,
-            tools: Vec::new(),
-            summary: SummaryMatcher::new(None).unwrap(),
-            model: "m".into(),
-        };
+        let stage = Stage::bare(settings);
         let script: Script = serde_json::from_value(json!(
             {"task": "Task: nothing", "final": "done", "summaries": [150], "turns": []}
         ))
