@@ -177,6 +177,25 @@ const WHOLE_NUMBERS: [&str; 5] = [
     "summaryMaxBytes",
 ];
 
+/// The fields agent mode's config adds to these (`agent::settings`).
+const AGENT_FIELDS: [&str; 2] = ["toolOutputMaxBytes", "earlyTolerance"];
+
+/// serde's type error in JSON's words: `invalid type: string "big",
+/// expected u64` says `found string "big", expected a whole number`.
+fn plain_types(message: &str) -> String {
+    [
+        ("invalid type: ", "found "),
+        ("expected u64", "expected a whole number"),
+        ("expected usize", "expected a whole number"),
+        ("expected f64", "expected a number"),
+        ("sequence", "array"),
+        ("expected a map", "expected an object"),
+        (" or map", " or object"),
+    ]
+    .iter()
+    .fold(message.to_owned(), |m, (from, to)| m.replace(from, to))
+}
+
 /// What is wrong with a config value serde refused, naming the field:
 /// serde's own message says what it expected, not where.
 fn field_problem(value: &Value, whole: serde_json::Error) -> String {
@@ -202,8 +221,16 @@ fn field_problem(value: &Value, whole: serde_json::Error) -> String {
                         u64::MAX
                     )
                 }
-                _ if e.to_string().starts_with("unknown field") => e.to_string(),
-                _ => format!("`{k}`: {e}"),
+                _ if e.to_string().starts_with("unknown field") => {
+                    let hint = match AGENT_FIELDS.contains(&k.as_str()) {
+                        true => format!(
+                            " (`{k}` is a setting of agent mode, read by `ctxgate agent --config`)"
+                        ),
+                        false => String::new(),
+                    };
+                    format!("{e}{hint}")
+                }
+                _ => format!("`{k}`: {}", plain_types(&e.to_string())),
             };
         }
     }
@@ -219,8 +246,19 @@ mod tests {
         let problem = |json: &str| Config::from_json(json.as_bytes()).unwrap_err().problem;
         assert_eq!(
             problem(r#"{"threshold": 0.5, "contextWindow": "big"}"#),
-            r#"config: `contextWindow`: invalid type: string "big", expected u64"#
+            r#"config: `contextWindow`: found string "big", expected a whole number"#
         );
+        assert_eq!(
+            problem(r#"{"threshold": "x"}"#),
+            r#"config: `threshold`: found string "x", expected a number"#
+        );
+        assert_eq!(
+            problem(r#"{"envelope": [1]}"#),
+            "config: `envelope`: found array, expected an object"
+        );
+        assert!(problem(r#"{"toolOutputMaxBytes": 100}"#).ends_with(
+            "(`toolOutputMaxBytes` is a setting of agent mode, read by `ctxgate agent --config`)"
+        ));
         assert_eq!(
             problem(r#"{"transportMaxBodyBytes": 1e30}"#),
             "config: `transportMaxBodyBytes` must be a whole number from 0 to 18446744073709551615, found 1e+30"

@@ -1045,7 +1045,7 @@ fn bad_config_files_and_flags() {
         (
             "wrong-type.json",
             r#"{"keepRecent": "two"}"#,
-            "invalid type",
+            r#"`keepRecent`: found string "two", expected a whole number"#,
         ),
         ("truncated.json", r#"{"threshold": "#, "truncated JSON"),
         (
