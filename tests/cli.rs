@@ -870,6 +870,38 @@ fn invalid_utf8() {
     }
 }
 
+/// A file that starts with a byte-order mark (Windows editors,
+/// PowerShell) is told so — a history, a config, a fixture — not "expected
+/// value at line 1 column 1".
+#[test]
+fn a_byte_order_mark_is_named() {
+    let tmp = TempDir::new("bom");
+    let history = br#"[{"role":"user","content":"a"}]"#;
+    let utf8_bom = tmp.file("bom.json", [&b"\xEF\xBB\xBF"[..], history].concat());
+    assert_bad_input(&utf8_bom, None, &["UTF-8 byte-order mark", "RFC 8259"]);
+    let utf16: Vec<u8> = std::iter::once(0xFEFFu16)
+        .chain(std::str::from_utf8(history).unwrap().encode_utf16())
+        .flat_map(u16::to_le_bytes)
+        .collect();
+    let utf16 = tmp.file("utf16.json", utf16);
+    assert_bad_input(&utf16, None, &["is UTF-16", "must be UTF-8"]);
+    let config = tmp.file("config.json", b"\xEF\xBB\xBF{\"contextWindow\": 1000}");
+    let out = run(&["check", "--config", &config, "--cases", "1"]);
+    assert_eq!(out.code, 2, "{}", out.stderr);
+    out.stderr_has(&format!(
+        "{config}: config: starts with a UTF-8 byte-order mark"
+    ));
+    let fixture = std::fs::read(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/fixtures/regressions/tool-call-arguments-weigh.json"),
+    )
+    .unwrap();
+    let fixture = tmp.file("fixture.json", [&b"\xEF\xBB\xBF"[..], &fixture].concat());
+    let out = run(&["replay", &fixture]);
+    assert_eq!(out.code, 2, "{}", out.stderr);
+    out.stderr_has(&format!("{fixture}: starts with a UTF-8 byte-order mark"));
+}
+
 #[test]
 fn ill_formed_histories() {
     let tmp = TempDir::new("ill-formed");

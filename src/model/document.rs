@@ -257,6 +257,9 @@ pub fn parse_json_expecting(bytes: &[u8], expected: &str) -> Result<Value, Input
             format!("empty input: expected {expected}"),
         ));
     }
+    if let Some(problem) = byte_order_mark(bytes) {
+        return Err(InputError::new(InputErrorKind::Utf8, problem));
+    }
     if let Err(e) = std::str::from_utf8(bytes) {
         let mut err = InputError::new(
             InputErrorKind::Utf8,
@@ -269,6 +272,26 @@ pub fn parse_json_expecting(bytes: &[u8], expected: &str) -> Result<Value, Input
         return Err(err);
     }
     unique_keys::from_slice(bytes).map_err(|e| json_error(bytes, &e))
+}
+
+/// What is wrong with input that starts with a byte-order mark, as
+/// Windows editors and PowerShell write files: JSON text is UTF-8 without
+/// one (RFC 8259 §8.1), and the parser's own "expected value at line 1
+/// column 1" does not say so.
+pub(crate) fn byte_order_mark(bytes: &[u8]) -> Option<String> {
+    match bytes {
+        [0xEF, 0xBB, 0xBF, ..] => Some(
+            "starts with a UTF-8 byte-order mark (bytes EF BB BF), which JSON text may not begin with \
+             (RFC 8259 §8.1): write it as UTF-8 without one"
+                .into(),
+        ),
+        [0xFF, 0xFE, ..] | [0xFE, 0xFF, ..] => Some(
+            "is UTF-16 (it starts with the byte-order mark FF FE or FE FF): JSON input must \
+             be UTF-8"
+                .into(),
+        ),
+        _ => None,
+    }
 }
 
 /// serde_json's error reading `bytes` — a syntax error, nesting past
