@@ -182,18 +182,27 @@ const AGENT_FIELDS: [&str; 2] = ["toolOutputMaxBytes", "earlyTolerance"];
 
 /// serde's type error in JSON's words: `invalid type: string "big",
 /// expected u64` says `found string "big", expected a whole number`.
+/// Only serde's own words change: what was found is quoted as written.
 fn plain_types(message: &str) -> String {
-    [
-        ("invalid type: ", "found "),
-        ("expected u64", "expected a whole number"),
-        ("expected usize", "expected a whole number"),
-        ("expected f64", "expected a number"),
-        ("sequence", "array"),
-        ("expected a map", "expected an object"),
-        (" or map", " or object"),
-    ]
-    .iter()
-    .fold(message.to_owned(), |m, (from, to)| m.replace(from, to))
+    let Some(rest) = message.strip_prefix("invalid type: ") else {
+        return message.to_owned();
+    };
+    let Some((found, expected)) = rest.rsplit_once(", expected ") else {
+        return message.to_owned();
+    };
+    let found = match found {
+        "sequence" => "array",
+        "map" => "object",
+        other => other,
+    };
+    let expected = match expected {
+        "u64" | "usize" => "a whole number".to_owned(),
+        "f64" => "a number".to_owned(),
+        other => other
+            .replace("a map", "an object")
+            .replace(" or map", " or object"),
+    };
+    format!("found {found}, expected {expected}")
 }
 
 /// What is wrong with a config value serde refused, naming the field:
@@ -251,6 +260,11 @@ mod tests {
         assert_eq!(
             problem(r#"{"threshold": "x"}"#),
             r#"config: `threshold`: found string "x", expected a number"#
+        );
+        // A value is quoted as written, whatever words it holds.
+        assert_eq!(
+            problem(r#"{"keepRecent": "sequence, expected map"}"#),
+            r#"config: `keepRecent`: found string "sequence, expected map", expected a whole number"#
         );
         assert_eq!(
             problem(r#"{"envelope": [1]}"#),
