@@ -190,7 +190,7 @@ def test_a_case_and_its_environment(exe, tmp_path):
 
     def run_case(case):
         cases.append(case)
-        assert Path(case.workspace).is_dir() and Path(case.prompt_file).read_text(encoding="utf-8") == case.prompt
+        assert Path(case.workspace).is_dir() and Path(case.prompt_file).read_bytes().decode() == case.prompt
         return example.run_case(case, limits)
 
     assert ctxgate.agent.check(run_case, config=settings, cases=2, seed=8, save=tmp_path).ok

@@ -500,7 +500,8 @@ def main():
         subprocess.Popen([sys.executable, "-c", "import time; time.sleep(300)", a.spawn_sleeper],
                          start_new_session=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     task = os.environ["CTXGATE_AGENT_PROMPT"]
-    with open(os.environ["CTXGATE_AGENT_PROMPT_FILE"], encoding="utf-8") as f:
+    # newline="": the task may hold a bare "\r", which text mode would turn into "\n".
+    with open(os.environ["CTXGATE_AGENT_PROMPT_FILE"], encoding="utf-8", newline="") as f:
         assert f.read() == task, "the prompt file holds the task"
     if a.hang:
         import time
