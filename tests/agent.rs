@@ -623,7 +623,9 @@ fn a_signal_to_ctxgate_or_its_parents_death_stops_every_process_it_started() {
         // The agent leaves a detached process, then hangs in its case.
         let cmd = agent_cmd(&format!("{SMALL_AGENT} --spawn-sleeper {token} --hang 300"));
         let ctxgate = env!("CARGO_BIN_EXE_ctxgate");
-        let argv = ["agent", "--config", &config, "--cases", "1", "--run", &cmd];
+        let argv = [
+            "agent", "--config", &config, "--cases", "1", "--seed", "1", "--run", &cmd,
+        ];
         // The run's folder is made in the system's temporary folder: here,
         // one of the test's own, to see it removed.
         let tmp = dir.join(&format!("tmp-{signal}"));
