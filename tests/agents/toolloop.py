@@ -20,6 +20,8 @@ With --bug NAME it carries one of the 2026 reports of this class instead:
   cuts-last-results        the last turn's results are cut to 100 bytes
   compacts-early           compacts at a tenth of the trigger
   flaky-drop               drops the system prompt at compaction, one run in two
+                           (every other run with --run-counter FILE, at random
+                           without)
   images-weightless        an image a tool returned weighs nothing in the body's
                            size: only its tokens are counted (openai/codex#41338)
   drops-current-turn       before each request, a turn whose results are over
@@ -370,7 +372,7 @@ class Agent:
                 summary = "(earlier turns dropped)"
             summary = summary[:2000]
         drop = self.a.bug == "drops-system-prompt" or (
-            self.a.bug == "flaky-drop" and random.random() < 0.5)
+            self.a.bug == "flaky-drop" and self.a.drop_this_run)
         head = [task] if drop else [system, task]
         note = [{"role": "user", "content": "Earlier work, summarised: " + summary}] if summary else []
         return head + note + recent
@@ -473,6 +475,19 @@ def check_env():
     return problems
 
 
+def next_run_is_odd(path):
+    """Counts this run in PATH (ctxgate runs an agent's cases and re-runs
+    one at a time): the 1st, 3rd, 5th, ... run says yes."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            n = int(f.read() or "0")
+    except FileNotFoundError:
+        n = 0
+    with open(path, "w", encoding="utf-8") as f:
+        f.write(str(n + 1))
+    return n % 2 == 0
+
+
 def main():
     p = argparse.ArgumentParser()
     p.add_argument("--dialect", default="openai-chat", choices=sorted(BODIES))
@@ -489,7 +504,10 @@ def main():
     p.add_argument("--check-env", action="store_true")
     p.add_argument("--spawn-sleeper", default=None)
     p.add_argument("--hang", type=float, default=0)
+    p.add_argument("--run-counter", default=None,
+                   help="a file counting this agent's runs: flaky-drop drops on every other run")
     a = p.parse_args()
+    a.drop_this_run = next_run_is_odd(a.run_counter) if a.run_counter else random.random() < 0.5
     READ_FILE["name"] = a.tool_name
     if a.check_env:
         problems = check_env()
