@@ -98,13 +98,14 @@ for (const signal of ['SIGTERM', 'SIGINT', 'SIGHUP']) {
   });
 }
 
-/** A script that runs check() on the slow subject (and, with `ownHandler`, handles SIGTERM itself: exit 7). */
+/** A script that runs check() on the slow subject (and, with `ownHandler`, handles SIGTERM itself:
+ * exit 7 once check() has said why it ended — or 10 s later, which the test's stderr check would fail). */
 function driver({ dir, subject }, ownHandler) {
   const file = path.join(dir, 'driver.mjs');
   fs.writeFileSync(file, `import { check } from ${JSON.stringify(INDEX)};
-${ownHandler ? "process.on('SIGTERM', () => setTimeout(() => process.exit(7), 300));" : ''}
+${ownHandler ? "process.on('SIGTERM', () => setTimeout(() => process.exit(7), 10_000));" : ''}
 const run = check({ subject: ${JSON.stringify(subject)}, cases: 3, config: { keepRecent: 2 }, args: ['--jobs', '1', '--timeout', '600'], save: ${JSON.stringify(path.join(dir, 'f'))} });
-${ownHandler ? "run.catch((e) => console.error(e.message));" : 'await run;'}
+${ownHandler ? "run.catch((e) => { console.error(e.message); process.exit(7); });" : 'await run;'}
 `);
   return file;
 }

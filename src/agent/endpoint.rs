@@ -268,10 +268,22 @@ mod tests {
         (status, head.to_ascii_lowercase(), body.to_owned())
     }
 
-    fn trace_of(ep: Endpoint, play: Arc<Mutex<Play>>) -> crate::agent::trace::Trace {
+    /// The play's trace once the endpoint is stopped. A connection's task
+    /// may drop its hold on the play a moment after the server says it
+    /// has shut down (axum drops the close signal first): wait for it.
+    fn trace_of(ep: Endpoint, mut play: Arc<Mutex<Play>>) -> crate::agent::trace::Trace {
         drop(ep);
-        let play = Arc::try_unwrap(play).ok().expect("the endpoint is stopped");
-        play.into_inner().unwrap().into_trace()
+        let until = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        loop {
+            match Arc::try_unwrap(play) {
+                Ok(play) => return play.into_inner().unwrap().into_trace(),
+                Err(shared) if std::time::Instant::now() < until => {
+                    play = shared;
+                    std::thread::sleep(std::time::Duration::from_millis(5));
+                }
+                Err(_) => panic!("the endpoint still holds the play 10 s after it stopped"),
+            }
+        }
     }
 
     fn post(path: &str, headers: &str, body: &[u8]) -> Vec<u8> {
