@@ -13,7 +13,15 @@ is copied into the repository):
 - compact, estimate, wire_roundtrip: seeded byte strings (the generators
   turn any bytes into a well-formed case, so short varied seeds are enough);
 - body_size: seeded bytes followed by the JSON envelopes of the fixtures
-  and of the real histories (their fields other than `messages`).
+  and of the real histories (their fields other than `messages`);
+- agent_request: request bodies of the three dialects as
+  tests/agents/toolloop.py builds them (its own functions), from the
+  fixtures' and real histories' conversations — streamed or not, with the
+  tool or without, a summary asked or not — each behind a stage byte;
+- answer: seeded choices and case bytes, then either nothing (the target
+  makes its answer from the request's history) or a real answer line (the
+  fixtures' and real histories' messages as a compact answer, the error
+  and estimate answers) read as the line itself.
 
 Files are named by content hash, so running it twice adds nothing.
 """
@@ -23,9 +31,11 @@ import hashlib
 import json
 import pathlib
 import random
+import sys
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
-TARGETS = ["compact", "estimate", "parse", "wire_roundtrip", "body_size"]
+TARGETS = ["compact", "estimate", "parse", "wire_roundtrip", "body_size", "answer",
+           "agent_request"]
 
 
 def put(target: str, data: bytes) -> None:
@@ -36,6 +46,65 @@ def put(target: str, data: bytes) -> None:
 
 def compact(v) -> bytes:
     return json.dumps(v, separators=(",", ":"), ensure_ascii=False).encode()
+
+
+def put_answer_line(prefix: bytes, line: bytes) -> None:
+    """An `answer` input whose line is `line` itself (mode 7: raw), sent
+    as request 1 of an engine compact of the case `prefix` makes."""
+    case = prefix[:510]
+    put("answer", bytes([0, 0, 7, len(case) // 2]) + case[: len(case) // 2 * 2] + line)
+
+
+def load_toolloop():
+    """tests/agents/toolloop.py, whose body builders make the agent_request
+    seeds (standard library only; its main() is not run)."""
+    sys.path.insert(0, str(ROOT / "tests" / "agents"))
+    try:
+        import toolloop  # noqa: E402
+    except Exception as e:  # a seed source, not a requirement
+        print(f"note: tests/agents/toolloop.py not importable ({e}); no agent_request bodies")
+        return None
+    finally:
+        sys.path.pop(0)
+    return toolloop
+
+
+def neutral(msgs):
+    """Engine messages as toolloop.py's neutral messages (text content)."""
+    def text(c):
+        if isinstance(c, str):
+            return c
+        if isinstance(c, list):
+            return "".join(p.get("text", "") for p in c if isinstance(p, dict))
+        return ""
+    out = []
+    for m in msgs:
+        if not isinstance(m, dict) or m.get("role") not in ("system", "user", "assistant", "tool"):
+            continue
+        n = {"role": m["role"], "content": text(m.get("content"))}
+        calls = m.get("toolCalls") or m.get("tool_calls")
+        if m["role"] == "assistant" and isinstance(calls, list):
+            n["calls"] = [{"id": str(c.get("id", "")), "name": str(c.get("name", "read_file")),
+                           "args": c.get("arguments") if isinstance(c.get("arguments"), dict) else {}}
+                          for c in calls if isinstance(c, dict)]
+        if m["role"] == "tool":
+            n["id"] = str(m.get("toolCallId") or m.get("tool_call_id") or "")
+        out.append(n)
+    return out
+
+
+def put_agent_bodies(toolloop, msgs, k: int) -> None:
+    """Each dialect's request body for `msgs` behind a stage byte, streamed
+    or not, then again with a summary asked."""
+    conv = neutral(msgs)[:24]
+    if not conv:
+        return
+    asked = conv + [{"role": "user", "content": "Summarize the conversation so far."}]
+    for dialect, build in sorted(toolloop.BODIES.items()):
+        for i, c in enumerate([conv, asked]):
+            body = build(c, tools=(i == 0), stream=bool((k + i) % 2), max_tokens=512)
+            stage = (k * 7 + i) % 256
+            put("agent_request", bytes([stage]) + compact(body))
 
 
 def main() -> None:
@@ -57,6 +126,11 @@ def main() -> None:
     for t in ["compact", "estimate", "wire_roundtrip", "body_size"]:
         for p in prefixes:
             put(t, p)
+    # answer: pick (engine compact), ids, mode (shaped: the target's own
+    # answers), case length (in pairs of bytes), the case's bytes.
+    for k, p in enumerate(prefixes):
+        put("answer", bytes([k % 64, k % 12, (k * 8) % 256, len(p) // 2 % 256]) + p)
+    toolloop = load_toolloop()
 
     put("parse", compact({"op": "hello", "protocol": 1, "name": "s", "version": "1",
                           "ops": ["compact", "estimate"], "format": "engine",
@@ -92,6 +166,15 @@ def main() -> None:
             line = compact(answer)
             if len(line) <= args.max_bytes:
                 put("parse", line)
+                put_answer_line(prefixes[used % len(prefixes)], line)
+            if toolloop is not None and len(line) <= args.max_bytes:
+                put_agent_bodies(toolloop, msgs, used)
+    for line in [{"id": 1, "error": {"kind": "cannot_fit", "message": "m"}},
+                 {"id": 1, "error": None, "messages": []},
+                 {"id": 1, "tokens": 12, "perMessage": [4, 8]},
+                 {"id": 1, "error": {"kind": "library_error", "message": "m"}}]:
+        for p in prefixes[:8]:
+            put_answer_line(p, compact(line))
     for t in TARGETS:
         n = len(list((ROOT / "fuzz" / "corpus" / t).iterdir()))
         print(f"fuzz/corpus/{t}: {n} files")

@@ -157,3 +157,94 @@ fn every_target_has_a_smoke_test_and_a_fuzz_binary() {
         assert!(path.exists(), "{} is missing", path.display());
     }
 }
+
+/// `answer`: a few thousand inputs, most of them answers made from the
+/// request's own history and mutated. The differential (fast paths against
+/// the plain reading) is only as good as the lines that reach the fast
+/// paths: count them.
+#[test]
+fn answer_smoke() {
+    use ctxgate::fuzzing::{answer_run, AnswerReader};
+    let mut rng = SplitMix64::new(0xa25e);
+    let (mut runs, mut shaped, mut engine) = (0, 0, 0);
+    let mut by = std::collections::BTreeMap::new();
+    let mut replied = 0;
+    for _ in 0..3000 {
+        let len = 16 + rng.below(240) as usize;
+        let bytes: Vec<u8> = (0..len.div_ceil(8))
+            .flat_map(|_| rng.next_u64().to_le_bytes())
+            .take(len)
+            .collect();
+        let Some(run) = answer_run(&bytes) else {
+            continue;
+        };
+        runs += 1;
+        shaped += run.shaped as usize;
+        engine += (run.shaped && run.engine_compact) as usize;
+        replied += run.replied as usize;
+        let reader = match run.reader {
+            AnswerReader::Echo => "Echo",
+            AnswerReader::Fast => "Fast",
+            AnswerReader::Value => "Value",
+            AnswerReader::Nothing => "Nothing",
+        };
+        *by.entry(reader).or_insert(0) += 1;
+    }
+    eprintln!("answer: {runs} runs, {shaped} shaped, {engine} shaped engine compacts, {replied} replies; by reader {by:?}");
+    let count = |r: &str| by.get(r).copied().unwrap_or(0);
+    assert!(runs >= 2900, "{runs}");
+    assert!(shaped * 10 >= runs * 8, "shaped {shaped} of {runs}");
+    assert!(count("Echo") >= 150, "echo fast path {by:?}");
+    assert!(count("Fast") >= 400, "one-pass reader {by:?}");
+    assert!(count("Value") >= 400, "Value reader {by:?}");
+    assert!(count("Nothing") >= 300, "malformed lines {by:?}");
+    assert!(replied >= 1000, "{replied}");
+}
+
+/// `agent_request`: random bytes, then real request bodies of the three
+/// dialects and mutations of them, under every stage the first byte picks.
+#[test]
+#[cfg(feature = "agent")]
+fn agent_request_smoke() {
+    use ctxgate::fuzzing::{agent_request_run, AgentRun};
+    run_n_times(target("agent_request"), 1000, 256, 0xa9e7);
+    let bodies: [&str; 6] = [
+        r#"{"model":"m","messages":[{"role":"system","content":"You are an agent."},{"role":"user","content":"Task: read the notes"}],"tools":[{"type":"function","function":{"name":"read_file","parameters":{"type":"object","properties":{"path":{"type":"string"}}}}}],"max_tokens":100}"#,
+        r#"{"model":"m","stream":true,"stream_options":{"include_usage":true},"messages":[{"role":"developer","content":"be brief"},{"role":"user","content":"Task: read the notes"},{"role":"assistant","content":null,"tool_calls":[{"id":"call_0_0","type":"function","function":{"name":"read_file","arguments":"{\"path\":\"/workspace/t000-0.txt\"}"}}]},{"role":"tool","tool_call_id":"call_0_0","content":"alpha"},{"role":"user","content":"Summarize the conversation so far."}],"tools":[{"type":"function","function":{"name":"bash","parameters":{"properties":{"command":{"type":"string"}}}}}]}"#,
+        r#"{"model":"m","instructions":"be brief","input":[{"role":"user","content":[{"type":"input_text","text":"Task: read the notes"}]},{"type":"function_call","call_id":"c1","name":"read","arguments":"{\"path\":\"a\"}"},{"type":"function_call_output","call_id":"c1","output":"A"}],"tools":[{"type":"function","name":"read","parameters":{"properties":{"path":{}}}}],"parallel_tool_calls":false}"#,
+        r#"{"model":"m","stream":true,"input":"Task: read the notes","tools":[{"type":"function","name":"shell","parameters":{"properties":{"command":{"type":"array"}}}}]}"#,
+        r#"{"model":"m","max_tokens":4096,"system":[{"type":"text","text":"You are Claude Code."}],"messages":[{"role":"user","content":"Task: read the notes"},{"role":"assistant","content":[{"type":"text","text":"Reading."},{"type":"tool_use","id":"toolu_1","name":"Read","input":{"file_path":"/workspace/t000-0.txt"}}]},{"role":"user","content":[{"type":"tool_result","tool_use_id":"toolu_1","content":"alpha"}]}],"tools":[{"name":"Read","input_schema":{"properties":{"file_path":{}}}}]}"#,
+        r#"{"model":"m","stream":true,"max_tokens":512,"messages":[{"role":"user","content":"Please write a recap: compact the notes."}]}"#,
+    ];
+    let mut total = AgentRun::default();
+    let mut rng = SplitMix64::new(0xa9e8);
+    for body in bodies {
+        for setup in 0..=255u8 {
+            let mut bytes = vec![setup];
+            bytes.extend_from_slice(body.as_bytes());
+            // Most as they are, some with a byte replaced or a cut.
+            if setup % 4 == 3 {
+                let r = rng.next_u64();
+                let at = 1 + (r as usize >> 8) % body.len();
+                match r & 1 {
+                    0 => bytes[at] = (r >> 32) as u8,
+                    _ => bytes.truncate(at),
+                }
+            }
+            let run = agent_request_run(&bytes);
+            total.read += run.read;
+            total.answered += run.answered;
+            total.streamed += run.streamed;
+            total.read_back += run.read_back;
+            total.refused += run.refused;
+            total.summaries += run.summaries;
+        }
+    }
+    eprintln!("agent_request on real bodies: {total:?}");
+    assert!(total.read >= 1000, "{total:?}");
+    assert!(total.answered >= 1000, "{total:?}");
+    assert!(total.streamed >= 500, "{total:?}");
+    assert!(total.read_back >= 400, "{total:?}");
+    assert!(total.refused >= 100, "{total:?}");
+    assert!(total.summaries >= 100, "{total:?}");
+}

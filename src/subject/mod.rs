@@ -19,6 +19,8 @@ mod written;
 pub use answer::{CompactAnswer, EstimateAnswer, EstimateReply};
 pub use in_process::{answer, estimator_fn, CompactFn, EstimateFn, InProcess};
 pub use lanes::Lane;
+/// The `answer` fuzz target's seam (src/fuzzing.rs).
+pub(crate) use process::{Exchange, ReadBy};
 pub use process::{ProcessOptions, ProcessSubject, DEFAULT_EXIT_GRACE};
 pub use serve::serve;
 

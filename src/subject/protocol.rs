@@ -519,14 +519,29 @@ pub(crate) fn utf8(bytes: &[u8]) -> Option<&str> {
 }
 
 /// Read an answer to `compact` from a line read with [`read_line`].
+/// A line read `echoed` has its messages as the JSON expected (taken out
+/// of its fields, not parsed): they are read from that JSON here, so a
+/// caller that does not take the history it sent as the answer (an
+/// `"error": null` beside it) gets the same answer as reading the whole line.
 pub fn parse_compact_line(line: ProtocolLine, format: WireFormat) -> Result<CompactAnswer, Fault> {
     let apart = line.messages.is_some() || line.echoed;
     if let Some(answer) = parse_error_beside(&line.fields, apart)? {
         return Ok(answer);
     }
-    match line.messages {
-        Some(msgs) => Ok(CompactAnswer::Messages(msgs)),
-        None => parse_compact_reply(Value::Object(line.fields), format),
+    let mut fields = line.fields;
+    match (line.messages, line.echoed, line.messages_json) {
+        (Some(msgs), _, _) => Ok(CompactAnswer::Messages(msgs)),
+        (None, true, Some(json)) => {
+            let messages = serde_json::from_slice::<Value>(&json).map_err(|e| {
+                Fault::new(
+                    FaultKind::Protocol,
+                    format!("the answer's messages do not parse: {e}"),
+                )
+            })?;
+            fields.insert("messages".into(), messages);
+            parse_compact_reply(Value::Object(fields), format)
+        }
+        (None, _, _) => parse_compact_reply(Value::Object(fields), format),
     }
 }
 

@@ -10,8 +10,8 @@ use super::STDOUT_ONLY_PROTOCOL;
 use crate::model::engine_ser::written_alike;
 use crate::model::WireFormat;
 use crate::subject::protocol::{
-    parse_compact_line, parse_estimate_answer, read_line_expecting, read_line_knowing,
-    write_request_rest, ProtocolLine,
+    parse_compact_line, parse_estimate_answer, push_line_safe, read_line_expecting,
+    read_line_knowing, write_request_head, write_request_rest, ProtocolLine,
 };
 use crate::subject::written::{MessageJson, Written};
 use crate::subject::{
@@ -146,38 +146,140 @@ impl Answer {
         };
         let known = matches!(req, Request::Compact(..)).then_some(&written.messages);
         let line = self.read(format, Some(sent.ids[n]), expected, known)?;
-        match req {
-            // The history handed back, and nothing that contradicts it:
-            // an `error` beside it is for `parse_compact_line` to refuse.
-            Request::Compact(_, msgs) if line.echoed && !line.fields.contains_key("error") => {
-                Ok(Reply::Compact(CompactAnswer::Messages(msgs.to_vec())))
-            }
-            Request::Compact(..) => parse_compact_line(line, format).map(Reply::Compact),
-            Request::Estimate(_, msgs) => {
-                let reply = parse_estimate_answer(&line.fields)?;
-                // One figure a message of the request (docs/protocol.md §4):
-                // other figures are checked against no message, and the
-                // per-message floors of every estimate invariant would pass
-                // unseen (`budget::below_floors` reads only a list that fits).
-                if let EstimateReply::Tokens(EstimateAnswer {
-                    per_message: Some(per),
-                    ..
-                }) = &reply
-                {
-                    if per.len() != msgs.len() {
-                        return Err(Fault::new(
-                            FaultKind::Protocol,
-                            format!(
-                                "estimate answer: `perMessage` has {} figures for {} messages (one per message of the request)",
-                                per.len(),
-                                msgs.len()
-                            ),
-                        ));
-                    }
-                }
-                Ok(Reply::Estimate(reply))
-            }
+        reply_of(line, format, req)
+    }
+}
+
+/// An answer line read (and its id checked) as the reply to `req`.
+fn reply_of(line: ProtocolLine, format: WireFormat, req: &Request<'_>) -> Result<Reply, Fault> {
+    match req {
+        // The history handed back, and nothing that contradicts it:
+        // an `error` beside it is for `parse_compact_line` to refuse.
+        Request::Compact(_, msgs) if line.echoed && !line.fields.contains_key("error") => {
+            Ok(Reply::Compact(CompactAnswer::Messages(msgs.to_vec())))
         }
+        Request::Compact(..) => parse_compact_line(line, format).map(Reply::Compact),
+        Request::Estimate(_, msgs) => {
+            let reply = parse_estimate_answer(&line.fields)?;
+            // One figure a message of the request (docs/protocol.md §4):
+            // other figures are checked against no message, and the
+            // per-message floors of every estimate invariant would pass
+            // unseen (`budget::below_floors` reads only a list that fits).
+            if let EstimateReply::Tokens(EstimateAnswer {
+                per_message: Some(per),
+                ..
+            }) = &reply
+            {
+                if per.len() != msgs.len() {
+                    return Err(Fault::new(
+                        FaultKind::Protocol,
+                        format!(
+                            "estimate answer: `perMessage` has {} figures for {} messages (one per message of the request)",
+                            per.len(),
+                            msgs.len()
+                        ),
+                    ));
+                }
+            }
+            Ok(Reply::Estimate(reply))
+        }
+    }
+}
+
+/// Which reader took an answer line: the echo of the history sent (its
+/// `messages` not even scanned), the one-pass engine reader, or serde_json's
+/// `Value` (any other line, and every line of the other formats).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum ReadBy {
+    Echo,
+    Fast,
+    Value,
+    /// Not a JSON object line: a `malformed-line` fault.
+    Nothing,
+}
+
+/// One request as a process subject writes it, and an answer line read as
+/// that subject's — what `ProcessSubject::pipelined` does around its pipes,
+/// with no process: the seam of the `answer` fuzz target (src/fuzzing.rs),
+/// which sends arbitrary bytes where the subject's answer line would be.
+pub(crate) struct Exchange {
+    format: WireFormat,
+    written: Written,
+    sent: Sent,
+    first_id: u64,
+    /// The request line as it goes down the pipe, without its `\n`.
+    pub(crate) line: Vec<u8>,
+}
+
+impl Exchange {
+    /// `req` sent alone as request `id` to a process first sent `first_id`
+    /// (`first_id <= id`), in `format`.
+    pub(crate) fn new(format: WireFormat, req: &Request<'_>, id: u64, first_id: u64) -> Exchange {
+        let mut written = Written::default();
+        let prepared = Prepared::new(format, std::slice::from_ref(req), &mut written);
+        let mut whole = Vec::new();
+        let op = match req {
+            Request::Compact(..) => "compact",
+            Request::Estimate(..) => "estimate",
+        };
+        write_request_head(&mut whole, op, id);
+        match &prepared.lines[0] {
+            Rest::Engine { config, messages } => {
+                whole.extend_from_slice(b",\"config\":");
+                whole.extend_from_slice(config);
+                whole.extend_from_slice(b",\"messages\":");
+                whole.extend_from_slice(messages);
+                whole.extend_from_slice(b"}\n");
+            }
+            Rest::Line(rest) => whole.extend_from_slice(rest),
+        }
+        whole.pop();
+        // As the pipe writes it (`pipes::Pipes::queue`).
+        let mut line = Vec::with_capacity(whole.len());
+        push_line_safe(&mut line, &whole);
+        Exchange {
+            format,
+            written,
+            sent: Sent {
+                ids: vec![id],
+                jsons: prepared.jsons,
+                start: 0,
+            },
+            first_id,
+            line,
+        }
+    }
+
+    /// The history's JSON that an echoing answer repeats (engine only).
+    pub(crate) fn expected(&self) -> Option<&[u8]> {
+        self.sent.jsons[0].as_deref().map(Vec::as_slice)
+    }
+
+    /// `answer` read as the reply to `req` (the request this was made
+    /// for), and which reader took it.
+    pub(crate) fn reply(&self, req: &Request<'_>, answer: &[u8]) -> (Result<Reply, Fault>, ReadBy) {
+        let expected = match req {
+            Request::Compact(..) => self.expected(),
+            Request::Estimate(..) => None,
+        };
+        let known = matches!(req, Request::Compact(..)).then_some(&self.written.messages);
+        let answer = Answer {
+            line: answer.to_vec(),
+            first_id: self.first_id,
+        };
+        let line = match answer.read(self.format, Some(self.sent.ids[0]), expected, known) {
+            Ok(line) => line,
+            Err(f) if f.kind == FaultKind::MalformedLine => return (Err(f), ReadBy::Nothing),
+            Err(f) => return (Err(f), ReadBy::Value),
+        };
+        let by = if line.echoed {
+            ReadBy::Echo
+        } else if line.messages.is_some() {
+            ReadBy::Fast
+        } else {
+            ReadBy::Value
+        };
+        (reply_of(line, self.format, req), by)
     }
 }
 
@@ -251,6 +353,38 @@ mod tests {
     use super::*;
     use crate::model::Message;
     use crate::subject::protocol::write_messages_json;
+
+    /// A history handed back unchanged beside a field the protocol reads
+    /// as no value (`"error": null`, which Go, TypeScript classes and
+    /// Python dataclasses write) is the answer, read by the echo path as
+    /// by the whole line (found by the `answer` fuzz target: it was a
+    /// `protocol` fault, "no `messages`", the echo having taken them out);
+    /// a non-null `error` beside it is still refused.
+    #[test]
+    fn a_history_handed_back_beside_a_null_error_is_the_answer() {
+        for (index, case) in crate::generate::seeded(5, 40) {
+            let req = Request::Compact(&case.config, &case.messages);
+            let exchange = Exchange::new(WireFormat::Engine, &req, 3, 1);
+            let expected = String::from_utf8(exchange.expected().unwrap().to_vec()).unwrap();
+            for line in [
+                format!(r#"{{"id":3,"error":null,"messages":{expected}}}"#),
+                format!(r#"{{"error":null,"id":3,"messages":{expected}}}"#),
+                format!(r#"{{"id":3,"messages":{expected},"error":null}}"#),
+            ] {
+                let (reply, _) = exchange.reply(&req, line.as_bytes());
+                let Ok(Reply::Compact(CompactAnswer::Messages(got))) = reply else {
+                    panic!("case {index}: {reply:?}");
+                };
+                assert_eq!(got, case.messages, "case {index}");
+            }
+            let both = format!(
+                r#"{{"id":3,"error":{{"kind":"cannot_fit","message":"m"}},"messages":{expected}}}"#
+            );
+            let (reply, by) = exchange.reply(&req, both.as_bytes());
+            assert_eq!(by, ReadBy::Echo);
+            assert_eq!(reply.unwrap_err().kind, FaultKind::Protocol, "case {index}");
+        }
+    }
 
     /// A batch's histories that share messages (the same, one message
     /// more, the first messages of the same history) are written from one

@@ -12,7 +12,7 @@
 mod child;
 mod lines;
 
-pub(crate) use lines::{Answer, Prepared, Sent};
+pub(crate) use lines::{Answer, Exchange, Prepared, ReadBy, Sent};
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
