@@ -153,9 +153,12 @@ impl Answer {
 /// An answer line read (and its id checked) as the reply to `req`.
 fn reply_of(line: ProtocolLine, format: WireFormat, req: &Request<'_>) -> Result<Reply, Fault> {
     match req {
-        // The history handed back, and nothing that contradicts it:
-        // an `error` beside it is for `parse_compact_line` to refuse.
-        Request::Compact(_, msgs) if line.echoed && !line.fields.contains_key("error") => {
+        // The history handed back, and nothing that contradicts it: an
+        // `error` beside it is for `parse_compact_line` to refuse (`null`
+        // is no error, docs/protocol.md: the history as it was sent).
+        Request::Compact(_, msgs)
+            if line.echoed && line.fields.get("error").is_none_or(Value::is_null) =>
+        {
             Ok(Reply::Compact(CompactAnswer::Messages(msgs.to_vec())))
         }
         Request::Compact(..) => parse_compact_line(line, format).map(Reply::Compact),
