@@ -265,16 +265,24 @@ fn planted_bug_is_caught_in(p: &Planted, agent_cmd: fn(&str) -> String) {
         p.bug,
         again.all()
     );
-    let fixed = replay(&agent_cmd(p.flags), &[]);
-    if p.config == SMALL {
-        assert_eq!(
-            fixed.code,
-            0,
-            "{}: the correct agent fails the fixture:\n{}",
-            p.bug,
-            fixed.all()
-        );
-        fixed.stdout_has("1 held, 0 failed");
+    // The correct agent, told the ceiling it is behind: a fixture of
+    // `recovers-after-refusal` then holds though no request is refused.
+    let fixed_flags = if p.config == EXPRESS {
+        EXPRESS_AGENT.replace("--ceiling 10000000", "--ceiling 102400")
+    } else {
+        p.flags.to_owned()
+    };
+    let fixed = replay(&agent_cmd(&fixed_flags), &[]);
+    assert_eq!(
+        fixed.code,
+        0,
+        "{}: the correct agent fails the fixture:\n{}",
+        p.bug,
+        fixed.all()
+    );
+    fixed.stdout_has("1 held, 0 failed");
+    if p.caught_by == "recovers-after-refusal" {
+        fixed.stdout_has("recovers-after-refusal not exercised");
     }
 }
 
@@ -875,4 +883,66 @@ fn an_agent_that_floods_its_output_does_not_fill_the_disk() {
         assert!(end.contains("more bytes not kept"), "{end}");
     }
     assert!(!sizes.is_empty());
+}
+
+/// A relative `--work-dir` shared by two runs at once: each run's case
+/// folders are its own, the task file's path still names the task from
+/// the agent's workspace, and every workspace path has the one length the
+/// tool calls' sizes are measured with wherever the run is.
+#[test]
+fn runs_sharing_a_relative_work_dir_each_get_their_own_fixed_length_folders() {
+    let dir = TempDir::new("agent-workdir");
+    let config = dir.file("config.json", SMALL);
+    let cmd = agent_cmd(SMALL_AGENT);
+    let runs: Vec<_> = ["a", "b"]
+        .into_iter()
+        .map(|name| {
+            let (cwd, config, cmd) = (dir.path().to_owned(), config.clone(), cmd.clone());
+            std::thread::spawn(move || {
+                let save = format!("failures-{name}");
+                let args = [
+                    "agent",
+                    "--config",
+                    &config,
+                    "--save",
+                    &save,
+                    "--cases",
+                    "3",
+                    "--seed",
+                    "2",
+                    "--work-dir",
+                    "shared",
+                    "--keep-folders",
+                    "--report",
+                    "json",
+                    "--run",
+                    &cmd,
+                ];
+                let mut run = std::process::Command::new(env!("CARGO_BIN_EXE_ctxgate"));
+                run.current_dir(&cwd).args(args);
+                common::process::run_within(&mut run, Duration::from_secs(300))
+            })
+        })
+        .collect();
+    for run in runs {
+        let out = run.join().unwrap();
+        assert_eq!(out.code, 0, "{}\n{}", out.stdout, out.stderr);
+    }
+    let folders: Vec<_> = std::fs::read_dir(dir.path().join("shared"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    assert_eq!(folders.len(), 6, "{folders:?}");
+    for folder in &folders {
+        let workspace = folder.join("workspace");
+        assert!(
+            workspace.is_dir() && folder.join("task.txt").is_file(),
+            "{folder:?}"
+        );
+        assert_eq!(
+            workspace.as_os_str().len(),
+            ctxgate::agent::case::WORKSPACE_PATH_BYTES,
+            "{workspace:?}"
+        );
+    }
 }

@@ -61,17 +61,14 @@ pub fn run(
     case: u64,
 ) -> Trace {
     static RUNS: AtomicU64 = AtomicU64::new(0);
-    let dir = launch.root.join(format!(
-        "case-{case}-{}",
-        RUNS.fetch_add(1, Ordering::Relaxed)
-    ));
-    let folder = CaseFolder::make(&dir, script, launch.keep_folders);
+    let name = format!("case-{case}-{}", RUNS.fetch_add(1, Ordering::Relaxed));
+    let folder = CaseFolder::make(&launch.root, &name, script, launch.keep_folders);
     let folder = match folder {
         Ok(f) => f,
         Err(e) => {
             return failed_start(format!(
                 "cannot make the case folder {}: {e}",
-                dir.display()
+                launch.root.join(&name).display()
             ))
         }
     };
@@ -140,20 +137,68 @@ struct CaseFolder {
     keep: bool,
 }
 
+/// The length in bytes every case's workspace path is padded to (when the
+/// run's folder leaves room): the path is in every tool call the agent is
+/// handed, so a request's size — and a verdict a few bytes from the
+/// ceiling, and a fixture's replay — would otherwise depend on where the
+/// run happens to be (`--work-dir`, `$TMPDIR`, the process id's digits,
+/// how many runs a shrink took).
+pub const WORKSPACE_PATH_BYTES: usize = 128;
+
+/// The name of a case's folder: `name` (and `-k` when another run sharing
+/// the folder took it), then `_`s until the workspace path under it is
+/// [`WORKSPACE_PATH_BYTES`] long — or nothing when `root` is too long for
+/// that, which `ctxgate agent` says before the first case.
+pub fn padded_name(root: &Path, name: &str) -> String {
+    let used = root.as_os_str().len() + 1 + name.len() + "/workspace".len();
+    format!(
+        "{name}{}",
+        "_".repeat(WORKSPACE_PATH_BYTES.saturating_sub(used))
+    )
+}
+
+/// Whether a run's case folders under `root` get workspace paths of the
+/// fixed length (a case name of up to 24 bytes and its `-k` fit).
+pub fn pads_paths_under(root: &Path) -> bool {
+    root.as_os_str().len() + 1 + 24 + "/workspace".len() <= WORKSPACE_PATH_BYTES
+}
+
 impl CaseFolder {
-    fn make(dir: &Path, script: &Script, keep: bool) -> std::io::Result<CaseFolder> {
-        crate::subject::reaper::making_scratch(|| CaseFolder::make_now(dir, script, keep))
+    fn make(root: &Path, name: &str, script: &Script, keep: bool) -> std::io::Result<CaseFolder> {
+        crate::subject::reaper::making_scratch(|| CaseFolder::make_now(root, name, script, keep))
     }
 
-    fn make_now(dir: &Path, script: &Script, keep: bool) -> std::io::Result<CaseFolder> {
+    fn make_now(
+        root: &Path,
+        name: &str,
+        script: &Script,
+        keep: bool,
+    ) -> std::io::Result<CaseFolder> {
+        std::fs::create_dir_all(root)?;
+        // Made anew, never reused: two runs given one `--work-dir` each
+        // get folders of their own.
+        let mut k = 0u32;
+        let dir = loop {
+            let named = if k == 0 {
+                name.to_owned()
+            } else {
+                format!("{name}-{k}")
+            };
+            let dir = root.join(padded_name(root, &named));
+            match std::fs::create_dir(&dir) {
+                Ok(()) => break dir,
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists && k < 10_000 => k += 1,
+                Err(e) => return Err(e),
+            }
+        };
         let workspace = dir.join("workspace");
-        std::fs::create_dir_all(&workspace)?;
         let folder = CaseFolder {
-            dir: dir.to_owned(),
+            dir: dir.clone(),
             workspace: workspace.clone(),
             prompt_file: dir.join("task.txt"),
             keep,
         };
+        std::fs::create_dir(&workspace)?;
         std::fs::write(&folder.prompt_file, &script.task)?;
         for (_, call) in script.calls() {
             std::fs::write(workspace.join(&call.file), call.file_bytes())?;

@@ -360,6 +360,12 @@ pub fn replay_text(replayed: &[Replayed], expect_failures: bool) -> (String, u8)
         } else if r.judged_any() {
             held += 1;
             let _ = writeln!(out, "held   {name}");
+        } else if let Some(why) = r.refusal_never_came() {
+            held += 1;
+            let _ = writeln!(
+                out,
+                "held   {name}: recovers-after-refusal not exercised ({why}); every invariant judged held"
+            );
         } else {
             unjudged += 1;
             let _ = writeln!(out, "SKIP   {name}: nothing of it was judged");

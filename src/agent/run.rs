@@ -584,6 +584,29 @@ impl Replayed {
             .collect()
     }
 
+    /// Why the fixture holds though none of its invariants was judged:
+    /// it records `recovers-after-refusal` and this time no request was
+    /// refused — what fixing an agent that overstepped the ceiling looks
+    /// like, as `check` counts it — while every invariant judged held.
+    pub fn refusal_never_came(&self) -> Option<&'static str> {
+        if self.not_played.is_some()
+            || !self
+                .fixture
+                .invariants
+                .contains(&AgentInvariant::RecoversAfterRefusal)
+            || self.judged_any()
+        {
+            return None;
+        }
+        let verdicts = &self.judged.verdicts;
+        let all_held = verdicts.values().all(|v| *v != Verdict::Fail)
+            && verdicts.values().any(|v| *v == Verdict::Pass);
+        match verdicts.get(&AgentInvariant::RecoversAfterRefusal) {
+            Some(Verdict::NotApplicable(why)) if all_held => Some(why),
+            _ => None,
+        }
+    }
+
     /// Whether anything of the fixture was judged.
     pub fn judged_any(&self) -> bool {
         self.not_played.is_none()

@@ -286,10 +286,20 @@ impl AgentArgs {
                     .ok_or_else(|| CliError::bad_input(format!("--env {kv:?}: give NAME=VALUE")))
             })
             .collect::<Result<Vec<_>, _>>()?;
+        // Absolute: the agent runs in its case's workspace, and the task
+        // file's path it is handed must still name the file from there.
         let root = match &self.work_dir {
-            Some(d) => d.clone(),
+            Some(d) => std::path::absolute(d)
+                .map_err(|e| CliError::bad_input(format!("--work-dir {}: {e}", d.display())))?,
             None => std::env::temp_dir().join(format!("ctxgate-agent-{}", std::process::id())),
         };
+        if !ctxgate::agent::case::pads_paths_under(&root) {
+            errln!(
+                "note: the work folder {} is long: the workspace paths in the tool calls will be longer than the {} bytes every run's are padded to, so request sizes (and a verdict near the ceiling) can differ from a run elsewhere",
+                root.display(),
+                ctxgate::agent::case::WORKSPACE_PATH_BYTES
+            );
+        }
         Ok(Launch {
             argv: ctxgate::agent::case::absolute_words(&self.argv()?),
             deadline: super::common::seconds("--timeout", self.timeout)?,
