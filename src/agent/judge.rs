@@ -760,10 +760,7 @@ impl<'a> Judge<'a> {
             }
             match (fits, self.facts.final_reached, exit.succeeded()) {
                 (true, true, true) => {}
-                (true, false, _) if requests == 0 => problems.push(format!(
-                    "the agent {} without sending ctxgate a request (is it pointed at OPENAI_BASE_URL or ANTHROPIC_BASE_URL?)",
-                    if exit.timed_out { "was stopped" } else { "exited" },
-                )),
+                (true, false, _) if requests == 0 => problems.push(self.no_request_read()),
                 (true, false, _) => problems.push(format!(
                     "the agent {} before the final answer ({} of {} turn(s) answered)",
                     if exit.timed_out { "was stopped" } else { "exited" },
@@ -792,6 +789,35 @@ impl<'a> Judge<'a> {
             ));
         }
         self.settle(Inv::Finishes, true, "");
+    }
+
+    /// Why `finishes` failed with no model request read: none came, or
+    /// what did was unreadable or not a model request.
+    fn no_request_read(&self) -> String {
+        let ended = if self.trace.exit.timed_out {
+            "was stopped"
+        } else {
+            "exited"
+        };
+        let requests = &self.trace.requests;
+        if let Some(first) = requests.iter().find_map(|r| r.unreadable.as_deref()) {
+            let n = requests.iter().filter(|r| r.unreadable.is_some()).count();
+            return format!(
+                "the agent {ended} after {n} model request(s) ctxgate could not read (the first: {}) and none it could",
+                collapse(first, 200)
+            );
+        }
+        if let Some(r) = requests.first() {
+            return format!(
+                "the agent {ended} having sent {} request(s), none to the model's endpoints (the first: {} {}); ctxgate plays the model at POST /v1/chat/completions, /v1/responses and /v1/messages",
+                requests.len(),
+                collapse(&r.method, 20),
+                collapse(&r.path, 120)
+            );
+        }
+        format!(
+            "the agent {ended} without sending ctxgate a request (is it pointed at OPENAI_BASE_URL or ANTHROPIC_BASE_URL?)"
+        )
     }
 
     /// The last turn ctxgate answered before request `end`: the turn whose
@@ -1455,6 +1481,41 @@ mod tests {
             "{:?}",
             j.findings
         );
+    }
+
+    /// An agent that sent nothing ctxgate could read is told what came —
+    /// unreadable bodies, or requests to other paths — not asked whether
+    /// it is pointed at the base URL, which it was.
+    #[test]
+    fn finishes_says_what_came_when_no_request_could_be_read() {
+        let finishes = |requests: Vec<Recorded>| {
+            let j = judged(requests, 1);
+            assert_eq!(verdict(&j, Inv::Finishes), &Verdict::Fail);
+            let f = j.findings.iter().find(|f| f.invariant == Inv::Finishes);
+            f.unwrap().detail.clone()
+        };
+        let mut cut = loop_request(0, Vec::new(), 300, Answer::BadRequest);
+        cut.request = None;
+        cut.kind = Kind::Side;
+        cut.unreadable = Some("the connection ended 120 bytes into a 300-byte body".into());
+        let said = finishes(vec![cut.clone(), cut]);
+        assert!(
+            said.contains(
+                "after 2 model request(s) ctxgate could not read (the first: the connection ended"
+            ),
+            "{said}"
+        );
+        let mut elsewhere = loop_request(0, Vec::new(), 2, Answer::Other);
+        elsewhere.request = None;
+        elsewhere.kind = Kind::Other;
+        elsewhere.path = "/v1/completions".into();
+        let said = finishes(vec![elsewhere]);
+        assert!(
+            said.contains("none to the model's endpoints (the first: POST /v1/completions)"),
+            "{said}"
+        );
+        let said = finishes(Vec::new());
+        assert!(said.contains("without sending ctxgate a request"), "{said}");
     }
 
     /// `finishes` excuses a stop only where the agent could not go on:

@@ -272,6 +272,11 @@ impl Play {
         };
         let rendered = match cut {
             Some(why) => {
+                // A model request whose body did not all come is an
+                // unreadable one, as a body that is not JSON is.
+                if rec.method == "POST" && Dialect::of_path(&rec.path).is_some() {
+                    rec.kind = Kind::Side;
+                }
                 rec.answer = Answer::BadRequest;
                 let rendered = Rendered::json(json!({"error": {"message": format!("incomplete body: {why}"), "type": "invalid_request_error"}}))
                     .with_status(400);
