@@ -9,7 +9,7 @@ use common::process::{ctxgate, TempDir};
 /// A fixture of `deterministic` alone: one short history.
 const FIXTURE: &str = r#"{
   "ctxgate": 1,
-  "name": "deterministic-coinflip",
+  "name": "deterministic-sometimes",
   "op": "compact",
   "config": {"contextWindow": 7750, "threshold": 0.7, "transportMaxBodyBytes": 520000,
              "bytesPerToken": 4, "keepRecent": 1, "summaryMaxBytes": 0, "wireFormat": "engine"},
@@ -19,14 +19,14 @@ const FIXTURE: &str = r#"{
 
 #[test]
 fn a_subject_deterministic_only_sometimes_fails_every_replay() {
-    // tests/subjects/coinflip.py: two runs differ 3 times in 4, so a
-    // replay that ran the pair once held about 4 of these 16 copies; run
-    // until they differ (8 times), one misses with odds 4^-8.
+    // tests/subjects/sometimes.py differs on every fourth request it
+    // answers: a replay that ran each pair once held 8 of these 16 copies
+    // (the pairs 1-2, 5-6, …); run until they differ, none holds.
     let dir = TempDir::new("replay-repeats");
     for i in 0..16 {
         dir.file(&format!("f{i:02}.json"), FIXTURE);
     }
-    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/subjects/coinflip.py");
+    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/subjects/sometimes.py");
     let subject = format!("python3 {script}");
     let out = ctxgate(&["replay", dir.dir(), "--subject", &subject]);
     assert_eq!(out.code, 1, "{}", out.all());
