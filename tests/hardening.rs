@@ -422,3 +422,33 @@ fn the_docs_word_is_kept_a_baseline_fault_is_not_a_fix_and_per_message_has_one_f
     // of estimate-covers-tool-calls alone, unseen when that was not claimed).
     assert!(out.all().contains("`perMessage` has"), "{}", out.all());
 }
+
+/// A failing `check` that a test runs without `--save` saves its fixture
+/// under the temp dir (`common::process`'s helpers give it one), never in
+/// the checkout's `./ctxgate-failures`: that is the user's folder, and a
+/// full `cargo test` used to leave a dozen fixtures in it.
+#[test]
+fn a_test_run_without_save_keeps_its_fixtures_out_of_the_checkout() {
+    let out = ctxgate(&[
+        "check",
+        "--defect",
+        "drops-system-prompt",
+        "--cases",
+        "20",
+        "--seed",
+        "7",
+    ]);
+    assert_eq!(out.code, 1, "{}", out.all());
+    let saved = out
+        .stdout
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("replay: ctxgate replay "))
+        .and_then(|rest| rest.split_whitespace().next())
+        .unwrap_or_else(|| panic!("no fixture named:\n{}", out.stdout));
+    let saved = Path::new(saved);
+    assert!(
+        saved.starts_with(common::process::unsaved_fixtures_dir()) && saved.is_file(),
+        "saved at {}",
+        saved.display()
+    );
+}

@@ -197,6 +197,25 @@ fn compacting_below_the_declared_point_fails_by_its_own_count() {
         "{}",
         f.violation
     );
+    // The bracket names each figure for what it is: the trigger the prose
+    // scales ("compactAt 0.9 × trigger T = P") is `trigger`, and P, where
+    // nothing was due under, is `compactAt point` — not a second `trigger`.
+    let named = |name: &str| {
+        f.violation
+            .numbers
+            .iter()
+            .find(|(k, _)| k == name)
+            .map(|(_, v)| *v)
+            .unwrap_or_else(|| panic!("no {name:?} in {}", f.violation))
+    };
+    let (trigger, point) = (named("trigger"), named("compactAt point"));
+    assert!(
+        f.violation
+            .detail
+            .contains(&format!("compactAt 0.9 × trigger {trigger} = {point}")),
+        "{}",
+        f.violation
+    );
     // And without a margin declared, compacting at 0.9 of its own count.
     let early = run(compactor("early", TiktokenFloored, 0.9), 300);
     assert_caught(&early, Invariant::NoPrematureCompaction);

@@ -17,7 +17,11 @@ use ctxgate::suite::{SuiteCase, SuiteReport};
 Exit codes: 0 every fixture held (with --expect-failures: every fixture
 failed); 1 a fixture failed or the subject faulted (with --expect-failures:
 a fixture held or was skipped), or nothing at all was judged; 2 bad usage or
-a fixture that does not parse.")]
+a fixture that does not parse.
+
+A fixture judged on deterministic or idempotent is run up to 8 times,
+failing at the first run that differs: a subject that differs only some of
+the time fails its replay too, not only the replays where it happened to.")]
 pub struct Args {
     /// Fixture files, or folders searched for *.json
     #[arg(required = true, value_name = "PATH")]

@@ -110,7 +110,7 @@ pub fn no_premature_compaction(facts: &Facts<'_>, answer: &CompactAnswer) -> Ver
         ),
     )
     .number("estimate", estimate)
-    .number("trigger", trigger)
+    .numbers_for_point(facts, trigger)
     .number("body", body)
     .number("ceiling", ceiling)])
 }
@@ -126,6 +126,26 @@ fn point_words(facts: &Facts<'_>) -> String {
             facts.compact_at,
             facts.config.trigger()
         )
+    }
+}
+
+/// The bracket's figures for the point a verdict was judged against, named
+/// as `point_words` names them in the prose: `trigger=P` when the point is
+/// the trigger; for a subject that declared `compactAt`, `trigger=T,
+/// compactAt point=P` — P is `compactAt × T`, not the trigger, and calling
+/// it `trigger` sent readers to the wrong number.
+trait PointNumbers {
+    fn numbers_for_point(self, facts: &Facts<'_>, point: u64) -> Self;
+}
+
+impl PointNumbers for Violation {
+    fn numbers_for_point(self, facts: &Facts<'_>, point: u64) -> Self {
+        if facts.compact_at >= 1.0 {
+            self.number("trigger", point)
+        } else {
+            self.number("trigger", facts.config.trigger())
+                .number("compactAt point", point)
+        }
     }
 }
 
@@ -252,7 +272,7 @@ pub fn trims_when_due(facts: &Facts<'_>, answer: &CompactAnswer) -> Verdict {
         ),
     )
     .number("estimate", facts.estimate)
-    .number("trigger", point)
+    .numbers_for_point(facts, point)
     .number("droppable messages", droppable as u64)])
 }
 

@@ -81,6 +81,69 @@ pub enum Stdin {
     Bytes(Vec<u8>),
 }
 
+/// Where a test's `check` or `agent` run saves its failures' fixtures when
+/// the test gave no `--save`: a folder under the system's temp dir, one per
+/// test process (left there: nothing reads it). Never the default
+/// `./ctxgate-failures`, which, run from the checkout, is the user's folder.
+pub fn unsaved_fixtures_dir() -> std::path::PathBuf {
+    std::env::temp_dir().join(format!("ctxgate-test-{}-unsaved", std::process::id()))
+}
+
+/// Gives a run of the ctxgate binary that would save fixtures in the
+/// checkout a `--save` under the temp dir instead: `check` or `agent` (not
+/// an `agent` subcommand such as `agent replay`, which saves nothing),
+/// with no `--save` of its own, run from the checkout (a test that sets
+/// another working folder chose where its fixtures go). A full `cargo
+/// test` left a dozen fixtures in `./ctxgate-failures` before this.
+fn save_aside(cmd: &mut Command) {
+    let program = std::path::Path::new(cmd.get_program());
+    if program.file_name() != Some(std::ffi::OsStr::new("ctxgate")) {
+        return;
+    }
+    let args: Vec<&std::ffi::OsStr> = cmd.get_args().collect();
+    let saves = match args.first().and_then(|a| a.to_str()) {
+        Some("check") => true,
+        Some("agent") => args
+            .get(1)
+            .is_none_or(|a| a.to_str().is_some_and(|a| a.starts_with('-'))),
+        _ => false,
+    };
+    let has_save = |a: &&std::ffi::OsStr| {
+        a.to_str()
+            .is_some_and(|a| a == "--save" || a.starts_with("--save="))
+    };
+    let checkout = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let in_checkout = cmd
+        .get_current_dir()
+        .is_none_or(|d| d.canonicalize().ok() == checkout.canonicalize().ok());
+    if !saves || !in_checkout || args.iter().any(has_save) {
+        return;
+    }
+    let dir = unsaved_fixtures_dir();
+    match args.iter().position(|a| *a == "--") {
+        None => {
+            cmd.arg("--save").arg(dir);
+        }
+        // A trailing program (`agent … -- PROGRAM ARGS`): the flag goes
+        // before it, in a command built again (envs and folder kept).
+        Some(end) => {
+            let mut again = Command::new(cmd.get_program());
+            again.args(&args[..end]).arg("--save").arg(dir);
+            again.args(&args[end..]);
+            for (k, v) in cmd.get_envs() {
+                match v {
+                    Some(v) => again.env(k, v),
+                    None => again.env_remove(k),
+                };
+            }
+            if let Some(d) = cmd.get_current_dir() {
+                again.current_dir(d);
+            }
+            *cmd = again;
+        }
+    }
+}
+
 /// Any command, stdin empty, killed after `limit`.
 pub fn run_within(cmd: &mut Command, limit: Duration) -> Out {
     run_fed(cmd, Stdin::Null, limit)
@@ -92,6 +155,7 @@ pub fn run_within(cmd: &mut Command, limit: Duration) -> Out {
 // rusage); clippy sees only that Child::wait is not called on every path.
 #[allow(clippy::zombie_processes)]
 pub fn run_fed(cmd: &mut Command, stdin: Stdin, limit: Duration) -> Out {
+    save_aside(cmd);
     let started = Instant::now();
     let (stdio, bytes) = match stdin {
         Stdin::Null => (Stdio::null(), None),
