@@ -43,12 +43,17 @@ export interface Config {
 /** SPEC §2's defaults. */
 export declare const DEFAULTS: Readonly<Config>;
 
-/** An invariant's name (SPEC §5), or an extension a hello claims by naming it (`trims-when-due`: docs/protocol.md §8, "Message-count compactors"). */
+/**
+ * An invariant's name (SPEC §5), or an extension (docs/contract.md §5): `estimate-covers-text`
+ * (judged by default on a subject that answers `estimate`), `estimate-covers-real-tokens`
+ * (judged only when named) and `trims-when-due` (docs/protocol.md §8, "Message-count compactors").
+ */
 export type Invariant =
   | 'tool-pairing' | 'estimate-covers-tool-calls' | 'estimate-monotone' | 'body-under-ceiling'
   | 'no-premature-compaction' | 'progress' | 'verbatim-suffix' | 'order-preserved' | 'pinned-kept'
   | 'single-bounded-summary' | 'estimate-covers-images' | 'deterministic' | 'idempotent'
-  | 'session-never-overflows' | 'trims-when-due';
+  | 'session-never-overflows' | 'estimate-covers-text' | 'estimate-covers-real-tokens'
+  | 'trims-when-due';
 
 /** An estimate answer: the total, and optionally one figure per message. */
 export interface Estimate {
