@@ -220,17 +220,8 @@ impl<'a> Judge<'a> {
             if fit.is_some() {
                 self.facts.recoveries += 1;
             }
-            if fit.is_none() && after.len() >= RECOVERY_REQUESTS {
-                self.find(
-                    Inv::RecoversAfterRefusal,
-                    Some(r.index),
-                    format!(
-                        "request #{} was refused ({what}), and none of the {RECOVERY_REQUESTS} requests after it fit",
-                        r.index
-                    ),
-                );
-            }
-            // Sent again unchanged: the same messages, read; or, for a body
+            // Sent again unchanged (said first: it is why nothing after it
+            // fit, when it is): the same messages, read; or, for a body
             // that could not be read, the same bytes.
             let resent = |a: &&&Recorded| match (&r.request, &a.request) {
                 (Some(_), Some(_)) => messages_hash(a.messages()) == messages_hash(r.messages()),
@@ -244,6 +235,16 @@ impl<'a> Judge<'a> {
                     format!(
                         "request #{} resends request #{}'s messages unchanged after it was refused ({what})",
                         again.index, r.index
+                    ),
+                );
+            }
+            if fit.is_none() && after.len() >= RECOVERY_REQUESTS {
+                self.find(
+                    Inv::RecoversAfterRefusal,
+                    Some(r.index),
+                    format!(
+                        "request #{} was refused ({what}), and none of the {RECOVERY_REQUESTS} requests after it fit",
+                        r.index
                     ),
                 );
             }
@@ -1407,6 +1408,31 @@ mod tests {
             };
             assert_eq!(verdict(&j, inv), &expected, "{inv}");
         }
+    }
+
+    /// An agent that answers every 413 by sending the same body again is
+    /// told so first, not only that nothing after the refusal fit.
+    #[test]
+    fn a_body_resent_on_every_refusal_is_named_first() {
+        let big = [head(), vec![call(0), result(0, "first file")]].concat();
+        let mut requests = vec![loop_request(0, head(), 500, turn(0))];
+        for i in 1..=RECOVERY_REQUESTS + 1 {
+            requests.push(loop_request(i, big.clone(), 20_000, Answer::TooLarge));
+        }
+        let j = judged(requests, 1);
+        let first = j
+            .findings
+            .iter()
+            .find(|f| f.invariant == Inv::RecoversAfterRefusal)
+            .unwrap();
+        assert!(
+            first
+                .detail
+                .contains("resends request #1's messages unchanged"),
+            "{}",
+            first.detail
+        );
+        assert!(j.findings.iter().any(|f| f.detail.contains("none of the")));
     }
 
     #[test]
