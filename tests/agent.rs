@@ -891,6 +891,11 @@ fn an_agent_that_floods_its_output_does_not_fill_the_disk() {
 /// tool calls' sizes are measured with wherever the run is.
 #[test]
 fn runs_sharing_a_relative_work_dir_each_get_their_own_fixed_length_folders() {
+    if !common::netns::isolated(
+        "runs_sharing_a_relative_work_dir_each_get_their_own_fixed_length_folders",
+    ) {
+        return;
+    }
     let dir = TempDir::new("agent-workdir");
     let config = dir.file("config.json", SMALL);
     let cmd = agent_cmd(SMALL_AGENT);
