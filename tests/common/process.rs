@@ -119,7 +119,13 @@ fn save_aside(cmd: &mut Command) {
     if !saves || !in_checkout || args.iter().any(has_save) {
         return;
     }
-    let dir = unsaved_fixtures_dir();
+    // A folder of its own for each run, made before it starts: runs of one
+    // test process share the base, and a run that made an empty save
+    // folder may remove it while another is about to write there.
+    static RUNS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let n = RUNS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let dir = unsaved_fixtures_dir().join(format!("run-{n}"));
+    std::fs::create_dir_all(&dir).expect("the test's save folder");
     match args.iter().position(|a| *a == "--") {
         None => {
             cmd.arg("--save").arg(dir);
