@@ -24,12 +24,14 @@
 //! the tool results that answer it travel together (ADR 0098's
 //! `group_by_iteration/1`). The result's body is never over the ceiling.
 
+mod floors;
 mod summarise;
 
 use std::borrow::Cow;
 use std::ops::Range;
 
 pub use crate::contract::SUMMARY_PREFIX;
+pub use floors::ElisionFloors;
 pub use summarise::{DigestSummariser, Summariser};
 
 use crate::body::body_bytes;
@@ -221,20 +223,7 @@ impl Reference<'_> {
                 .filter(|r| !pinned(r))
                 .flat_map(|r| &h[r.clone()])
                 .collect();
-            let summary = (!to_summarise.is_empty() && config.summary_max_bytes > 0)
-                .then(|| {
-                    let text = self
-                        .summariser
-                        .summarise(&to_summarise, config.summary_max_bytes);
-                    let bounded = truncate_utf8(&text, config.summary_max_bytes);
-                    // A bound shorter than the summary's marker leaves a text
-                    // that no longer reads as a summary: on the next turn it
-                    // would join the head and pile up. No summary instead.
-                    let cut_marker =
-                        bounded.len() < SUMMARY_PREFIX.len() && SUMMARY_PREFIX.starts_with(bounded);
-                    (!cut_marker).then(|| Message::system(bounded))
-                })
-                .flatten();
+            let summary = self.summary(config, &to_summarise);
             let recent_msgs = &h[recent[0].start..];
             let parts = Parts {
                 head: &h[..head],
@@ -245,13 +234,7 @@ impl Reference<'_> {
             // Step 4: over the ceiling, elide the images of the recent
             // iterations but the last (and pinned ones), oldest first.
             let protected = self.elision == Elision::AlsoLastAndPinned;
-            let elidable: Vec<usize> = recent[..if protected { k } else { k - 1 }]
-                .iter()
-                .filter(|r| protected || !pinned(r))
-                .flat_map(|r| r.clone())
-                .filter(|&i| h[i].content.images().any(|i| i.data().is_some()))
-                .map(|i| candidate.len() - (h.len() - i))
-                .collect();
+            let elidable = elidable_at(h, recent, candidate.len(), protected);
             let elided;
             let candidate = if elidable.is_empty() || fits(&candidate) {
                 candidate
@@ -294,6 +277,25 @@ impl Reference<'_> {
 }
 
 impl Reference<'_> {
+    /// Step 3's summary of `to_summarise`, bounded by `summaryMaxBytes`;
+    /// none when there is nothing to summarise, the bound is 0, or the
+    /// bound would cut the summary's marker.
+    fn summary(&self, config: &Config, to_summarise: &[&Message]) -> Option<Message> {
+        if to_summarise.is_empty() || config.summary_max_bytes == 0 {
+            return None;
+        }
+        let text = self
+            .summariser
+            .summarise(to_summarise, config.summary_max_bytes);
+        let bounded = truncate_utf8(&text, config.summary_max_bytes);
+        // A bound shorter than the summary's marker leaves a text that no
+        // longer reads as a summary: on the next turn it would join the
+        // head and pile up. No summary instead.
+        let cut_marker =
+            bounded.len() < SUMMARY_PREFIX.len() && SUMMARY_PREFIX.starts_with(bounded);
+        (!cut_marker).then(|| Message::system(bounded))
+    }
+
     /// Step 4: elide the inline images of the candidate's messages at
     /// `elidable` (positions in `candidate`, in order), oldest first, until
     /// the body fits or none is left. The elided messages, by position.
@@ -372,6 +374,23 @@ impl Reference<'_> {
         );
         out
     }
+}
+
+/// The positions, in a candidate of `len` messages that ends with the
+/// `recent` iterations of `h`, of the messages whose inline images step 4
+/// may elide: those of the recent iterations but the last, outside pinned
+/// iterations — or, with `protected`, of every recent iteration (the
+/// defect [`Elision::AlsoLastAndPinned`], and the floor below which only
+/// that defect fits: [`Reference::elision_floors`]).
+fn elidable_at(h: &[Message], recent: &[Range<usize>], len: usize, protected: bool) -> Vec<usize> {
+    let k = recent.len();
+    recent[..if protected { k } else { k - 1 }]
+        .iter()
+        .filter(|r| protected || !h[(*r).clone()].iter().any(Message::is_pinned))
+        .flat_map(|r| r.clone())
+        .filter(|&i| h[i].content.images().any(|i| i.data().is_some()))
+        .map(|i| len - (h.len() - i))
+        .collect()
 }
 
 /// The exact body after part `j` of `m` (now elided) replaced `before`:
