@@ -442,6 +442,14 @@ impl<'g> ImageGen<'g> {
                     attach(&mut msgs[i], img, false);
                 }
             }
+            // Half the time the last result is a screenshot too: the one
+            // the agent just took, which SPEC §4 step 4 never elides.
+            let last = tools[tools.len() - 1];
+            if !msgs[last].has_images() && !self.full() && self.r.chance(50) {
+                let (size, format) = self.size();
+                let img = self.image(size, format);
+                attach(&mut msgs[last], img, false);
+            }
         }
     }
 
@@ -463,8 +471,14 @@ impl<'g> ImageGen<'g> {
                 }
             }
         }
-        let carried = crate::model::openai::carry_tool_images(msgs);
-        *msgs = carried;
+        // Half the cases hold the images as agents send them, in user
+        // messages after the results; the other half as the engine holds
+        // them, in the tool messages, which the subject (or the body) must
+        // carry itself: one user message a tool message, each one's
+        // overhead in the body (docs/protocol.md).
+        if self.r.chance(50) {
+            *msgs = crate::model::openai::carry_tool_images(msgs);
+        }
         for m in msgs.iter_mut() {
             if let Content::Parts(parts) = &mut m.content {
                 for p in parts {
@@ -487,9 +501,24 @@ impl ImageGen<'_> {
     /// the minimal output (head, pinned iterations, the last one) and the
     /// head with the last `keepRecent` iterations: where recent screenshots
     /// overflow the body and SPEC §4 step 4 elides them (a ToolLoop's
-    /// everyday shape once screenshots pile up).
+    /// everyday shape once screenshots pile up). Half of those, where the
+    /// case has one, get a ceiling in `reference::ElisionFloors::band`.
     pub(super) fn aim_at_elision(&mut self, case: &mut super::Case) {
-        if !self.r.chance(50) {
+        // A quarter keep the ceiling drawn (or put it on the body), a
+        // quarter get one between the two bounds, half one in the band
+        // where there is one.
+        let roll = self.r.below(4);
+        if roll == 3 {
+            // Half of those with a run of two or more image results get a
+            // body on the ceiling ±1, where one user message a tool
+            // message (openai) or a block each (anthropic) decides it.
+            if image_results_in_a_run(&case.messages) >= 2 && self.r.chance(50) {
+                let off = [1i64, 0, -1][self.r.below(4).saturating_sub(1) as usize];
+                let body = crate::body::body_bytes(&case.config, &case.messages) as i64;
+                let c = &mut case.config;
+                c.transport_max_body_bytes = (body - off).max(1) as u64;
+                c.context_window = c.context_window.max(c.transport_max_body_bytes);
+            }
             return;
         }
         let msgs = &case.messages;
@@ -497,25 +526,68 @@ impl ImageGen<'_> {
         let head = crate::contract::Head::of(msgs).kept;
         let iters = crate::model::iterations(&msgs[head..]);
         let k = c.keep_recent.min(iters.len());
-        if k < 2 {
+        if k == 0 {
             return;
         }
-        let start = iters[iters.len() - k].start + head;
-        let recent: Vec<&Message> = msgs[..head].iter().chain(&msgs[start..]).collect();
-        if !recent[..recent.len() - iters[iters.len() - 1].len()]
-            .iter()
-            .any(|m| m.has_images())
-        {
-            return;
-        }
-        let hi = crate::body::body_bytes(c, recent.iter().copied());
         let lo = crate::contract::minimal_body(c, msgs);
-        if hi > lo + 1 {
-            c.transport_max_body_bytes = lo + self.r.range(1, hi - lo - 1);
-            // The window large enough that the ceiling decides.
-            c.context_window = c.context_window.max(c.transport_max_body_bytes);
-        }
+        // The band where only eliding a protected image (the last
+        // iteration's, a pinned one's) would keep `k` iterations: its
+        // edges, or inside it. Elsewhere a compactor that elides the last
+        // screenshot passes (a blind audit's one was found at case 1,198).
+        let band = match roll < 2 {
+            true => crate::reference::Reference::default()
+                .elision_floors(c, msgs, k)
+                .map(|f| f.protected.max(lo)..f.allowed)
+                .filter(|b| !b.is_empty()),
+            false => None,
+        };
+        let ceiling = match band {
+            Some(b) => match self.r.below(3) {
+                0 => b.end - 1,
+                1 => b.start,
+                _ => self.r.range(b.start, b.end - 1),
+            },
+            None => {
+                // Between the bounds, where recent screenshots but the
+                // last are there to elide.
+                let start = iters[iters.len() - k].start + head;
+                let recent: Vec<&Message> = msgs[..head].iter().chain(&msgs[start..]).collect();
+                let last = iters[iters.len() - 1].len();
+                if k < 2 || !recent[..recent.len() - last].iter().any(|m| m.has_images()) {
+                    return;
+                }
+                let hi = crate::body::body_bytes(c, recent.iter().copied());
+                if hi <= lo + 1 {
+                    return;
+                }
+                lo + self.r.range(1, hi - lo - 1)
+            }
+        };
+        c.transport_max_body_bytes = ceiling;
+        // The window large enough that the ceiling decides.
+        c.context_window = c.context_window.max(ceiling);
     }
+}
+
+/// The most messages with images in one run of tool results (with, in
+/// the openai format, the user messages that carry their images after
+/// the run: one a tool message).
+pub fn image_results_in_a_run(msgs: &[Message]) -> usize {
+    let (mut most, mut now, mut in_run) = (0, 0, false);
+    for m in msgs {
+        in_run = match m.role {
+            Role::Tool => true,
+            Role::User => in_run,
+            _ => false,
+        };
+        now = if in_run {
+            now + m.has_images() as usize
+        } else {
+            0
+        };
+        most = most.max(now);
+    }
+    most
 }
 
 /// Put `img` into `m`'s content: as a part after (or before) its text.

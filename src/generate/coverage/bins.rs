@@ -164,7 +164,10 @@ pub(super) const GROUPS: [(&str, &[&str]); 28] = [
     ),
     // SPEC §1.4: where images sit, how big, and the shapes the reports
     // of issue 26 name (a run of screenshots, the body at the ceiling with
-    // images as its bulk, a last iteration whose own images are over it).
+    // images as its bulk, a last iteration whose own images are over it),
+    // and two that the blind audits of 2026-12-06 found rare: a run of
+    // image results whose per-message overhead decides the body, and a
+    // ceiling in `reference::ElisionFloors::band`.
     (
         "images",
         &[
@@ -180,6 +183,8 @@ pub(super) const GROUPS: [(&str, &[&str]); 28] = [
             "body at ceiling ±1, images ≥ ½ of it",
             "last iteration's images over the ceiling",
             "elided by the subject",
+            "run of ≥ 2 image results at ceiling ±1",
+            "ceiling only a protected elision meets",
         ],
     ),
     (

@@ -349,6 +349,15 @@ impl Coverage {
         if image_bytes > 0 && body.abs_diff(ceiling) <= 1 && image_bytes * 2 >= body {
             set(IMAGES, 9);
         }
+        if image_bytes > 0
+            && body.abs_diff(ceiling) <= 1
+            && crate::generate::images::image_results_in_a_run(msgs) >= 2
+        {
+            set(IMAGES, 12);
+        }
+        if image_bytes > 0 && body > ceiling && in_protected_band(case) {
+            set(IMAGES, 13);
+        }
         if let Some(last) = its.last() {
             let own: u64 = msgs[last.clone()]
                 .iter()
@@ -397,6 +406,26 @@ impl Coverage {
     pub fn record_unjudged_refusal(&mut self) {
         self.unjudged_refusals += 1;
     }
+}
+
+/// Whether the case's ceiling lies in the band where only eliding a
+/// protected image (the last iteration's, a pinned iteration's) keeps
+/// `keepRecent` iterations, and at or over the smallest history the
+/// contract allows: `reference::ElisionFloors`.
+fn in_protected_band(case: &Case) -> bool {
+    let c = &case.config;
+    let head = crate::contract::Head::of(&case.messages).kept;
+    let k = c.keep_recent.min(iterations(&case.messages[head..]).len());
+    if k == 0 || !case.is_well_formed() {
+        return false;
+    }
+    let ceiling = c.transport_max_body_bytes;
+    crate::reference::Reference::default()
+        .elision_floors(c, &case.messages, k)
+        .is_some_and(|f| {
+            f.band().contains(&ceiling)
+                && crate::contract::minimal_body(c, &case.messages) <= ceiling
+        })
 }
 
 /// Whether `output` elided an image of `input` (SPEC §4 step 4): some
