@@ -63,12 +63,9 @@ fn the_emulator_catches_an_expression_pasted_into_a_script() {
         &yml[..at],
         &yml[at..]
     );
-    let dir = std::env::temp_dir().join(format!("ctxgate-action-test-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let path = dir.join("action.yml");
-    std::fs::write(&path, vulnerable).unwrap();
-    let (code, text) = emulate(&path);
-    let _ = std::fs::remove_dir_all(&dir);
+    let dir = TempDir::new("action-test");
+    let path = dir.file("action.yml", vulnerable);
+    let (code, text) = emulate(Path::new(&path));
     assert_eq!(code, 1, "{text}");
     assert!(text.contains("is pasted into the script"), "{text}");
     assert!(

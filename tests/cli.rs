@@ -1849,8 +1849,8 @@ fn refusals_left_unjudged_are_counted_and_the_claim_that_judges_them_named() {
     // The reference at seed 1, narrowed to `invariants`, saving into a
     // folder of its own.
     let check_narrowed = |invariants: &str| {
-        let dir = std::env::temp_dir().join(format!("ctxgate-unjudged-{}", std::process::id()));
-        let out = run(&[
+        let dir = TempDir::new("unjudged");
+        run(&[
             "check",
             "--cases",
             "200",
@@ -1859,10 +1859,8 @@ fn refusals_left_unjudged_are_counted_and_the_claim_that_judges_them_named() {
             "--invariants",
             invariants,
             "--save",
-            dir.to_str().unwrap(),
-        ]);
-        let _ = std::fs::remove_dir_all(&dir);
-        out
+            dir.dir(),
+        ])
     };
     // Narrowed to tool-pairing, the reference's cannot_fit answers have no
     // judge: the report says how many, and which invariant would judge them.
@@ -1914,13 +1912,12 @@ fn refusals_left_unjudged_are_counted_and_the_claim_that_judges_them_named() {
 fn a_limiters_refusals_are_judged_by_its_own_count() {
     let script = manifest_dir().join("tests/subjects/limiter.py");
     let limiter = |mode: &str| {
-        let dir =
-            std::env::temp_dir().join(format!("ctxgate-limiter-{mode}-{}", std::process::id()));
+        let dir = TempDir::new(&format!("limiter-{}", mode.replace(' ', "-")));
         let subject = format!(
             "python3 {} {mode}",
             shell_words::quote(script.to_str().unwrap())
         );
-        let out = run(&[
+        run(&[
             "check",
             "--cases",
             "300",
@@ -1929,10 +1926,8 @@ fn a_limiters_refusals_are_judged_by_its_own_count() {
             "--subject",
             &subject,
             "--save",
-            dir.to_str().unwrap(),
-        ]);
-        let _ = std::fs::remove_dir_all(&dir);
-        out
+            dir.dir(),
+        ])
     };
     let wrong = limiter("trigger 1");
     assert_eq!(wrong.code, 1, "{}", wrong.all());

@@ -8,7 +8,7 @@ mod common;
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
-use common::process::ctxgate;
+use common::process::{ctxgate, TestDir};
 use ctxgate::check::CheckOptions;
 use ctxgate::oracle::body_under_ceiling;
 use ctxgate::subject::CompactAnswer;
@@ -19,13 +19,12 @@ fn script() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/subjects/formats_log.py")
 }
 
-/// A fresh log file for one test.
-fn log_file(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("ctxgate-formats-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+/// A fresh log file for one test, in a folder of its own: the folder's
+/// guard (keep it while the file is in use), and the file's path.
+fn log_file(name: &str) -> (TestDir, PathBuf) {
+    let dir = TestDir::new("formats", name);
     let path = dir.join(name);
-    let _ = std::fs::remove_file(&path);
-    path
+    (dir, path)
 }
 
 /// The configs the subject logged, one per compact request.
@@ -62,7 +61,7 @@ fn check_logged(log: &Path, formats: Option<&str>, extra: &[&str]) -> common::pr
 /// report says how many cases were drawn in another format.
 #[test]
 fn a_subject_declaring_openai_receives_only_openai_configs() {
-    let log = log_file("declared.jsonl");
+    let (_dir, log) = log_file("declared.jsonl");
     let out = check_logged(&log, Some("openai"), &[]);
     assert_eq!(out.code, 0, "{}", out.all());
     let configs = logged(&log);
@@ -89,7 +88,7 @@ fn a_subject_declaring_openai_receives_only_openai_configs() {
 /// The same subject, declaring nothing, is sent all three formats.
 #[test]
 fn a_subject_declaring_nothing_receives_every_format() {
-    let log = log_file("undeclared.jsonl");
+    let (_dir, log) = log_file("undeclared.jsonl");
     let out = check_logged(&log, None, &[]);
     assert_eq!(out.code, 0, "{}", out.all());
     let formats: BTreeSet<String> = logged(&log)
@@ -104,7 +103,7 @@ fn a_subject_declaring_nothing_receives_every_format() {
 /// drawn (it used to pin the whole config: contextWindow 128000 always).
 #[test]
 fn wire_format_pins_the_format_and_keeps_the_config_varied() {
-    let log = log_file("pinned.jsonl");
+    let (_dir, log) = log_file("pinned.jsonl");
     let out = check_logged(&log, None, &["--wire-format", "anthropic"]);
     assert_eq!(out.code, 0, "{}", out.all());
     let configs = logged(&log);
@@ -129,7 +128,7 @@ fn wire_format_pins_the_format_and_keeps_the_config_varied() {
 /// A `--wire-format` the subject does not measure is bad usage.
 #[test]
 fn wire_format_outside_the_declared_ones_is_bad_usage() {
-    let log = log_file("refused.jsonl");
+    let (_dir, log) = log_file("refused.jsonl");
     let out = check_logged(&log, Some("openai"), &["--wire-format", "engine"]);
     assert_eq!(out.code, 2, "{}", out.all());
     out.stderr_has("measures its body in openai only");
@@ -196,7 +195,7 @@ fn the_body_command_prints_the_exact_body() {
         {"role": "tool", "tool_call_id": "c2"},
         {"role": "assistant", "content": "世界 done"}
     ]);
-    let path = log_file("body-sample.json");
+    let (_dir, path) = log_file("body-sample.json");
     std::fs::write(&path, sample.to_string()).unwrap();
     let history = path.to_str().unwrap();
     for f in ["engine", "openai", "anthropic"] {
@@ -235,7 +234,7 @@ fn the_body_command_prints_the_exact_body() {
 /// shape, measured in each format.
 #[test]
 fn the_body_command_prints_the_body_of_the_history_read_whole() {
-    let path = log_file("body-generated.json");
+    let (_dir, path) = log_file("body-generated.json");
     let history = path.to_str().unwrap();
     for (i, case) in ctxgate::generate::seeded(44, 12) {
         let f = WireFormat::ALL[i as usize % 3];

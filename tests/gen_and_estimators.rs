@@ -1,7 +1,11 @@
 //! `ctxgate gen` prints valid cases; `check --estimator` compares estimator
 //! versions against the `estimate-covers-real-tokens` extension invariant.
 
+mod common;
+
 use std::process::Command;
+
+use common::process::TestDir;
 
 use ctxgate::generate::Case;
 use ctxgate::model::check_well_formed;
@@ -56,6 +60,7 @@ fn gen_stats_reports_every_range_reached() {
 #[cfg(feature = "calibrate")]
 #[test]
 fn check_compares_estimators_against_real_tokens() {
+    let save = TestDir::new("realtokens", "");
     let run = |estimator: &str| {
         ctxgate()
             .args([
@@ -68,7 +73,7 @@ fn check_compares_estimators_against_real_tokens() {
             .args([
                 "--cases", "150", "--seed", "5", "--report", "json", "--save",
             ])
-            .arg(std::env::temp_dir().join(format!("ctxgate-realtokens-{}", std::process::id())))
+            .arg(&save)
             .output()
             .unwrap()
     };
@@ -103,9 +108,7 @@ fn check_compares_estimators_against_real_tokens() {
 fn gen_text_only_prints_what_a_text_only_subject_is_sent() {
     use ctxgate::model::value::same_value;
     use serde_json::Value;
-    let dir = std::env::temp_dir().join(format!("ctxgate-gen-text-only-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = TestDir::new("gen-text-only", "");
     let log = dir.join("sent.jsonl");
     let subject = format!(
         "python3 {} {}",
@@ -184,7 +187,6 @@ fn gen_text_only_prints_what_a_text_only_subject_is_sent() {
         stdout.contains("contentParts: false"),
         "the report says the subject takes text only: {stdout}"
     );
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// `gen` writes U+0085, U+2028 and U+2029 as escapes: a case line splits
@@ -193,8 +195,7 @@ fn gen_text_only_prints_what_a_text_only_subject_is_sent() {
 /// case the library makes.
 #[test]
 fn gen_lines_hold_no_raw_line_separator() {
-    let dir = std::env::temp_dir().join(format!("ctxgate-gen-seps-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = TestDir::new("gen-seps", "");
     let gen_config = dir.join("escapes.json");
     std::fs::write(
         &gen_config,

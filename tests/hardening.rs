@@ -445,10 +445,17 @@ fn a_test_run_without_save_keeps_its_fixtures_out_of_the_checkout() {
         .find_map(|l| l.trim().strip_prefix("replay: ctxgate replay "))
         .and_then(|rest| rest.split_whitespace().next())
         .unwrap_or_else(|| panic!("no fixture named:\n{}", out.stdout));
-    let saved = Path::new(saved);
+    let aside = common::process::unsaved_fixtures_dir();
     assert!(
-        saved.starts_with(common::process::unsaved_fixtures_dir()) && saved.is_file(),
-        "saved at {}",
-        saved.display()
+        saved.starts_with(aside.to_str().unwrap()) && Path::new(saved).is_file(),
+        "saved at {saved}"
+    );
+    // The run's folder goes with its output.
+    let folder = Path::new(saved).parent().unwrap().to_owned();
+    drop(out);
+    assert!(
+        common::process::keep_test_dirs() || !folder.exists(),
+        "{} is left behind",
+        folder.display()
     );
 }

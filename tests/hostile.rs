@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
 
-use common::process::{run_fed, Out, Stdin};
+use common::process::{run_fed, Out, Stdin, TestDir};
 
 /// The binary under test: this build's, or `CTXGATE_UNDER_TEST` (to show
 /// that a test fails against an older build).
@@ -27,16 +27,9 @@ fn ctxgate(args: &[&str], stdin: Option<&str>, limit: f64) -> Out {
     run_fed(Command::new(bin()).args(args), stdin, limit)
 }
 
-fn temp(name: &str) -> PathBuf {
-    let dir = temp_path(name);
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
-
-/// Where [`temp`] makes the folder `name`.
-fn temp_path(name: &str) -> PathBuf {
-    std::env::temp_dir().join(format!("ctxgate-hostile-{}-{name}", std::process::id()))
+/// A fresh folder of the test's, removed when the test ends.
+fn temp(name: &str) -> TestDir {
+    TestDir::new("hostile", name)
 }
 
 fn marker(name: &str) -> String {
@@ -79,7 +72,10 @@ fn hostile(kind: &str, marker: &str) -> String {
     format!("python3 {} {kind} {marker}", script.display())
 }
 
-fn check_hostile(kind: &str, extra: &str, limit: f64) -> (Out, serde_json::Value, String) {
+/// `check` of the hostile subject `kind`, saving in a folder of its own:
+/// the run's output, its JSON report, its marker and its folder (removed
+/// when dropped).
+fn check_hostile(kind: &str, extra: &str, limit: f64) -> (Out, serde_json::Value, String, TestDir) {
     let dir = temp(kind);
     let m = marker(kind);
     let report = dir.join("report.json");
@@ -95,7 +91,7 @@ fn check_hostile(kind: &str, extra: &str, limit: f64) -> (Out, serde_json::Value
         .ok()
         .and_then(|t| serde_json::from_str(&t).ok())
         .unwrap_or(serde_json::Value::Null);
-    (ran, json, m)
+    (ran, json, m, dir)
 }
 
 fn fault_kinds(report: &serde_json::Value) -> Vec<String> {
@@ -119,7 +115,7 @@ fn assert_fault(report: &serde_json::Value, kind: &str) {
 /// listed and leave no process of the run behind; its output and report.
 #[track_caller]
 fn faulted(kind: &str, extra: &str, limit: f64, fault: &str) -> (Out, serde_json::Value) {
-    let (ran, report, m) = check_hostile(kind, extra, limit);
+    let (ran, report, m, _dir) = check_hostile(kind, extra, limit);
     assert_eq!(ran.code, 1, "{}\n{}", ran.stdout, ran.stderr);
     assert_fault(&report, fault);
     assert_none_left(&m);
@@ -175,7 +171,7 @@ fn an_unsolicited_line_is_a_fault_and_charges_no_invariant() {
 /// Class 6: control characters from a subject never reach the terminal.
 #[test]
 fn subject_text_cannot_drive_the_terminal() {
-    let (ran, _, _) = check_hostile("escapes", "--cases 3", 60.0);
+    let (ran, _, _, _dir) = check_hostile("escapes", "--cases 3", 60.0);
     for text in [&ran.stdout, &ran.stderr] {
         assert!(
             !text.contains('\u{1b}'),
@@ -252,7 +248,7 @@ fn subject_text_is_bounded_in_every_sink() {
         junit.display(),
         markdown.display()
     );
-    let (ran, report, m) = check_hostile("long-words", &extra, 60.0);
+    let (ran, report, m, run_dir) = check_hostile("long-words", &extra, 60.0);
     assert_eq!(ran.code, 1, "{}", ran.stderr);
     assert_none_left(&m);
     let name = report["subject"]["name"].as_str().unwrap_or("");
@@ -260,7 +256,7 @@ fn subject_text_is_bounded_in_every_sink() {
         name.contains(" bytes left out …] ") && name.ends_with("WTAIL"),
         "{name}"
     );
-    let saved: Vec<PathBuf> = std::fs::read_dir(temp_path("long-words").join("fixtures"))
+    let saved: Vec<PathBuf> = std::fs::read_dir(run_dir.join("fixtures"))
         .map(|d| d.filter_map(|e| Some(e.ok()?.path())).collect())
         .unwrap_or_default();
     assert!(!saved.is_empty(), "{report}");

@@ -2,6 +2,8 @@
 //! bad input a user can hand ctxgate maps to its `InputErrorKind`, and
 //! tests match the kind, never the wording (which stays free to improve).
 
+mod common;
+
 use std::io::Read;
 use std::path::Path;
 
@@ -88,8 +90,7 @@ fn configs_fixtures_and_files_have_theirs() {
 /// as the same bytes parsed whole: kind, message index and words.
 #[test]
 fn a_file_read_as_a_stream_errs_as_the_bytes_do() {
-    let dir = std::env::temp_dir().join(format!("ctxgate-input-errors-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = scratch("");
     let texts: [&[u8]; 4] = [
         b"[{\"role\":\"user\",\"content\":\"a\"},{\"role\":",
         b"[{\"role\":\"user\"},{\"role\":\"bot\"}]",
@@ -108,15 +109,9 @@ fn a_file_read_as_a_stream_errs_as_the_bytes_do() {
     }
 }
 
-/// A scratch folder of this test process.
-fn scratch(name: &str) -> std::path::PathBuf {
-    let dir = std::env::temp_dir().join(format!(
-        "ctxgate-input-errors-{}-{name}",
-        std::process::id()
-    ));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
+/// A scratch folder of this test process, removed when the test ends.
+fn scratch(name: &str) -> common::process::TestDir {
+    common::process::TestDir::new("input-errors", name)
 }
 
 /// Every JSON input refuses an object that names a key twice (issue 44:

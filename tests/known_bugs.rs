@@ -2,6 +2,8 @@
 //! the reference holds all of them, and `check --with-suite` counts the
 //! suite in its exit code and in every report form.
 
+mod common;
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -297,7 +299,7 @@ fn check(args: &[&str]) -> (i32, String) {
 fn check_with_suite_counts_a_failing_fixture_in_the_exit_code_and_the_reports() {
     let dir = suite();
     let dir = dir.to_str().unwrap();
-    let save = std::env::temp_dir().join(format!("ctxgate-known-bugs-{}", std::process::id()));
+    let save = common::process::TestDir::new("known-bugs", "");
     let save = save.to_str().unwrap();
     let gate = [
         "--cases",
@@ -343,13 +345,11 @@ fn check_with_suite_counts_a_failing_fixture_in_the_exit_code_and_the_reports() 
     let (code, out) = check(&[&["check"][..], &gate].concat());
     assert_eq!(code, 0, "{out}");
     assert!(out.contains("suite: 39 held, 0 failed, 0 skipped"), "{out}");
-    let _ = std::fs::remove_dir_all(save);
 }
 
 #[test]
 fn a_broken_suite_is_bad_usage() {
-    let tmp = std::env::temp_dir().join(format!("ctxgate-bad-suite-{}", std::process::id()));
-    std::fs::create_dir_all(&tmp).unwrap();
+    let tmp = common::process::TestDir::new("bad-suite", "");
     std::fs::write(
         tmp.join("x.json"),
         "{\"ctxgate\": 1, \"messages\": [{\"role\": \"bot\"}]}",
@@ -363,7 +363,6 @@ fn a_broken_suite_is_bad_usage() {
         tmp.to_str().unwrap(),
     ]);
     assert_eq!(code, 2);
-    let _ = std::fs::remove_dir_all(&tmp);
 }
 
 /// The suite is part of a run in the library: `testing::check` (and so a

@@ -14,21 +14,22 @@ mod common;
 use std::path::PathBuf;
 use std::process::Command;
 
-use common::process::{run_within, Out};
+use common::process::{run_within, Out, TestDir};
 
 use serde_json::Value;
 
 const SKIPPED: &str = "the real-histories set is skipped: no corpus found";
 
 /// A fresh folder two levels down in the system's temporary folder, so
-/// that its `../shared` is `<tmp>/ctxgate-portable-PID/shared`: absent.
-fn workdir(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir()
-        .join(format!("ctxgate-portable-{}", std::process::id()))
-        .join(name);
+/// that its `../shared` is `<tmp>/ctxgate-portable-PID-NAME/shared`:
+/// absent. The guard of the folder above it (keep it while the folder is
+/// in use), and the folder.
+fn workdir(name: &str) -> (TestDir, PathBuf) {
+    let above = TestDir::new("portable", name);
+    let dir = above.join("work");
     std::fs::create_dir_all(&dir).unwrap();
     assert!(!dir.join("../shared").exists());
-    dir
+    (above, dir)
 }
 
 /// `ctxgate ARGS` in `dir`, as an installed ctxgate runs: no
@@ -53,7 +54,7 @@ fn skipped_sets(out: &Out, sets: &str) -> Vec<String> {
 
 #[test]
 fn calibrate_runs_without_shared_and_says_it_skipped_the_real_histories() {
-    let dir = workdir("calibrate");
+    let (_above, dir) = workdir("calibrate");
     let out = run(&dir, &["calibrate", "--samples", "4"]).ok();
     out.stderr_has(SKIPPED);
     out.stderr_has("pass --corpus DIR");
@@ -69,7 +70,7 @@ fn calibrate_runs_without_shared_and_says_it_skipped_the_real_histories() {
 
 #[test]
 fn compare_estimators_runs_without_shared_and_says_it_skipped_the_real_histories() {
-    let dir = workdir("compare");
+    let (_above, dir) = workdir("compare");
     let args = common::words(
         "compare-estimators --builtin adr-0098 --builtin content-only \
          --samples 4 --toolloop 3 --rounds 1",
@@ -88,7 +89,7 @@ fn compare_estimators_runs_without_shared_and_says_it_skipped_the_real_histories
 
 #[test]
 fn a_corpus_that_was_named_must_be_there() {
-    let dir = workdir("named");
+    let (_above, dir) = workdir("named");
     for command in [
         "calibrate --samples 2",
         "compare-estimators --builtin adr-0098 --builtin content-only \

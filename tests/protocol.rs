@@ -6,10 +6,10 @@
 
 mod common;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 
-use common::process::Out;
+use common::process::{Out, TestDir};
 
 use ctxgate::subject::defects::Defect;
 use serde_json::Value;
@@ -23,11 +23,9 @@ fn run(cmd: &mut Command) -> Out {
     common::process::run_within(cmd, std::time::Duration::from_secs(300))
 }
 
-fn temp_dir(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("ctxgate-protocol-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
+/// A fresh folder of the test's, removed when the test ends.
+fn temp_dir(name: &str) -> TestDir {
+    TestDir::new("protocol", name)
 }
 
 /// Run `ctxgate check` with a JSON report; returns the output and the report.

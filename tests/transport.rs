@@ -12,7 +12,6 @@
 
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
-use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -21,7 +20,7 @@ use serde_json::Value;
 
 mod common;
 use common::netns;
-use common::process::{ctxgate, Out};
+use common::process::{ctxgate, Out, TestDir};
 
 #[derive(Clone, Copy)]
 enum Mode {
@@ -151,11 +150,9 @@ fn handle(mut stream: TcpStream, mode: Mode, bodies: &Mutex<Vec<u64>>, heads: &M
     );
 }
 
-fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("ctxgate-transport-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
+/// A fresh folder of the test's, removed when the test ends.
+fn scratch(name: &str) -> TestDir {
+    TestDir::new("transport", name)
 }
 
 fn express_config() -> String {
@@ -642,7 +639,8 @@ fn secrets_in_urls_and_headers_are_sent_and_never_printed() {
         !shown.contains("Y2k6UFctczNjcmV0"),
         "Basic auth shown: {shown}"
     );
-    let config = scratch("echo").join("config.json");
+    let dir = scratch("echo");
+    let config = dir.join("config.json");
     std::fs::write(&config, r#"{"transportMaxBodyBytes": 100000}"#).unwrap();
     let run = ctxgate(&[
         "check",

@@ -27,10 +27,8 @@ fn fnv1a(bytes: &[u8]) -> u64 {
 /// `seed`, one worker and one lane (so the requests' order and ids are the
 /// seed's alone).
 fn requests_sent(seed: u64, cases: u64) -> Vec<u8> {
-    let dir =
-        std::env::temp_dir().join(format!("ctxgate-wire-bytes-{}-{seed}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
+    // Removed at the end, once the run (and with it the subject) is over.
+    let dir = common::process::TestDir::new("wire-bytes", &seed.to_string());
     let log: PathBuf = dir.join("requests.jsonl");
     // The paths go to the script as its arguments, never into its text.
     let subject = shell_words::join([
@@ -58,9 +56,7 @@ fn requests_sent(seed: u64, cases: u64) -> Vec<u8> {
         std::time::Duration::from_secs(300),
     );
     assert_eq!(out.code, 0, "seed {seed}: {}", out.stderr);
-    let bytes = std::fs::read(&log).unwrap();
-    let _ = std::fs::remove_dir_all(&dir);
-    bytes
+    std::fs::read(&log).unwrap()
 }
 
 #[test]

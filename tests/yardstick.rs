@@ -3,6 +3,8 @@
 //! declares with `compactAt`; its floors are still held by the estimate
 //! invariants.
 
+mod common;
+
 use ctxgate::check::{CheckOptions, CheckReport};
 use ctxgate::config::Config;
 use ctxgate::contract::{image_floor, tool_calls_floor};
@@ -240,10 +242,7 @@ fn the_reference_with_safe_classwise_passes() {
 /// compacting at `at` of the trigger, its hello declaring `declared`.
 fn margin_over_the_protocol(at: &str, declared: &str) -> (i32, serde_json::Value) {
     let bin = env!("CARGO_BIN_EXE_ctxgate");
-    let dir = std::env::temp_dir().join(format!(
-        "ctxgate-yardstick-{}-{at}-{declared}",
-        std::process::id()
-    ));
+    let dir = common::process::TestDir::new("yardstick", &format!("{at}-{declared}"));
     let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/subjects/margin.py");
     let out = std::process::Command::new(bin)
         .args(["check", "--cases", "200", "--seed", "5", "--report", "json"])
@@ -253,7 +252,6 @@ fn margin_over_the_protocol(at: &str, declared: &str) -> (i32, serde_json::Value
         .arg(format!("python3 {script} {at} {declared} {bin} serve"))
         .output()
         .expect("ctxgate runs");
-    let _ = std::fs::remove_dir_all(&dir);
     let report = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
         panic!(
             "not a JSON report ({e}): {}",
@@ -419,11 +417,7 @@ fn correct_compactors_stay_green_with_the_own_yardstick_judged() {
 fn heldout(args: &[&str], cases: &str) -> (Vec<String>, serde_json::Value) {
     let bin = env!("CARGO_BIN_EXE_ctxgate");
     let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/subjects/heldout.py");
-    let dir = std::env::temp_dir().join(format!(
-        "ctxgate-heldout-{}-{}",
-        std::process::id(),
-        args.join("")
-    ));
+    let dir = common::process::TestDir::new("heldout", &args.join(""));
     let out = std::process::Command::new(bin)
         .args(["check", "--cases", cases, "--seed", "1", "--report", "json"])
         .arg("--save")
@@ -432,7 +426,6 @@ fn heldout(args: &[&str], cases: &str) -> (Vec<String>, serde_json::Value) {
         .arg(format!("python3 {script} {}", args.join(" ")))
         .output()
         .expect("ctxgate runs");
-    let _ = std::fs::remove_dir_all(&dir);
     let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
         panic!(
             "not a JSON report ({e}): {}",

@@ -307,14 +307,30 @@ mod tests {
     use super::*;
     use std::os::unix::fs::symlink;
 
-    fn tree(name: &str) -> PathBuf {
+    /// Removes its folder when dropped — when the test fails too — unless
+    /// `CTXGATE_KEEP_TEST_DIRS=1` (as the integration tests' folders).
+    struct Removed(PathBuf);
+
+    impl Drop for Removed {
+        fn drop(&mut self) {
+            if std::env::var_os("CTXGATE_KEEP_TEST_DIRS").is_some_and(|v| v == "1") {
+                eprintln!("kept {} (CTXGATE_KEEP_TEST_DIRS=1)", self.0.display());
+            } else {
+                let _ = fs::remove_dir_all(&self.0);
+            }
+        }
+    }
+
+    /// A fresh folder of a few files under the temp dir: its guard (keep
+    /// it while the folder is in use) and its path.
+    fn tree(name: &str) -> (Removed, PathBuf) {
         let dir = std::env::temp_dir().join(format!("ctxgate-walk-{}-{name}", std::process::id()));
         let _ = fs::remove_dir_all(&dir);
         fs::create_dir_all(dir.join("sub")).unwrap();
         fs::write(dir.join("a.json"), "[]").unwrap();
         fs::write(dir.join("sub/b.json"), "[]").unwrap();
         fs::write(dir.join("notes.txt"), "").unwrap();
-        dir
+        (Removed(dir.clone()), dir)
     }
 
     fn mkfifo(path: &Path) {
@@ -324,7 +340,7 @@ mod tests {
 
     #[test]
     fn loops_fifos_devices_and_dangling_links_are_skipped_by_name() {
-        let dir = tree("hostile");
+        let (_removed, dir) = tree("hostile");
         symlink(".", dir.join("l1")).unwrap();
         symlink("..", dir.join("sub/up")).unwrap();
         symlink("/dev/zero", dir.join("zero.json")).unwrap();
@@ -345,13 +361,12 @@ mod tests {
         has("fifo.json", "a FIFO, not a regular file");
         has("dangling.json", "a symlink to nothing");
         assert_eq!(w.notes.len(), 5, "{shown:#?}");
-        let _ = fs::remove_dir_all(&dir);
     }
 
     #[test]
     fn symlinks_to_files_and_folders_are_followed_and_named_and_taken_once() {
-        let dir = tree("links");
-        let other = tree("links-other");
+        let (_removed, dir) = tree("links");
+        let (_removed_other, other) = tree("links-other");
         symlink(other.join("a.json"), dir.join("linked.json")).unwrap();
         symlink(&other, dir.join("elsewhere")).unwrap();
         symlink("a.json", dir.join("again.json")).unwrap();
@@ -377,13 +392,11 @@ mod tests {
             shown.iter().any(|n| n.contains("the same file")),
             "{shown:#?}"
         );
-        let _ = fs::remove_dir_all(&dir);
-        let _ = fs::remove_dir_all(&other);
     }
 
     #[test]
     fn paths_given_by_name_must_exist_and_be_files_or_folders() {
-        let dir = tree("named");
+        let (_removed, dir) = tree("named");
         mkfifo(&dir.join("fifo"));
         let w = walk(&[dir.join("notes.txt")], &["json"]).unwrap();
         assert_eq!(w.files, vec![dir.join("notes.txt")]);
@@ -393,6 +406,5 @@ mod tests {
         assert!(e.to_string().contains("character device"), "{e}");
         let e = walk(&[dir.join("missing")], &["json"]).unwrap_err();
         assert!(e.to_string().contains("no such file or folder"), "{e}");
-        let _ = fs::remove_dir_all(&dir);
     }
 }

@@ -1,5 +1,10 @@
 //! What the integration tests share. Each test file takes what it needs
 //! with `mod common;` (unused parts are allowed: not every file uses all).
+//!
+//! A folder a test makes under the system's temp dir is a
+//! [`process::TempDir`] or [`process::TestDir`]: removed when the test
+//! ends, when it fails too — or kept, and named on stderr, with
+//! `CTXGATE_KEEP_TEST_DIRS=1`.
 #![allow(dead_code)]
 
 pub mod netns;

@@ -32,8 +32,8 @@ pub fn isolated(test: &str) -> bool {
     if std::env::var(INSIDE).as_deref() == Ok(test) {
         return true;
     }
-    let dir = std::env::temp_dir().join(format!("ctxgate-netns-{}-{test}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    // Removed on the way out, once the namespace's run has exited.
+    let dir = super::process::TestDir::new("netns", test);
     let resolv = dir.join("resolv.conf");
     let hosts = dir.join("hosts");
     std::fs::write(
@@ -72,14 +72,12 @@ pub fn isolated(test: &str) -> bool {
             last_error = format!("{}{}", stdout.trim(), stderr.trim());
             continue;
         }
-        let _ = std::fs::remove_dir_all(&dir);
         assert!(
             out.status.success() && stdout.contains("test result: ok. 1 passed"),
             "{test}, inside its network namespace, failed:\n{stdout}\n{stderr}"
         );
         return false;
     }
-    let _ = std::fs::remove_dir_all(&dir);
     let why = format!(
         "SKIPPED {test}: it must run in a network namespace of its own (unshare -n), and none could be made here: {last_error}"
     );

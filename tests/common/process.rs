@@ -17,6 +17,10 @@ pub struct Out {
     /// The process's peak resident set, in KiB (`getrusage`'s `ru_maxrss`
     /// of the process itself, from `wait4`).
     pub max_rss_kib: u64,
+    /// The save folder [`save_aside`] gave the run, if it gave one: it
+    /// lives as long as the run's output (a test may read a fixture named
+    /// there), then goes.
+    saved_aside: Option<TestDir>,
 }
 
 impl Out {
@@ -82,9 +86,10 @@ pub enum Stdin {
 }
 
 /// Where a test's `check` or `agent` run saves its failures' fixtures when
-/// the test gave no `--save`: a folder under the system's temp dir, one per
-/// test process (left there: nothing reads it). Never the default
-/// `./ctxgate-failures`, which, run from the checkout, is the user's folder.
+/// the test gave no `--save`: under the system's temp dir, a folder of each
+/// run whose name starts with this path's (`ctxgate-test-PID-unsaved-N`),
+/// removed with the run's [`Out`]. Never the default `./ctxgate-failures`,
+/// which, run from the checkout, is the user's folder.
 pub fn unsaved_fixtures_dir() -> std::path::PathBuf {
     std::env::temp_dir().join(format!("ctxgate-test-{}-unsaved", std::process::id()))
 }
@@ -94,11 +99,12 @@ pub fn unsaved_fixtures_dir() -> std::path::PathBuf {
 /// an `agent` subcommand such as `agent replay`, which saves nothing),
 /// with no `--save` of its own, run from the checkout (a test that sets
 /// another working folder chose where its fixtures go). A full `cargo
-/// test` left a dozen fixtures in `./ctxgate-failures` before this.
-fn save_aside(cmd: &mut Command) {
+/// test` left a dozen fixtures in `./ctxgate-failures` before this. The
+/// folder's guard, to be kept until the run has exited.
+fn save_aside(cmd: &mut Command) -> Option<TestDir> {
     let program = std::path::Path::new(cmd.get_program());
     if program.file_name() != Some(std::ffi::OsStr::new("ctxgate")) {
-        return;
+        return None;
     }
     let args: Vec<&std::ffi::OsStr> = cmd.get_args().collect();
     let saves = match args.first().and_then(|a| a.to_str()) {
@@ -117,24 +123,23 @@ fn save_aside(cmd: &mut Command) {
         .get_current_dir()
         .is_none_or(|d| d.canonicalize().ok() == checkout.canonicalize().ok());
     if !saves || !in_checkout || args.iter().any(has_save) {
-        return;
+        return None;
     }
     // A folder of its own for each run, made before it starts: runs of one
-    // test process share the base, and a run that made an empty save
-    // folder may remove it while another is about to write there.
+    // test process run at once, and a run that made an empty save folder
+    // may remove it while another is about to write there.
     static RUNS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
     let n = RUNS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    let dir = unsaved_fixtures_dir().join(format!("run-{n}"));
-    std::fs::create_dir_all(&dir).expect("the test's save folder");
+    let dir = TestDir::new("test", &format!("unsaved-{n}"));
     match args.iter().position(|a| *a == "--") {
         None => {
-            cmd.arg("--save").arg(dir);
+            cmd.arg("--save").arg(&dir);
         }
         // A trailing program (`agent … -- PROGRAM ARGS`): the flag goes
         // before it, in a command built again (envs and folder kept).
         Some(end) => {
             let mut again = Command::new(cmd.get_program());
-            again.args(&args[..end]).arg("--save").arg(dir);
+            again.args(&args[..end]).arg("--save").arg(&dir);
             again.args(&args[end..]);
             for (k, v) in cmd.get_envs() {
                 match v {
@@ -148,6 +153,7 @@ fn save_aside(cmd: &mut Command) {
             *cmd = again;
         }
     }
+    Some(dir)
 }
 
 /// Any command, stdin empty, killed after `limit`.
@@ -161,7 +167,8 @@ pub fn run_within(cmd: &mut Command, limit: Duration) -> Out {
 // rusage); clippy sees only that Child::wait is not called on every path.
 #[allow(clippy::zombie_processes)]
 pub fn run_fed(cmd: &mut Command, stdin: Stdin, limit: Duration) -> Out {
-    save_aside(cmd);
+    // Dropped after the command has exited (or was killed and reaped).
+    let saved_aside = save_aside(cmd);
     let started = Instant::now();
     let (stdio, bytes) = match stdin {
         Stdin::Null => (Stdio::null(), None),
@@ -230,10 +237,34 @@ pub fn run_fed(cmd: &mut Command, stdin: Stdin, limit: Duration) -> Out {
         stderr: err.join().unwrap(),
         seconds: started.elapsed().as_secs_f64(),
         max_rss_kib: rss,
+        saved_aside,
     }
 }
 
-/// A fresh folder under the system's temp dir, removed when dropped.
+/// Whether the tests keep their folders under the system's temp dir
+/// instead of removing them (`CTXGATE_KEEP_TEST_DIRS=1`), to look at what
+/// a run left there; each kept folder is named on stderr.
+pub fn keep_test_dirs() -> bool {
+    std::env::var_os("CTXGATE_KEEP_TEST_DIRS").is_some_and(|v| v == "1")
+}
+
+/// Removes `dir` and all it holds, unless the tests keep their folders.
+/// Whatever wrote there must have exited: every folder's guard is made
+/// before the process that uses it starts, and a process run by a test is
+/// waited for (killed first if it hung) before the test goes on.
+pub fn remove_test_dir(dir: &std::path::Path) {
+    if keep_test_dirs() {
+        if dir.exists() {
+            eprintln!("kept {} (CTXGATE_KEEP_TEST_DIRS=1)", dir.display());
+        }
+        return;
+    }
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+/// A fresh folder under the system's temp dir, `ctxgate-test-PID-NAME`,
+/// removed when dropped (when the test fails too), unless
+/// `CTXGATE_KEEP_TEST_DIRS=1`.
 pub struct TempDir(pub std::path::PathBuf);
 
 impl TempDir {
@@ -280,6 +311,53 @@ impl TempDir {
 
 impl Drop for TempDir {
     fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
+        remove_test_dir(&self.0);
+    }
+}
+
+/// A fresh folder under the system's temp dir, `ctxgate-GROUP-PID-NAME`
+/// (`ctxgate-GROUP-PID` when NAME is empty), seen as the [`Path`] it is —
+/// `dir.join("x")` is a `PathBuf` — and removed like a [`TempDir`] when
+/// dropped. Bind it (`let dir = TestDir::new(…)`) before running anything
+/// that uses it, so that it outlives what the test runs.
+///
+/// [`Path`]: std::path::Path
+pub struct TestDir(std::path::PathBuf);
+
+impl TestDir {
+    pub fn new(group: &str, name: &str) -> TestDir {
+        let mut folder = format!("ctxgate-{group}-{}", std::process::id());
+        if !name.is_empty() {
+            folder = format!("{folder}-{name}");
+        }
+        let dir = std::env::temp_dir().join(folder);
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        TestDir(dir)
+    }
+}
+
+impl std::ops::Deref for TestDir {
+    type Target = std::path::Path;
+    fn deref(&self) -> &std::path::Path {
+        &self.0
+    }
+}
+
+impl AsRef<std::path::Path> for TestDir {
+    fn as_ref(&self) -> &std::path::Path {
+        &self.0
+    }
+}
+
+impl AsRef<std::ffi::OsStr> for TestDir {
+    fn as_ref(&self) -> &std::ffi::OsStr {
+        self.0.as_os_str()
+    }
+}
+
+impl Drop for TestDir {
+    fn drop(&mut self) {
+        remove_test_dir(&self.0);
     }
 }
