@@ -157,6 +157,9 @@ impl AgentFixture {
                 .map_err(|e| bad(format!("`script.{}`: {}", e.path(), e.inner())))?,
             None => return Err(bad("an agent fixture needs a `script`".into())),
         };
+        // Its files are written into the case's workspace: a name that
+        // reaches outside it is refused before anything is written.
+        script.check_files().map_err(bad)?;
         let invariants = match obj.get("invariants") {
             None => AgentInvariant::ALL.to_vec(),
             Some(Value::Array(names)) => names
