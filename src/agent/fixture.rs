@@ -282,7 +282,7 @@ mod tests {
         let third = f.save(&dir).unwrap();
         assert_eq!(std::fs::read_to_string(&first.path).unwrap(), edited);
         assert_eq!(third.path, dir.join(format!("{}-2.json", f.name)));
-        assert_eq!(third.kept, [first.path.clone()]);
+        assert_eq!(third.kept, std::slice::from_ref(&first.path));
         let note = third.note().unwrap();
         assert!(
             note.contains("other content") && note.ends_with(&third.path.display().to_string()),
