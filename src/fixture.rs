@@ -311,7 +311,7 @@ impl SavedFile {
             "{} is there with other content (edited?): left as it is; {} {}",
             shown(first),
             if self.unchanged {
-                "this fixture is already"
+                "this fixture is already saved as"
             } else {
                 "this fixture saved as"
             },
