@@ -279,46 +279,169 @@ impl Fixture {
         Fixture::from_json(value).map_err(|e| e.in_file(&shown))
     }
 
-    /// Save as `<dir>/<name>.json` (pretty-printed, one case a file).
-    ///
-    /// Written to a new temporary file in `dir` (created exclusively: it
-    /// never opens an existing file or a planted symlink) and renamed into
-    /// place, which replaces whatever is at the name — a symlink included —
-    /// without following it: nothing outside `dir` is ever written.
-    pub fn save(&self, dir: &Path) -> std::io::Result<PathBuf> {
-        std::fs::create_dir_all(dir)?;
-        let path = dir.join(format!("{}.json", self.name));
+    /// Save as `<dir>/<name>.json` (pretty-printed, one case a file),
+    /// never replacing a file: see [`save_fixture`].
+    pub fn save(&self, dir: &Path) -> std::io::Result<SavedFile> {
         let mut text = serde_json::to_string_pretty(&self.to_json()).expect("serialises");
         text.push('\n');
-        write_new_then_rename(dir, &path, text.as_bytes())?;
-        Ok(path)
+        save_fixture(dir, &self.name, text.as_bytes())
     }
 }
 
-/// Write `bytes` to a fresh file in `dir`, then rename it to `path`.
-pub(crate) fn write_new_then_rename(dir: &Path, path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+/// Where [`save_fixture`] put a fixture.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SavedFile {
+    /// The fixture's file.
+    pub path: PathBuf,
+    /// It was there already, byte for byte: left as it was.
+    pub unchanged: bool,
+    /// Files of the fixture's name found there with other content (a
+    /// fixture saved by another version, a `see` note a user added), each
+    /// left as it was.
+    pub kept: Vec<PathBuf>,
+}
+
+impl SavedFile {
+    /// What a run says of a fixture saved under another name than its
+    /// own, because a file of its name holds something else.
+    pub fn note(&self) -> Option<String> {
+        let first = self.kept.first()?;
+        let shown = |p: &Path| crate::model::one_line(&p.display().to_string());
+        Some(format!(
+            "{} is there with other content (edited?): left as it is; {} {}",
+            shown(first),
+            if self.unchanged {
+                "this fixture is already saved as"
+            } else {
+                "this fixture saved as"
+            },
+            shown(&self.path)
+        ))
+    }
+}
+
+/// Say on stderr a [`SavedFile::note`] (`ctxgate: note: …`).
+pub fn say_saved(note: &str) {
+    use std::io::Write as _;
+    let line = format!("ctxgate: note: {note}\n");
+    let _ = std::io::stderr()
+        .lock()
+        .write_all(crate::model::text::for_log(&line).as_bytes());
+}
+
+/// The most names `<name>-K.json` a fixture is tried under.
+const SAVE_NAMES: u32 = 1000;
+
+/// Save `bytes` as `<dir>/<name>.json` without ever replacing a file: a
+/// file of that name with the same bytes is left as it is (the fixture is
+/// saved); one with other bytes (a user's `see` note, say) is kept, and the
+/// fixture goes to `<name>-2.json`, `-3`, … — the first that is free or
+/// already holds these bytes. Written to a new temporary file in `dir`
+/// (created exclusively: never an existing file or a planted symlink),
+/// then linked to its name, which fails rather than replace anything there;
+/// a symlink at a name counts as other content and is never followed.
+pub fn save_fixture(dir: &Path, name: &str, bytes: &[u8]) -> std::io::Result<SavedFile> {
+    std::fs::create_dir_all(dir)?;
+    let mut kept = Vec::new();
+    let mut k = 1;
+    while k <= SAVE_NAMES {
+        let path = if k == 1 {
+            dir.join(format!("{name}.json"))
+        } else {
+            dir.join(format!("{name}-{k}.json"))
+        };
+        let free = match std::fs::symlink_metadata(&path) {
+            Ok(_) => false,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => true,
+            Err(e) => return Err(e),
+        };
+        if free {
+            match write_new_no_replace(dir, &path, bytes) {
+                Ok(()) => {
+                    return Ok(SavedFile {
+                        path,
+                        unchanged: false,
+                        kept,
+                    })
+                }
+                // Taken since: looked at as any file there is.
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
+                Err(e) => return Err(e),
+            }
+        }
+        if holds(&path, bytes)? {
+            return Ok(SavedFile {
+                path,
+                unchanged: true,
+                kept,
+            });
+        }
+        kept.push(path);
+        k += 1;
+    }
+    Err(std::io::Error::other(format!(
+        "{name}.json and {} more names taken by other content",
+        SAVE_NAMES - 1
+    )))
+}
+
+/// Whether `path` is a regular file (not a symlink) of exactly `bytes`.
+fn holds(path: &Path, bytes: &[u8]) -> std::io::Result<bool> {
+    use std::io::Read;
+    use std::os::unix::fs::OpenOptionsExt;
+    let meta = std::fs::symlink_metadata(path)?;
+    if !meta.file_type().is_file() || meta.len() != bytes.len() as u64 {
+        return Ok(false);
+    }
+    let mut file = match std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
+        .open(path)
+    {
+        Ok(f) => f,
+        Err(_) => return Ok(false),
+    };
+    let mut have = Vec::with_capacity(bytes.len());
+    (&mut file)
+        .take(bytes.len() as u64 + 1)
+        .read_to_end(&mut have)?;
+    Ok(have == bytes)
+}
+
+/// Write `bytes` to a fresh file in `dir`, then give it the name `path`
+/// without replacing anything there (`AlreadyExists` if the name is
+/// taken): a hard link, then the temporary name removed. On a file system
+/// without hard links, the file is created at `path` exclusively instead.
+pub(crate) fn write_new_no_replace(dir: &Path, path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     use std::io::Write;
     static COUNTER: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let write_new = |p: &Path| -> std::io::Result<()> {
+        let mut file = std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(p)?;
+        let written = file.write_all(bytes).and_then(|_| file.sync_all());
+        if written.is_err() {
+            let _ = std::fs::remove_file(p);
+        }
+        written
+    };
     for _ in 0..100 {
         let n = COUNTER.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let tmp = dir.join(format!(".ctxgate-{}-{n}.tmp", std::process::id()));
-        let mut file = match std::fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .open(&tmp)
-        {
-            Ok(f) => f,
+        match write_new(&tmp) {
+            Ok(()) => {}
             Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
             Err(e) => return Err(e),
-        };
-        let written = file.write_all(bytes).and_then(|_| file.sync_all());
-        drop(file);
-        return match written.and_then(|_| std::fs::rename(&tmp, path)) {
+        }
+        let linked = std::fs::hard_link(&tmp, path);
+        let _ = std::fs::remove_file(&tmp);
+        return match linked {
             Ok(()) => Ok(()),
-            Err(e) => {
-                let _ = std::fs::remove_file(&tmp);
-                Err(e)
-            }
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Err(e),
+            // No hard links here (a FAT or some network file system):
+            // created in place, exclusively — never replacing either.
+            Err(_) => write_new(path),
         };
     }
     Err(std::io::Error::other(
@@ -598,6 +721,39 @@ pub(crate) fn fnv1a(bytes: &[u8]) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A fixture is never saved over a file: the same bytes are left as
+    /// they are, other bytes (or a symlink) kept and the fixture saved
+    /// under the next free `-K` name; no temporary file is left.
+    #[test]
+    fn save_fixture_never_replaces_a_file() {
+        let dir = std::env::temp_dir().join(format!("ctxgate-save-fixture-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let a = save_fixture(&dir, "f", b"one").unwrap();
+        assert_eq!((a.path.clone(), a.unchanged), (dir.join("f.json"), false));
+        assert!(save_fixture(&dir, "f", b"one").unwrap().unchanged);
+        let b = save_fixture(&dir, "f", b"two").unwrap();
+        assert_eq!(b.path, dir.join("f-2.json"));
+        assert_eq!(b.kept, [dir.join("f.json")]);
+        assert_eq!(std::fs::read(dir.join("f.json")).unwrap(), b"one");
+        std::os::unix::fs::symlink(dir.join("f.json"), dir.join("f-3.json")).unwrap();
+        let c = save_fixture(&dir, "f", b"three").unwrap();
+        assert_eq!(c.path, dir.join("f-4.json"));
+        assert_eq!(std::fs::read(dir.join("f.json")).unwrap(), b"one");
+        assert!(std::fs::symlink_metadata(dir.join("f-3.json"))
+            .unwrap()
+            .file_type()
+            .is_symlink());
+        let again = save_fixture(&dir, "f", b"two").unwrap();
+        assert_eq!((again.path, again.unchanged), (dir.join("f-2.json"), true));
+        let mut names: Vec<_> = std::fs::read_dir(&dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().into_string().unwrap())
+            .collect();
+        names.sort();
+        assert_eq!(names, ["f-2.json", "f-3.json", "f-4.json", "f.json"]);
+        let _ = std::fs::remove_dir_all(&dir);
+    }
 
     #[test]
     fn round_trip_and_stable_name() {

@@ -951,3 +951,63 @@ fn runs_sharing_a_relative_work_dir_each_get_their_own_fixed_length_folders() {
         );
     }
 }
+
+/// A fixture is text from outside, and each call's `file` is written into
+/// the case's workspace: a name that is absolute, climbs out with `..`,
+/// names another folder, is empty or holds a NUL is refused when the
+/// fixture is read — exit 2, the error naming the fixture file, the field
+/// and the problem — and nothing is written (the victim file beside it is
+/// untouched, no file appears where the name pointed). No agent runs:
+/// `--run true` would be all that ran had the fixture been played.
+#[test]
+fn a_fixture_whose_file_reaches_outside_the_workspace_is_refused_and_nothing_written() {
+    let dir = TempDir::new("agent-fixture-paths");
+    let victim = dir.file("victim.txt", "PRECIOUS USER DATA\n");
+    let planted = dir.join("planted.txt");
+    // `..` enough times to reach `/` from any case folder, then down to
+    // the planted file.
+    let climb = format!("{}{}", "../".repeat(40), planted.trim_start_matches('/'));
+    for (name, file, problem) in [
+        ("absolute", victim.as_str(), "is an absolute path"),
+        ("absolute-new", planted.as_str(), "is an absolute path"),
+        ("dotdot", climb.as_str(), "climbs out of the workspace"),
+        ("parent", "..", "climbs out of the workspace"),
+        ("empty", "", "the name is empty"),
+        ("nul", "a\0b.txt", "holds a NUL"),
+        (
+            "subfolder",
+            "sub/dir/x.txt",
+            "names a file in another folder",
+        ),
+    ] {
+        let script = serde_json::json!({"task": "Task: read a file", "final": "done",
+            "summaries": [50], "turns": [
+                {"calls": [{"id": "call_0_0", "file": "t000-0.txt", "content": "fine\n"}]},
+                {"calls": [{"id": "call_1_0", "file": "t001-0.txt", "content": "fine\n"},
+                           {"id": "call_1_1", "file": file, "content": "OVERWRITTEN BY FIXTURE\n"}]}]});
+        let fixture = serde_json::json!({"ctxgate": 1, "name": name, "op": "agent",
+            "script": script});
+        let path = dir.file(&format!("{name}.json"), fixture.to_string());
+        let out = common::process::ctxgate(&[
+            "agent",
+            "replay",
+            &path,
+            "--work-dir",
+            &dir.join("work"),
+            "--run",
+            "true",
+        ]);
+        assert_eq!(out.code, 2, "{name}: {}", out.all());
+        out.stderr_has(&format!("{path}: `script.turns[1].calls[1].file`: "));
+        out.stderr_has(problem);
+        assert_eq!(
+            std::fs::read_to_string(&victim).unwrap(),
+            "PRECIOUS USER DATA\n",
+            "{name}: the victim was written"
+        );
+        assert!(
+            !std::path::Path::new(&planted).exists(),
+            "{name}: a file was written outside the workspace"
+        );
+    }
+}

@@ -384,51 +384,109 @@ fn replay_survives_loops_and_fifos() {
     ran.stdout_has("replay: 1 held, 0 failed, 0 skipped");
 }
 
+/// The arguments of a `check` that fails and saves one fixture in `save`.
+fn saving_check(save: &Path) -> Vec<String> {
+    let mut args: Vec<String> = common::words(
+        "check --defect premature-compaction --cases 5 --seed 98 --invariants no-premature-compaction --save",
+    )
+    .into_iter()
+    .map(String::from)
+    .collect();
+    args.push(save.display().to_string());
+    args
+}
+
+fn run_saving_check(save: &Path) -> Out {
+    let args = saving_check(save);
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let ran = ctxgate(&args, None, 60.0);
+    assert_eq!(ran.code, 1, "{}\n{}", ran.stdout, ran.stderr);
+    ran
+}
+
+fn names_in(dir: &Path) -> Vec<PathBuf> {
+    let mut names: Vec<PathBuf> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    names.sort();
+    names
+}
+
 /// Class 5: a symlink planted under a fixture's name in the save folder
-/// is replaced, never followed: the file it points to is untouched.
+/// is neither followed nor replaced: the file it points to is untouched,
+/// and the fixture is saved beside it under a fresh name.
 #[test]
 fn saving_never_follows_a_planted_symlink() {
     let dir = temp("plant");
     let save = dir.join("save");
     let outside = dir.join("outside.txt");
     std::fs::write(&outside, "precious").unwrap();
-    let args = |save: &Path| {
-        vec![
-            "check".to_owned(),
-            "--defect".to_owned(),
-            "premature-compaction".to_owned(),
-            "--cases".to_owned(),
-            "5".to_owned(),
-            "--seed".to_owned(),
-            "98".to_owned(),
-            "--invariants".to_owned(),
-            "no-premature-compaction".to_owned(),
-            "--save".to_owned(),
-            save.display().to_string(),
-        ]
-    };
-    let first: Vec<String> = args(&save);
-    let first: Vec<&str> = first.iter().map(String::as_str).collect();
-    let ran = ctxgate(&first, None, 60.0);
-    assert_eq!(ran.code, 1, "{}", ran.stdout);
-    let names: Vec<PathBuf> = std::fs::read_dir(&save)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .collect();
+    run_saving_check(&save);
+    let names = names_in(&save);
     assert_eq!(names.len(), 1, "{names:?}");
     // Plant the symlink where the same run will save again.
+    let fixture = std::fs::read_to_string(&names[0]).unwrap();
     std::fs::remove_file(&names[0]).unwrap();
     std::os::unix::fs::symlink(&outside, &names[0]).unwrap();
-    let ran = ctxgate(&first, None, 60.0);
-    assert_eq!(ran.code, 1, "{}", ran.stdout);
+    let ran = run_saving_check(&save);
     assert_eq!(std::fs::read_to_string(&outside).unwrap(), "precious");
     let meta = std::fs::symlink_metadata(&names[0]).unwrap();
-    assert!(meta.is_file(), "the symlink was replaced by the fixture");
-    let left: Vec<String> = std::fs::read_dir(&save)
-        .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .collect();
-    assert_eq!(left.len(), 1, "no temporary file left behind: {left:?}");
+    assert!(meta.file_type().is_symlink(), "the symlink was replaced");
+    let fresh = PathBuf::from(names[0].display().to_string().replace(".json", "-2.json"));
+    assert_eq!(
+        names_in(&save),
+        [fresh.clone(), names[0].clone()],
+        "the fixture beside the symlink, no temporary file left behind"
+    );
+    assert_eq!(std::fs::read_to_string(&fresh).unwrap(), fixture);
+    ran.stdout_has(&format!("replay: ctxgate replay {}", fresh.display()));
+}
+
+/// The blind audit's F3: `--save` never overwrites a fixture. Saved again
+/// unchanged, a fixture is left as it is (no second copy); edited (a `see`
+/// note a user added), the edit survives, the new fixture goes to
+/// `<name>-2.json`, and the run says so and replays that one; a third run
+/// finds its fixture in `-2` and adds nothing.
+#[test]
+fn saving_again_never_overwrites_an_edited_fixture() {
+    let dir = temp("resave");
+    let save = dir.join("save");
+    run_saving_check(&save);
+    let names = names_in(&save);
+    assert_eq!(names.len(), 1, "{names:?}");
+    let saved = &names[0];
+    let first = std::fs::read_to_string(saved).unwrap();
+    let again = run_saving_check(&save);
+    assert_eq!(names_in(&save), names, "saved again unchanged: one file");
+    assert_eq!(std::fs::read_to_string(saved).unwrap(), first);
+    assert!(!again.stderr.contains("other content"), "{}", again.stderr);
+    // Edit it, as a user curating a known bug does.
+    let mut edited: serde_json::Value = serde_json::from_str(&first).unwrap();
+    edited["see"] = "MY CURATED NOTE".into();
+    let edited = serde_json::to_string_pretty(&edited).unwrap();
+    std::fs::write(saved, &edited).unwrap();
+    let ran = run_saving_check(&save);
+    assert_eq!(
+        std::fs::read_to_string(saved).unwrap(),
+        edited,
+        "the edit was lost"
+    );
+    let fresh = PathBuf::from(saved.display().to_string().replace(".json", "-2.json"));
+    assert_eq!(names_in(&save), [fresh.clone(), saved.clone()]);
+    assert_eq!(std::fs::read_to_string(&fresh).unwrap(), first);
+    ran.stdout_has(&format!("replay: ctxgate replay {}", fresh.display()));
+    let note = format!(
+        "ctxgate: note: {} is there with other content (edited?): left as it is; this fixture saved as {}",
+        saved.display(),
+        fresh.display()
+    );
+    assert!(ran.stderr.contains(&note), "{}", ran.stderr);
+    // Once more: the fixture is found in `-2`, nothing new is written.
+    let third = run_saving_check(&save);
+    assert_eq!(names_in(&save), [fresh.clone(), saved.clone()]);
+    assert_eq!(std::fs::read_to_string(saved).unwrap(), edited);
+    third.stdout_has(&format!("replay: ctxgate replay {}", fresh.display()));
 }
 
 /// Class 5: a save folder that stops taking fixtures mid-run loses none

@@ -71,7 +71,7 @@ fn check_property(
             let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/found");
             let saved = fixture
                 .save(&dir)
-                .map(|p| p.display().to_string())
+                .map(|s| s.path.display().to_string())
                 .unwrap_or_else(|e| e.to_string());
             panic!(
                 "{name} failed (CTXGATE_SEED={seed}): {why}\nminimal case saved as {saved}\nreplay: cargo run -- replay {saved}\n{}",

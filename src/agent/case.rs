@@ -175,18 +175,23 @@ impl CaseFolder {
         keep: bool,
     ) -> std::io::Result<CaseFolder> {
         std::fs::create_dir_all(root)?;
+        // Everything under `root` is made through descriptors opened
+        // without following a symlink, and every file is created new: a
+        // symlink planted in the case's folder (by an agent of another case
+        // sharing `root`) is refused, never written through.
+        let root_fd = safe_fs::open_dir(root)?;
         // Made anew, never reused: two runs given one `--work-dir` each
         // get folders of their own.
         let mut k = 0u32;
-        let dir = loop {
+        let (dir, padded) = loop {
             let named = if k == 0 {
                 name.to_owned()
             } else {
                 format!("{name}-{k}")
             };
-            let dir = root.join(padded_name(root, &named));
-            match std::fs::create_dir(&dir) {
-                Ok(()) => break dir,
+            let padded = padded_name(root, &named);
+            match safe_fs::make_dir_at(&root_fd, &padded) {
+                Ok(()) => break (root.join(&padded), padded),
                 Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists && k < 10_000 => k += 1,
                 Err(e) => return Err(e),
             }
@@ -198,12 +203,118 @@ impl CaseFolder {
             prompt_file: dir.join("task.txt"),
             keep,
         };
-        std::fs::create_dir(&workspace)?;
-        std::fs::write(&folder.prompt_file, &script.task)?;
-        for (_, call) in script.calls() {
-            std::fs::write(workspace.join(&call.file), call.file_bytes())?;
-        }
+        let dir_fd = safe_fs::open_dir_at(&root_fd, &padded)?;
+        safe_fs::make_dir_at(&dir_fd, "workspace")?;
+        let workspace_fd = safe_fs::open_dir_at(&dir_fd, "workspace")?;
+        safe_fs::create_new_at(&dir_fd, "task.txt", script.task.as_bytes())?;
+        write_workspace(&workspace_fd, script)?;
         Ok(folder)
+    }
+}
+
+/// Write the file each call of `script` reads into the workspace open as
+/// `workspace`, each created new as one plain name in it (never through
+/// a symlink, never into another folder); a file two calls name is written
+/// once. The script's names were checked when it was read
+/// (`Script::check_files`); a name that is not a plain file name is
+/// refused here too.
+fn write_workspace(workspace: &std::os::fd::OwnedFd, script: &Script) -> std::io::Result<()> {
+    let mut written = std::collections::HashSet::new();
+    for (_, call) in script.calls() {
+        if let Some(problem) = super::script::file_name_problem(&call.file) {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::InvalidInput,
+                format!("a call's file: {problem}"),
+            ));
+        }
+        if written.insert(call.file.as_str()) {
+            safe_fs::create_new_at(workspace, &call.file, &call.file_bytes())?;
+        }
+    }
+    Ok(())
+}
+
+/// Folders and files made through directory descriptors (`openat(2)`,
+/// `mkdirat(2)`), never following a symlink below the folder first opened.
+mod safe_fs {
+    use std::ffi::CString;
+    use std::fs::File;
+    use std::io::{self, Write};
+    use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+    use std::os::unix::ffi::OsStrExt;
+    use std::path::Path;
+
+    fn c_name(name: &str) -> io::Result<CString> {
+        if name.is_empty() || name.contains('/') || name == "." || name == ".." {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                format!("{name:?} is not a plain file name"),
+            ));
+        }
+        Ok(CString::new(name)?)
+    }
+
+    fn fd_or_error(fd: libc::c_int) -> io::Result<OwnedFd> {
+        if fd < 0 {
+            return Err(io::Error::last_os_error());
+        }
+        // SAFETY: `fd` was just returned by a successful open and is owned
+        // by nothing else.
+        Ok(unsafe { OwnedFd::from_raw_fd(fd) })
+    }
+
+    /// Open the folder `path` (the run's folder, as the user named it).
+    pub fn open_dir(path: &Path) -> io::Result<OwnedFd> {
+        let c = CString::new(path.as_os_str().as_bytes())?;
+        // SAFETY: `c` is a NUL-terminated path that outlives the call.
+        fd_or_error(unsafe {
+            libc::open(
+                c.as_ptr(),
+                libc::O_RDONLY | libc::O_DIRECTORY | libc::O_CLOEXEC,
+            )
+        })
+    }
+
+    /// Open the folder `name` in `dir`, refusing a symlink.
+    pub fn open_dir_at(dir: &OwnedFd, name: &str) -> io::Result<OwnedFd> {
+        let c = c_name(name)?;
+        // SAFETY: `dir` is an open descriptor and `c` a NUL-terminated name.
+        fd_or_error(unsafe {
+            libc::openat(
+                dir.as_raw_fd(),
+                c.as_ptr(),
+                libc::O_RDONLY | libc::O_DIRECTORY | libc::O_NOFOLLOW | libc::O_CLOEXEC,
+            )
+        })
+    }
+
+    /// Make the folder `name` in `dir` (an existing name, a symlink
+    /// included, is `AlreadyExists`).
+    pub fn make_dir_at(dir: &OwnedFd, name: &str) -> io::Result<()> {
+        let c = c_name(name)?;
+        // SAFETY: as in `open_dir_at`.
+        if unsafe { libc::mkdirat(dir.as_raw_fd(), c.as_ptr(), 0o755) } != 0 {
+            return Err(io::Error::last_os_error());
+        }
+        Ok(())
+    }
+
+    /// Create the file `name` in `dir` and write `bytes` to it: created
+    /// new (`O_EXCL`), so an existing name — a symlink planted there
+    /// included — is refused, never opened or followed.
+    pub fn create_new_at(dir: &OwnedFd, name: &str, bytes: &[u8]) -> io::Result<()> {
+        let c = c_name(name)?;
+        // SAFETY: as in `open_dir_at`.
+        let fd = fd_or_error(unsafe {
+            libc::openat(
+                dir.as_raw_fd(),
+                c.as_ptr(),
+                libc::O_WRONLY | libc::O_CREAT | libc::O_EXCL | libc::O_NOFOLLOW | libc::O_CLOEXEC,
+                0o644 as libc::c_uint,
+            )
+        })
+        .map_err(|e| io::Error::new(e.kind(), format!("cannot create {name:?}: {e}")))?;
+        File::from(fd).write_all(bytes)
     }
 }
 
@@ -331,9 +442,9 @@ fn run_agent(
         &folder.prompt_file.to_string_lossy(),
     );
     let open = |name: &str| {
+        // Created new: never a file (or a symlink) already there.
         File::options()
-            .create(true)
-            .truncate(true)
+            .create_new(true)
             .read(true)
             .write(true)
             .open(folder.dir.join(name))
@@ -510,6 +621,73 @@ mod tests {
         for name in ["PATH", "HOME", "LANG", "KEYBOARD"] {
             assert!(!is_withheld(name), "{name}");
         }
+    }
+
+    fn script(files: &[&str]) -> Script {
+        let calls: Vec<serde_json::Value> = files
+            .iter()
+            .enumerate()
+            .map(|(i, f)| serde_json::json!({"id": format!("c{i}"), "file": f, "content": "FROM THE SCRIPT"}))
+            .collect();
+        serde_json::from_value(serde_json::json!({"task": "Task: t", "final": "done",
+            "summaries": [50], "turns": [{"calls": calls}]}))
+        .unwrap()
+    }
+
+    fn scratch(name: &str) -> PathBuf {
+        let dir =
+            std::env::temp_dir().join(format!("ctxgate-case-test-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        dir
+    }
+
+    /// A symlink planted in a workspace (an agent of another case sharing
+    /// the run's folder can reach it) is refused, never written through:
+    /// the file it points at is untouched.
+    #[test]
+    fn a_symlink_planted_in_the_workspace_is_never_written_through() {
+        let dir = scratch("planted");
+        let victim = dir.join("victim.txt");
+        std::fs::write(&victim, "PRECIOUS").unwrap();
+        let workspace = dir.join("workspace");
+        std::fs::create_dir(&workspace).unwrap();
+        std::os::unix::fs::symlink(&victim, workspace.join("t000-0.txt")).unwrap();
+        let fd = safe_fs::open_dir(&workspace).unwrap();
+        let e = write_workspace(&fd, &script(&["t000-0.txt"])).unwrap_err();
+        assert_eq!(e.kind(), std::io::ErrorKind::AlreadyExists, "{e}");
+        // A dangling symlink too: O_EXCL does not create its target.
+        let absent = dir.join("absent.txt");
+        std::os::unix::fs::symlink(&absent, workspace.join("t000-1.txt")).unwrap();
+        assert!(write_workspace(&fd, &script(&["t000-1.txt"])).is_err());
+        assert!(!absent.exists(), "written through a dangling symlink");
+        // A folder replaced by a symlink is not entered.
+        let elsewhere = dir.join("elsewhere");
+        std::fs::create_dir(&elsewhere).unwrap();
+        std::os::unix::fs::symlink(&elsewhere, dir.join("linked")).unwrap();
+        let dir_fd = safe_fs::open_dir(&dir).unwrap();
+        assert!(safe_fs::open_dir_at(&dir_fd, "linked").is_err());
+        assert!(safe_fs::create_new_at(&dir_fd, "linked", b"x").is_err());
+        // Names that are not plain are refused however the script was made.
+        for bad in ["../victim.txt", "/tmp/x", "", "..", "."] {
+            assert!(write_workspace(&fd, &script(&[bad])).is_err(), "{bad:?}");
+        }
+        assert_eq!(std::fs::read_to_string(&victim).unwrap(), "PRECIOUS");
+        assert_eq!(std::fs::read_dir(&elsewhere).unwrap().count(), 0);
+        // A case folder is made whole, its files written once.
+        let root = dir.join("root");
+        let folder =
+            CaseFolder::make_now(&root, "case-0-0", &script(&["a.txt", "a.txt"]), false).unwrap();
+        assert_eq!(
+            std::fs::read_to_string(folder.workspace.join("a.txt")).unwrap(),
+            "FROM THE SCRIPT"
+        );
+        assert_eq!(
+            std::fs::read_to_string(&folder.prompt_file).unwrap(),
+            "Task: t"
+        );
+        drop(folder);
+        let _ = std::fs::remove_dir_all(&dir);
     }
 
     #[test]

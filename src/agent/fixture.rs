@@ -13,7 +13,7 @@
 //!              "headers": {…}, "body": {…}}}
 //! ```
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use serde_json::{json, Map, Value};
 
@@ -22,7 +22,7 @@ use super::script::Script;
 use super::settings::Settings;
 use super::trace::Recorded;
 use crate::error::{json_type, InputError, InputErrorKind};
-use crate::fixture::{fnv1a, write_new_then_rename, FIXTURE_VERSION};
+use crate::fixture::{fnv1a, save_fixture, SavedFile, FIXTURE_VERSION};
 
 /// The largest request body a fixture keeps whole; a longer one keeps its
 /// first and last bytes and says how many were left out.
@@ -157,6 +157,9 @@ impl AgentFixture {
                 .map_err(|e| bad(format!("`script.{}`: {}", e.path(), e.inner())))?,
             None => return Err(bad("an agent fixture needs a `script`".into())),
         };
+        // Its files are written into the case's workspace: a name that
+        // reaches outside it is refused before anything is written.
+        script.check_files().map_err(bad)?;
         let invariants = match obj.get("invariants") {
             None => AgentInvariant::ALL.to_vec(),
             Some(Value::Array(names)) => names
@@ -196,15 +199,13 @@ impl AgentFixture {
         AgentFixture::from_json(value).map_err(|e| e.in_file(&shown))
     }
 
-    /// Save as `<dir>/<name>.json` (see `fixture::Fixture::save`: never
-    /// through a planted symlink).
-    pub fn save(&self, dir: &Path) -> std::io::Result<PathBuf> {
-        std::fs::create_dir_all(dir)?;
-        let path = dir.join(format!("{}.json", self.name));
+    /// Save as `<dir>/<name>.json`, never replacing a file (see
+    /// `fixture::save_fixture`: a file of that name with other content is
+    /// kept, and this one saved as `<name>-2.json`).
+    pub fn save(&self, dir: &Path) -> std::io::Result<SavedFile> {
         let mut text = serde_json::to_string_pretty(&self.to_json()).expect("serialises");
         text.push('\n');
-        write_new_then_rename(dir, &path, text.as_bytes())?;
-        Ok(path)
+        save_fixture(dir, &self.name, text.as_bytes())
     }
 }
 
@@ -249,6 +250,47 @@ mod tests {
         let back = AgentFixture::from_json(f.to_json()).unwrap();
         assert_eq!(back, f);
         assert!(f.name.starts_with("results-delivered-"));
+    }
+
+    /// `agent … --save` never overwrites a fixture (the blind audit's
+    /// F3): saved again unchanged it is left as it is; edited, the edit
+    /// survives and the new one goes to `<name>-2.json`, which the note says.
+    #[test]
+    fn saving_again_keeps_an_edited_fixture_and_saves_beside_it() {
+        let dir = std::env::temp_dir().join(format!("ctxgate-agent-resave-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let case = crate::generate::case_from_seed(3, 1, &Default::default());
+        let f = AgentFixture::new(
+            Settings::default(),
+            Script::from_case(&case, vec![40]),
+            vec![AgentInvariant::ResultsDelivered],
+            "a test".into(),
+        );
+        let first = f.save(&dir).unwrap();
+        assert_eq!((first.unchanged, first.kept.len()), (false, 0));
+        assert_eq!(first.path, dir.join(format!("{}.json", f.name)));
+        let again = f.save(&dir).unwrap();
+        assert_eq!(
+            (again.path.as_path(), again.unchanged),
+            (first.path.as_path(), true)
+        );
+        assert_eq!(again.note(), None);
+        let mut edited = std::fs::read_to_string(&first.path).unwrap();
+        edited = edited.replace("\"see\": \"a test\"", "\"see\": \"MY CURATED NOTE\"");
+        assert!(edited.contains("MY CURATED NOTE"));
+        std::fs::write(&first.path, &edited).unwrap();
+        let third = f.save(&dir).unwrap();
+        assert_eq!(std::fs::read_to_string(&first.path).unwrap(), edited);
+        assert_eq!(third.path, dir.join(format!("{}-2.json", f.name)));
+        assert_eq!(third.kept, std::slice::from_ref(&first.path));
+        let note = third.note().unwrap();
+        assert!(
+            note.contains("other content") && note.ends_with(&third.path.display().to_string()),
+            "{note}"
+        );
+        let back = AgentFixture::load(&third.path, 1 << 30).unwrap();
+        assert_eq!(back, f);
+        let _ = std::fs::remove_dir_all(&dir);
     }
 
     #[test]

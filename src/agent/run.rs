@@ -539,7 +539,12 @@ fn shrink_and_save(
     let saved = match &opts.save {
         None => Saved::NotAsked,
         Some(dir) => match fixture.save(dir) {
-            Ok(p) => Saved::At(p),
+            Ok(saved) => {
+                if let Some(note) = saved.note() {
+                    crate::fixture::say_saved(&note);
+                }
+                Saved::At(saved.path)
+            }
             Err(e) => Saved::Failed(format!(
                 "cannot save fixture {} in {}: {e}",
                 fixture.name,

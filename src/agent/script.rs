@@ -220,6 +220,44 @@ impl Script {
             .collect()
     }
 
+    /// Check that every call's `file` names a file in the case's workspace
+    /// (a fixture is text from outside: its names are written into the
+    /// workspace before the agent starts). A name is one plain file name:
+    /// not empty, no `/` (so neither absolute nor in another folder), not
+    /// `.` or `..`, no NUL, at most 255 bytes; two calls naming one file
+    /// give it the same content. The error names the field
+    /// (`script.turns[i].calls[j].file`) and the problem.
+    pub fn check_files(&self) -> Result<(), String> {
+        let mut seen: std::collections::HashMap<&str, (usize, usize)> = Default::default();
+        for (t, turn) in self.turns.iter().enumerate() {
+            for (c, call) in turn.calls.iter().enumerate() {
+                let field = format!("script.turns[{t}].calls[{c}].file");
+                if let Some(problem) = file_name_problem(&call.file) {
+                    return Err(format!(
+                        "`{field}`: {problem}; a call's file must be a plain file name in the case's workspace (not empty, no `/`, not `.` or `..`, no NUL, at most {MAX_FILE_NAME_BYTES} bytes)"
+                    ));
+                }
+                match seen.get(call.file.as_str()) {
+                    Some(&(t0, c0)) => {
+                        let first = &self.turns[t0].calls[c0];
+                        if first.image != call.image
+                            || (first.image.is_none() && first.content != call.content)
+                        {
+                            return Err(format!(
+                                "`{field}`: {:?} is also `script.turns[{t0}].calls[{c0}].file`, with other content: one file cannot hold both",
+                                truncate_utf8(&call.file, 80)
+                            ));
+                        }
+                    }
+                    None => {
+                        seen.insert(&call.file, (t, c));
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
     /// Every call of the script, with its turn.
     pub fn calls(&self) -> impl Iterator<Item = (usize, &ScriptCall)> {
         self.turns
@@ -238,6 +276,40 @@ impl Script {
     pub fn widest_turn(&self) -> usize {
         self.turns.iter().map(|t| t.calls.len()).max().unwrap_or(0)
     }
+}
+
+/// The longest file name most file systems take (`NAME_MAX`).
+pub const MAX_FILE_NAME_BYTES: usize = 255;
+
+/// What is wrong with `name` as a call's file in the workspace, if anything.
+pub fn file_name_problem(name: &str) -> Option<String> {
+    let shown = || {
+        let head = truncate_utf8(name, 80);
+        let more = if head.len() < name.len() { "…" } else { "" };
+        format!("{head:?}{more}")
+    };
+    if name.is_empty() {
+        return Some("the name is empty".into());
+    }
+    if name.contains('\0') {
+        return Some(format!("{} holds a NUL", shown()));
+    }
+    if name.starts_with('/') {
+        return Some(format!("{} is an absolute path", shown()));
+    }
+    if name.split('/').any(|part| part == "..") {
+        return Some(format!("{} climbs out of the workspace (`..`)", shown()));
+    }
+    if name == "." {
+        return Some("\".\" is the workspace itself, not a file in it".into());
+    }
+    if name.contains('/') {
+        return Some(format!("{} names a file in another folder (`/`)", shown()));
+    }
+    if name.len() > MAX_FILE_NAME_BYTES {
+        return Some(format!("the name is {} bytes long", name.len()));
+    }
+    None
 }
 
 /// The image file for a result whose content holds an inline image (its
@@ -356,6 +428,64 @@ mod tests {
         assert!(s.turns[1].calls[0].content.starts_with("text"));
         let v = serde_json::to_value(&s).unwrap();
         assert_eq!(serde_json::from_value::<Script>(v).unwrap(), s);
+    }
+
+    /// A call's file is written into the case's workspace: a name that is
+    /// absolute, climbs out, names another folder, is empty or holds a
+    /// NUL is refused, and the error names the field and the problem.
+    #[test]
+    fn a_calls_file_must_be_a_plain_name_in_the_workspace() {
+        let script = |files: &[&str]| Script {
+            task: "Task: t".into(),
+            turns: vec![ScriptTurn {
+                text: String::new(),
+                calls: files
+                    .iter()
+                    .enumerate()
+                    .map(|(i, f)| ScriptCall {
+                        id: format!("c{i}"),
+                        file: f.to_string(),
+                        content: format!("content {i}"),
+                        image: None,
+                    })
+                    .collect(),
+            }],
+            final_answer: "done".into(),
+            summaries: vec![50],
+        };
+        assert_eq!(
+            script(&["t000-0.txt", "notes .md", "..x", "a..b"]).check_files(),
+            Ok(())
+        );
+        for (bad, problem) in [
+            ("/etc/passwd", "is an absolute path"),
+            ("../../etc/passwd", "climbs out"),
+            ("..", "climbs out"),
+            ("a/../../b", "climbs out"),
+            (".", "the workspace itself"),
+            ("", "the name is empty"),
+            ("a\0b.txt", "holds a NUL"),
+            ("sub/x.txt", "another folder"),
+            ("x/", "another folder"),
+        ] {
+            let e = script(&["ok.txt", bad]).check_files().unwrap_err();
+            assert!(
+                e.starts_with("`script.turns[0].calls[1].file`: ") && e.contains(problem),
+                "{bad:?}: {e}"
+            );
+        }
+        let long = "x".repeat(256);
+        assert!(script(&[&long])
+            .check_files()
+            .unwrap_err()
+            .contains("256 bytes"));
+        // One file named twice: the same content is one file, other content
+        // is refused.
+        let mut s = script(&["a.txt", "a.txt"]);
+        let e = s.check_files().unwrap_err();
+        assert!(e.contains("script.turns[0].calls[0].file"), "{e}");
+        s.turns[0].calls[1].content = s.turns[0].calls[0].content.clone();
+        assert_eq!(s.check_files(), Ok(()));
     }
 
     #[test]

@@ -157,7 +157,12 @@ pub fn save(opts: &CheckOptions, fixture: &Fixture) -> Saved {
         return Saved::NotAsked;
     };
     match fixture.save(dir) {
-        Ok(p) => Saved::At(p),
+        Ok(saved) => {
+            if let Some(note) = saved.note() {
+                crate::fixture::say_saved(&note);
+            }
+            Saved::At(saved.path)
+        }
         Err(e) => {
             let why = format!(
                 "cannot save fixture {} in {}: {e}",
