@@ -73,6 +73,26 @@ impl Expect {
     }
 }
 
+/// A fixture's `"ctxgate": 1`, compactor's or agent's: the error says what
+/// was there instead — nothing, or its JSON type and value (`"1"`, `1.0`
+/// and `true` are not the whole number 1).
+pub(crate) fn check_version(obj: &Map<String, Value>) -> Result<(), String> {
+    let found = match obj.get("ctxgate") {
+        Some(v) if v.as_u64() == Some(FIXTURE_VERSION) => return Ok(()),
+        None => "nothing (no `ctxgate` field)".to_owned(),
+        Some(Value::Null) => "null".to_owned(),
+        Some(v @ (Value::Number(_) | Value::Bool(_))) => format!("{} {v}", json_type(v)),
+        Some(Value::String(s)) => format!(
+            "a string, {:?}",
+            crate::model::one_line(&s.chars().take(40).collect::<String>())
+        ),
+        Some(v) => json_type(v).to_owned(),
+    };
+    Err(format!(
+        "not a ctxgate fixture: `ctxgate` must be the number {FIXTURE_VERSION}, found {found}"
+    ))
+}
+
 impl Fixture {
     /// A fixture for `messages` under `config`, named from its content:
     /// `<first invariant>-<16 hex digits of a hash of config and messages>`.
@@ -153,20 +173,7 @@ impl Fixture {
                 format!("a fixture is a JSON object, found {}", json_type(&value)),
             ));
         };
-        match obj.get("ctxgate").and_then(Value::as_u64) {
-            Some(FIXTURE_VERSION) => {}
-            other => {
-                return Err(InputError::new(
-                    InputErrorKind::Fixture,
-                    format!(
-                        "not a ctxgate fixture: `ctxgate` must be {FIXTURE_VERSION}, found {}",
-                        other
-                            .map(|v| v.to_string())
-                            .unwrap_or_else(|| "nothing".into())
-                    ),
-                ))
-            }
-        }
+        check_version(&obj).map_err(|e| InputError::new(InputErrorKind::Fixture, e))?;
         let text = |k: &str| -> Result<Option<String>, InputError> {
             match obj.get(k) {
                 None | Some(Value::Null) => Ok(None),
@@ -753,6 +760,39 @@ mod tests {
         names.sort();
         assert_eq!(names, ["f-2.json", "f-3.json", "f-4.json", "f.json"]);
         let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    /// A wrong `ctxgate` says what it found: its type and value (the blind
+    /// audit's F10: `"1"`, `1.0` and `true` were "found nothing").
+    #[test]
+    fn a_wrong_version_names_what_was_found() {
+        let found = |v: Value| {
+            let problem = Fixture::from_json(serde_json::json!({"ctxgate": v, "messages": []}))
+                .unwrap_err()
+                .problem;
+            problem.split("found ").nth(1).unwrap().to_owned()
+        };
+        assert_eq!(found("1".into()), r#"a string, "1""#);
+        assert_eq!(found(serde_json::json!(1.0)), "a number 1.0");
+        assert_eq!(found(true.into()), "a boolean true");
+        assert_eq!(found(2.into()), "a number 2");
+        assert_eq!(found(Value::Null), "null");
+        assert_eq!(found(serde_json::json!([1])), "an array");
+        let absent = Fixture::from_json(serde_json::json!({"messages": []})).unwrap_err();
+        assert!(absent
+            .problem
+            .ends_with("found nothing (no `ctxgate` field)"));
+    }
+
+    #[cfg(feature = "agent")]
+    #[test]
+    fn an_agent_fixture_names_its_wrong_version_too() {
+        assert!(
+            crate::agent::AgentFixture::from_json(serde_json::json!({"ctxgate": "1"}))
+                .unwrap_err()
+                .problem
+                .ends_with(r#"found a string, "1""#)
+        );
     }
 
     #[test]

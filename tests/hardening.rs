@@ -134,6 +134,52 @@ fn compare_estimators_reads_its_corpus_under_the_input_cap() {
     out.stderr_has("1000000-byte cap");
 }
 
+/// `estimate --lines` holds each case line to `--max-input-bytes`, as a
+/// `serve` request line is (the blind audit's F7): a line over the cap is
+/// refused, naming its line, after reading no more than the cap of it — a
+/// line of 2 GB (of NULs, a sparse file: nothing written) took 2.1 GB of
+/// memory before — and lines under the cap stream through, whatever the
+/// whole input's size.
+#[test]
+fn estimate_lines_holds_each_line_to_the_input_cap() {
+    let dir = TempDir::new("lines-cap");
+    let case = format!(
+        r#"{{"messages":[{{"role":"user","content":"{}"}}]}}"#,
+        "x".repeat(100)
+    );
+    let small = format!("{case}\n");
+    // Twelve small lines, over the cap together: each is one input.
+    let ok = dir.file("ok.jsonl", small.repeat(12));
+    let cap = ["--max-input-bytes", "1000"];
+    let out = ctxgate(&[&cap[..], &["estimate", "--lines", &ok]].concat()).ok();
+    assert_eq!(out.stdout.lines().count(), 12, "{}", out.all());
+    // A line of exactly the cap is under it, its newline not counted.
+    let exact = case.len().to_string();
+    let cap = ["--max-input-bytes", exact.as_str()];
+    let out = ctxgate(&[&cap[..], &["estimate", "--lines", &ok]].concat()).ok();
+    assert_eq!(out.stdout.lines().count(), 12);
+    let big = dir.file("big.jsonl", &small);
+    let file = std::fs::OpenOptions::new().write(true).open(&big).unwrap();
+    file.set_len(small.len() as u64 + (2 << 30)).unwrap();
+    let cap = ["--max-input-bytes", "1000000"];
+    let out = ctxgate(&[&cap[..], &["estimate", "--lines", &big]].concat());
+    assert_eq!(out.code, 2, "{}", out.all());
+    out.stderr_has(
+        "big.jsonl, line 2: the case is over the 1000000-byte cap on one input (--max-input-bytes)",
+    );
+    assert_eq!(
+        out.stdout.lines().count(),
+        1,
+        "the line before it is estimated"
+    );
+    assert!(
+        out.max_rss_kib < 256 << 10 && out.seconds < 10.0,
+        "peak {} KiB, {} s: the long line was read whole",
+        out.max_rss_kib,
+        out.seconds
+    );
+}
+
 /// Three shards of one run, as JSON reports: (path, value).
 fn shards(dir: &TempDir) -> Vec<(String, serde_json::Value)> {
     (1..=3)

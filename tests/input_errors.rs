@@ -288,3 +288,14 @@ fn the_commands_refuse_a_repeated_key_with_exit_2() {
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// An empty `--envelope ''` is an empty envelope, said so, not a file named
+/// "" that cannot be read (`error: : cannot read the envelope`).
+#[test]
+fn an_empty_envelope_argument_is_empty_not_a_file() {
+    for arg in ["", "  "] {
+        let e = ctxgate::input::config::read_envelope(arg, 1 << 20).unwrap_err();
+        assert_eq!(e.kind, K::Empty, "{arg:?}: {e}");
+        assert_eq!(e.file.as_deref(), Some("--envelope"), "{arg:?}: {e}");
+    }
+}

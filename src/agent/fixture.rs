@@ -113,11 +113,7 @@ impl AgentFixture {
                 json_type(&value)
             )));
         };
-        if obj.get("ctxgate").and_then(Value::as_u64) != Some(FIXTURE_VERSION) {
-            return Err(bad(format!(
-                "not a ctxgate fixture: `ctxgate` must be {FIXTURE_VERSION}"
-            )));
-        }
+        crate::fixture::check_version(&obj).map_err(bad)?;
         match obj.get("op").and_then(Value::as_str) {
             Some("agent") => {}
             other => {

@@ -345,6 +345,11 @@ fn run_cases(args: RunArgs) -> Result<(), CliError> {
         out!("{}", invariant_list());
         return Ok(());
     }
+    super::files::RunFiles::new()
+        .input("--config", args.agent.config.as_deref())
+        .input("--gen-config", args.gen_config.as_deref())
+        .reports(args.out.as_deref(), &args.also_report)
+        .check()?;
     let settings = args.agent.settings()?;
     let stage = args.agent.stage(settings)?;
     let launch = args.agent.launch()?;

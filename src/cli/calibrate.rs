@@ -52,6 +52,8 @@ pub struct Args {
 pub fn run(args: Args) -> Result<(), CliError> {
     use ctxgate::calibrate::{self, CalibrateError, Options};
 
+    let files = super::files::RunFiles::new().output("--plot", args.plot.as_deref());
+    args.corpus.files(files).check()?;
     let defaults = Options::default();
     let options = Options {
         corpus: args.corpus.corpus,

@@ -198,7 +198,19 @@ pub fn run_check(args: Args) -> Result<(), CliError> {
         .with_hint("the seed is in the report's first line, and in its last"));
     }
     // Where the results go is settled before any work is done: a report
-    // or a fixture that cannot be written is bad usage now, not a lost run.
+    // or a fixture that cannot be written, or that would be written over
+    // one of the run's inputs, is bad usage now, not a lost run.
+    let files = super::files::RunFiles::new()
+        .input("--config", args.config.config.as_deref())
+        .envelope(args.config.envelope.as_deref())
+        .input("--gen-config", args.sources.gen_config.as_deref())
+        .folder(
+            "--corpus",
+            args.sources.corpus.as_deref(),
+            &["json", "jsonl"],
+        )
+        .folder("--with-suite", args.with_suite.as_deref(), &["json"]);
+    args.reports.files(files).check()?;
     let reports = args.reports.open()?;
     ctxgate::fixture::check_save_dir(&args.save).map_err(|e| {
         CliError::bad_input(format!(

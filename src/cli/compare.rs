@@ -142,6 +142,8 @@ pub fn run(args: Args) -> Result<(), CliError> {
     use ctxgate::subject::{ProcessOptions, ProcessSubject};
 
     let flags = args.flags;
+    let files = super::files::RunFiles::new().output("--plot", flags.plot.as_deref());
+    flags.corpus.files(files).check()?;
     if !(flags.max_slowdown.is_finite() && flags.max_slowdown >= 1.0) {
         return Err(CliError::bad_input(format!(
             "--max-slowdown must be a ratio of at least 1, found {}",

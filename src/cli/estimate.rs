@@ -27,7 +27,8 @@ use super::common::{print_json, write_outcome, CliError, HistoryArgs};
 --lines reads JSON Lines of cases, {\"config\", \"messages\"} objects (what
 `ctxgate gen` prints; messages in engine format unless --format), and
 prints that object for each, one a line: each case under its own config
-(over the defaults), --wire-format over it.
+(over the defaults), --wire-format over it. Each line is one input under
+--max-input-bytes: a longer one is refused, naming its line.
 
 Exit codes: 0 ok; 2 bad usage or bad input (the message names the file,
 the message index and the problem).")]
@@ -81,7 +82,7 @@ pub fn run(args: Args) -> Result<(), CliError> {
 /// `--lines`: one `{"config", "messages"}` case a line in, its figures out.
 /// Errors name the file and the line (then the message and the problem).
 fn run_lines(args: &Args, estimator: &dyn Estimator) -> Result<(), CliError> {
-    let (name, reader): (String, Box<dyn BufRead>) = match args.history.input.as_deref() {
+    let (name, mut reader): (String, Box<dyn BufRead>) = match args.history.input.as_deref() {
         Some(path) if path != Path::new("-") => {
             let name = path.display().to_string();
             let file =
@@ -91,9 +92,17 @@ fn run_lines(args: &Args, estimator: &dyn Estimator) -> Result<(), CliError> {
         _ => ("stdin".to_owned(), Box::new(BufReader::new(io::stdin()))),
     };
     let mut out = BufWriter::new(io::stdout().lock());
-    for (n, line) in reader.split(b'\n').enumerate() {
-        let at = format!("{name}, line {}", n + 1);
-        let line = line.map_err(|e| CliError::bad_input(format!("{at}: cannot read: {e}")))?;
+    let cap = super::common::max_input_bytes();
+    let mut line = Vec::new();
+    for n in 1.. {
+        // Each case is one input under the cap, as a `serve` request line
+        // is: a stream of thousands of cases is fine, a line over the cap
+        // is refused before it is read whole.
+        let at = format!("{name}, line {n}");
+        let read = ctxgate::input::read_line_capped(&mut reader, &mut line, "the case", cap);
+        if !read.map_err(|e| e.in_file(&at))? {
+            break;
+        }
         if line.iter().all(u8::is_ascii_whitespace) {
             continue;
         }

@@ -48,6 +48,7 @@ mod compact;
 mod compare;
 mod contract;
 mod estimate;
+mod files;
 mod gen;
 mod output;
 mod probe_ceiling;

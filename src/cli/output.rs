@@ -30,6 +30,11 @@ pub struct ReportArgs {
 }
 
 impl ReportArgs {
+    /// `--out` and every `--also-report` file, as outputs of `files`.
+    pub fn files(&self, files: super::files::RunFiles) -> super::files::RunFiles {
+        files.reports(self.out.as_deref(), &self.also_report)
+    }
+
     /// Open `--out` and every `--also-report` file.
     pub fn open(&self) -> Result<Opened, CliError> {
         let files = ReportFiles::open(self.out.as_deref(), &self.also_report);

@@ -52,6 +52,10 @@ pub struct MergeArgs {
 
 pub fn run(args: Args) -> Result<(), CliError> {
     let ReportCommand::Merge(args) = args.command;
+    let files = (args.files.iter()).fold(super::files::RunFiles::new(), |files, path| {
+        files.input("the shard report", Some(path))
+    });
+    args.reports.files(files).check()?;
     let cap = super::common::max_input_bytes();
     let reports = (args.files.iter())
         .map(|path| ShardReport::read(path, cap))

@@ -54,7 +54,9 @@ pub fn read_gen_config(path: &Path, cap: u64) -> Result<GenConfig, InputError> {
 /// An envelope (`--envelope`): inline JSON when it looks like JSON, else
 /// the name of a file holding it.
 pub fn read_envelope(arg: &str, cap: u64) -> Result<Map<String, Value>, InputError> {
-    if arg.trim_start().starts_with(['{', '[']) {
+    // Inline JSON — and an empty argument, which is no file's name: "empty,
+    // expected a JSON object", not a file "" that cannot be read.
+    if arg.trim_start().starts_with(['{', '[']) || arg.trim().is_empty() {
         parse_object(arg.as_bytes(), "--envelope", "envelope")
     } else {
         let bytes = read_named(Path::new(arg), arg, "the envelope", cap)?;

@@ -16,7 +16,7 @@ pub mod walk;
 pub use walk::{walk, Note, Walked};
 
 use std::fs::File;
-use std::io::{self, BufReader, Read};
+use std::io::{self, BufRead, BufReader, Read};
 use std::path::Path;
 
 use crate::error::{InputError, InputErrorKind};
@@ -82,6 +82,29 @@ pub fn read_all(r: impl Read, what: &str, cap: u64) -> Result<Vec<u8>, InputErro
         return Err(too_big(what, cap));
     }
     Ok(bytes)
+}
+
+/// Read the next line of `r` (through `\n`, which is dropped) into `line`,
+/// at most `cap` bytes of it, the newline not counted: `false` at the end
+/// of the input. A longer line is the too-large error, `what` naming it,
+/// after no more than `cap + 1` of its bytes were read: a line of gigabytes
+/// is never held whole.
+pub fn read_line_capped(
+    r: &mut impl BufRead,
+    line: &mut Vec<u8>,
+    what: &str,
+    cap: u64,
+) -> Result<bool, InputError> {
+    line.clear();
+    let n = (r.by_ref().take(cap.saturating_add(1)))
+        .read_until(b'\n', line)
+        .map_err(|e| InputError::new(InputErrorKind::Io, format!("cannot read {what}: {e}")))?;
+    if line.last() == Some(&b'\n') {
+        line.pop();
+    } else if line.len() as u64 > cap {
+        return Err(too_big(what, cap));
+    }
+    Ok(n > 0)
 }
 
 /// Open a regular file for reading; anything else — a FIFO, a device, a

@@ -96,10 +96,14 @@ impl ReportFile {
         &self.path
     }
 
-    /// Replace the file's contents with `text`.
+    /// Replace the file's contents with `text`. Only a regular file is
+    /// emptied first: a pipe or a terminal (`--out /dev/stdout`) cannot be
+    /// truncated (EINVAL), and `/dev/null` need not be.
     pub fn write(mut self, text: &str) -> io::Result<()> {
         let mut file = self.file.take().expect("written once");
-        file.set_len(0)?;
+        if file.metadata()?.is_file() {
+            file.set_len(0)?;
+        }
         file.write_all(text.as_bytes())?;
         file.flush()
     }
