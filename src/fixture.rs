@@ -252,6 +252,9 @@ impl Fixture {
                 ))
             }
         };
+        if let Some(expect) = expect {
+            expect_consistent(expect, &config, &messages)?;
+        }
         Ok(Fixture {
             name: text("name")?.unwrap_or_default(),
             see: text("see")?.unwrap_or_default(),
@@ -556,6 +559,52 @@ fn expect_met(
     )
     .number("minimal", minimal)
     .number("ceiling", ceiling)))
+}
+
+/// A fixture's `expect` agrees with its own config and history: `cannot_fit`
+/// is the one right answer only to a well-formed history whose minimal
+/// output (head + pinned + last iteration, no summary) is over the ceiling
+/// ([`Expect::of`], which `check` writes it by). A fixture that says so of
+/// one that fits is bad input: replayed, it would fail a correct compactor
+/// with a false message, and `--expect-failures` (or a suite of known
+/// bugs) would count that as a bug still there.
+fn expect_consistent(
+    expect: Expect,
+    config: &Config,
+    messages: &[Message],
+) -> Result<(), InputError> {
+    let Expect::CannotFit = expect;
+    let inconsistent = |why: String| {
+        InputError::new(
+            InputErrorKind::Fixture,
+            format!(
+                "the fixture is inconsistent: expect is {}, but {why}",
+                expect.name()
+            ),
+        )
+    };
+    if let Err(e) = crate::model::check_well_formed(messages) {
+        let at = e
+            .message
+            .map(|i| format!("message {i}: "))
+            .unwrap_or_default();
+        return Err(inconsistent(format!(
+            "its history is not well-formed ({at}{}), to which the one right answer is invalid_input (SPEC §4 takes a well-formed history)",
+            e.problem
+        )));
+    }
+    let minimal = crate::contract::minimal_body(config, messages);
+    let ceiling = config.transport_max_body_bytes;
+    if minimal <= ceiling {
+        let relation = match minimal == ceiling {
+            true => "at",
+            false => "under",
+        };
+        return Err(inconsistent(format!(
+            "its minimal output (head, pinned, last iteration) is {minimal} bytes, {relation} the ceiling {ceiling}: a correct compactor returns a history that fits (remove `expect`, or correct `config`)"
+        )));
+    }
+    Ok(())
 }
 
 /// The compactor fixtures among `files` (each parsed, or the first error),
