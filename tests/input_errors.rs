@@ -293,3 +293,99 @@ fn the_commands_refuse_a_repeated_key_with_exit_2() {
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Anthropic's `tool_use` and `tool_result` blocks in a history read as
+/// engine or openai are bad input naming the message and the part: kept
+/// as opaque parts (as other unknown part types are), they hid the calls
+/// from every invariant — an Anthropic fixture with no `format` held
+/// against a compactor that cuts a call from its results, and `estimate
+/// --format openai` counted 1,320 tokens of a 1,904-token history (the
+/// blind audit's F5). Read as anthropic, the same messages are fine.
+#[test]
+fn anthropic_tool_blocks_in_an_engine_or_openai_history_are_refused() {
+    let messages = serde_json::json!([
+        {"role": "user", "content": "read a.ts"},
+        {"role": "assistant", "content": [
+            {"type": "text", "text": "reading"},
+            {"type": "tool_use", "id": "c1", "name": "read_file", "input": {"path": "a.ts"}}
+        ]},
+        {"role": "user", "content": [
+            {"type": "tool_result", "tool_use_id": "c1", "content": "x"}
+        ]}
+    ]);
+    let body = serde_json::json!({"system": "s", "messages": messages});
+    for (format, name) in [
+        (ctxgate::WireFormat::Engine, "engine"),
+        (ctxgate::WireFormat::Openai, "openai"),
+    ] {
+        let e = Document::from_value(body.clone(), Some(format)).unwrap_err();
+        assert_eq!(e.kind, K::Part, "{e}");
+        assert_eq!(e.message, Some(1), "{e}");
+        assert!(
+            e.problem.starts_with(&format!(
+                "content[1]: an Anthropic `tool_use` block in an {name} history: pass --format anthropic"
+            )),
+            "{e}"
+        );
+    }
+    let results = serde_json::json!([messages[2].clone()]);
+    let e = Document::from_value(results, Some(ctxgate::WireFormat::Engine)).unwrap_err();
+    assert!(
+        e.problem
+            .starts_with("content[0]: an Anthropic `tool_result` block in an engine history"),
+        "{e}"
+    );
+    let read = Document::from_value(body, Some(ctxgate::WireFormat::Anthropic)).unwrap();
+    assert_eq!(read.messages[2].tool_calls.as_ref().map(Vec::len), Some(1));
+    // Other part types are still kept verbatim.
+    let other = serde_json::json!([{"role": "user", "content": [{"type": "document", "x": 1}]}]);
+    Document::from_value(other, Some(ctxgate::WireFormat::Engine)).unwrap();
+
+    // A fixture's messages are engine unless its `format` says otherwise.
+    let mut fixture = serde_json::json!({"ctxgate": 1, "messages": messages});
+    let e = Fixture::from_json(fixture.clone()).unwrap_err();
+    assert_eq!((e.kind, e.message), (K::Part, Some(1)), "{e}");
+    fixture["format"] = "anthropic".into();
+    let read = Fixture::from_json(fixture).unwrap();
+    assert_eq!(read.messages.len(), 3);
+    assert_eq!(read.messages[1].tool_calls.as_ref().map(Vec::len), Some(1));
+
+    // On the command line: exit 2, the file, the message and the part.
+    let dir = scratch("anthropic-blocks");
+    let path = dir.join("anthropic.json");
+    std::fs::write(
+        &path,
+        serde_json::json!({"system": "s", "messages": messages}).to_string(),
+    )
+    .unwrap();
+    let path = path.to_str().unwrap();
+    for args in [
+        &["estimate", "--format", "openai", path][..],
+        &["estimate", "--format", "engine", path][..],
+    ] {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_ctxgate"))
+            .args(args)
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
+        assert!(
+            stderr.contains(&format!(
+                "{path}: message 1: content[1]: an Anthropic `tool_use` block in an {} history",
+                args[2]
+            )),
+            "{args:?}: {stderr}"
+        );
+    }
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_ctxgate"))
+        .args(["estimate", path])
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
