@@ -389,3 +389,102 @@ fn anthropic_tool_blocks_in_an_engine_or_openai_history_are_refused() {
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A number a field cannot hold names the field, the range it takes and
+/// the number found, as a config file's errors do — in a gen-config, an
+/// agent fixture's script and a report to merge, where serde_json said
+/// only "invalid number" (the blind audit's F8).
+#[test]
+fn a_number_out_of_range_names_the_field_the_range_and_the_value() {
+    use ctxgate::generate::GenConfig;
+    for (text, said) in [
+        (
+            r#"{"imagesPercent": 1e400}"#,
+            "gen-config: `imagesPercent` is a percent, a whole number from 0 to 100, found 1e",
+        ),
+        (
+            r#"{"pinnedPercent": 12.5}"#,
+            "gen-config: `pinnedPercent` is a percent, a whole number from 0 to 100, found 12.5",
+        ),
+        (
+            r#"{"pinnedPercent": -1}"#,
+            "gen-config: `pinnedPercent` is a percent, a whole number from 0 to 100, found -1",
+        ),
+        (
+            r#"{"maxIterations": 1e3}"#,
+            "gen-config: `maxIterations` must be a whole number from 0 to 200, found 1e",
+        ),
+        (
+            r#"{"imagesPercnt": 5}"#,
+            "gen-config: unknown field `imagesPercnt`, expected one of",
+        ),
+    ] {
+        let e = GenConfig::from_json(text.as_bytes()).unwrap_err();
+        assert!(e.problem.starts_with(said), "{text}: {e}");
+    }
+
+    #[cfg(feature = "agent")]
+    {
+        let fixture = |summaries: &str| {
+            let text = format!(
+                r#"{{"ctxgate": 1, "op": "agent", "script": {{"task": "t", "turns": [], "final": "f", "summaries": [{summaries}]}}}}"#
+            );
+            let v = ctxgate::model::parse_json(text.as_bytes()).unwrap();
+            ctxgate::agent::AgentFixture::from_json(v)
+                .unwrap_err()
+                .problem
+        };
+        for n in ["-1", "1099511627776", "2.5"] {
+            assert_eq!(
+                fixture(n),
+                format!(
+                    "`script.summaries[0]` must be a whole number from 0 to 4294967295, found {n}"
+                )
+            );
+        }
+    }
+
+    // A report to merge: counts are whole numbers from 0 to 2^64 - 1.
+    let dir = scratch("report-numbers");
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_ctxgate"))
+        .args(["check", "--cases", "2", "--seed", "1", "--report", "json"])
+        .args(["--save", dir.join("saved").to_str().unwrap()])
+        .output()
+        .unwrap();
+    // 0, or 1 when two cases left an invariant unexercised: a report either way.
+    assert!(
+        matches!(out.status.code(), Some(0 | 1)),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let report = String::from_utf8(out.stdout).unwrap();
+    for (from, to, said) in [
+        (
+            "\"cases\": 2",
+            "\"cases\": -1",
+            "`cases` must be a whole number from 0 to 18446744073709551615, found -1",
+        ),
+        (
+            "\"seed\": 1",
+            "\"seed\": 18446744073709551616",
+            "`seed` must be a whole number from 0 to 18446744073709551615, found 18446744073709551616",
+        ),
+        (
+            "\"seed\": 1",
+            "\"seed\": 1e3",
+            "`seed` must be a whole number written in digits only (no fraction, no exponent) from 0 to 18446744073709551615, found 1e",
+        ),
+    ] {
+        assert!(report.contains(from), "{report}");
+        let path = dir.join("bad.json");
+        std::fs::write(&path, report.replacen(from, to, 1)).unwrap();
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_ctxgate"))
+            .args(["report", "merge", path.to_str().unwrap()])
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{to}: {stderr}");
+        assert!(stderr.contains(said), "{to}: {stderr}");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
