@@ -34,7 +34,9 @@ pub enum InputErrorKind {
     Shape,
     /// A content part that is not SPEC §1.4's: a text part without a string
     /// `text`, an image with neither `data` nor `url`, a data URL that is
-    /// not base64. (A part of an unknown `type` is no error: it is kept.)
+    /// not base64, an Anthropic `tool_use`/`tool_result` block in an engine
+    /// or openai history. (A part of another unknown `type` is no error: it
+    /// is kept.)
     Part,
     /// Messages that do not make a well-formed history (SPEC §1.2): a tool
     /// result with no call to answer, a call answered twice, …

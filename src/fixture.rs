@@ -27,6 +27,72 @@ use crate::subject::{Fault, Subject};
 
 pub const FIXTURE_VERSION: u64 = 1;
 
+/// The fields of a compactor fixture (SPEC §7, with `expect` and the
+/// messages' `format` and `system`). Any other is an error naming it, as
+/// in `config`: a misspelt `confg` or `invariant`, ignored, left the
+/// fixture judged under defaults it does not say.
+pub const FIELDS: [&str; 11] = [
+    "ctxgate",
+    "name",
+    "see",
+    "op",
+    "config",
+    "format",
+    "system",
+    "messages",
+    "invariants",
+    "found",
+    "expect",
+];
+
+/// An unknown fixture field: its name, the known field it is likely a
+/// misspelling of, and the fields there are.
+fn unknown_field(key: &str) -> InputError {
+    let shown = crate::model::one_line(crate::model::truncate_utf8(key, 64));
+    let hint = closest(key, &FIELDS)
+        .map(|k| format!("did you mean `{k}`? "))
+        .unwrap_or_default();
+    InputError::new(
+        InputErrorKind::Fixture,
+        format!(
+            "unknown field `{shown}`: {hint}a fixture's fields are {}",
+            FIELDS.map(|k| format!("`{k}`")).join(", ")
+        ),
+    )
+}
+
+/// The one of `known` that `word` is most likely a misspelling of: the
+/// same letters in another case, or at most two edits away (and fewer
+/// than half its letters).
+pub(crate) fn closest<'k>(word: &str, known: &[&'k str]) -> Option<&'k str> {
+    let lower = word.to_lowercase();
+    let limit = 2.min(lower.chars().count().saturating_sub(1) / 2).max(1);
+    known
+        .iter()
+        .map(|k| (edit_distance(&lower, &k.to_lowercase()), *k))
+        .filter(|(d, _)| *d <= limit)
+        .min_by_key(|(d, _)| *d)
+        .map(|(_, k)| k)
+}
+
+/// Levenshtein distance, in characters.
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut diagonal = row[0];
+        row[0] = i + 1;
+        for (j, cb) in b.iter().enumerate() {
+            let next = (diagonal + (ca != *cb) as usize)
+                .min(row[j] + 1)
+                .min(row[j + 1] + 1);
+            diagonal = row[j + 1];
+            row[j + 1] = next;
+        }
+    }
+    row[b.len()]
+}
+
 /// One fixture.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Fixture {
@@ -197,6 +263,9 @@ impl Fixture {
                 format!("`op` must be \"compact\" or \"estimate\", found {op:?}"),
             ));
         }
+        if let Some(key) = obj.keys().find(|k| !FIELDS.contains(&k.as_str())) {
+            return Err(unknown_field(key));
+        }
         let config = match obj.get("config") {
             None => Config::default(),
             Some(c) => Config::from_value(c.clone())?,
@@ -259,6 +328,9 @@ impl Fixture {
                 ))
             }
         };
+        if let Some(expect) = expect {
+            expect_consistent(expect, &config, &messages)?;
+        }
         Ok(Fixture {
             name: text("name")?.unwrap_or_default(),
             see: text("see")?.unwrap_or_default(),
@@ -688,6 +760,52 @@ fn expect_met(
     .number("ceiling", ceiling)))
 }
 
+/// A fixture's `expect` agrees with its own config and history: `cannot_fit`
+/// is the one right answer only to a well-formed history whose minimal
+/// output (head + pinned + last iteration, no summary) is over the ceiling
+/// ([`Expect::of`], which `check` writes it by). A fixture that says so of
+/// one that fits is bad input: replayed, it would fail a correct compactor
+/// with a false message, and `--expect-failures` (or a suite of known
+/// bugs) would count that as a bug still there.
+fn expect_consistent(
+    expect: Expect,
+    config: &Config,
+    messages: &[Message],
+) -> Result<(), InputError> {
+    let Expect::CannotFit = expect;
+    let inconsistent = |why: String| {
+        InputError::new(
+            InputErrorKind::Fixture,
+            format!(
+                "the fixture is inconsistent: expect is {}, but {why}",
+                expect.name()
+            ),
+        )
+    };
+    if let Err(e) = crate::model::check_well_formed(messages) {
+        let at = e
+            .message
+            .map(|i| format!("message {i}: "))
+            .unwrap_or_default();
+        return Err(inconsistent(format!(
+            "its history is not well-formed ({at}{}), to which the one right answer is invalid_input (SPEC §4 takes a well-formed history)",
+            e.problem
+        )));
+    }
+    let minimal = crate::contract::minimal_body(config, messages);
+    let ceiling = config.transport_max_body_bytes;
+    if minimal <= ceiling {
+        let relation = match minimal == ceiling {
+            true => "at",
+            false => "under",
+        };
+        return Err(inconsistent(format!(
+            "its minimal output (head, pinned, last iteration) is {minimal} bytes, {relation} the ceiling {ceiling}: a correct compactor returns a history that fits (remove `expect`, or correct `config`)"
+        )));
+    }
+    Ok(())
+}
+
 /// The compactor fixtures among `files` (each parsed, or the first error),
 /// and the agent fixtures set aside: a folder such as the known-bugs suite
 /// may hold both, and each command plays its own.
@@ -807,6 +925,43 @@ mod tests {
         );
         let back = Fixture::from_json(f.to_json()).unwrap();
         assert_eq!(back, f);
+    }
+
+    /// An unknown top-level field is an error naming it and the field it
+    /// is likely a misspelling of, as an unknown field in `config` is: a
+    /// `confg` ignored left the fixture judged under the default config,
+    /// an `invariant` under every invariant (the blind audit's F6).
+    #[test]
+    fn unknown_fields_are_errors_that_suggest_the_field_meant() {
+        let with = |key: &str| {
+            let mut v =
+                serde_json::json!({"ctxgate": 1, "messages": [{"role": "user", "content": "u"}]});
+            v[key] = serde_json::json!({});
+            Fixture::from_json(v).map(|_| ()).map_err(|e| e.problem)
+        };
+        for (typo, meant) in [
+            ("confg", "config"),
+            ("invariant", "invariants"),
+            ("Invariants", "invariants"),
+            ("massages", "messages"),
+            ("expects", "expect"),
+        ] {
+            let problem = with(typo).unwrap_err();
+            assert!(
+                problem.starts_with(&format!("unknown field `{typo}`: did you mean `{meant}`?")),
+                "{problem}"
+            );
+        }
+        let problem = with("extraField").unwrap_err();
+        assert!(
+            problem.starts_with("unknown field `extraField`: a fixture's fields are `ctxgate`, "),
+            "{problem}"
+        );
+        assert!(with("config").is_ok());
+        // An agent fixture's own fields are agent replay's to read.
+        let agent =
+            Fixture::from_json(serde_json::json!({"ctxgate": 1, "op": "agent", "script": {}}));
+        assert_eq!(agent.unwrap_err().kind, InputErrorKind::AgentFixture);
     }
 
     #[test]

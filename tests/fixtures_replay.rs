@@ -135,3 +135,83 @@ fn a_fixture_over_the_ceiling_expects_cannot_fit_and_replay_judges_it() {
         "{e}"
     );
 }
+
+/// A fixture whose `expect: "cannot_fit"` its own config and history
+/// contradict — the minimal output fits, or the history is ill-formed — is
+/// bad input (exit 2) naming the file and the numbers: replayed, it failed
+/// the reference with "… 621 bytes, over the ceiling 100000", and
+/// `--expect-failures` counted that as a bug still there (the blind
+/// audit's F4). So in `replay`, `replay --expect-failures` and a suite.
+#[test]
+fn a_fixture_whose_expect_contradicts_its_config_is_inconsistent() {
+    use ctxgate::fixture::Expect;
+    use ctxgate::invariant::InvariantSet;
+    use ctxgate::model::Message;
+    use ctxgate::Config;
+
+    let messages = vec![Message::system("You are the QA gate."), Message::user("hi")];
+    let pairing = InvariantSet::parse_list("tool-pairing").unwrap();
+    let mut fixture = Fixture::new(Config::default(), messages, pairing, "a test");
+    assert_eq!(fixture.expect, None);
+    fixture.expect = Some(Expect::CannotFit);
+    let minimal = ctxgate::contract::minimal_body(&fixture.config, &fixture.messages);
+    let ceiling = fixture.config.transport_max_body_bytes;
+    let e = Fixture::from_json(fixture.to_json()).unwrap_err();
+    let said = format!(
+        "the fixture is inconsistent: expect is cannot_fit, but its minimal output (head, pinned, last iteration) is {minimal} bytes, under the ceiling {ceiling}"
+    );
+    assert!(e.to_string().starts_with(&said), "{e}");
+    assert_eq!(e.kind, ctxgate::error::InputErrorKind::Fixture);
+
+    // An ill-formed history: the one right answer is invalid_input.
+    let mut orphan = fixture.to_json();
+    orphan["messages"] = serde_json::json!([
+        {"role": "user", "content": "u"},
+        {"role": "tool", "toolCallId": "nope", "content": "r"}
+    ]);
+    orphan["config"]["transportMaxBodyBytes"] = 10.into();
+    let e = Fixture::from_json(orphan).unwrap_err();
+    assert!(
+        e.problem.contains("the fixture is inconsistent")
+            && e.problem.contains("not well-formed")
+            && e.problem.contains("invalid_input"),
+        "{e}"
+    );
+
+    // On the command line: exit 2 naming the file, also where a failure
+    // is what is expected, and in a suite before any case runs.
+    let dir = std::env::temp_dir().join(format!("ctxgate-inconsistent-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("expects-cannot-fit.json");
+    std::fs::write(&file, fixture.to_json().to_string()).unwrap();
+    let path = file.to_str().unwrap();
+    let dir_arg = dir.to_str().unwrap();
+    let runs: [&[&str]; 3] = [
+        &["replay", path],
+        &["replay", "--expect-failures", path],
+        &[
+            "check",
+            "--cases",
+            "1",
+            "--with-suite",
+            dir_arg,
+            "--save",
+            dir_arg,
+        ],
+    ];
+    for args in runs {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_ctxgate"))
+            .args(args)
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
+        assert!(
+            stderr.contains(&format!("{path}: {said}")),
+            "{args:?}: {stderr}"
+        );
+        assert!(!stderr.contains("as expected"), "{args:?}: {stderr}");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}

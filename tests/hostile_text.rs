@@ -243,7 +243,7 @@ fn fixture_file_names_and_fields_are_escaped_in_replay_and_in_a_suite() {
     let suite = dir.path().join("suite");
     std::fs::create_dir_all(&suite).unwrap();
     let fixture = serde_json::json!({"ctxgate": 1, "name": HOSTILE, "see": HOSTILE,
-        "description": HOSTILE, "op": "compact", "invariants": ["tool-pairing"],
+        "found": HOSTILE, "op": "compact", "invariants": ["tool-pairing"],
         "messages": [{"role": "user", "content": "hi"}]});
     // File names may hold anything but `/` and NUL.
     for name in [

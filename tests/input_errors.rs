@@ -299,3 +299,255 @@ fn an_empty_envelope_argument_is_empty_not_a_file() {
         assert_eq!(e.file.as_deref(), Some("--envelope"), "{arg:?}: {e}");
     }
 }
+
+/// Anthropic's `tool_use` and `tool_result` blocks in a history read as
+/// engine or openai are bad input naming the message and the part: kept
+/// as opaque parts (as other unknown part types are), they hid the calls
+/// from every invariant — an Anthropic fixture with no `format` held
+/// against a compactor that cuts a call from its results, and `estimate
+/// --format openai` counted 1,320 tokens of a 1,904-token history (the
+/// blind audit's F5). Read as anthropic, the same messages are fine.
+#[test]
+fn anthropic_tool_blocks_in_an_engine_or_openai_history_are_refused() {
+    let messages = serde_json::json!([
+        {"role": "user", "content": "read a.ts"},
+        {"role": "assistant", "content": [
+            {"type": "text", "text": "reading"},
+            {"type": "tool_use", "id": "c1", "name": "read_file", "input": {"path": "a.ts"}}
+        ]},
+        {"role": "user", "content": [
+            {"type": "tool_result", "tool_use_id": "c1", "content": "x"}
+        ]}
+    ]);
+    let body = serde_json::json!({"system": "s", "messages": messages});
+    for (format, name) in [
+        (ctxgate::WireFormat::Engine, "engine"),
+        (ctxgate::WireFormat::Openai, "openai"),
+    ] {
+        let e = Document::from_value(body.clone(), Some(format)).unwrap_err();
+        assert_eq!(e.kind, K::Part, "{e}");
+        assert_eq!(e.message, Some(1), "{e}");
+        assert!(
+            e.problem.starts_with(&format!(
+                "content[1]: an Anthropic `tool_use` block in an {name} history: pass --format anthropic"
+            )),
+            "{e}"
+        );
+    }
+    let results = serde_json::json!([messages[2].clone()]);
+    let e = Document::from_value(results, Some(ctxgate::WireFormat::Engine)).unwrap_err();
+    assert!(
+        e.problem
+            .starts_with("content[0]: an Anthropic `tool_result` block in an engine history"),
+        "{e}"
+    );
+    let read = Document::from_value(body, Some(ctxgate::WireFormat::Anthropic)).unwrap();
+    assert_eq!(read.messages[2].tool_calls.as_ref().map(Vec::len), Some(1));
+    // Other part types are still kept verbatim.
+    let other = serde_json::json!([{"role": "user", "content": [{"type": "document", "x": 1}]}]);
+    Document::from_value(other, Some(ctxgate::WireFormat::Engine)).unwrap();
+
+    // A fixture's messages are engine unless its `format` says otherwise.
+    let mut fixture = serde_json::json!({"ctxgate": 1, "messages": messages});
+    let e = Fixture::from_json(fixture.clone()).unwrap_err();
+    assert_eq!((e.kind, e.message), (K::Part, Some(1)), "{e}");
+    fixture["format"] = "anthropic".into();
+    let read = Fixture::from_json(fixture).unwrap();
+    assert_eq!(read.messages.len(), 3);
+    assert_eq!(read.messages[1].tool_calls.as_ref().map(Vec::len), Some(1));
+
+    // On the command line: exit 2, the file, the message and the part.
+    let dir = scratch("anthropic-blocks");
+    let path = dir.join("anthropic.json");
+    std::fs::write(
+        &path,
+        serde_json::json!({"system": "s", "messages": messages}).to_string(),
+    )
+    .unwrap();
+    let path = path.to_str().unwrap();
+    for args in [
+        &["estimate", "--format", "openai", path][..],
+        &["estimate", "--format", "engine", path][..],
+    ] {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_ctxgate"))
+            .args(args)
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
+        assert!(
+            stderr.contains(&format!(
+                "{path}: message 1: content[1]: an Anthropic `tool_use` block in an {} history",
+                args[2]
+            )),
+            "{args:?}: {stderr}"
+        );
+    }
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_ctxgate"))
+        .args(["estimate", path])
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A number a field cannot hold names the field, the range it takes and
+/// the number found, as a config file's errors do — in a gen-config, an
+/// agent fixture's script and a report to merge, where serde_json said
+/// only "invalid number" (the blind audit's F8).
+#[test]
+fn a_number_out_of_range_names_the_field_the_range_and_the_value() {
+    use ctxgate::generate::GenConfig;
+    for (text, said) in [
+        (
+            r#"{"imagesPercent": 1e400}"#,
+            "gen-config: `imagesPercent` is a percent, a whole number from 0 to 100, found 1e",
+        ),
+        (
+            r#"{"pinnedPercent": 12.5}"#,
+            "gen-config: `pinnedPercent` is a percent, a whole number from 0 to 100, found 12.5",
+        ),
+        (
+            r#"{"pinnedPercent": -1}"#,
+            "gen-config: `pinnedPercent` is a percent, a whole number from 0 to 100, found -1",
+        ),
+        (
+            r#"{"maxIterations": 1e3}"#,
+            "gen-config: `maxIterations` must be a whole number from 0 to 200, found 1e",
+        ),
+        (
+            r#"{"imagesPercnt": 5}"#,
+            "gen-config: unknown field `imagesPercnt`, expected one of",
+        ),
+    ] {
+        let e = GenConfig::from_json(text.as_bytes()).unwrap_err();
+        assert!(e.problem.starts_with(said), "{text}: {e}");
+    }
+
+    #[cfg(feature = "agent")]
+    {
+        let fixture = |summaries: &str| {
+            let text = format!(
+                r#"{{"ctxgate": 1, "op": "agent", "script": {{"task": "t", "turns": [], "final": "f", "summaries": [{summaries}]}}}}"#
+            );
+            let v = ctxgate::model::parse_json(text.as_bytes()).unwrap();
+            ctxgate::agent::AgentFixture::from_json(v)
+                .unwrap_err()
+                .problem
+        };
+        for n in ["-1", "1099511627776", "2.5"] {
+            assert_eq!(
+                fixture(n),
+                format!(
+                    "`script.summaries[0]` must be a whole number from 0 to 4294967295, found {n}"
+                )
+            );
+        }
+    }
+
+    // A report to merge: counts are whole numbers from 0 to 2^64 - 1.
+    let dir = scratch("report-numbers");
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_ctxgate"))
+        .args(["check", "--cases", "2", "--seed", "1", "--report", "json"])
+        .args(["--save", dir.join("saved").to_str().unwrap()])
+        .output()
+        .unwrap();
+    // 0, or 1 when two cases left an invariant unexercised: a report either way.
+    assert!(
+        matches!(out.status.code(), Some(0 | 1)),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let report = String::from_utf8(out.stdout).unwrap();
+    for (from, to, said) in [
+        (
+            "\"cases\": 2",
+            "\"cases\": -1",
+            "`cases` must be a whole number from 0 to 18446744073709551615, found -1",
+        ),
+        (
+            "\"seed\": 1",
+            "\"seed\": 18446744073709551616",
+            "`seed` must be a whole number from 0 to 18446744073709551615, found 18446744073709551616",
+        ),
+        (
+            "\"seed\": 1",
+            "\"seed\": 1e3",
+            "`seed` must be a whole number written in digits only (no fraction, no exponent) from 0 to 18446744073709551615, found 1e",
+        ),
+    ] {
+        assert!(report.contains(from), "{report}");
+        let path = dir.join("bad.json");
+        std::fs::write(&path, report.replacen(from, to, 1)).unwrap();
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_ctxgate"))
+            .args(["report", "merge", path.to_str().unwrap()])
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{to}: {stderr}");
+        assert!(stderr.contains(said), "{to}: {stderr}");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// `report merge` given something that is no report (a history, a
+/// fixture, null) names that file as what it is, where it blamed the good
+/// report: "d2.json: written by ctxgate 0.1.0, but h.json by a ctxgate
+/// too old to record its version" (the blind audit's F9).
+#[test]
+fn report_merge_names_a_file_that_is_no_report() {
+    let dir = scratch("merge-no-report");
+    let good = dir.join("report.json");
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_ctxgate"))
+        .args(["check", "--cases", "2", "--seed", "1", "--report", "json"])
+        .args(["--save", dir.join("saved").to_str().unwrap()])
+        .args(["--out", good.to_str().unwrap()])
+        .output()
+        .unwrap();
+    // 0, or 1 when two cases left an invariant unexercised: a report either way.
+    assert!(
+        matches!(out.status.code(), Some(0 | 1)),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    for (name, text, what) in [
+        (
+            "history.json",
+            r#"[{"role": "user", "content": "u"}]"#,
+            "a JSON array (a history?)",
+        ),
+        (
+            "fixture.json",
+            r#"{"ctxgate": 1, "messages": [{"role": "user", "content": "u"}]}"#,
+            "a fixture (`ctxgate replay` plays it)",
+        ),
+        ("null.json", "null", "null"),
+    ] {
+        let other = dir.join(name);
+        std::fs::write(&other, text).unwrap();
+        let other = other.to_str().unwrap();
+        for args in [
+            [other, good.to_str().unwrap()],
+            [good.to_str().unwrap(), other],
+        ] {
+            let out = std::process::Command::new(env!("CARGO_BIN_EXE_ctxgate"))
+                .args(["report", "merge"])
+                .args(args)
+                .output()
+                .unwrap();
+            let stderr = String::from_utf8_lossy(&out.stderr);
+            assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
+            assert!(
+                stderr.contains(&format!("{other}: not a ctxgate report: {what}")),
+                "{args:?}: {stderr}"
+            );
+            assert!(!stderr.contains("too old"), "{args:?}: {stderr}");
+        }
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}

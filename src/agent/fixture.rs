@@ -149,8 +149,7 @@ impl AgentFixture {
             }
         };
         let script: Script = match obj.remove("script") {
-            Some(s) => serde_path_to_error::deserialize(s)
-                .map_err(|e| bad(format!("`script.{}`: {}", e.path(), e.inner())))?,
+            Some(s) => crate::input::from_value_at(&s, "script.").map_err(bad)?,
             None => return Err(bad("an agent fixture needs a `script`".into())),
         };
         // Its files are written into the case's workspace: a name that

@@ -22,6 +22,68 @@ use super::text::ContentClass;
 use crate::error::{InputError, InputErrorKind};
 use crate::model::{WireFormat, WireFormats};
 
+/// The documented range of each size knob (the percents are 0–100).
+const RANGES: [(&str, u64, u64); 12] = [
+    ("maxImages", 1, 120),
+    ("maxImageBytes", 1_024, 20_971_520),
+    ("maxIterations", 0, 200),
+    ("maxParallelCalls", 0, 16),
+    ("maxToolResultBytes", 0, 262_144),
+    ("maxArgumentBytes", 2, 65_536),
+    ("maxJsonDepth", 1, 40),
+    ("maxTextBytes", 0, 65_536),
+    ("maxEnvelopeBytes", 2, 131_072),
+    ("maxHead", 0, 3),
+    ("maxSummaryBytes", 0, 65_536),
+    ("maxAimedBodyBytes", 1_024, 1 << 30),
+];
+
+/// The knobs that are percents of the cases, whole numbers 0–100.
+const PERCENTS: [&str; 14] = [
+    "pinnedPercent",
+    "pendingPercent",
+    "reusedIdsPercent",
+    "extraFieldsPercent",
+    "boundaryPercent",
+    "realConfigPercent",
+    "tinyConfigPercent",
+    "openaiPercent",
+    "anthropicPercent",
+    "illFormedPercent",
+    "exoticNumbersPercent",
+    "imagesPercent",
+    "screenshotRunPercent",
+    "remoteImagePercent",
+];
+
+/// What is wrong with a gen-config serde refused, naming the field, as a
+/// config file's errors do (`config::field_problem`): serde's own message
+/// for `"imagesPercent": 1e400`, `12.5` or `-1` was "invalid number",
+/// naming neither the field nor what it takes.
+fn field_problem(value: &serde_json::Value, whole: serde_json::Error) -> String {
+    let Some(fields) = value.as_object() else {
+        return whole.to_string();
+    };
+    for (k, v) in fields {
+        let one = serde_json::Value::Object(serde_json::Map::from_iter([(k.clone(), v.clone())]));
+        let Err(e) = serde_json::from_value::<GenConfig>(one) else {
+            continue;
+        };
+        return match (v, GenConfig::range_of(k)) {
+            (serde_json::Value::Number(n), Some((lo, hi))) => {
+                let what = match PERCENTS.contains(&k.as_str()) {
+                    true => "is a percent, a whole number",
+                    false => "must be a whole number",
+                };
+                format!("`{k}` {what} from {lo} to {hi}, found {n}")
+            }
+            _ if e.to_string().starts_with("unknown field") => e.to_string(),
+            _ => format!("`{k}`: {e}"),
+        };
+    }
+    whole.to_string()
+}
+
 /// What the generators may produce. Every field has a documented default
 /// and a documented range (the range the `Arbitrary` impl draws from).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -204,10 +266,23 @@ impl GenConfig {
                 ),
             ));
         }
-        let g: GenConfig = serde_json::from_value(value)
-            .map_err(|e| InputError::new(InputErrorKind::Config, format!("gen-config: {e}")))?;
+        let g: GenConfig = serde_json::from_value(value.clone()).map_err(|e| {
+            InputError::new(
+                InputErrorKind::Config,
+                format!("gen-config: {}", field_problem(&value, e)),
+            )
+        })?;
         g.validate()?;
         Ok(g)
+    }
+
+    /// A numeric field's documented range, `None` for another field.
+    pub fn range_of(field: &str) -> Option<(u64, u64)> {
+        RANGES
+            .iter()
+            .find(|(name, _, _)| *name == field)
+            .map(|&(_, lo, hi)| (lo, hi))
+            .or_else(|| PERCENTS.contains(&field).then_some((0, 100)))
     }
 
     /// The defaults, as the JSON [`GenConfig::from_json`] reads.
@@ -223,21 +298,22 @@ impl GenConfig {
                 format!("gen-config: {p}"),
             ))
         };
-        let ranges: [(&str, usize, usize, usize); 11] = [
-            ("maxImages", self.max_images, 1, 120),
-            ("maxImageBytes", self.max_image_bytes, 1_024, 20_971_520),
-            ("maxIterations", self.max_iterations, 0, 200),
-            ("maxParallelCalls", self.max_parallel_calls, 0, 16),
-            ("maxToolResultBytes", self.max_tool_result_bytes, 0, 262_144),
-            ("maxArgumentBytes", self.max_argument_bytes, 2, 65_536),
-            ("maxJsonDepth", self.max_json_depth, 1, 40),
-            ("maxTextBytes", self.max_text_bytes, 0, 65_536),
-            ("maxEnvelopeBytes", self.max_envelope_bytes, 2, 131_072),
-            ("maxHead", self.max_head, 0, 3),
-            ("maxSummaryBytes", self.max_summary_bytes, 0, 65_536),
+        let sizes: [(&str, usize); 11] = [
+            ("maxImages", self.max_images),
+            ("maxImageBytes", self.max_image_bytes),
+            ("maxIterations", self.max_iterations),
+            ("maxParallelCalls", self.max_parallel_calls),
+            ("maxToolResultBytes", self.max_tool_result_bytes),
+            ("maxArgumentBytes", self.max_argument_bytes),
+            ("maxJsonDepth", self.max_json_depth),
+            ("maxTextBytes", self.max_text_bytes),
+            ("maxEnvelopeBytes", self.max_envelope_bytes),
+            ("maxHead", self.max_head),
+            ("maxSummaryBytes", self.max_summary_bytes),
         ];
-        for (name, v, lo, hi) in ranges {
-            if !(lo..=hi).contains(&v) {
+        for (name, v) in sizes {
+            let (lo, hi) = GenConfig::range_of(name).expect("a size has a range");
+            if !(lo..=hi).contains(&(v as u64)) {
                 return bad(format!("`{name}` must be from {lo} to {hi}, found {v}"));
             }
         }
@@ -259,7 +335,9 @@ impl GenConfig {
         ];
         for (name, v) in percents {
             if v > 100 {
-                return bad(format!("`{name}` is a percent, from 0 to 100, found {v}"));
+                return bad(format!(
+                    "`{name}` is a percent, a whole number from 0 to 100, found {v}"
+                ));
             }
         }
         if self.real_config_percent as u32 + self.tiny_config_percent as u32 > 100 {
@@ -271,7 +349,8 @@ impl GenConfig {
         if self.content_classes.is_empty() {
             return bad("`contentClasses` must name at least one class".into());
         }
-        if !(1024..=1 << 30).contains(&self.max_aimed_body_bytes) {
+        let (lo, hi) = GenConfig::range_of("maxAimedBodyBytes").expect("a size has a range");
+        if !(lo..=hi).contains(&self.max_aimed_body_bytes) {
             return bad(format!(
                 "`maxAimedBodyBytes` must be from 1024 to 1073741824, found {}",
                 self.max_aimed_body_bytes

@@ -215,13 +215,105 @@ pub fn read_case(line: &[u8], format: WireFormat) -> Result<(crate::Config, Docu
 
 /// A `T` read from `v`; an error names the field it is about
 /// (`failures[0].invariant: unknown invariant "x"`).
-pub(crate) fn from_value<'v, T: serde::Deserialize<'v>>(
-    v: &'v serde_json::Value,
+pub(crate) fn from_value<T: serde::de::DeserializeOwned>(
+    v: &serde_json::Value,
 ) -> Result<T, String> {
-    serde_path_to_error::deserialize(v).map_err(|e| match e.path().to_string().as_str() {
-        "." => e.inner().to_string(),
-        path => format!("`{path}`: {}", e.inner()),
+    from_value_at(v, "")
+}
+
+/// [`from_value`] of a value that sits at `prefix` (`script.`) in its
+/// document, which the field named in an error starts with. A number the
+/// field's type cannot hold (serde_json says only "invalid number") is
+/// named with the range the field takes and the number as written:
+/// "`cases` must be a whole number from 0 to 18446744073709551615, found -1".
+pub(crate) fn from_value_at<T: serde::de::DeserializeOwned>(
+    v: &serde_json::Value,
+    prefix: &str,
+) -> Result<T, String> {
+    serde_path_to_error::deserialize(v).map_err(|e| {
+        let path = e.path().to_string();
+        let shown = match path.as_str() {
+            "." if prefix.is_empty() => return e.inner().to_string(),
+            "." => prefix.trim_end_matches('.').to_owned(),
+            path => format!("{prefix}{path}"),
+        };
+        let at: Vec<&serde_path_to_error::Segment> = e.path().iter().collect();
+        match number_at(v, &at) {
+            Some(n) => number_problem::<T>(v, &at, &path, &shown, n),
+            None => None,
+        }
+        .unwrap_or_else(|| format!("`{shown}`: {}", e.inner()))
     })
+}
+
+/// The number at `path` in `v`, if a number is there.
+fn number_at<'v>(
+    v: &'v serde_json::Value,
+    path: &[&serde_path_to_error::Segment],
+) -> Option<&'v serde_json::Number> {
+    use serde_path_to_error::Segment;
+    let mut at = v;
+    for seg in path {
+        at = match seg {
+            Segment::Seq { index } => at.get(*index)?,
+            Segment::Map { key } => at.get(key.as_str())?,
+            _ => return None,
+        };
+    }
+    at.as_number()
+}
+
+/// What is wrong with number `n` at `path`, which `T` refused: the range
+/// the field takes, found by trying what it accepts there (the largest
+/// whole number of 64, 32, 16 or 8 bits; a fraction). `None` where it
+/// takes no number (a number where text goes: serde's words say that).
+fn number_problem<T: serde::de::DeserializeOwned>(
+    v: &serde_json::Value,
+    path: &[&serde_path_to_error::Segment],
+    raw_path: &str,
+    shown: &str,
+    n: &serde_json::Number,
+) -> Option<String> {
+    use serde_path_to_error::Segment;
+    let takes = |candidate: serde_json::Value| -> bool {
+        let mut probe = v.clone();
+        let mut at = &mut probe;
+        for seg in path {
+            at = match seg {
+                Segment::Seq { index } => &mut at[*index],
+                Segment::Map { key } => &mut at[key.as_str()],
+                _ => return false,
+            };
+        }
+        *at = candidate;
+        match serde_path_to_error::deserialize::<_, T>(&probe) {
+            Ok(_) => true,
+            Err(e) => e.path().to_string() != raw_path,
+        }
+    };
+    let max = [u64::MAX, u32::MAX as u64, u16::MAX as u64, u8::MAX as u64]
+        .into_iter()
+        .find(|m| takes((*m).into()));
+    match max {
+        Some(max) => {
+            // `32000.0` and `1e5` are whole in value: the spelling is what
+            // is refused (as in a config file).
+            let spelled = n.to_string().contains(['.', 'e', 'E']);
+            let spelling = match n.as_f64() {
+                Some(f) if spelled && f.fract() == 0.0 && f >= 0.0 && f < max as f64 + 1.0 => {
+                    " written in digits only (no fraction, no exponent)"
+                }
+                _ => "",
+            };
+            Some(format!(
+                "`{shown}` must be a whole number{spelling} from 0 to {max}, found {n}"
+            ))
+        }
+        None if takes(serde_json::json!(0.5)) => Some(format!(
+            "`{shown}` must be a number a 64-bit float holds, found {n}"
+        )),
+        None => None,
+    }
 }
 
 #[cfg(test)]

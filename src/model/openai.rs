@@ -221,7 +221,10 @@ fn part_from_value(v: &Value) -> Result<Part, String> {
                 wire,
             }))
         }
-        _ => Ok(Part::Other(v.clone())),
+        _ => match super::parts::anthropic_tool_block(obj, "openai") {
+            Some(problem) => Err(problem),
+            None => Ok(Part::Other(v.clone())),
+        },
     }
 }
 

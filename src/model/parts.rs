@@ -33,7 +33,9 @@
 //!   an image with neither `data` nor `url`, a `data` that is not a string,
 //!   are [`InputErrorKind::Part`](crate::error::InputErrorKind::Part)
 //!   errors naming the part; a part of an unknown `type` is not an error,
-//!   it is kept as it is ([`Part::Other`]).
+//!   it is kept as it is ([`Part::Other`]) — except Anthropic's `tool_use`
+//!   and `tool_result` blocks, which would hide calls and results
+//!   (`anthropic_tool_block`).
 //!
 //! What it does not do: say what an image costs in tokens (that is
 //! SPEC §3's rule, `estimate::image_tokens`), or how the other wire formats
@@ -377,7 +379,27 @@ pub fn part_from_value(v: Value) -> Result<Part, String> {
                 wire: None,
             }))
         }
-        _ => Ok(Part::Other(Value::Object(obj))),
+        _ => match anthropic_tool_block(&obj, "engine") {
+            Some(problem) => Err(problem),
+            None => Ok(Part::Other(Value::Object(obj))),
+        },
+    }
+}
+
+/// The problem with a part that is one of Anthropic's tool blocks
+/// (`tool_use`, `tool_result`) in a history read as `format` (engine or
+/// openai), `None` for any other part. Other parts of a type the format
+/// does not name are kept verbatim (SPEC §1.4), but these hold calls and
+/// results, which those formats carry in `toolCalls`/`tool_calls` and
+/// `tool` messages: kept as opaque parts, they hid every call from every
+/// invariant (an Anthropic history read with `--format openai`, or as a
+/// fixture's engine messages, held where it fails).
+pub(crate) fn anthropic_tool_block(obj: &Map<String, Value>, format: &str) -> Option<String> {
+    match obj.get("type").and_then(Value::as_str) {
+        Some(kind @ ("tool_use" | "tool_result")) => Some(format!(
+            "an Anthropic `{kind}` block in an {format} history: pass --format anthropic (in a fixture, `\"format\": \"anthropic\"`)"
+        )),
+        _ => None,
     }
 }
 

@@ -49,8 +49,11 @@ pub fn merge(
 ) -> Result<Outcome, String> {
     let is_gate = |v: &Value| v.get("baseline").is_some() && v.get("failOn").is_some();
     let first_is_gate = is_gate(&reports.first().ok_or("no report to merge")?.json);
-    // What a field means may change between versions: first of all, the
-    // reports are of this ctxgate.
+    // Each is a report at all (a history or a fixture given by mistake is
+    // named as what it is, not blamed on the others' version); then, what
+    // a field means may change between versions: the reports are of this
+    // ctxgate.
+    reports.iter().try_for_each(is_a_report)?;
     one_version(&reports)?;
     no_case_alone(&reports)?;
     if let Some(r) = reports.iter().find(|r| is_gate(&r.json) != first_is_gate) {
@@ -110,6 +113,35 @@ pub fn merge(
             hint: hint?,
         })
     }
+}
+
+/// `r` is a ctxgate report: a JSON object with `ctxgateVersion`, or, from a
+/// ctxgate too old to write that, the `seed` and `failures` every report
+/// has. Anything else is named as what it looks like.
+fn is_a_report(r: &ShardReport) -> Result<(), String> {
+    let looks = match &r.json {
+        Value::Object(o) if o.contains_key("ctxgateVersion") => return Ok(()),
+        Value::Object(o) if o.contains_key("seed") && o.contains_key("failures") => return Ok(()),
+        Value::Object(o)
+            if o.contains_key("ctxgate")
+                && o.get("op").and_then(Value::as_str) == Some("agent") =>
+        {
+            "an agent fixture (`ctxgate agent replay` plays it)".to_owned()
+        }
+        Value::Object(o) if o.contains_key("ctxgate") => {
+            "a fixture (`ctxgate replay` plays it)".to_owned()
+        }
+        Value::Object(o) if o.contains_key("messages") => "a history".to_owned(),
+        Value::Object(_) => {
+            "a JSON object without `ctxgateVersion`, `seed` or `failures`".to_owned()
+        }
+        Value::Array(_) => "a JSON array (a history?)".to_owned(),
+        other => crate::error::json_type(other).to_owned(),
+    };
+    Err(format!(
+        "{}: not a ctxgate report: {looks}; `report merge` takes the JSON reports of `ctxgate check --report json`",
+        r.name
+    ))
 }
 
 /// Every report was written by this version of ctxgate (its

@@ -83,6 +83,12 @@ pub(super) fn block_to_part(b: &Value) -> Result<Part, String> {
                 wire,
             }))
         }
+        // Calls and results are messages of their own in the model, never
+        // parts: one here (inside a `tool_result`'s content) would be
+        // written as an opaque part no other format reads back.
+        Some(kind @ ("tool_use" | "tool_result")) => Err(format!(
+            "a `{kind}` block among content blocks (a `tool_result`'s content is text and images)"
+        )),
         _ => Ok(Part::Other(b.clone())),
     }
 }
