@@ -361,7 +361,9 @@ impl Fixture {
     /// Save as `<dir>/<name>.json` (pretty-printed, one case a file),
     /// never replacing a file: see [`save_fixture`].
     pub fn save(&self, dir: &Path) -> std::io::Result<SavedFile> {
-        let mut text = serde_json::to_string_pretty(&self.to_json()).expect("serialises");
+        // Safe to `cat`: a subject's or an agent's text may hold terminal
+        // controls, written as `\u` escapes that read back the same.
+        let mut text = crate::model::text::pretty(&self.to_json());
         text.push('\n');
         save_fixture(dir, &self.name, text.as_bytes())
     }
@@ -911,6 +913,31 @@ mod tests {
                 .problem
                 .ends_with(r#"found a string, "1""#)
         );
+    }
+
+    /// A saved fixture is safe to `cat`: DEL, C1 and bidirectional
+    /// controls in its text are `\u` escapes, which read back the same (a
+    /// blind audit found an agent's results saved with them raw).
+    #[test]
+    fn a_saved_fixture_holds_no_raw_control_and_reads_back_the_same() {
+        let hostile = "ok\u{7f}\u{9b}2J\u{202e}gnp.exe\u{2066}\u{1b}]0;x\u{7}";
+        let msgs = vec![Message::system("s"), Message::user(hostile)];
+        let set = InvariantSet::parse_list("tool-pairing").unwrap();
+        let f = Fixture::new(Config::default(), msgs, set, hostile);
+        let dir = std::env::temp_dir().join(format!("ctxgate-fixture-raw-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let saved = f.save(&dir).unwrap();
+        let text = std::fs::read_to_string(&saved.path).unwrap();
+        let _ = std::fs::remove_dir_all(&dir);
+        assert!(
+            !text
+                .chars()
+                .any(|c| crate::model::text::is_control(c) && c != '\n'),
+            "{text}"
+        );
+        assert!(text.contains("\\u009b2J\\u202egnp.exe"), "{text}");
+        let back = Fixture::from_json(serde_json::from_str(&text).unwrap()).unwrap();
+        assert_eq!(back, f);
     }
 
     #[test]

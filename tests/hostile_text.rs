@@ -106,6 +106,13 @@ fn a_hostile_subjects_name_and_faults_reach_no_sink_raw() {
     let values = read_junit(&junit);
     let class = "ctxgate.evil\\u{1b}]0;owned\\u{7}\\u{1b}[2J\\u{a}::error title=ok::all";
     assert!(values.iter().any(|v| v.starts_with(class)), "{values:#?}");
+    // A saved fixture is safe to `cat` (its text escaped where it holds
+    // controls: `fixture::tests`).
+    for entry in std::fs::read_dir(dir.join("fixtures")).unwrap() {
+        let path = entry.unwrap().path();
+        let text = std::fs::read_to_string(&path).unwrap();
+        safe_for_log(&path.display().to_string(), &text);
+    }
 }
 
 /// Every attribute value and every element's text of the JUnit document

@@ -198,7 +198,9 @@ impl AgentFixture {
     /// `fixture::save_fixture`: a file of that name with other content is
     /// kept, and this one saved as `<name>-2.json`).
     pub fn save(&self, dir: &Path) -> std::io::Result<SavedFile> {
-        let mut text = serde_json::to_string_pretty(&self.to_json()).expect("serialises");
+        // Safe to `cat`: a subject's or an agent's text may hold terminal
+        // controls, written as `\u` escapes that read back the same.
+        let mut text = crate::model::text::pretty(&self.to_json());
         text.push('\n');
         save_fixture(dir, &self.name, text.as_bytes())
     }

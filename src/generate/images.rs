@@ -502,23 +502,26 @@ impl ImageGen<'_> {
     /// head with the last `keepRecent` iterations: where recent screenshots
     /// overflow the body and SPEC §4 step 4 elides them (a ToolLoop's
     /// everyday shape once screenshots pile up). Half of those, where the
-    /// case has one, get a ceiling in `reference::ElisionFloors::band`.
+    /// case has one, get a ceiling in `reference::ElisionFloors::band`;
+    /// a third of the cases with a run of image results, a body on the
+    /// ceiling ±1.
     pub(super) fn aim_at_elision(&mut self, case: &mut super::Case) {
-        // A quarter keep the ceiling drawn (or put it on the body), a
-        // quarter get one between the two bounds, half one in the band
-        // where there is one.
+        // A third of those with a run of two or more image results get a
+        // body on the ceiling ±1, where one user message a tool message
+        // (openai) or a block each (anthropic) decides it.
+        if image_results_in_a_run(&case.messages) >= 2 && self.r.chance(33) {
+            let off = [1i64, 0, -1][self.r.below(4).saturating_sub(1) as usize];
+            let body = crate::body::body_bytes(&case.config, &case.messages) as i64;
+            let c = &mut case.config;
+            c.transport_max_body_bytes = (body - off).max(1) as u64;
+            c.context_window = c.context_window.max(c.transport_max_body_bytes);
+            return;
+        }
+        // Of the others, a quarter keep the ceiling drawn, a quarter get
+        // one between the two bounds, half one in the band where there is
+        // one.
         let roll = self.r.below(4);
         if roll == 3 {
-            // Half of those with a run of two or more image results get a
-            // body on the ceiling ±1, where one user message a tool
-            // message (openai) or a block each (anthropic) decides it.
-            if image_results_in_a_run(&case.messages) >= 2 && self.r.chance(50) {
-                let off = [1i64, 0, -1][self.r.below(4).saturating_sub(1) as usize];
-                let body = crate::body::body_bytes(&case.config, &case.messages) as i64;
-                let c = &mut case.config;
-                c.transport_max_body_bytes = (body - off).max(1) as u64;
-                c.context_window = c.context_window.max(c.transport_max_body_bytes);
-            }
             return;
         }
         let msgs = &case.messages;

@@ -200,6 +200,67 @@ pub fn for_log(text: &str) -> std::borrow::Cow<'_, str> {
     Cow::Owned(out)
 }
 
+/// The JSON sink: `v` as pretty JSON that is safe in a terminal and a CI
+/// log when printed, and reads back as the same value. serde_json escapes
+/// the C0 controls; this writes every other [`is_control`] character
+/// (DEL, C1, bidirectional controls, line separators) as a `\u` escape too,
+/// and the second `#` of a legacy workflow command mark (`##[`, `##vso[`)
+/// as `\u0023`. A JSON line cannot begin with `::` (its strings are
+/// quoted), so [`for_log`] leaves the text as it is.
+///
+pub fn pretty(v: &serde_json::Value) -> String {
+    let mut out = Vec::new();
+    let mut ser = serde_json::Serializer::with_formatter(
+        &mut out,
+        LogSafe(serde_json::ser::PrettyFormatter::new()),
+    );
+    serde::Serialize::serialize(v, &mut ser).expect("a Value serialises");
+    String::from_utf8(out).expect("serde_json writes UTF-8")
+}
+
+/// A formatter that writes strings as [`pretty`] says, the rest as `F`.
+struct LogSafe<F>(F);
+
+macro_rules! delegate {
+    ($($name:ident($($arg:ident: $t:ty),*)),*) => {$(
+        fn $name<W: ?Sized + std::io::Write>(&mut self, w: &mut W $(, $arg: $t)*) -> std::io::Result<()> {
+            self.0.$name(w $(, $arg)*)
+        }
+    )*};
+}
+
+impl<F: serde_json::ser::Formatter> serde_json::ser::Formatter for LogSafe<F> {
+    delegate!(
+        begin_array(),
+        end_array(),
+        begin_array_value(first: bool),
+        end_array_value(),
+        begin_object(),
+        end_object(),
+        begin_object_key(first: bool),
+        end_object_key(),
+        begin_object_value(),
+        end_object_value()
+    );
+
+    fn write_string_fragment<W: ?Sized + std::io::Write>(
+        &mut self,
+        w: &mut W,
+        fragment: &str,
+    ) -> std::io::Result<()> {
+        let mut from = 0;
+        for (i, c) in fragment.char_indices() {
+            let mark = i > 0 && command_mark_at(fragment, i - 1);
+            if is_control(c) || mark {
+                w.write_all(&fragment.as_bytes()[from..i])?;
+                write!(w, "\\u{:04x}", c as u32)?;
+                from = i + c.len_utf8();
+            }
+        }
+        w.write_all(&fragment.as_bytes()[from..])
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
