@@ -21,7 +21,8 @@ use super::settings::Settings;
 use super::trace::{Answer, Kind, Recorded, Trace};
 use crate::estimate::tokenizer::Encoding;
 use crate::estimate::{Adr0098, Estimator};
-use crate::model::{text::collapse, Content, Image, ImageData, ImageSource, Message, Part, Role};
+use crate::model::text::{collapse, collapse_tail};
+use crate::model::{Content, Image, ImageData, ImageSource, Message, Part, Role};
 
 /// A verdict of one invariant on one case.
 #[derive(Debug, Clone, PartialEq)]
@@ -786,7 +787,7 @@ impl<'a> Judge<'a> {
             f.received = Some(format!(
                 "{}; stderr: {}",
                 exit.shown(),
-                collapse(&exit.stderr_tail, 300)
+                collapse_tail(&exit.stderr_tail, 300)
             ));
         }
         self.settle(Inv::Finishes, true, "");
