@@ -192,6 +192,8 @@ pub struct Play {
     workspace: PathBuf,
     started: Instant,
     requests: Vec<Recorded>,
+    /// How many of them went to the model's endpoints.
+    model_requests: usize,
     turn: usize,
     call: usize,
     summaries: usize,
@@ -214,6 +216,7 @@ impl Play {
             workspace,
             started: Instant::now(),
             requests: Vec::new(),
+            model_requests: 0,
             turn: 0,
             call: 0,
             summaries: 0,
@@ -228,6 +231,13 @@ impl Play {
     /// How many requests it has received.
     pub fn request_count(&self) -> usize {
         self.requests.len()
+    }
+
+    /// How many of them were model requests (a POST to a model endpoint,
+    /// read or not): what `finishes` counts — not `GET /v1/models`, a
+    /// token count or a 404.
+    pub fn model_request_count(&self) -> usize {
+        self.model_requests
     }
 
     /// The requests recorded so far.
@@ -286,6 +296,7 @@ impl Play {
             None => self.respond(&mut rec),
         };
         rec.status = rendered.status;
+        self.model_requests += usize::from(rec.is_model_request());
         self.requests.push(rec);
         rendered
     }

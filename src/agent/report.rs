@@ -368,7 +368,11 @@ pub fn replay_text(replayed: &[Replayed], expect_failures: bool) -> (String, u8)
             );
         } else {
             unjudged += 1;
-            let _ = writeln!(out, "SKIP   {name}: nothing of it was judged");
+            let _ = writeln!(
+                out,
+                "SKIP   {name}: nothing of it was judged: {}",
+                r.why_unjudged()
+            );
         }
     }
     let ok = if expect_failures {

@@ -607,6 +607,29 @@ impl Replayed {
         }
     }
 
+    /// Why none of the fixture's invariants was judged: each one's reason,
+    /// and how the agent's case ended when `finishes` (not the fixture's)
+    /// failed — an agent stopped at a request cap, or one that exited
+    /// early, sent nothing those invariants judge.
+    pub fn why_unjudged(&self) -> String {
+        let mut why: Vec<String> = (self.fixture.invariants.iter())
+            .filter_map(|i| match self.judged.verdicts.get(i) {
+                Some(Verdict::NotApplicable(w)) => Some(format!("{i}: {w}")),
+                _ => None,
+            })
+            .collect();
+        if let Some(f) =
+            (self.judged.findings.iter()).find(|f| f.invariant == AgentInvariant::Finishes)
+        {
+            why.push(format!("the case: {}", crate::model::one_line(&f.detail)));
+        }
+        if why.is_empty() {
+            "no verdict".into()
+        } else {
+            why.join("; ")
+        }
+    }
+
     /// Whether anything of the fixture was judged.
     pub fn judged_any(&self) -> bool {
         self.not_played.is_none()
