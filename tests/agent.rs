@@ -571,6 +571,35 @@ fn only_model_requests_count_toward_the_loop_cap_and_a_flood_is_told_its_cap() {
     );
 }
 
+/// A later case's request that advertises no tool reading a file makes
+/// that case unjudged and stops the run — named with its case and request
+/// — but a failure confirmed, shrunk and saved before it is the run's
+/// verdict: exit 1, not bad usage (2, which says nothing was saved).
+#[test]
+fn an_unplayable_case_after_a_confirmed_failure_leaves_the_failure_the_verdict() {
+    if !common::netns::isolated(
+        "an_unplayable_case_after_a_confirmed_failure_leaves_the_failure_the_verdict",
+    ) {
+        return;
+    }
+    let dir = TempDir::new("agent-switch");
+    let cmd = agent_cmd(&format!(
+        "{SMALL_AGENT} --bug drops-system-prompt --tool-name-later fetch_document"
+    ));
+    let run = agent(&dir, SMALL, &cmd, "--cases 3 --seed 1 --shrink-runs 4");
+    let r = &run.report;
+    assert_eq!(run.code, 1, "{r:#}\n{}", run.stderr);
+    let failure = &r["failures"][0];
+    assert_eq!(failure["invariant"], "pinned-kept", "{r:#}");
+    assert!(failure["fixture"].is_string(), "{r:#}");
+    let why = r["unplayable"].as_str().unwrap();
+    assert!(
+        why.starts_with("case 1: request #0: ") && why.contains("fetch_document"),
+        "{why}"
+    );
+    assert_eq!(r["exitCode"], 1, "{r:#}");
+}
+
 #[test]
 fn hostile_requests_are_answered_and_the_case_goes_on() {
     if !common::netns::isolated("hostile_requests_are_answered_and_the_case_goes_on") {

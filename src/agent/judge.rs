@@ -867,7 +867,8 @@ fn facts(trace: &Trace) -> Facts {
             }
             Answer::Final => f.final_reached = true,
             Answer::Unbound(why) => {
-                f.unbound.get_or_insert_with(|| why.clone());
+                f.unbound
+                    .get_or_insert_with(|| format!("request #{}: {why}", r.index));
             }
             _ => {}
         }

@@ -194,9 +194,10 @@ impl AgentReport {
 
     /// The run's verdict as SPEC §8's exit code: 0 all held and each was
     /// exercised, 1 a failure, a flaky failure or nothing judged, 2 the
-    /// script could not be played (bad usage).
+    /// script could not be played (bad usage) and no failure was found
+    /// before it stopped the run.
     pub fn exit_code(&self) -> u8 {
-        if self.unplayable.is_some() {
+        if self.unplayable.is_some() && self.failures.is_empty() && self.flaky.is_empty() {
             2
         } else if !self.failures.is_empty()
             || !self.flaky.is_empty()
@@ -281,7 +282,12 @@ pub fn run(opts: &AgentOptions, mut say: impl FnMut(&str)) -> Result<AgentReport
         note_dialects(&mut report, &trace);
         add_facts(&mut report.coverage, &judged.facts);
         if let Some(why) = &judged.facts.unbound {
-            report.unplayable = Some(why.clone());
+            // A request no tool of which reads a file cannot be played: its
+            // case is unjudged and the run stops there — bad usage (2),
+            // unless an earlier case's failure was confirmed, which the
+            // run's exit still reports (1).
+            say(&format!("case {index}: unjudged, the run stops: {why}"));
+            report.unplayable = Some(format!("case {index}: {why}"));
             break;
         }
         let failed = tally(&mut report, opts, &judged, index);

@@ -508,11 +508,14 @@ def main():
     p.add_argument("--spawn-sleeper", default=None)
     p.add_argument("--hang", type=float, default=0)
     p.add_argument("--poll", type=int, default=0)
+    p.add_argument("--tool-name-later", default=None)
     p.add_argument("--run-counter", default=None,
                    help="a file counting this agent's runs: flaky-drop drops on every other run")
     a = p.parse_args()
     a.drop_this_run = next_run_is_odd(a.run_counter) if a.run_counter else random.random() < 0.5
     READ_FILE["name"] = a.tool_name
+    if a.tool_name_later and os.environ.get("CTXGATE_AGENT_CASE") != "0":
+        READ_FILE["name"] = a.tool_name_later
     if a.check_env:
         problems = check_env()
         if problems:
