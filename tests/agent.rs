@@ -524,6 +524,82 @@ fn an_agent_with_no_tool_that_reads_a_file_is_bad_usage_until_one_is_named() {
     assert_eq!(named.code, 0, "{:#}\n{}", named.report, named.stderr);
 }
 
+/// Only model requests count toward the cap that stops a looping agent,
+/// as `finishes` counts them: an agent that lists the models 70 times
+/// first is played to the end (it was stopped, and told it "exited …
+/// none to the model's endpoints"). A flood of other requests meets a cap
+/// of its own, and the verdict says ctxgate stopped the agent, at which
+/// cap.
+#[test]
+fn only_model_requests_count_toward_the_loop_cap_and_a_flood_is_told_its_cap() {
+    if !common::netns::isolated(
+        "only_model_requests_count_toward_the_loop_cap_and_a_flood_is_told_its_cap",
+    ) {
+        return;
+    }
+    let dir = TempDir::new("agent-poll");
+    let polls = agent(
+        &dir,
+        SMALL,
+        &agent_cmd(&format!("{SMALL_AGENT} --poll 70")),
+        "--cases 3 --seed 1",
+    );
+    let r = &polls.report;
+    assert_eq!(polls.code, 0, "{r:#}\n{}", polls.stderr);
+    assert_eq!(tally(r, "finishes", "pass"), 3, "{r:#}");
+    let flood = agent(
+        &dir,
+        SMALL,
+        &agent_cmd(&format!("{SMALL_AGENT} --poll 1100")),
+        "--cases 1 --seed 1 --confirm-runs 1 --shrink-runs 1",
+    );
+    let r = &flood.report;
+    assert_eq!(flood.code, 1, "{r:#}\n{}", flood.stderr);
+    let failure = &r["failures"][0];
+    assert_eq!(failure["invariant"], "finishes", "{r:#}");
+    let detail = failure["detail"].as_str().unwrap();
+    assert!(
+        detail.contains("the agent was stopped by ctxgate after")
+            && detail.contains("the cap on all requests is 1000")
+            && !detail.contains("exited"),
+        "{detail}"
+    );
+    let received = failure["received"].as_str().unwrap();
+    assert!(
+        received.starts_with("stopped by ctxgate after"),
+        "{received}"
+    );
+}
+
+/// A later case's request that advertises no tool reading a file makes
+/// that case unjudged and stops the run — named with its case and request
+/// — but a failure confirmed, shrunk and saved before it is the run's
+/// verdict: exit 1, not bad usage (2, which says nothing was saved).
+#[test]
+fn an_unplayable_case_after_a_confirmed_failure_leaves_the_failure_the_verdict() {
+    if !common::netns::isolated(
+        "an_unplayable_case_after_a_confirmed_failure_leaves_the_failure_the_verdict",
+    ) {
+        return;
+    }
+    let dir = TempDir::new("agent-switch");
+    let cmd = agent_cmd(&format!(
+        "{SMALL_AGENT} --bug drops-system-prompt --tool-name-later fetch_document"
+    ));
+    let run = agent(&dir, SMALL, &cmd, "--cases 3 --seed 1 --shrink-runs 4");
+    let r = &run.report;
+    assert_eq!(run.code, 1, "{r:#}\n{}", run.stderr);
+    let failure = &r["failures"][0];
+    assert_eq!(failure["invariant"], "pinned-kept", "{r:#}");
+    assert!(failure["fixture"].is_string(), "{r:#}");
+    let why = r["unplayable"].as_str().unwrap();
+    assert!(
+        why.starts_with("case 1: request #0: ") && why.contains("fetch_document"),
+        "{why}"
+    );
+    assert_eq!(r["exitCode"], 1, "{r:#}");
+}
+
 #[test]
 fn hostile_requests_are_answered_and_the_case_goes_on() {
     if !common::netns::isolated("hostile_requests_are_answered_and_the_case_goes_on") {

@@ -52,6 +52,22 @@ const TAIL_BYTES: usize = 4096;
 /// seconds is what a Python loop writes).
 pub const KEPT_OUTPUT_BYTES: u64 = 16 << 20;
 
+/// The most model requests an agent may send in a case before ctxgate
+/// stops it: twice the 4 a turn `finishes` allows, plus 8 — a looping
+/// agent's verdict is reached by then, and the rest is the deadline's
+/// waste. Only model requests count, as `finishes` counts them.
+pub fn model_request_cap(script: &Script) -> usize {
+    script.request_budget() * 2 + 8
+}
+
+/// The most requests of any kind (`GET /v1/models`, token counts, 404s,
+/// model requests) an agent may send in a case: a safety net against a
+/// flood, far past what an agent that polls or probes sends — 1,000, or
+/// ten times the model requests' cap when that is more.
+pub fn request_cap(script: &Script) -> usize {
+    (model_request_cap(script) * 10).max(1000)
+}
+
 /// Run `script` once with the agent and return its trace.
 pub fn run(
     runtime: &tokio::runtime::Handle,
@@ -501,9 +517,8 @@ fn run_agent(
     let pid = child.id() as i32;
     let stdout = child.stdout.take().map(|p| Capture::start(p, out));
     let stderr = child.stderr.take().map(|p| Capture::start(p, err));
-    // A looping agent is stopped well past its request budget: the
-    // verdict is reached by then, and the rest is the deadline's waste.
-    let request_cap = script.request_budget() * 2 + 8;
+    let model_cap = model_request_cap(script);
+    let all_cap = request_cap(script);
     let mut exit = Exit::default();
     loop {
         match child.try_wait() {
@@ -516,9 +531,24 @@ fn run_agent(
             Ok(None) => {}
             Err(_) => break,
         }
-        let requests = play.lock().map_or(0, |p| p.request_count());
-        if started.elapsed() >= launch.deadline || requests > request_cap {
-            exit.timed_out = started.elapsed() >= launch.deadline;
+        let (models, all) = play
+            .lock()
+            .map_or((0, 0), |p| (p.model_request_count(), p.request_count()));
+        if started.elapsed() >= launch.deadline {
+            exit.timed_out = true;
+            break;
+        }
+        if models > model_cap {
+            exit.capped = Some(format!(
+                "stopped by ctxgate after {models} model request(s): the cap is {model_cap} (twice the {} the script allows, plus 8)",
+                script.request_budget()
+            ));
+            break;
+        }
+        if all > all_cap {
+            exit.capped = Some(format!(
+                "stopped by ctxgate after {all} request(s), {models} of them to the model: the cap on all requests is {all_cap}"
+            ));
             break;
         }
         std::thread::sleep(Duration::from_millis(10));

@@ -21,7 +21,8 @@ use super::settings::Settings;
 use super::trace::{Answer, Kind, Recorded, Trace};
 use crate::estimate::tokenizer::Encoding;
 use crate::estimate::{Adr0098, Estimator};
-use crate::model::{text::collapse, Content, Image, ImageData, ImageSource, Message, Part, Role};
+use crate::model::text::{collapse, collapse_tail};
+use crate::model::{Content, Image, ImageData, ImageSource, Message, Part, Role};
 
 /// A verdict of one invariant on one case.
 #[derive(Debug, Clone, PartialEq)]
@@ -753,6 +754,9 @@ impl<'a> Judge<'a> {
                     exit.elapsed.as_secs_f64()
                 ));
             }
+            if let Some(cap) = &exit.capped {
+                problems.push(format!("the agent was {cap}"));
+            }
             if requests > budget {
                 problems.push(format!(
                     "{requests} model requests for a script of {} turn(s) (at most {budget}: a loop?)",
@@ -764,11 +768,11 @@ impl<'a> Judge<'a> {
                 (true, false, _) if requests == 0 => problems.push(self.no_request_read()),
                 (true, false, _) => problems.push(format!(
                     "the agent {} before the final answer ({} of {} turn(s) answered)",
-                    if exit.timed_out { "was stopped" } else { "exited" },
+                    if exit.stopped() { "was stopped" } else { "exited" },
                     self.facts.turns_answered,
                     self.script.turns.len()
                 )),
-                (true, true, false) if !exit.timed_out => problems.push(format!(
+                (true, true, false) if !exit.stopped() => problems.push(format!(
                     "the agent got the final answer and then ended with {}",
                     exit.shown()
                 )),
@@ -786,7 +790,7 @@ impl<'a> Judge<'a> {
             f.received = Some(format!(
                 "{}; stderr: {}",
                 exit.shown(),
-                collapse(&exit.stderr_tail, 300)
+                collapse_tail(&exit.stderr_tail, 300)
             ));
         }
         self.settle(Inv::Finishes, true, "");
@@ -795,7 +799,7 @@ impl<'a> Judge<'a> {
     /// Why `finishes` failed with no model request read: none came, or
     /// what did was unreadable or not a model request.
     fn no_request_read(&self) -> String {
-        let ended = if self.trace.exit.timed_out {
+        let ended = if self.trace.exit.stopped() {
             "was stopped"
         } else {
             "exited"
@@ -863,7 +867,8 @@ fn facts(trace: &Trace) -> Facts {
             }
             Answer::Final => f.final_reached = true,
             Answer::Unbound(why) => {
-                f.unbound.get_or_insert_with(|| why.clone());
+                f.unbound
+                    .get_or_insert_with(|| format!("request #{}: {why}", r.index));
             }
             _ => {}
         }
@@ -1542,6 +1547,54 @@ mod tests {
         );
         let said = finishes(Vec::new());
         assert!(said.contains("without sending ctxgate a request"), "{said}");
+    }
+
+    /// An agent ctxgate stopped at a request cap is told so — not that it
+    /// exited — and the stderr excerpt is its end, where a traceback's
+    /// exception is.
+    #[test]
+    fn finishes_names_a_cap_that_stopped_the_agent_and_shows_the_end_of_stderr() {
+        let mut get = loop_request(0, Vec::new(), 0, Answer::Other);
+        get.request = None;
+        get.kind = Kind::Other;
+        get.method = "GET".into();
+        get.path = "/v1/models".into();
+        let traceback = format!(
+            "Traceback (most recent call last):\n{}ValueError: the real cause",
+            "  File \"agent.py\", line 1, in <module>\n".repeat(20)
+        );
+        let trace = Trace {
+            requests: vec![get; 3],
+            exit: Exit {
+                signal: Some(15),
+                capped: Some(
+                    "stopped by ctxgate after 1001 request(s), 0 of them to the model: the cap on all requests is 1000".into(),
+                ),
+                stderr_tail: traceback,
+                ..Exit::default()
+            },
+        };
+        let j = judge(&trace, &script(), &Settings::default());
+        assert_eq!(verdict(&j, Inv::Finishes), &Verdict::Fail);
+        let f = j.findings.iter().find(|f| f.invariant == Inv::Finishes);
+        let f = f.unwrap();
+        assert!(
+            f.detail
+                .contains("the agent was stopped by ctxgate after 1001 request(s)")
+                && f.detail.contains("the cap on all requests is 1000")
+                && f.detail
+                    .contains("the agent was stopped having sent 3 request(s)")
+                && !f.detail.contains("exited"),
+            "{}",
+            f.detail
+        );
+        let received = f.received.as_deref().unwrap();
+        assert!(
+            received.starts_with("stopped by ctxgate after 1001 request(s)")
+                && received.contains("; stderr: …")
+                && received.ends_with("ValueError: the real cause"),
+            "{received}"
+        );
     }
 
     /// `finishes` excuses a stop only where the agent could not go on:

@@ -192,6 +192,8 @@ pub struct Play {
     workspace: PathBuf,
     started: Instant,
     requests: Vec<Recorded>,
+    /// How many of them went to the model's endpoints.
+    model_requests: usize,
     turn: usize,
     call: usize,
     summaries: usize,
@@ -214,6 +216,7 @@ impl Play {
             workspace,
             started: Instant::now(),
             requests: Vec::new(),
+            model_requests: 0,
             turn: 0,
             call: 0,
             summaries: 0,
@@ -228,6 +231,13 @@ impl Play {
     /// How many requests it has received.
     pub fn request_count(&self) -> usize {
         self.requests.len()
+    }
+
+    /// How many of them were model requests (a POST to a model endpoint,
+    /// read or not): what `finishes` counts — not `GET /v1/models`, a
+    /// token count or a 404.
+    pub fn model_request_count(&self) -> usize {
+        self.model_requests
     }
 
     /// The requests recorded so far.
@@ -286,6 +296,7 @@ impl Play {
             None => self.respond(&mut rec),
         };
         rec.status = rendered.status;
+        self.model_requests += usize::from(rec.is_model_request());
         self.requests.push(rec);
         rendered
     }
@@ -463,9 +474,12 @@ impl Play {
         let allowed = (r.max_tokens.unwrap_or(4096).min(1 << 20))
             .saturating_mul(self.stage.settings.config.bytes_per_token)
             .min(SUMMARY_MAX_BYTES);
-        let bytes = (allowed.saturating_mul(percent as u64) / 100).max(64) as usize;
         self.summaries += 1;
         let head = format!("{SUMMARY_MARK} {}] ", self.summaries);
+        // Never shorter than its mark, by which the judges know it: the
+        // one summary over a cap is the mark alone, for a cap too small
+        // to hold it (under 99% of 20-odd bytes' tokens).
+        let bytes = (allowed.saturating_mul(percent as u64) / 100).max(head.len() as u64) as usize;
         let mut rng = SplitMix64::new(self.summaries as u64 ^ bytes as u64);
         let body = text::text(
             &mut rng,
@@ -625,6 +639,69 @@ mod tests {
                 r.body.len() <= SUMMARY_MAX_BYTES as usize * 2,
                 "{max}: {}",
                 r.body.len()
+            );
+        }
+    }
+
+    /// A summary is never over the request's own `max_tokens` (at most
+    /// 99% of it once the cap holds the mark), however small the cap; a
+    /// cap under 1 is refused 400, as OpenAI and Anthropic refuse it
+    /// (a floor of 64 bytes answered 16 tokens to `max_tokens` 1, 3 and
+    /// 8, and a negative cap was read as none: 3,523 tokens, 200).
+    #[test]
+    fn a_summary_keeps_within_a_small_max_tokens_and_a_cap_under_one_is_refused() {
+        let script: Script = serde_json::from_value(json!(
+            {"task": "Task: nothing", "final": "done", "summaries": [150], "turns": []}
+        ))
+        .unwrap();
+        let stage = Arc::new(Stage::bare(crate::agent::settings::Settings::default()));
+        let mut play = Play::new(stage, Arc::new(script), PathBuf::new());
+        let ask = |play: &mut Play, path: &str, body: Value| {
+            play.answer(
+                "POST",
+                path,
+                Vec::new(),
+                Received::Whole(body.to_string().into_bytes()),
+            )
+        };
+        let user = json!([{"role": "user", "content": "Summarize the conversation."}]);
+        for max in [8u64, 12, 100, 1000] {
+            let r = ask(
+                &mut play,
+                "/v1/chat/completions",
+                json!({"model": "m", "max_tokens": max, "messages": user}),
+            );
+            assert_eq!(r.status, 200, "{max}");
+            let v: Value = serde_json::from_slice(&r.body).unwrap();
+            let used = v["usage"]["completion_tokens"].as_u64().unwrap();
+            let text = v["choices"][0]["message"]["content"].as_str().unwrap();
+            assert!(text.starts_with(SUMMARY_MARK), "{text}");
+            assert!(used <= max, "max_tokens {max}: {used} tokens");
+        }
+        for (path, body) in [
+            (
+                "/v1/chat/completions",
+                json!({"model": "m", "max_tokens": -5, "messages": user}),
+            ),
+            (
+                "/v1/chat/completions",
+                json!({"model": "m", "max_completion_tokens": 0, "messages": user}),
+            ),
+            (
+                "/v1/messages",
+                json!({"model": "m", "max_tokens": 0, "messages": user}),
+            ),
+            (
+                "/v1/responses",
+                json!({"model": "m", "max_output_tokens": 0, "input": "Summarize the conversation."}),
+            ),
+        ] {
+            let r = ask(&mut play, path, body.clone());
+            assert_eq!(r.status, 400, "{body}");
+            assert!(
+                String::from_utf8_lossy(&r.body).contains("below the minimum of 1"),
+                "{}",
+                String::from_utf8_lossy(&r.body)
             );
         }
     }

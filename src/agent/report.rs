@@ -114,7 +114,7 @@ impl AgentReport {
     }
 
     fn verdict_line(&self) -> String {
-        if let Some(why) = &self.unplayable {
+        if let Some(why) = self.unplayable.as_ref().filter(|_| self.exit_code() == 2) {
             return format!("ERROR: the script cannot be played: {}", one_line(why));
         }
         let never = self.unexercised_failing();
@@ -133,9 +133,16 @@ impl AgentReport {
                     .join(", ")
             ),
             _ => format!(
-                "FAILED: {} invariant(s) failed, {} flaky",
+                "FAILED: {} invariant(s) failed, {} flaky{}",
                 self.failures.len(),
-                self.flaky.len()
+                self.flaky.len(),
+                match &self.unplayable {
+                    Some(why) => format!(
+                        "; then the run stopped, that case unjudged: {}",
+                        one_line(why)
+                    ),
+                    None => String::new(),
+                }
             ),
         }
     }
@@ -368,7 +375,11 @@ pub fn replay_text(replayed: &[Replayed], expect_failures: bool) -> (String, u8)
             );
         } else {
             unjudged += 1;
-            let _ = writeln!(out, "SKIP   {name}: nothing of it was judged");
+            let _ = writeln!(
+                out,
+                "SKIP   {name}: nothing of it was judged: {}",
+                r.why_unjudged()
+            );
         }
     }
     let ok = if expect_failures {

@@ -194,9 +194,10 @@ impl AgentReport {
 
     /// The run's verdict as SPEC §8's exit code: 0 all held and each was
     /// exercised, 1 a failure, a flaky failure or nothing judged, 2 the
-    /// script could not be played (bad usage).
+    /// script could not be played (bad usage) and no failure was found
+    /// before it stopped the run.
     pub fn exit_code(&self) -> u8 {
-        if self.unplayable.is_some() {
+        if self.unplayable.is_some() && self.failures.is_empty() && self.flaky.is_empty() {
             2
         } else if !self.failures.is_empty()
             || !self.flaky.is_empty()
@@ -281,7 +282,12 @@ pub fn run(opts: &AgentOptions, mut say: impl FnMut(&str)) -> Result<AgentReport
         note_dialects(&mut report, &trace);
         add_facts(&mut report.coverage, &judged.facts);
         if let Some(why) = &judged.facts.unbound {
-            report.unplayable = Some(why.clone());
+            // A request no tool of which reads a file cannot be played: its
+            // case is unjudged and the run stops there — bad usage (2),
+            // unless an earlier case's failure was confirmed, which the
+            // run's exit still reports (1).
+            say(&format!("case {index}: unjudged, the run stops: {why}"));
+            report.unplayable = Some(format!("case {index}: {why}"));
             break;
         }
         let failed = tally(&mut report, opts, &judged, index);
@@ -609,6 +615,29 @@ impl Replayed {
         match verdicts.get(&AgentInvariant::RecoversAfterRefusal) {
             Some(Verdict::NotApplicable(why)) if all_held => Some(why),
             _ => None,
+        }
+    }
+
+    /// Why none of the fixture's invariants was judged: each one's reason,
+    /// and how the agent's case ended when `finishes` (not the fixture's)
+    /// failed — an agent stopped at a request cap, or one that exited
+    /// early, sent nothing those invariants judge.
+    pub fn why_unjudged(&self) -> String {
+        let mut why: Vec<String> = (self.fixture.invariants.iter())
+            .filter_map(|i| match self.judged.verdicts.get(i) {
+                Some(Verdict::NotApplicable(w)) => Some(format!("{i}: {w}")),
+                _ => None,
+            })
+            .collect();
+        if let Some(f) =
+            (self.judged.findings.iter()).find(|f| f.invariant == AgentInvariant::Finishes)
+        {
+            why.push(format!("the case: {}", crate::model::one_line(&f.detail)));
+        }
+        if why.is_empty() {
+            "no verdict".into()
+        } else {
+            why.join("; ")
         }
     }
 

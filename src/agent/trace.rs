@@ -120,6 +120,9 @@ pub struct Exit {
     pub signal: Option<i32>,
     /// Killed at the case's deadline.
     pub timed_out: bool,
+    /// Stopped by ctxgate at one of its request caps (a runaway loop, a
+    /// flood): after how many requests, and the cap.
+    pub capped: Option<String>,
     /// It could not be started: why.
     pub spawn_error: Option<String>,
     /// The last bytes it wrote.
@@ -130,7 +133,12 @@ pub struct Exit {
 
 impl Exit {
     pub fn succeeded(&self) -> bool {
-        self.code == Some(0) && !self.timed_out
+        self.code == Some(0) && !self.stopped()
+    }
+
+    /// ctxgate ended it: at the deadline or at a request cap.
+    pub fn stopped(&self) -> bool {
+        self.timed_out || self.capped.is_some()
     }
 
     /// One line: "exit 0", "exit 3", "killed by signal 9", "timed out".
@@ -140,6 +148,9 @@ impl Exit {
         }
         if self.timed_out {
             return format!("timed out after {:.1} s", self.elapsed.as_secs_f64());
+        }
+        if let Some(cap) = &self.capped {
+            return cap.clone();
         }
         match (self.code, self.signal) {
             (Some(c), _) => format!("exit {c}"),

@@ -76,6 +76,20 @@ pub fn collapse(text: &str, max: usize) -> String {
     out
 }
 
+/// `text` as [`collapse`] makes it, but its last `max` characters kept
+/// (the first one then a `…`): where what matters is at the end, as the
+/// exception a traceback ends with.
+pub fn collapse_tail(text: &str, max: usize) -> String {
+    let all = collapse(text, usize::MAX);
+    let n = all.chars().count();
+    if n <= max {
+        return all;
+    }
+    let mut out = String::from('…');
+    out.extend(all.chars().skip(n - max.saturating_sub(1)));
+    out
+}
+
 /// A character a terminal or a CI log must not receive raw: the C0
 /// controls (`\n` and `\t` among them: callers that keep lines let
 /// those two through), DEL, the C1 controls, the bidirectional controls
@@ -292,6 +306,14 @@ mod tests {
         assert_eq!(collapse("abcd", 4), "abcd");
         assert_eq!(collapse("", 4), "");
         assert_eq!(collapse("日本語テキスト", 3), "日本…");
+    }
+
+    #[test]
+    fn a_tail_preview_keeps_the_end() {
+        assert_eq!(collapse_tail("  a\n\n b\tc ", 10), "a b c");
+        assert_eq!(collapse_tail("abcdef", 4), "…def");
+        assert_eq!(collapse_tail("abcd", 4), "abcd");
+        assert_eq!(collapse_tail("日本語テキスト", 3), "…スト");
     }
 
     #[test]

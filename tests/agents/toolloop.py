@@ -35,7 +35,10 @@ under another name; --check-env exits 3 when the environment ctxgate gives
 is not SPEC §9's (dummy keys, no credentials of the user's, the task in a
 variable and a file, the workspace as working directory);
 --spawn-sleeper TOKEN leaves a detached process behind (its argv holds
-TOKEN), which ctxgate must stop; --hang SECS waits that long first.
+TOKEN), which ctxgate must stop; --hang SECS waits that long first;
+--poll N sends GET /v1/models N times first (no model request: what
+ctxgate's cap on model requests must not count); --tool-name-later NAME
+advertises the tool as NAME in every case but case 0.
 
 --result-format shows each file as a real agent's tool does, none of it a
 bug: `plain` (the file as read), `opencode-read` (opencode's read tool: the
@@ -504,11 +507,15 @@ def main():
     p.add_argument("--check-env", action="store_true")
     p.add_argument("--spawn-sleeper", default=None)
     p.add_argument("--hang", type=float, default=0)
+    p.add_argument("--poll", type=int, default=0)
+    p.add_argument("--tool-name-later", default=None)
     p.add_argument("--run-counter", default=None,
                    help="a file counting this agent's runs: flaky-drop drops on every other run")
     a = p.parse_args()
     a.drop_this_run = next_run_is_odd(a.run_counter) if a.run_counter else random.random() < 0.5
     READ_FILE["name"] = a.tool_name
+    if a.tool_name_later and os.environ.get("CTXGATE_AGENT_CASE") != "0":
+        READ_FILE["name"] = a.tool_name_later
     if a.check_env:
         problems = check_env()
         if problems:
@@ -524,6 +531,9 @@ def main():
     if a.hang:
         import time
         time.sleep(a.hang)
+    for _ in range(a.poll):
+        with urllib.request.urlopen(os.environ["OPENAI_BASE_URL"] + "/models", timeout=10) as r:
+            r.read()
     return Agent(a).run(task)
 
 

@@ -5,7 +5,7 @@
 
 use serde_json::{json, Map, Value};
 
-use super::{number_of, read_tools, AnswerContext, Request, Turn};
+use super::{max_tokens_of, read_tools, AnswerContext, Request, Turn};
 use crate::model::anthropic;
 
 pub(super) fn read(obj: &Map<String, Value>) -> Result<Request, String> {
@@ -14,7 +14,7 @@ pub(super) fn read(obj: &Map<String, Value>) -> Result<Request, String> {
     };
     let messages = anthropic::read_messages(obj.get("system"), raw).map_err(|e| e.to_string())?;
     let mut request = Request::new(messages, read_tools(obj.get("tools")));
-    request.max_tokens = number_of(obj, &["max_tokens"]);
+    request.max_tokens = max_tokens_of(obj, &["max_tokens"])?;
     let choice = obj.get("tool_choice");
     request.tools_allowed =
         choice.and_then(|c| c.get("type")).and_then(Value::as_str) != Some("none");

@@ -4,7 +4,7 @@
 
 use serde_json::{json, Map, Value};
 
-use super::{arguments_text, number_of, read_tools, AnswerContext, Request, Turn};
+use super::{arguments_text, max_tokens_of, read_tools, AnswerContext, Request, Turn};
 use crate::model::openai;
 
 pub(super) fn read(obj: &Map<String, Value>) -> Result<Request, String> {
@@ -30,7 +30,7 @@ pub(super) fn read(obj: &Map<String, Value>) -> Result<Request, String> {
         .and_then(|o| o.get("include_usage"))
         .and_then(Value::as_bool)
         .unwrap_or(false);
-    request.max_tokens = number_of(obj, &["max_completion_tokens", "max_tokens"]);
+    request.max_tokens = max_tokens_of(obj, &["max_completion_tokens", "max_tokens"])?;
     request.tools_allowed = obj.get("tool_choice").and_then(Value::as_str) != Some("none");
     request.parallel_calls = obj.get("parallel_tool_calls").and_then(Value::as_bool) != Some(false);
     Ok(request)

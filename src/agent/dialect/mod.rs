@@ -302,10 +302,23 @@ pub(crate) fn read_tools(v: Option<&Value>) -> Vec<Tool> {
         .collect()
 }
 
-/// The first of `keys` that `obj` has as a whole number.
-pub(crate) fn number_of(obj: &Map<String, Value>, keys: &[&str]) -> Option<u64> {
-    keys.iter()
-        .find_map(|k| obj.get(*k).and_then(Value::as_u64))
+/// The output cap of `keys` (the first present), refused as OpenAI and
+/// Anthropic refuse it (400) when it is a number under 1: a summary is
+/// never longer than the cap, and there is no answer of 0 tokens or
+/// fewer.
+pub(crate) fn max_tokens_of(
+    obj: &Map<String, Value>,
+    keys: &[&str],
+) -> Result<Option<u64>, String> {
+    for k in keys {
+        if let Some(v) = obj.get(*k).filter(|v| v.is_number()) {
+            if v.as_f64().is_some_and(|n| n < 1.0) {
+                return Err(format!("`{k}`: {v} is below the minimum of 1"));
+            }
+            return Ok(v.as_u64());
+        }
+    }
+    Ok(None)
 }
 
 /// Arguments as JSON text, as Chat and Responses carry them.

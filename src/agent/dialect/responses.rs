@@ -14,7 +14,7 @@ use std::collections::HashMap;
 
 use serde_json::{json, Map, Value};
 
-use super::{arguments_text, number_of, read_tools, AnswerContext, Request, Turn};
+use super::{arguments_text, max_tokens_of, read_tools, AnswerContext, Request, Turn};
 use crate::model::engine;
 
 /// The output items the endpoint answered in one case, by id: what a later
@@ -55,7 +55,7 @@ pub(super) fn read(obj: &Map<String, Value>, stored: &Stored) -> Result<Request,
     }
     let messages = engine::read_messages(&out).map_err(|e| e.to_string())?;
     let mut request = Request::new(messages, read_tools(obj.get("tools")));
-    request.max_tokens = number_of(obj, &["max_output_tokens"]);
+    request.max_tokens = max_tokens_of(obj, &["max_output_tokens"])?;
     request.previous_response_id = obj
         .get("previous_response_id")
         .and_then(Value::as_str)
