@@ -1081,15 +1081,25 @@ fn cut_line_prefix(line: &str) -> Option<&str> {
 /// after the last one matched, or, before any matched, the first that
 /// begins so. The model was told the line goes on; what the tool showed
 /// of it is delivered. `None` when no line was mended.
+///
+/// Linear in `got` and `want` but for a sort of `want`'s lines and a
+/// binary search per line: a result of many cut lines that begin no line
+/// of the file (an agent's own output, or a hostile one's) is not a scan
+/// of the file for each.
 fn mend_cut_lines(got: &str, want: &str) -> Option<String> {
     if !got.to_ascii_lowercase().contains("truncat") {
         return None;
     }
     let want_lines: Vec<&str> = want.split('\n').collect();
+    // Where each line of `want` stands, in order.
     let mut at: HashMap<&str, Vec<usize>> = HashMap::new();
     for (i, l) in want_lines.iter().enumerate() {
         at.entry(l).or_default().push(i);
     }
+    // The lines of `want` in byte order, sorted when first asked: those
+    // that begin with a text are a run of them, from the first not less
+    // than it — so whether any does is a binary search.
+    let mut sorted: Option<Vec<&str>> = None;
     let mut next: Option<usize> = None;
     let mut mended = false;
     let mut out: Vec<&str> = Vec::new();
@@ -1100,7 +1110,24 @@ fn mend_cut_lines(got: &str, want: &str) -> Option<String> {
             let begins = |w: &str| w.starts_with(kept);
             let found = match next {
                 Some(k) => want_lines.get(k).filter(|w| begins(w)).map(|_| k),
-                None => want_lines.iter().position(|w| begins(w)),
+                None => {
+                    let sorted = sorted.get_or_insert_with(|| {
+                        let mut s = want_lines.clone();
+                        s.sort_unstable();
+                        s
+                    });
+                    looked_at(sorted.len().max(1).ilog2() as u64 + 1);
+                    let i = sorted.partition_point(|w| *w < kept);
+                    // Some line begins so: the scan for the first finds
+                    // it, and sets `next` — it runs once.
+                    match sorted.get(i) {
+                        Some(w) if begins(w) => want_lines.iter().position(|w| {
+                            looked_at(1);
+                            begins(w)
+                        }),
+                        _ => None,
+                    }
+                }
             };
             if let Some(k) = found {
                 out.push(want_lines[k]);
@@ -1109,16 +1136,33 @@ fn mend_cut_lines(got: &str, want: &str) -> Option<String> {
                 continue;
             }
         } else if let Some(ps) = at.get(line) {
+            // The first at or after `next`, else the first.
             let from = next.unwrap_or(0);
+            looked_at(ps.len().max(1).ilog2() as u64 + 1);
             next = ps
-                .iter()
-                .find(|&&p| p >= from)
+                .get(ps.partition_point(|&p| p < from))
                 .or(ps.first())
                 .map(|p| p + 1);
         }
         out.push(line);
     }
     mended.then(|| out.join("\n"))
+}
+
+#[cfg(test)]
+thread_local! {
+    /// How many lines of a file `mend_cut_lines` has looked at in this
+    /// thread (a binary search counts its steps): tests bound its work.
+    static LOOKED_AT: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+}
+
+/// Count `n` lines looked at (`LOOKED_AT`, in tests; nothing otherwise).
+#[inline(always)]
+fn looked_at(n: u64) {
+    #[cfg(test)]
+    LOOKED_AT.with(|c| c.set(c.get() + n));
+    #[cfg(not(test))]
+    let _ = n;
 }
 
 /// `s` with the escapes of its JSON strings decoded — a tool that shows a
@@ -1877,6 +1921,40 @@ mod tests {
             Some(2000)
         ));
         assert!(!delivers(&long, &opencode_read(&long, 101, 2000), None));
+    }
+
+    #[test]
+    fn mending_cut_lines_looks_at_each_line_a_few_times_not_the_file_for_each() {
+        // The lines of `mend_cut_lines`' file looked at for (got, want).
+        let work = |got: &str, want: &str| {
+            LOOKED_AT.with(|c| c.set(0));
+            let mended = mend_cut_lines(got, want);
+            (mended, LOOKED_AT.with(|c| c.get()))
+        };
+        let n = 100_000;
+        // A file of 100,000 lines, and a result with 100,000 cut lines
+        // in front of it that begin none of them (each line 17 steps of a
+        // binary search; a scan of the file for each was 10^10 lines).
+        let file: Vec<String> = (0..n).map(|i| format!("line {i:06} of the file")).collect();
+        let want = file.join("\n");
+        let junk: Vec<String> = (0..n).map(|i| format!("abc{i} [truncated]")).collect();
+        let mut shown = file.clone();
+        shown[n / 2] = "line 050000 of... (line truncated to 12 chars)".into();
+        let got = format!("{}\n{}", junk.join("\n"), shown.join("\n"));
+        let (mended, looked) = work(&got, &want);
+        assert_eq!(
+            mended.as_deref(),
+            Some(format!("{}\n{want}", junk.join("\n")).as_str())
+        );
+        assert!(looked <= 40 * 2 * n as u64, "{looked}");
+        // A file of one line again and again, shown whole after a cut
+        // line: each line finds where it stands by a binary search, not
+        // by a walk from the file's first line (10^10 / 2 steps).
+        let want = vec!["}"; n].join("\n");
+        let got = format!("}} [truncated]\n{}\nlast", vec!["}"; n - 1].join("\n"));
+        let (mended, looked) = work(&got, &want);
+        assert_eq!(mended, Some(format!("{want}\nlast")));
+        assert!(looked <= 40 * n as u64, "{looked}");
     }
 
     #[test]

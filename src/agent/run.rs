@@ -260,12 +260,19 @@ pub fn run(opts: &AgentOptions, mut say: impl FnMut(&str)) -> Result<AgentReport
     };
     let cpu_at_start = Cpu::now();
     let mut claimed: Vec<AgentInvariant> = Vec::new();
+    let out_of_time = || deadline.is_some_and(|d| Instant::now() >= d);
     for index in 0..opts.cases {
-        if deadline.is_some_and(|d| Instant::now() >= d) {
+        if out_of_time() {
             report.time_budget_reached = true;
             break;
         }
         let case = case_of(opts, index);
+        // Making a case counts against the budget too (a large window and
+        // ceiling make a large one): a case made past it is not played.
+        if out_of_time() {
+            report.time_budget_reached = true;
+            break;
+        }
         let summaries = Script::summary_sizes(mix(opts.seed, index));
         let script = Arc::new(Script::from_case(&case, summaries.clone()));
         let trace = case::run(runtime.handle(), &stage, &script, &opts.launch, index);

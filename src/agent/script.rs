@@ -122,19 +122,27 @@ pub fn grow(case: &mut Case, seed: u64) {
             .iter()
             .map(|&i| case.messages[i].content.text_len())
             .sum::<usize>();
+    // Each result's text as grown, added to in place and set once at the
+    // end (a copy of the text for each piece added was quadratic in the
+    // target: minutes for a large window and ceiling).
+    let mut grown: Vec<Option<String>> = vec![None; results.len()];
     let mut k = 0;
     while have < target {
-        let i = results[k % results.len()];
+        let j = k % results.len();
         let class = *rng.pick(&ContentClass::ALL);
         let n = (target - have).min(8 * 1024);
         let more = text::text(&mut rng, class, n);
-        let m: &mut Message = &mut case.messages[i];
-        let mut grown = m.content.text().into_owned();
-        grown.push('\n');
-        grown.push_str(&more);
+        let text =
+            grown[j].get_or_insert_with(|| case.messages[results[j]].content.text().into_owned());
+        text.push('\n');
+        text.push_str(&more);
         have += more.len() + 1;
-        m.content = Content::Text(grown);
         k += 1;
+    }
+    for (&i, text) in results.iter().zip(grown) {
+        if let Some(text) = text {
+            case.messages[i].content = Content::Text(text);
+        }
     }
 }
 
@@ -486,6 +494,86 @@ mod tests {
         assert!(e.contains("script.turns[0].calls[0].file"), "{e}");
         s.turns[0].calls[1].content = s.turns[0].calls[0].content.clone();
         assert_eq!(s.check_files(), Ok(()));
+    }
+
+    /// `grow` as it was written first: a copy of a result's text for each
+    /// piece added to it (quadratic in the target).
+    fn grow_by_copying(case: &mut Case, seed: u64) {
+        let config = &case.config;
+        let trigger_bytes = (config.trigger().saturating_mul(config.bytes_per_token))
+            .min(config.transport_max_body_bytes)
+            .max(1);
+        let mut rng = SplitMix64::new(seed);
+        let reach = match rng.below(10) {
+            0 | 1 => rng.range(20, 80),
+            2..=4 => rng.range(80, 120),
+            _ => rng.range(120, 300),
+        };
+        let target = (trigger_bytes * reach / 100) as usize;
+        let is_image = |m: &Message| image_of(m, 0).is_some();
+        let results: Vec<usize> = (0..case.messages.len())
+            .filter(|&i| case.messages[i].role == Role::Tool && !is_image(&case.messages[i]))
+            .collect();
+        let images: usize = case
+            .messages
+            .iter()
+            .filter(|m| m.role == Role::Tool)
+            .filter_map(|m| image_of(m, 0))
+            .map(|f| f.bytes as usize)
+            .sum();
+        if results.is_empty() {
+            return;
+        }
+        let mut have = images
+            + results
+                .iter()
+                .map(|&i| case.messages[i].content.text_len())
+                .sum::<usize>();
+        let mut k = 0;
+        while have < target {
+            let i = results[k % results.len()];
+            let class = *rng.pick(&ContentClass::ALL);
+            let n = (target - have).min(8 * 1024);
+            let more = text::text(&mut rng, class, n);
+            let m: &mut Message = &mut case.messages[i];
+            let mut grown = m.content.text().into_owned();
+            grown.push('\n');
+            grown.push_str(&more);
+            have += more.len() + 1;
+            m.content = Content::Text(grown);
+            k += 1;
+        }
+    }
+
+    #[test]
+    fn grow_makes_the_case_a_copy_for_each_piece_made() {
+        use crate::config::Config;
+        use crate::generate::{case_for_config, mix, GenConfig};
+        // Windows and ceilings that set the trigger, small to a few
+        // hundred kilobytes; the generator's default config has images.
+        let configs = [
+            (8_000, 8 << 20),
+            (128_000, 8 << 20),
+            (1_000_000, 1 << 20),
+            (200_000, 256 << 10),
+        ];
+        let mut grown = 0;
+        for (window, ceiling) in configs {
+            let config = Config {
+                context_window: window,
+                transport_max_body_bytes: ceiling,
+                ..Config::default()
+            };
+            for seed in 0..10 {
+                let c = case_for_config(seed, seed % 3, &GenConfig::default(), &config);
+                let (mut a, mut b) = (c.clone(), c.clone());
+                grow(&mut a, mix(seed, 11));
+                grow_by_copying(&mut b, mix(seed, 11));
+                assert!(a == b, "window {window}, ceiling {ceiling}, seed {seed}");
+                grown += usize::from(a != c);
+            }
+        }
+        assert!(grown >= 10, "{grown} of 40 cases grown");
     }
 
     #[test]
