@@ -508,8 +508,13 @@ impl ImageGen<'_> {
     pub(super) fn aim_at_elision(&mut self, case: &mut super::Case) {
         // A third of those with a run of two or more image results get a
         // body on the ceiling ±1, where one user message a tool message
-        // (openai) or a block each (anthropic) decides it.
-        if image_results_in_a_run(&case.messages) >= 2 && self.r.chance(33) {
+        // (openai) or a block each (anthropic) decides it; three in four
+        // where the subject is to carry a tool's images itself (openai,
+        // left in the tool messages), the shape a per-message slip needs.
+        let to_carry = case.config.wire_format == WireFormat::Openai
+            && crate::model::openai::has_tool_images(&case.messages);
+        let share = if to_carry { 75 } else { 33 };
+        if image_results_in_a_run(&case.messages) >= 2 && self.r.chance(share) {
             let off = [1i64, 0, -1][self.r.below(4).saturating_sub(1) as usize];
             let body = crate::body::body_bytes(&case.config, &case.messages) as i64;
             let c = &mut case.config;
