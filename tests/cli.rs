@@ -1431,7 +1431,9 @@ fn report_merge_joins_a_baseline_gates_shards_as_one_gate() {
     );
     let gate_of = |baseline: &str, extra: &[&str], out: &str| {
         let mut args = vec!["check", "--subject", &subject, "--baseline", baseline];
-        args.extend(common::words("--cases 150 --seed 4 --report json"));
+        // Seed 7: its 150 cases hold one regression, a known failure and
+        // fixes (seed 4 did until the generator's image cases changed).
+        args.extend(common::words("--cases 150 --seed 7 --report json"));
         args.extend(["--save", &dir, "--out", out]);
         args.extend(extra);
         run(&args)
