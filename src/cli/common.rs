@@ -181,6 +181,7 @@ impl CorpusArg {
 }
 
 /// What reading the corpus followed or skipped, and why there was none.
+#[cfg(feature = "calibrate")]
 pub fn show_corpus(read: &ctxgate::calibrate::CorpusRead) {
     show_notes(&read.notes);
     if let Some(skipped) = &read.skipped {
