@@ -9,7 +9,7 @@
 
 use std::ops::Range;
 
-use super::{elidable_at, Parts, Reference};
+use super::{elidable_at, split_replaced, Parts, Reference};
 use crate::config::Config;
 use crate::contract::Head;
 use crate::model::{check_well_formed, iterations, Message};
@@ -54,18 +54,8 @@ impl Reference<'_> {
         if k == 0 || k > iters.len() {
             return None;
         }
-        let pinned = |r: &&Range<usize>| h[(*r).clone()].iter().any(Message::is_pinned);
         let (replaced, recent) = iters.split_at(iters.len() - k);
-        let kept_pinned: Vec<&Message> = replaced
-            .iter()
-            .filter(pinned)
-            .flat_map(|r| &h[r.clone()])
-            .collect();
-        let to_summarise: Vec<&Message> = replaced
-            .iter()
-            .filter(|r| !pinned(r))
-            .flat_map(|r| &h[r.clone()])
-            .collect();
+        let (kept_pinned, to_summarise) = split_replaced(h, replaced);
         let summary = self.summary(config, &to_summarise);
         let parts = Parts {
             head: &h[..head],

@@ -195,7 +195,6 @@ impl Reference<'_> {
             .into_iter()
             .map(|r| r.start + head..r.end + head)
             .collect();
-        let pinned = |r: &Range<usize>| h[r.clone()].iter().any(Message::is_pinned);
         if iters.is_empty() {
             let needed = (self.body)(config, &all);
             return if needed <= ceiling {
@@ -213,16 +212,7 @@ impl Reference<'_> {
         let n = iters.len();
         for k in (1..=config.keep_recent.min(n)).rev() {
             let (replaced, recent) = iters.split_at(n - k);
-            let kept_pinned: Vec<&Message> = replaced
-                .iter()
-                .filter(|r| pinned(r))
-                .flat_map(|r| &h[r.clone()])
-                .collect();
-            let to_summarise: Vec<&Message> = replaced
-                .iter()
-                .filter(|r| !pinned(r))
-                .flat_map(|r| &h[r.clone()])
-                .collect();
+            let (kept_pinned, to_summarise) = split_replaced(h, replaced);
             let summary = self.summary(config, &to_summarise);
             let recent_msgs = &h[recent[0].start..];
             let parts = Parts {
@@ -374,6 +364,24 @@ impl Reference<'_> {
         );
         out
     }
+}
+
+/// The messages of the `replaced` iterations of `h`: those of pinned
+/// iterations, which stay (SPEC §4 step 3), and the others, which the
+/// summary replaces.
+fn split_replaced<'h>(
+    h: &'h [Message],
+    replaced: &[Range<usize>],
+) -> (Vec<&'h Message>, Vec<&'h Message>) {
+    let (mut kept, mut summarised) = (Vec::new(), Vec::new());
+    for r in replaced {
+        let msgs = &h[r.clone()];
+        match msgs.iter().any(Message::is_pinned) {
+            true => kept.extend(msgs),
+            false => summarised.extend(msgs),
+        }
+    }
+    (kept, summarised)
 }
 
 /// The positions, in a candidate of `len` messages that ends with the
