@@ -165,21 +165,6 @@ pub struct CorpusArg {
     pub corpus: Option<PathBuf>,
 }
 
-#[cfg(feature = "calibrate")]
-impl CorpusArg {
-    /// The corpus folder the run reads (the one given, else the default
-    /// if there is one), as a folder of [`RunFiles`](super::files::RunFiles).
-    pub fn files(&self, files: super::files::RunFiles) -> super::files::RunFiles {
-        match &self.corpus {
-            Some(dir) => files.folder("--corpus", Some(dir), &["json"]),
-            None => {
-                let default = ctxgate::calibrate::corpus::find_default_corpus().ok();
-                files.folder("the default corpus", default.as_deref(), &["json"])
-            }
-        }
-    }
-}
-
 /// What reading the corpus followed or skipped, and why there was none.
 #[cfg(feature = "calibrate")]
 pub fn show_corpus(read: &ctxgate::calibrate::CorpusRead) {

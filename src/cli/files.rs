@@ -256,6 +256,21 @@ fn new_file(path: &Path) -> Option<PathBuf> {
     Some(fs::canonicalize(parent).ok()?.join(name))
 }
 
+#[cfg(feature = "calibrate")]
+impl super::common::CorpusArg {
+    /// The corpus folder the run reads (the one given, else the default
+    /// if there is one), as a folder of [`RunFiles`].
+    pub fn files(&self, files: RunFiles) -> RunFiles {
+        match &self.corpus {
+            Some(dir) => files.folder("--corpus", Some(dir), &["json"]),
+            None => {
+                let default = ctxgate::calibrate::corpus::find_default_corpus().ok();
+                files.folder("the default corpus", default.as_deref(), &["json"])
+            }
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
