@@ -92,7 +92,7 @@ const CELLS: usize = 1 << 22;
 /// paired in order, each with the latest input message that allows it;
 /// then, between two of them, each other output message with an input
 /// message of its role there: as many as can be, then the pairing whose
-/// messages have the most in common ([`likeness`]), then the latest input
+/// messages have the most in common (`likeness`), then the latest input
 /// messages. A compactor keeps the head and the recent iterations and
 /// drops or summarizes what lies between, so of two input messages alike,
 /// the one an output message after a summary came from is the later: a
