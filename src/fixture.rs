@@ -422,6 +422,7 @@ const SAVE_NAMES: u32 = 1000;
 /// then linked to its name, which fails rather than replace anything there;
 /// a symlink at a name counts as other content and is never followed.
 pub fn save_fixture(dir: &Path, name: &str, bytes: &[u8]) -> std::io::Result<SavedFile> {
+    crate::subject::reaper::wait_if_interrupted();
     std::fs::create_dir_all(dir)?;
     let mut kept = Vec::new();
     let mut k = 1;

@@ -733,6 +733,8 @@ fn a_signal_to_ctxgate_or_its_parents_death_stops_every_process_it_started() {
             std::process::Command::new(ctxgate)
                 .args(argv)
                 .env("TMPDIR", &tmp)
+                .stdout(std::process::Stdio::piped())
+                .stderr(std::process::Stdio::piped())
                 .spawn()
                 .unwrap()
         };
@@ -759,11 +761,27 @@ fn a_signal_to_ctxgate_or_its_parents_death_stops_every_process_it_started() {
             // launcher but this test.
             let _ = child.wait();
         } else {
-            let status = child.wait().unwrap();
+            let out = child.wait_with_output().unwrap();
             use std::os::unix::process::ExitStatusExt;
             assert!(
-                status.signal().is_some() || status.code().is_some_and(|c| c > 128),
-                "{status:?}"
+                out.status.signal().is_some() || out.status.code().is_some_and(|c| c > 128),
+                "{:?}",
+                out.status
+            );
+            // The agent ctxgate killed is not reported as failing: the run
+            // says it was stopped, and by what.
+            let (stdout, stderr) = (
+                String::from_utf8_lossy(&out.stdout),
+                String::from_utf8_lossy(&out.stderr),
+            );
+            assert!(
+                !stdout.contains("FAILED") && !stdout.contains("killed by signal"),
+                "SIG{signal}: {stdout}"
+            );
+            assert!(
+                stderr.contains(&format!("stopped by SIG{signal}"))
+                    && stderr.contains("gives no verdict"),
+                "SIG{signal}: {stderr}"
             );
         }
         let left = none_left(&token);

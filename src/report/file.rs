@@ -47,6 +47,7 @@ impl ReportFiles {
     /// Write `outcome` to `--out` in `kind`'s form and to each
     /// `--also-report` file in its own; the first write error, if any.
     pub fn write(self, kind: ReportKind, outcome: &Outcome) -> Option<String> {
+        crate::subject::reaper::wait_if_interrupted();
         let mut error = None;
         for (kind, file) in self
             .out

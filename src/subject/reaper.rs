@@ -97,6 +97,9 @@ pub fn spawn_live(cmd: std::process::Command) -> std::io::Result<std::process::C
                 .name("ctxgate-spawner".into())
                 .spawn(move || {
                     for (mut cmd, reply) in queue {
+                        // ctxgate is exiting: nothing starts again, and
+                        // whoever asked waits for the exit.
+                        wait_if_interrupted();
                         let mut live = LIVE.lock().unwrap_or_else(|e| e.into_inner());
                         let child = cmd.spawn();
                         if let Ok(c) = &child {
@@ -143,12 +146,18 @@ pub fn stop_everything_on_signals() {
         .name("ctxgate-signals".into())
         .spawn(move || {
             if let Some(sig) = signals.forever().next() {
+                // From here on no process starts, and nothing the kills
+                // below cause — a case "killed by signal 9" — is printed
+                // as if it were the subject's or the agent's doing.
+                INTERRUPTED.store(true, Ordering::SeqCst);
+                hold_stdout_and_stderr();
                 // Held until the exit: no scratch is made after this.
                 let scratch = SCRATCH.lock().unwrap_or_else(|e| e.into_inner());
                 kill_everything_of_ours();
                 for dir in scratch.iter() {
                     let _ = std::fs::remove_dir_all(dir);
                 }
+                say_interrupted(sig);
                 let _ = signal_hook::low_level::emulate_default_handler(sig);
                 std::process::exit(128 + sig);
             }
@@ -167,6 +176,65 @@ pub fn stop_everything_on_signals() {
                 libc::raise(libc::SIGTERM);
             }
         }
+    }
+}
+
+/// Set once a signal has begun ctxgate's exit.
+static INTERRUPTED: AtomicBool = AtomicBool::new(false);
+
+/// Whether a signal (SIGTERM, SIGINT, SIGHUP) is stopping ctxgate: what
+/// fails from now on failed because ctxgate is killing its processes.
+pub fn interrupted() -> bool {
+    INTERRUPTED.load(Ordering::SeqCst)
+}
+
+/// If a signal is stopping ctxgate, wait here for the exit: a report or a
+/// fixture written now would record what the signal's kills did as the
+/// subject's failure.
+pub fn wait_if_interrupted() {
+    while interrupted() {
+        std::thread::park();
+    }
+}
+
+/// Take stdout's and stderr's locks for good, on a thread that keeps them
+/// until the exit, so that no other thread prints again; give up after a
+/// moment if a writer is stuck in a blocked pipe.
+fn hold_stdout_and_stderr() {
+    let (tx, rx) = std::sync::mpsc::channel();
+    let held = std::thread::Builder::new()
+        .name("ctxgate-quiet".into())
+        .spawn(move || {
+            let out = std::io::stdout().lock();
+            let err = std::io::stderr().lock();
+            let _ = tx.send(());
+            let _kept = (out, err);
+            loop {
+                std::thread::park();
+            }
+        });
+    if held.is_ok() {
+        let _ = rx.recv_timeout(Duration::from_millis(200));
+    }
+}
+
+/// The one line a signal's exit prints: that the run was stopped, by
+/// which signal, and that it gives no verdict. Written straight to fd 2
+/// (stderr's lock is held by [`hold_stdout_and_stderr`]).
+fn say_interrupted(sig: i32) {
+    let name = match sig {
+        libc::SIGINT => "SIGINT",
+        libc::SIGTERM => "SIGTERM",
+        libc::SIGHUP => "SIGHUP",
+        _ => "a signal",
+    };
+    let line = format!(
+        "\nctxgate: stopped by {name}: every process it started was killed; \
+         the run is incomplete and gives no verdict\n"
+    );
+    // SAFETY: write(2) of a buffer that lives across the call.
+    unsafe {
+        libc::write(2, line.as_ptr().cast(), line.len());
     }
 }
 
