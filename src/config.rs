@@ -177,8 +177,20 @@ const WHOLE_NUMBERS: [&str; 5] = [
     "summaryMaxBytes",
 ];
 
+/// SPEC §2's config fields, as a config object spells them.
+pub const FIELDS: [&str; 8] = [
+    "contextWindow",
+    "threshold",
+    "transportMaxBodyBytes",
+    "bytesPerToken",
+    "keepRecent",
+    "summaryMaxBytes",
+    "wireFormat",
+    "envelope",
+];
+
 /// The fields agent mode's config adds to these (`agent::settings`).
-const AGENT_FIELDS: [&str; 2] = ["toolOutputMaxBytes", "earlyTolerance"];
+pub const AGENT_FIELDS: [&str; 2] = ["toolOutputMaxBytes", "earlyTolerance"];
 
 /// serde's type error in JSON's words: `invalid type: string "big",
 /// expected u64` says `found string "big", expected a whole number`.
@@ -249,6 +261,19 @@ fn field_problem(value: &Value, whole: serde_json::Error) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn fields_lists_every_field_a_config_writes() {
+        let written: Vec<String> = match Config::default().to_value() {
+            Value::Object(m) => m.keys().cloned().collect(),
+            other => panic!("{other}"),
+        };
+        let mut listed: Vec<String> = FIELDS.iter().map(|f| f.to_string()).collect();
+        let mut written = written;
+        written.sort();
+        listed.sort();
+        assert_eq!(written, listed);
+    }
 
     #[test]
     fn a_refused_value_names_its_field() {

@@ -1105,3 +1105,72 @@ fn a_fixture_whose_file_reaches_outside_the_workspace_is_refused_and_nothing_wri
         );
     }
 }
+
+/// An agent that never sends ctxgate a request (pointed elsewhere, or
+/// hung before its first call) is confirmed, saved unshrunk and the run
+/// stops: each case left would wait out its whole deadline, as would each
+/// of 40 shrinking runs — hours for a misconfigured agent.
+#[test]
+fn an_agent_that_sends_nothing_is_not_shrunk_and_stops_the_run() {
+    if !common::netns::isolated("an_agent_that_sends_nothing_is_not_shrunk_and_stops_the_run") {
+        return;
+    }
+    let dir = TempDir::new("agent-silent");
+    let config = dir.file("config.json", SMALL);
+    let save = dir.join("saved");
+    let report = dir.join("report.json");
+    let out = common::process::ctxgate_within(
+        &[
+            "agent",
+            "--config",
+            &config,
+            "--cases",
+            "5",
+            "--seed",
+            "1",
+            "--timeout",
+            "1",
+            "--confirm-runs",
+            "1",
+            "--save",
+            &save,
+            "--report",
+            "json",
+            "--out",
+            &report,
+            "--run",
+            "sleep 30",
+        ],
+        Duration::from_secs(60),
+    );
+    assert_eq!(out.code, 1, "{}", out.all());
+    let all = out.all();
+    assert!(
+        all.contains("not shrunk: the agent sent ctxgate no request"),
+        "{all}"
+    );
+    assert!(all.contains("kept as it was: "), "{all}");
+    assert!(all.contains("the run stops: case 0"), "{all}");
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&report).unwrap()).unwrap();
+    assert_eq!(v["cases"], 1, "{v}");
+    assert!(
+        v["stoppedEarly"]
+            .as_str()
+            .unwrap()
+            .contains("OPENAI_BASE_URL"),
+        "{v}"
+    );
+    assert_eq!(v["failures"][0]["invariant"], "finishes", "{v}");
+    assert_eq!(v["failures"][0]["shrunk"]["runs"], 0, "{v}");
+    let saved: Vec<_> = std::fs::read_dir(&save)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    assert_eq!(saved.len(), 1, "{saved:?}");
+    let fixture = std::fs::read_to_string(&saved[0]).unwrap();
+    assert!(
+        fixture.contains("not shrunk: the agent sent no request"),
+        "{fixture}"
+    );
+}

@@ -315,11 +315,25 @@ impl Play {
                 return Rendered::json(self.models()["data"][0].clone())
             }
             ("POST", "/messages/count_tokens") => {
-                let tokens = Dialect::Anthropic
-                    .read(&rec.body)
-                    .map(|r| self.tokens(&r.messages))
-                    .unwrap_or(0);
-                return Rendered::json(json!({"input_tokens": tokens}));
+                // Counted as the API counts; a body it could not read is
+                // refused as the API refuses it, never counted as 0.
+                if rec.body.is_empty() && rec.body_len > 0 {
+                    let ceiling = self.stage.settings.config.transport_max_body_bytes;
+                    rec.unreadable = Some(format!(
+                        "{} bytes, past what ctxgate receives",
+                        rec.body_len
+                    ));
+                    rec.answer = Answer::TooLarge;
+                    return self.stage.gateway.too_large(rec.body_len, ceiling);
+                }
+                return match Dialect::Anthropic.read(&rec.body) {
+                    Ok(r) => Rendered::json(json!({"input_tokens": self.tokens(&r.messages)})),
+                    Err(why) => {
+                        rec.unreadable = Some(why.clone());
+                        rec.answer = Answer::BadRequest;
+                        Dialect::Anthropic.bad_request(&why)
+                    }
+                };
             }
             _ => {}
         }
@@ -704,6 +718,38 @@ mod tests {
                 String::from_utf8_lossy(&r.body)
             );
         }
+    }
+
+    /// `count_tokens` counts a body it reads and refuses one it cannot,
+    /// as the API does: an unreadable body was answered 200 with
+    /// `input_tokens: 0`, which an agent takes as an empty context.
+    #[test]
+    fn count_tokens_refuses_what_it_cannot_read() {
+        let script: Script = serde_json::from_value(json!(
+            {"task": "Task: nothing", "final": "done", "summaries": [150], "turns": []}
+        ))
+        .unwrap();
+        let stage = Arc::new(Stage::bare(crate::agent::settings::Settings::default()));
+        let mut play = Play::new(stage, Arc::new(script), PathBuf::new());
+        let path = "/v1/messages/count_tokens";
+        let good =
+            json!({"model": "m", "messages": [{"role": "user", "content": "Count me, please."}]});
+        let r = play.answer(
+            "POST",
+            path,
+            Vec::new(),
+            Received::Whole(good.to_string().into_bytes()),
+        );
+        let v: Value = serde_json::from_slice(&r.body).unwrap();
+        assert_eq!(r.status, 200);
+        assert!(v["input_tokens"].as_u64().unwrap() > 0, "{v}");
+        for bad in [&b"{not json"[..], b"{\"model\": \"m\"}", b""] {
+            let r = play.answer("POST", path, Vec::new(), Received::Whole(bad.to_vec()));
+            let v: Value = serde_json::from_slice(&r.body).unwrap();
+            assert_eq!(r.status, 400, "{v}");
+            assert_eq!(v["error"]["type"], "invalid_request_error", "{v}");
+        }
+        assert!(play.requests[1..].iter().all(|r| r.unreadable.is_some()));
     }
 
     #[test]

@@ -174,6 +174,9 @@ impl AgentReport {
             self.cpu.ctxgate,
             100.0 * self.cpu.share()
         );
+        if let Some(why) = &self.stopped_early {
+            let _ = writeln!(out, "The run stopped early: {}", one_line(why));
+        }
         let _ = writeln!(out, "{}\n", self.coverage_line());
         self.table(false).text(&mut out);
         for f in &self.failures {
@@ -330,6 +333,7 @@ impl AgentReport {
                 "ctxgateShare": self.cpu.share()},
             "neverExercised": self.never_exercised().iter().map(|i| i.name()).collect::<Vec<_>>(),
             "unplayable": self.unplayable,
+            "stoppedEarly": self.stopped_early,
             "exitCode": self.exit_code(),
         })
     }

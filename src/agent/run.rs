@@ -120,6 +120,10 @@ pub struct AgentReport {
     /// The script could not be played: why (no tool reads a file).
     pub unplayable: Option<String>,
     pub time_budget_reached: bool,
+    /// Why the run stopped before `--cases`: the agent sent ctxgate no
+    /// request until it was stopped, in a case and its re-runs, so every
+    /// other case would wait out its deadline as well.
+    pub stopped_early: Option<String>,
     /// CPU seconds: ctxgate's own (the endpoint, the judges), and the
     /// agents' (every process a case started, once reaped).
     pub cpu: Cpu,
@@ -256,6 +260,7 @@ pub fn run(opts: &AgentOptions, mut say: impl FnMut(&str)) -> Result<AgentReport
         dialects: Vec::new(),
         unplayable: None,
         time_budget_reached: false,
+        stopped_early: None,
         cpu: Cpu::default(),
     };
     let cpu_at_start = Cpu::now();
@@ -299,6 +304,11 @@ pub fn run(opts: &AgentOptions, mut say: impl FnMut(&str)) -> Result<AgentReport
         }
         let failed = tally(&mut report, opts, &judged, index);
         say(&case_line(index, &script, &trace, &judged, &failed));
+        // An agent that sent nothing saw nothing of the script but its
+        // task: no smaller script reaches it, and a case it waited out
+        // says the next ones will be waited out too.
+        let silent = trace.requests.is_empty();
+        let mut silent_confirmed = false;
         for inv in failed {
             if claimed.contains(&inv) {
                 continue;
@@ -332,9 +342,13 @@ pub fn run(opts: &AgentOptions, mut say: impl FnMut(&str)) -> Result<AgentReport
                 });
                 continue;
             }
-            say(&format!(
-                "  {inv}: repeats; shrinking by re-running the agent"
-            ));
+            silent_confirmed |= silent;
+            say(&match silent {
+                true => format!(
+                    "  {inv}: repeats; not shrunk: the agent sent ctxgate no request, so no smaller script would reach it"
+                ),
+                false => format!("  {inv}: repeats; shrinking by re-running the agent"),
+            });
             let failure = shrink_and_save(
                 opts,
                 &runtime,
@@ -345,12 +359,21 @@ pub fn run(opts: &AgentOptions, mut say: impl FnMut(&str)) -> Result<AgentReport
                 index,
                 deadline,
                 (trace.clone(), finding),
+                !silent,
             );
             say(&format!(
-                "  {inv}: shrunk to {} turn(s), {} call(s) in {} run(s){}",
+                "  {inv}: {} {} turn(s), {} call(s){}{}",
+                if silent {
+                    "kept as it was:"
+                } else {
+                    "shrunk to"
+                },
                 failure.to.0,
                 failure.to.1,
-                failure.shrink_runs,
+                match silent {
+                    true => String::new(),
+                    false => format!(" in {} run(s)", failure.shrink_runs),
+                },
                 match &failure.fixture {
                     Saved::At(p) => format!(
                         "; saved {}",
@@ -360,6 +383,16 @@ pub fn run(opts: &AgentOptions, mut say: impl FnMut(&str)) -> Result<AgentReport
                 }
             ));
             report.failures.push(failure);
+        }
+        if silent_confirmed && trace.exit.stopped() && index + 1 < opts.cases {
+            let why = format!(
+                "case {index}: the agent sent ctxgate no request before it was stopped ({}), nor on its re-runs; the {} case(s) left would each wait as long (is the agent pointed at OPENAI_BASE_URL or ANTHROPIC_BASE_URL?)",
+                trace.exit.shown(),
+                opts.cases - index - 1
+            );
+            say(&format!("the run stops: {why}"));
+            report.stopped_early = Some(why);
+            break;
         }
     }
     report.elapsed = started.elapsed();
@@ -486,6 +519,7 @@ fn shrink_and_save(
     index: u64,
     deadline: Option<Instant>,
     first: (Trace, Finding),
+    shrink: bool,
 ) -> AgentFailure {
     let original = Script::from_case(case, summaries.to_vec());
     // Candidates that differ only where a script does not look (a system
@@ -500,7 +534,7 @@ fn shrink_and_save(
     let mut kept = size(&original);
     let shrunk = crate::run::shrink::shrink_within(
         case.clone(),
-        opts.shrink_runs,
+        if shrink { opts.shrink_runs } else { 0 },
         deadline,
         Some(&opts.stage.settings.config),
         |candidate| {
@@ -539,11 +573,17 @@ fn shrink_and_save(
         opts.stage.settings.clone(),
         script.clone(),
         vec![inv],
-        format!(
-            "found by ctxgate agent (seed {}, case {index}), shrunk from {} turn(s)",
-            opts.seed,
-            original.turns.len()
-        ),
+        match shrink {
+            true => format!(
+                "found by ctxgate agent (seed {}, case {index}), shrunk from {} turn(s)",
+                opts.seed,
+                original.turns.len()
+            ),
+            false => format!(
+                "found by ctxgate agent (seed {}, case {index}), not shrunk: the agent sent no request",
+                opts.seed
+            ),
+        },
     );
     fixture.found = Some(finding.detail.clone());
     if let Some(r) = finding.request.and_then(|i| trace.requests.get(i)) {

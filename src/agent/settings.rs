@@ -63,6 +63,25 @@ impl Settings {
                     ))
                 })?,
         };
+        // Unknown fields are named here, against all ten agent fields: the
+        // config's own error would list its eight and call the agent's
+        // two unknown.
+        use crate::config::{AGENT_FIELDS, FIELDS};
+        let known: Vec<&str> = FIELDS.iter().chain(&AGENT_FIELDS).copied().collect();
+        if let Some(k) = obj.keys().find(|k| !known.contains(&k.as_str())) {
+            let shown = crate::model::one_line(crate::model::truncate_utf8(k, 64));
+            let hint = crate::fixture::closest(k, &known)
+                .map(|m| format!("did you mean `{m}`? "))
+                .unwrap_or_default();
+            return Err(bad(format!(
+                "unknown field `{shown}`: {hint}an agent's config fields are {}",
+                known
+                    .iter()
+                    .map(|f| format!("`{f}`"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )));
+        }
         let config = Config::from_value(Value::Object(obj))?;
         config.validate()?;
         Ok(Settings {
@@ -112,6 +131,15 @@ mod tests {
     #[test]
     fn bad_agent_fields_and_unknown_fields_are_errors() {
         for (v, says) in [
+            (
+                json!({"earlyTolerence": 0.1}),
+                "did you mean `earlyTolerance`?",
+            ),
+            (
+                json!({"contextwindow": 1000}),
+                "did you mean `contextWindow`?",
+            ),
+            (json!({"zzz": 1}), "`toolOutputMaxBytes`, `earlyTolerance`"),
             (json!({"earlyTolerance": 1.5}), "earlyTolerance"),
             (json!({"earlyTolerance": "x"}), "found a string"),
             (json!({"toolOutputMaxBytes": -1}), "toolOutputMaxBytes"),

@@ -59,14 +59,23 @@ pub fn excerpt(v: &serde_json::Value) -> String {
     collapse(&v.to_string(), EXCERPT_CHARS)
 }
 
-/// Whitespace runs collapsed to one space, control characters dropped,
-/// cut to `max` characters with an ellipsis: a preview on one line.
+/// Whitespace runs collapsed to one space, every other control character
+/// shown as a visible `\u{…}` escape (as [`one_line`] does: a control
+/// that differs between what was expected and what was received is seen,
+/// not dropped from both), cut to `max` characters with an ellipsis: a
+/// preview on one line.
 pub fn collapse(text: &str, max: usize) -> String {
     let mut chars = text.split_whitespace().enumerate().flat_map(|(i, word)| {
         (i > 0)
             .then_some(' ')
             .into_iter()
-            .chain(word.chars().filter(|c| !is_control(*c)))
+            .chain(word.chars().flat_map(|c| {
+                let shown = match is_control(c) {
+                    true => format!("\\u{{{:x}}}", c as u32),
+                    false => String::from(c),
+                };
+                shown.chars().collect::<Vec<_>>()
+            }))
     });
     let mut out: String = chars.by_ref().take(max).collect();
     if chars.next().is_some() {
@@ -306,6 +315,14 @@ mod tests {
         assert_eq!(collapse("abcd", 4), "abcd");
         assert_eq!(collapse("", 4), "");
         assert_eq!(collapse("日本語テキスト", 3), "日本…");
+        // Controls are shown, not dropped: two texts that differ only by
+        // one still read differently, and neither drives a terminal.
+        assert_eq!(
+            collapse("a\u{1b}[31mb\u{202e}c\u{7}", 40),
+            "a\\u{1b}[31mb\\u{202e}c\\u{7}"
+        );
+        assert_ne!(collapse("bell\u{7}", 40), collapse("bell", 40));
+        assert!(!collapse("\u{9b}x\u{2066}", 40).chars().any(is_control));
     }
 
     #[test]
