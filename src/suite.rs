@@ -249,18 +249,34 @@ impl SuiteReport {
 
     /// Why `replay` of these fixtures against `subject` fails, or `None`
     /// when it passes: a fixture failed, or none was judged; with
-    /// `--expect-failures`, a fixture that did not fail.
+    /// `--expect-failures`, a fixture on which no invariant was judged to
+    /// fail — one that held, was skipped, or on which the subject faulted
+    /// (a crash, a timeout, a library that raised: nothing of the fixture
+    /// was judged, so it does not show that the bug is still there).
     pub fn replay_problem(&self, subject: &str, expect_failures: bool) -> Option<String> {
         let (failed, n) = (self.failed(), self.cases.len());
         let subject = one_line(subject);
         if expect_failures {
             let unexpected: Vec<String> = (self.cases.iter())
-                .filter(|c| !c.outcome.reproduces())
-                .map(|c| one_line(&c.path.display().to_string()))
+                .filter_map(|c| {
+                    let why = match &c.outcome {
+                        Replayed::Failed(_) => return None,
+                        Replayed::Held { .. } => "it held".to_owned(),
+                        Replayed::Skipped { .. } => "nothing was judged".to_owned(),
+                        Replayed::Fault(f) => format!(
+                            "the subject faulted ({}), so nothing was judged",
+                            f.kind.name()
+                        ),
+                    };
+                    Some(format!(
+                        "{} ({why})",
+                        one_line(&c.path.display().to_string())
+                    ))
+                })
                 .collect();
             return (!unexpected.is_empty()).then(|| {
                 format!(
-                    "{} of {n} fixture(s) no longer fail against {subject} (expected to): {}",
+                    "{} of {n} fixture(s) were not seen to fail against {subject} (expected to): {}",
                     unexpected.len(),
                     unexpected.join(", ")
                 )
@@ -464,8 +480,25 @@ mod tests {
         assert_eq!(why, "1 of 2 fixture(s) failed against ref");
         assert_eq!(
             one_failed.replay_problem("ref", true).unwrap(),
-            "1 of 2 fixture(s) no longer fail against ref (expected to): f0.json"
+            "1 of 2 fixture(s) were not seen to fail against ref (expected to): f0.json (it held)"
         );
+        // A fault judges nothing: an adapter that crashes, hangs or whose
+        // library raised does not show the bug is still there.
+        for kind in [
+            crate::subject::FaultKind::Crash,
+            crate::subject::FaultKind::Timeout,
+            crate::subject::FaultKind::LibraryError,
+        ] {
+            let name = kind.name();
+            let faulted = Replayed::Fault(crate::subject::Fault::new(kind, "x"));
+            let why = report_of(vec![failed.clone(), faulted])
+                .replay_problem("ref", true)
+                .unwrap();
+            assert!(
+                why.contains(&format!("f1.json (the subject faulted ({name})")),
+                "{why}"
+            );
+        }
 
         let none_judged = report_of(vec![skipped(), skipped()]);
         let why = none_judged.replay_problem("ref", false).unwrap();
@@ -477,7 +510,7 @@ mod tests {
         assert!(none_judged
             .replay_problem("ref", true)
             .unwrap()
-            .contains("f0.json, f1.json"));
+            .contains("f0.json (nothing was judged), f1.json (nothing was judged)"));
 
         assert_eq!(
             report_of(vec![held(), skipped()]).replay_problem("ref", false),

@@ -16,8 +16,9 @@ use ctxgate::suite::{SuiteCase, SuiteReport};
 #[command(after_help = "\
 Exit codes: 0 every fixture held (with --expect-failures: every fixture
 failed); 1 a fixture failed or the subject faulted (with --expect-failures:
-a fixture held or was skipped), or nothing at all was judged; 2 bad usage or
-a fixture that does not parse.
+a fixture held, was skipped, or the subject faulted on it — a crash, a
+timeout, a library that raised: nothing was judged), or nothing at all was
+judged; 2 bad usage or a fixture that does not parse.
 
 A fixture judged on deterministic or idempotent is run up to 8 times,
 failing at the first run that differs: a subject that differs only some of
@@ -27,9 +28,10 @@ pub struct Args {
     #[arg(required = true, value_name = "PATH")]
     pub paths: Vec<PathBuf>,
 
-    /// Every fixture must still fail against this subject (findings kept
-    /// against the version they were found on): a fixture that holds, or
-    /// of which nothing is judged, fails the replay
+    /// Every fixture must still fail an invariant against this subject
+    /// (findings kept against the version they were found on): a fixture
+    /// that holds, of which nothing is judged, or on which the subject
+    /// faults, fails the replay
     #[arg(long)]
     pub expect_failures: bool,
 
