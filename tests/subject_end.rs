@@ -99,6 +99,60 @@ fn a_subject_that_ignores_the_end_and_sigterm_is_killed_with_its_children() {
 }
 
 /// `--exit-grace` takes 0 to 60 seconds; anything else is bad usage.
+/// A signal to ctxgate kills a subject's children that left its process
+/// group and cleared its marker too: they are ctxgate's (the subreaper's)
+/// only once the subject is dead, so ctxgate sweeps until nothing of its
+/// own is left — three fixed sweeps let some outlive it (3 runs of 10).
+#[test]
+fn a_signal_to_ctxgate_kills_children_in_groups_of_their_own() {
+    for round in 0..3 {
+        let dir = TempDir::new(&format!("end-groups-{round}"));
+        let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/subjects/ending.py");
+        let subject = format!(
+            "python3 {} groups {}",
+            shell_words::quote(script),
+            shell_words::quote(dir.dir())
+        );
+        let mut ctxgate = Command::new(env!("CARGO_BIN_EXE_ctxgate"))
+            .args([
+                "check",
+                "--subject",
+                &subject,
+                "--cases",
+                "500",
+                "--jobs",
+                "2",
+            ])
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        // Both jobs' subjects and their 20 children are up.
+        let until = std::time::Instant::now() + Duration::from_secs(30);
+        let read = || std::fs::read_to_string(dir.path().join("pids")).unwrap_or_default();
+        while read().lines().count() < 22 && std::time::Instant::now() < until {
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        let pids: Vec<i32> = read().lines().map(|l| l.parse().unwrap()).collect();
+        assert_eq!(pids.len(), 22, "round {round}: {pids:?}");
+        Command::new("kill")
+            .args(["-TERM", &ctxgate.id().to_string()])
+            .status()
+            .unwrap();
+        let _ = ctxgate.wait();
+        // What ctxgate did not kill before it exited lives on, re-parented.
+        std::thread::sleep(Duration::from_millis(300));
+        let left: Vec<i32> = pids.into_iter().filter(|&p| alive(p)).collect();
+        for &p in &left {
+            // SAFETY: kill(2) of a test's own stray, so as not to leak it.
+            unsafe {
+                libc::kill(p, libc::SIGKILL);
+            }
+        }
+        assert!(left.is_empty(), "round {round}: left running: {left:?}");
+    }
+}
+
 #[test]
 fn exit_grace_out_of_range_is_bad_usage() {
     let dir = TempDir::new("end-usage");

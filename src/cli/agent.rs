@@ -495,7 +495,7 @@ fn replay(args: ReplayArgs) -> Result<(), CliError> {
         0 => Ok(()),
         2 => Err(CliError::bad_input("a fixture was not played (above)")),
         _ => Err(CliError::failed(if args.expect_failures {
-            "a fixture no longer fails"
+            "a fixture was not seen to fail as expected: it held, or nothing of it was judged (above)"
         } else {
             "a fixture failed, or nothing was judged"
         })),

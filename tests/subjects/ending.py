@@ -12,6 +12,10 @@ When its stdin closes, per MODE:
             writes DIR/term-PID and exits
   stubborn  it ignores the end of its input and SIGTERM, and sleeps, with a
             child of its own that ignores SIGTERM too (its pid in DIR/pids)
+  groups    at its start, ten children, each in a process group of its own,
+            with an empty environment (no marker), ignoring SIGTERM, sleep
+            (their pids in DIR/pids); it holds 768 MiB, written, so that its
+            death takes a while; it answers a request each 0.1 s
 """
 import atexit
 import json
@@ -46,7 +50,19 @@ elif mode == "stubborn":
                               "import signal, time; signal.signal(signal.SIGTERM, signal.SIG_IGN); time.sleep(600)"])
     note("pids", f"{child.pid}\n")
 
+elif mode == "groups":
+    ballast = b"x" * (768 << 20)
+    for _ in range(10):
+        pid = os.fork()
+        if pid == 0:
+            os.setpgid(0, 0)
+            os.execve(sys.executable, [sys.executable, "-c",
+                      "import signal, time; signal.signal(signal.SIGTERM, signal.SIG_IGN); time.sleep(600)"], {})
+        note("pids", f"{pid}\n")
+
 for line in sys.stdin:
+    if mode == "groups":
+        time.sleep(0.1)
     req = json.loads(line)
     if req.get("op") == "hello":
         print(json.dumps({"op": "hello", "protocol": 1, "name": f"ending-{mode}", "version": "0",
