@@ -118,6 +118,50 @@ pub struct ProcessSubject {
     written: Written,
 }
 
+/// Which of the hello's fields that decide what a subject is sent and how
+/// it is judged differ between `first` and `again` (its name and version
+/// may differ: a build stamp, a pid).
+fn judged_fields_changed(first: &SubjectInfo, again: &SubjectInfo) -> Option<String> {
+    let mut changed = Vec::new();
+    let mut field = |name: &str, a: String, b: String| {
+        if a != b {
+            changed.push(format!("{name} {a} → {b}"));
+        }
+    };
+    field("format", first.format.to_string(), again.format.to_string());
+    field(
+        "invariants",
+        format!("{:?}", first.invariants.map(|s| s.names())),
+        format!("{:?}", again.invariants.map(|s| s.names())),
+    );
+    field(
+        "estimate",
+        first.estimates.to_string(),
+        again.estimates.to_string(),
+    );
+    field(
+        "numbers",
+        first.exact_numbers.to_string(),
+        again.exact_numbers.to_string(),
+    );
+    field(
+        "contentParts",
+        first.content_parts.to_string(),
+        again.content_parts.to_string(),
+    );
+    field(
+        "compactAt",
+        first.compact_at.to_string(),
+        again.compact_at.to_string(),
+    );
+    field(
+        "wireFormats",
+        format!("{:?}", first.wire_formats),
+        format!("{:?}", again.wire_formats),
+    );
+    (!changed.is_empty()).then(|| crate::model::one_line(&changed.join(", ")))
+}
+
 impl ProcessSubject {
     /// Start `argv` and exchange hellos.
     pub fn start(argv: Vec<String>, options: ProcessOptions) -> Result<Self, Fault> {
@@ -310,6 +354,18 @@ impl ProcessSubject {
     fn ensure_running(&mut self) -> Result<(), Fault> {
         if self.running.is_none() {
             let info = self.spawn()?;
+            // The run was set up, and is judged, by the first hello: a
+            // restart that says another format or claims other invariants
+            // would be sent and judged by rules it did not start with.
+            if let Some(changed) = judged_fields_changed(&self.info, &info) {
+                self.kill();
+                return Err(Fault::new(
+                    FaultKind::Protocol,
+                    format!(
+                        "hello: started again, the subject said another hello ({changed}); a subject must say the same hello every time it starts, the run being judged by its first"
+                    ),
+                ));
+            }
             self.info = info;
         }
         Ok(())
@@ -437,5 +493,27 @@ impl Drop for ProcessSubject {
             eprintln!("batches: {}", SUBMITS.load(Ordering::Relaxed));
         }
         self.end();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A restart may say another name or version (a build stamp, a pid),
+    /// never another format or claim: the run was set up by the first.
+    #[test]
+    fn a_restart_may_change_its_name_not_what_it_is_judged_by() {
+        let first = SubjectInfo::new("s", "1");
+        assert_eq!(
+            judged_fields_changed(&first, &SubjectInfo::new("s2", "2")),
+            None
+        );
+        let mut again = first.clone();
+        again.format = crate::model::WireFormat::Openai;
+        again.estimates = false;
+        let changed = judged_fields_changed(&first, &again).unwrap();
+        assert!(changed.contains("format engine → openai"), "{changed}");
+        assert!(changed.contains("estimate true → false"), "{changed}");
     }
 }
