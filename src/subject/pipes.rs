@@ -400,7 +400,7 @@ fn poll_ms(wait: Duration) -> i32 {
     }
 }
 
-fn set_nonblocking(fd: RawFd) -> io::Result<()> {
+pub(crate) fn set_nonblocking(fd: RawFd) -> io::Result<()> {
     // SAFETY: fcntl(2) on a descriptor we own, integer arguments only.
     unsafe {
         let flags = libc::fcntl(fd, libc::F_GETFL);

@@ -1,16 +1,16 @@
 //! The subject's process: started with its own process group (and, on
-//! Linux, a death signal), its stderr drained into a bounded tail, killed
-//! with every descendant, and its end told apart (a crash, a closed
-//! stdout).
+//! Linux, a death signal), its stderr drained into a bounded tail
+//! (`stderr`), killed with every descendant, and its end told apart (a
+//! crash, a closed stdout).
 
-use std::io::Read;
 use std::os::unix::process::CommandExt;
 use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::thread;
 use std::time::{Duration, Instant};
 
+use super::stderr::Stderr;
 use super::{ProcessSubject, NEVER_SERVED};
 use crate::subject::pipes::Pipes;
 use crate::subject::protocol::{hello_request, parse_hello};
@@ -36,22 +36,8 @@ pub(super) struct Running {
     pub(super) first_id: u64,
     /// Its stdin and stdout, driven without blocking (`pipes`).
     pub(super) pipes: Pipes,
-    stderr: Arc<Mutex<Tail>>,
+    stderr: Arc<Stderr>,
 }
-
-/// The last bytes of a stream, how many there were in all, and whether
-/// it has ended.
-#[derive(Default)]
-struct Tail {
-    bytes: Vec<u8>,
-    total: u64,
-    ended: bool,
-}
-
-/// How long a fault of a subject that exited waits for the rest of its
-/// stderr (its last words, a traceback, are why it exited; a descendant
-/// that keeps stderr open only costs this).
-const STDERR_GRACE: Duration = Duration::from_millis(500);
 
 impl ProcessSubject {
     pub(super) fn spawn(&mut self) -> Result<SubjectInfo, Fault> {
@@ -85,30 +71,29 @@ impl ProcessSubject {
         let stdout = child.stdout.take().expect("piped");
         let stderr = child.stderr.take().expect("piped");
         let stdin = child.stdin.take().expect("piped");
-        let pipes = Pipes::new(stdin, stdout, self.options.max_line_bytes).map_err(|e| {
-            Fault::new(
-                FaultKind::Spawn,
-                format!("cannot set up the subject's pipes: {e}"),
-            )
-        });
-        let tail = Arc::new(Mutex::new(Tail::default()));
-        let keep = self.options.stderr_tail_bytes;
-        let sink = Arc::clone(&tail);
-        thread::spawn(move || drain(stderr, keep, sink));
+        let pipes = Pipes::new(stdin, stdout, self.options.max_line_bytes)
+            .and_then(|p| Ok((p, Stderr::start(stderr, self.options.stderr_tail_bytes)?)))
+            .map_err(|e| {
+                Fault::new(
+                    FaultKind::Spawn,
+                    format!("cannot set up the subject's pipes: {e}"),
+                )
+            });
+        let (pipes, stderr) = match pipes {
+            Ok(p) => p,
+            Err(f) => {
+                let _ = child.kill();
+                let _ = child.wait();
+                reaper::unregister(child.id() as i32);
+                return Err(f);
+            }
+        };
         self.running = Some(Running {
-            pipes: match pipes {
-                Ok(p) => p,
-                Err(f) => {
-                    let _ = child.kill();
-                    let _ = child.wait();
-                    reaper::unregister(child.id() as i32);
-                    return Err(f);
-                }
-            },
+            pipes,
             marker: format!("{MARKER_VAR}={value}"),
             first_id: self.next_id,
             child,
-            stderr: tail,
+            stderr,
         });
         // The first start is the subject's startup (an interpreter, its
         // imports, `npx`): its hello gets at least FIRST_HELLO. A restart's
@@ -120,11 +105,7 @@ impl ProcessSubject {
         let hello = self.exchange(&hello_request(), None);
         self.options.timeout = timeout;
         let hello = hello?;
-        let info = parse_hello(&hello).map_err(|f| self.with_stderr(f));
-        if info.is_err() {
-            self.kill();
-        }
-        info
+        parse_hello(&hello).map_err(|f| self.with_stderr(f, true))
     }
 
     /// End the process as a run ends (SPEC §6: a subject exits when its
@@ -169,48 +150,21 @@ impl ProcessSubject {
         }
     }
 
-    /// Wait until stderr has ended, or has been quiet a while, or `until`:
-    /// the thread that drains it may not have read a subject's last words
-    /// when its exit is seen. (A descendant that keeps stderr open costs
-    /// the quiet spell, 20 ms, not the whole grace.)
-    fn await_stderr_end(&self, until: Instant) {
-        let Some(r) = &self.running else { return };
-        let read = || {
-            let t = r.stderr.lock().unwrap_or_else(|e| e.into_inner());
-            (t.ended, t.total)
+    /// Attach the tail of the subject's stderr to `f`, with everything
+    /// the subject wrote there before the fault was seen (`Stderr::tail`).
+    /// With `kill`, the process is killed first, descendants included:
+    /// what any of them wrote until then, such as a traceback printed
+    /// after the malformed line that is the fault, is then in the pipe,
+    /// and in the fault too — taken without waiting for the pipe to end,
+    /// which a descendant that escaped the kill may hold open for ever.
+    pub(super) fn with_stderr(&mut self, mut f: Fault, kill: bool) -> Fault {
+        let Some(stderr) = self.running.as_ref().map(|r| Arc::clone(&r.stderr)) else {
+            return f;
         };
-        let (mut ended, mut total) = read();
-        let mut quiet = 0;
-        while !ended && quiet < 10 && Instant::now() < until {
-            thread::sleep(Duration::from_millis(2));
-            let (now_ended, now_total) = read();
-            quiet = if now_total == total { quiet + 1 } else { 0 };
-            (ended, total) = (now_ended, now_total);
+        if kill {
+            self.kill();
         }
-    }
-
-    fn stderr_tail(&self) -> String {
-        match &self.running {
-            Some(r) => {
-                let t = r.stderr.lock().unwrap_or_else(|e| e.into_inner());
-                let mut s = crate::model::text::lines(&String::from_utf8_lossy(&t.bytes));
-                if t.total > t.bytes.len() as u64 {
-                    s = format!(
-                        "[… {} earlier bytes of stderr not kept]\n{s}",
-                        t.total - t.bytes.len() as u64
-                    );
-                }
-                s
-            }
-            None => String::new(),
-        }
-    }
-
-    pub(super) fn with_stderr(&self, mut f: Fault) -> Fault {
-        if f.kind == FaultKind::Crash {
-            self.await_stderr_end(Instant::now() + STDERR_GRACE);
-        }
-        f.stderr = self.stderr_tail();
+        f.stderr = stderr.tail();
         f
     }
 }
@@ -250,28 +204,6 @@ pub(super) fn closed(r: &mut Running, timeout: Duration, silent: bool) -> Fault 
                 )
             }
             Err(e) => return Fault::new(FaultKind::Crash, format!("the subject is gone: {e}")),
-        }
-    }
-}
-
-/// Keep the last `keep` bytes of stderr, reading until it closes.
-fn drain(mut stderr: impl Read, keep: usize, tail: Arc<Mutex<Tail>>) {
-    let mut buf = [0u8; 8192];
-    loop {
-        let n = match stderr.read(&mut buf) {
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-            read => read.unwrap_or(0),
-        };
-        let mut t = tail.lock().unwrap_or_else(|e| e.into_inner());
-        if n == 0 {
-            t.ended = true;
-            return;
-        }
-        t.total += n as u64;
-        t.bytes.extend_from_slice(&buf[..n]);
-        if t.bytes.len() > keep {
-            let cut = t.bytes.len() - keep;
-            t.bytes.drain(..cut);
         }
     }
 }

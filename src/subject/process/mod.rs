@@ -6,11 +6,13 @@
 //! the next request. stderr is drained continuously into a bounded tail,
 //! so a subject that floods it neither blocks nor eats memory.
 //!
-//! `child` starts the process, drains its stderr, kills it and tells how it
-//! ended; `lines` writes a batch's request lines and reads the answers.
+//! `child` starts the process, kills it and tells how it ended; `stderr`
+//! drains its stderr, and gives a fault all the subject wrote there before
+//! it; `lines` writes a batch's request lines and reads the answers.
 
 mod child;
 mod lines;
+mod stderr;
 
 pub(crate) use lines::{Answer, Exchange, Prepared, ReadBy, Sent};
 
@@ -209,15 +211,11 @@ impl ProcessSubject {
     /// `protocol`, `unknown-error-kind` or `library-error` fault with
     /// nothing else in flight), kill it.
     fn fail(&mut self, f: Fault, in_flight: bool) -> Fault {
-        let f = self.with_stderr(f);
         let in_step = matches!(
             f.kind,
             FaultKind::UnknownErrorKind | FaultKind::LibraryError | FaultKind::Protocol
         );
-        if in_flight || !in_step {
-            self.kill();
-        }
-        f
+        self.with_stderr(f, in_flight || !in_step)
     }
 
     /// A line waiting before a request is sent was never asked for.
