@@ -108,13 +108,19 @@ pub fn run(mut args: Args) -> Result<(), CliError> {
     }
     let (held, failed, skipped) = (report.held(), report.failed(), report.skipped());
     outln!("\nreplay: {held} held, {failed} failed, {skipped} skipped");
-    let name = &ctxgate::model::one_line(&subject.info().name);
+    // The subject as its hello names it, version included: what a script
+    // that replays against a pinned release checks actually ran.
+    let info = subject.info();
+    let name = &ctxgate::model::one_line(format!("{} {}", info.name, info.version).trim());
     match report.replay_problem(name, args.expect_failures) {
         Some(why) => Err(CliError::failed(why)),
         None if args.expect_failures => {
             outln!("every fixture still fails against {name}, as expected");
             Ok(())
         }
-        None => Ok(()),
+        None => {
+            outln!("every fixture judged held against {name}");
+            Ok(())
+        }
     }
 }
