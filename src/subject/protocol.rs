@@ -818,8 +818,15 @@ pub fn parse_estimate_answer(obj: &Map<String, Value>) -> Result<EstimateReply, 
         fault
     };
     let tokens = obj.get("tokens");
-    let tokens = (tokens.and_then(Value::as_u64))
-        .ok_or_else(|| not_count("`tokens` must be a non-negative integer", tokens))?;
+    // All digits and still no u64: an integer, but past what a count is.
+    let too_large = |v: Option<&Value>| matches!(v, Some(Value::Number(n)) if n.to_string().bytes().all(|b| b.is_ascii_digit()));
+    let tokens = (tokens.and_then(Value::as_u64)).ok_or_else(|| match too_large(tokens) {
+        true => bad(
+            &format!("`tokens` is too large (at most {})", u64::MAX),
+            tokens,
+        ),
+        false => not_count("`tokens` must be a non-negative integer", tokens),
+    })?;
     let per_message = match obj.get("perMessage") {
         None | Some(Value::Null) => None,
         Some(Value::Array(a)) => Some(
@@ -863,6 +870,21 @@ fn integer_hint(v: &Value) -> &'static str {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A count of more digits than a u64 holds is named too large, not
+    /// "not a non-negative integer", which it is.
+    #[test]
+    fn a_count_past_u64_is_too_large() {
+        let big = format!("1{}", "0".repeat(400));
+        let answer: Value =
+            serde_json::from_str(&format!(r#"{{"id": 1, "tokens": {big}}}"#)).unwrap();
+        let fault = parse_estimate_answer(answer.as_object().unwrap()).unwrap_err();
+        assert!(
+            fault.detail.contains("`tokens` is too large"),
+            "{}",
+            fault.detail
+        );
+    }
 
     /// NEL, U+2028 and U+2029 leave as escapes, wherever they are in a
     /// string (at its ends, side by side, beside other non-ASCII text), and

@@ -106,9 +106,15 @@ impl Answer {
         };
         let line = line.map_err(|e| {
             let shown = String::from_utf8_lossy(&answer[..answer.len().min(200)]).into_owned();
+            let why = e.to_string();
+            let what = match why.starts_with("recursion limit exceeded") {
+                // Well-formed JSON, but deeper than any history is.
+                true => "a JSON line nested deeper than the 128 levels ctxgate reads".to_owned(),
+                false => format!("not a JSON object line ({why})"),
+            };
             Fault::new(
                 FaultKind::MalformedLine,
-                format!("not a JSON object line ({e}): {shown:?}; {STDOUT_ONLY_PROTOCOL}"),
+                format!("{what}: {shown:?}; {STDOUT_ONLY_PROTOCOL}"),
             )
         })?;
         let Some(id) = id else { return Ok(line) };
