@@ -348,6 +348,7 @@ fn run_cases(args: RunArgs) -> Result<(), CliError> {
     super::files::RunFiles::new()
         .input("--config", args.agent.config.as_deref())
         .input("--gen-config", args.gen_config.as_deref())
+        .command("--run", &args.agent.argv().unwrap_or_default())
         .reports(args.out.as_deref(), &args.also_report)
         .check()?;
     let settings = args.agent.settings()?;

@@ -209,7 +209,8 @@ pub fn run_check(args: Args) -> Result<(), CliError> {
             args.sources.corpus.as_deref(),
             &["json", "jsonl"],
         )
-        .folder("--with-suite", args.with_suite.as_deref(), &["json"]);
+        .folder("--with-suite", args.with_suite.as_deref(), &["json"])
+        .command("--subject", &args.subject.words());
     args.reports.files(files).check()?;
     let reports = args.reports.open()?;
     ctxgate::fixture::check_save_dir(&args.save).map_err(|e| {

@@ -62,6 +62,21 @@ impl RunFiles {
         self.input("--envelope", file.map(Path::new))
     }
 
+    /// The files a command names (`--subject 'python3 my_subject.py'`,
+    /// `--run …`): each word that is a regular file here is one the run
+    /// needs, which no output may overwrite. Words that are not files (a
+    /// program found on PATH, a flag) are no input; a command that does
+    /// not split is left to the command's own check.
+    pub fn command(mut self, flag: &str, words: &[String]) -> RunFiles {
+        for word in words {
+            let path = Path::new(word);
+            if fs::metadata(path).is_ok_and(|m| m.is_file()) {
+                self.inputs.push(named(flag, word, path));
+            }
+        }
+        self
+    }
+
     /// A folder the run reads every `*.EXT` file of, recursively (a corpus,
     /// a suite): no output may be one of them, nor a new one it would read.
     pub fn folder(
@@ -306,6 +321,32 @@ mod tests {
             .input("--config", Some(&cfg))
             .output("--out", Some(&dir.join("report.json")));
         assert_eq!(message(other), None);
+    }
+
+    /// The subject's own program file is an input: `--out s.py` under
+    /// `--subject 'python3 s.py'` would write the report over it.
+    #[test]
+    fn a_file_the_command_names_is_an_input() {
+        let dir = tmp("command");
+        let script = dir.join("s.py");
+        fs::write(&script, "print()").unwrap();
+        let words = vec![
+            "python3".to_owned(),
+            script.display().to_string(),
+            "--flag".to_owned(),
+        ];
+        let m = message(
+            RunFiles::new()
+                .command("--subject", &words)
+                .output("--out", Some(&script)),
+        )
+        .expect("refused");
+        assert!(m.contains("--subject") && m.contains("s.py"), "{m}");
+        let fine = RunFiles::new()
+            .command("--subject", &words)
+            .output("--out", Some(&dir.join("report.json")));
+        assert_eq!(message(fine), None);
+        let _ = fs::remove_dir_all(&dir);
     }
 
     #[test]

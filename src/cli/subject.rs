@@ -86,6 +86,17 @@ impl SubjectArgs {
         self.subject.clone()
     }
 
+    /// The subject program's words (`--subject`, split, or after `--`),
+    /// for the run's own-files check; none for the reference, or a command
+    /// that does not split (its own error comes when it is started).
+    pub fn words(&self) -> Vec<String> {
+        match (&self.subject, self.command.is_empty()) {
+            (_, false) => self.command.clone(),
+            (Some(cmd), true) => ProcessSubject::split_command(cmd).unwrap_or_default(),
+            (None, true) => Vec::new(),
+        }
+    }
+
     /// Which subject the flags name.
     fn choice(&self) -> Result<Choice, CliError> {
         Ok(match (&self.subject, self.command.is_empty()) {
