@@ -551,3 +551,29 @@ fn report_merge_names_a_file_that_is_no_report() {
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A corpus's JSON Lines error names the line, then the message in it:
+/// "line 3: message 0: …" read as "message 0: line 3: …".
+#[test]
+fn a_corpus_line_error_names_the_line_then_the_message() {
+    let dir = scratch("corpus-line-order");
+    let corpus = dir.join("corpus");
+    std::fs::create_dir_all(&corpus).unwrap();
+    std::fs::write(
+        corpus.join("a.jsonl"),
+        "[{\"role\":\"user\",\"content\":\"hi\"}]\n\n[{\"role\":\"usr\",\"content\":\"bad\"}]\n",
+    )
+    .unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_ctxgate"))
+        .args(["check", "--cases", "1", "--corpus"])
+        .arg(&corpus)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("a.jsonl: line 3: message 0: unknown role \"usr\""),
+        "{stderr}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -91,8 +91,15 @@ fn read_lines(path: &Path, name: &str, cap: u64) -> Result<Vec<Seed>, InputError
         if line.iter().all(u8::is_ascii_whitespace) {
             continue;
         }
+        // Where: the file, its line, then the message in that line's
+        // history ("line 3: message 0: …", not "message 0: line 3: …").
         let at = |mut e: InputError| {
-            e.problem = format!("line {}: {}", i + 1, e.problem);
+            let message = e
+                .message
+                .take()
+                .map(|m| format!("message {m}: "))
+                .unwrap_or_default();
+            e.problem = format!("line {}: {message}{}", i + 1, e.problem);
             e.in_file(shown.as_str())
         };
         let value = parse_json(line).map_err(at)?;
