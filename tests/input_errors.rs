@@ -424,6 +424,10 @@ fn a_number_out_of_range_names_the_field_the_range_and_the_value() {
             r#"{"imagesPercnt": 5}"#,
             "gen-config: unknown field `imagesPercnt`, expected one of",
         ),
+        (
+            r#"{"imagesPercent": 100, "contentClasses": ["prose"]}"#,
+            "gen-config: `imagesPercent` asks for image cases, but `contentClasses` leaves out `images`",
+        ),
     ] {
         let e = GenConfig::from_json(text.as_bytes()).unwrap_err();
         assert!(e.problem.starts_with(said), "{text}: {e}");

@@ -273,6 +273,17 @@ impl GenConfig {
             )
         })?;
         g.validate()?;
+        // Images asked for in so many words, and turned off by the class
+        // list: a run with none, where the file says some.
+        let says_images = value
+            .get("imagesPercent")
+            .is_some_and(|p| p.as_u64() != Some(0));
+        if says_images && value.get("contentClasses").is_some() && !g.images_on() {
+            return Err(InputError::new(
+                InputErrorKind::Config,
+                "gen-config: `imagesPercent` asks for image cases, but `contentClasses` leaves out `images`, so none would be made: add \"images\" to `contentClasses`, or drop `imagesPercent`",
+            ));
+        }
         Ok(g)
     }
 
