@@ -128,7 +128,8 @@ pub struct Failure {
 /// 100,000 cases that all fail lists 1,000 of them.
 pub const FAILING_CASES_KEPT: usize = 1000;
 
-/// The most bytes of a failing case's detail, on one line.
+/// The most bytes of a failing case's detail, on one line, kept before
+/// it is cut (then `…` and ` (+N more)` may follow: [`FailingCase`]).
 pub const FAILING_DETAIL_BYTES: usize = 200;
 
 /// One failing case as it was found, before shrinking: one a failed
@@ -137,9 +138,10 @@ pub const FAILING_DETAIL_BYTES: usize = 200;
 pub struct FailingCase {
     pub case: u64,
     pub invariant: Invariant,
-    /// The violation's detail on one line, at most
-    /// [`FAILING_DETAIL_BYTES`] bytes (and how many more violations the
-    /// case had of the invariant).
+    /// The violation's detail on one line: whole when it is at most
+    /// [`FAILING_DETAIL_BYTES`] bytes, else its first ones up to a char
+    /// boundary and `…` (3 bytes); then ` (+N more)` when the case had N
+    /// more violations of the invariant.
     pub detail: String,
 }
 

@@ -4,7 +4,9 @@
 //! `--fail-if-worse` both ways, and bad input with exit 2.
 //!
 //! The real corpus is read from `../shared/data/real-histories` at run
-//! time, never copied. Runs use few generated samples and one timing round:
+//! time, never copied; where it is missing, the tests that need it are
+//! skipped with a line that says so — unless `CTXGATE_REQUIRE_DATA=1`,
+//! where they fail. Runs use few generated samples and one timing round:
 //! what is tested is what the figures say, not how fast they come.
 #![cfg(feature = "calibrate")]
 
@@ -35,6 +37,13 @@ const SMALL: [&str; 6] = ["--samples", "40", "--toolloop", "8", "--rounds", "1"]
 
 fn with_small<'a>(args: &[&'a str]) -> Vec<&'a str> {
     args.iter().copied().chain(SMALL).collect()
+}
+
+/// The shared corpus's folder, to pass as `--corpus`; `None` (the test is
+/// skipped) where it is missing, see [`common::data_dir`].
+fn real_histories() -> Option<String> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/data/real-histories");
+    Some(common::data_dir(&dir)?.display().to_string())
 }
 
 fn python(path: &str) -> String {
@@ -76,9 +85,14 @@ fn below_floor(json: &Value, set: &str, k: usize) -> u64 {
 
 #[test]
 fn the_content_only_variant_is_below_the_floor_and_real_tokens_where_calls_are() {
+    let Some(corpus) = real_histories() else {
+        return;
+    };
     let adr = python("adapters/python-minimal/compactor.py");
     let content_only = python("adapters/python-minimal/content_only.py");
     let out = ctxgate(&with_small(&[
+        "--corpus",
+        &corpus,
         "--subject",
         &adr,
         "--subject",
@@ -147,11 +161,16 @@ fn the_content_only_variant_is_below_the_floor_and_real_tokens_where_calls_are()
 
 #[test]
 fn json_svg_and_markdown_outputs() {
+    let Some(corpus) = real_histories() else {
+        return;
+    };
     let tmp = TempDir::new("outputs");
     let svg = tmp.join("plot.svg");
     // Order on the command line is the report's order, across the two flags.
     let slow = python("tests/subjects/slow_estimator.py") + " 0";
     let out = ctxgate(&with_small(&[
+        "--corpus",
+        &corpus,
         "--builtin",
         "content-only",
         "--subject",
@@ -285,9 +304,14 @@ fn json_svg_and_markdown_outputs() {
 
 #[test]
 fn fail_if_worse_both_ways() {
+    let Some(corpus) = real_histories() else {
+        return;
+    };
     // The pre-ADR estimator after the ADR one: worse, and the message says
     // where and by how much.
     let out = ctxgate(&with_small(&[
+        "--corpus",
+        &corpus,
         "--builtin",
         "adr-0098",
         "--builtin",
