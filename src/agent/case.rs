@@ -235,6 +235,21 @@ impl CaseFolder {
 /// (`Script::check_files`); a name that is not a plain file name is
 /// refused here too.
 fn write_workspace(workspace: &std::os::fd::OwnedFd, script: &Script) -> std::io::Result<()> {
+    // The script's folders, one inside the next, each made new and opened
+    // without following a symlink: the files go in the innermost.
+    let mut inner: Option<std::os::fd::OwnedFd> = None;
+    for folder in &script.folders {
+        if let Some(problem) = super::script::file_name_problem(folder) {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::InvalidInput,
+                format!("a script's folder: {problem}"),
+            ));
+        }
+        let parent = inner.as_ref().unwrap_or(workspace);
+        safe_fs::make_dir_at(parent, folder)?;
+        inner = Some(safe_fs::open_dir_at(parent, folder)?);
+    }
+    let workspace = inner.as_ref().unwrap_or(workspace);
     let mut written = std::collections::HashSet::new();
     for (_, call) in script.calls() {
         if let Some(problem) = super::script::file_name_problem(&call.file) {
@@ -670,6 +685,34 @@ mod tests {
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(&dir).unwrap();
         dir
+    }
+
+    /// A deep script's files are written under its folders, one inside
+    /// the next, each a plain name: the path the calls name is there.
+    #[test]
+    fn a_deep_scripts_files_are_written_under_its_folders() {
+        let dir = scratch("deep");
+        let workspace = dir.join("workspace");
+        std::fs::create_dir(&workspace).unwrap();
+        let fd = safe_fs::open_dir(&workspace).unwrap();
+        let folders = (1..200)
+            .map(crate::agent::script::deep_folders)
+            .find(|f| !f.is_empty())
+            .unwrap();
+        let deep = script(&["t000-0.txt"]).with_folders(folders.clone());
+        deep.check_files().unwrap();
+        write_workspace(&fd, &deep).unwrap();
+        let path = workspace.join(deep.relative("t000-0.txt"));
+        assert!(path.as_os_str().len() > 1_000, "{}", path.display());
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), "FROM THE SCRIPT");
+        for bad in ["..", "a/b", ""] {
+            let mut f = folders.clone();
+            f[0] = bad.to_owned();
+            let bad_script = script(&["t000-1.txt"]).with_folders(f);
+            assert!(bad_script.check_files().is_err(), "{bad:?}");
+            assert!(write_workspace(&fd, &bad_script).is_err(), "{bad:?}");
+        }
+        let _ = std::fs::remove_dir_all(&dir);
     }
 
     /// A symlink planted in a workspace (an agent of another case sharing

@@ -32,6 +32,10 @@ pub struct Entry {
     /// message after the first (the task) — "Continue if you have next
     /// steps…", "What did we do so far?", a format reminder.
     pub own: bool,
+    /// Pushed by ctxgate as the turn it answered, which knows the calls'
+    /// ids, not the names and arguments the agent's tools gave them: its
+    /// size is the agent's copy's once a request carries one.
+    pub answered: bool,
 }
 
 /// How one request stands against the conversation before it.
@@ -85,6 +89,14 @@ impl Conversation {
                             m.out_of_order.push((prev, at));
                         }
                     }
+                    if self.entries[at].answered {
+                        // The turn as the agent sends it: its calls' names
+                        // and arguments weigh in the conversation (a long
+                        // path a call, kilobytes a turn), which ctxgate's
+                        // own copy of the turn left out.
+                        self.entries[at].answered = false;
+                        self.entries[at].bytes = openai_message_size(msg);
+                    }
                     if !seen[at] {
                         seen[at] = true;
                         if content_hash(msg) != self.entries[at].content
@@ -129,7 +141,17 @@ impl Conversation {
             bytes: openai_message_size(&message),
             message,
             own: false,
+            answered: false,
         });
+    }
+
+    /// Append the turn ctxgate answered (its calls without the agent's
+    /// names and arguments): sized as the agent sends it, once it does.
+    pub fn push_answered(&mut self, message: Message) {
+        self.push(message);
+        if let Some(e) = self.entries.last_mut() {
+            e.answered = true;
+        }
     }
 
     /// The conversation entry `msg` is, preferring the first after `after`;

@@ -361,7 +361,7 @@ impl<'a> Judge<'a> {
         for (k, r) in requests.iter().enumerate() {
             if r.kind != Kind::Loop || r.request.is_none() {
                 if let Answer::Turn { .. } | Answer::Final = r.answer {
-                    conv.push(self.answered_message(r));
+                    conv.push_answered(self.answered_message(r));
                 }
                 continue;
             }
@@ -462,7 +462,7 @@ impl<'a> Judge<'a> {
                 }
             }
             if let Answer::Turn { .. } | Answer::Final = r.answer {
-                conv.push(self.answered_message(r));
+                conv.push_answered(self.answered_message(r));
             }
         }
         self.settle(
@@ -1354,6 +1354,7 @@ mod tests {
             turns: vec![turn(0, "first file"), turn(1, "second file")],
             final_answer: "done".into(),
             summaries: vec![50],
+            folders: Vec::new(),
         }
     }
 
@@ -1823,6 +1824,7 @@ mod tests {
             }],
             final_answer: "done".into(),
             summaries: vec![50],
+            folders: Vec::new(),
         };
         let trace = Trace {
             requests: vec![

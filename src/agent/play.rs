@@ -535,11 +535,12 @@ impl Play {
         let calls = turn.calls[first..first + count]
             .iter()
             .map(|c| {
-                let path = self.workspace.join(&c.file);
+                let file = self.script.relative(&c.file);
+                let path = self.workspace.join(&file);
                 Call {
                     id: c.id.clone(),
                     name: binding.tool.clone(),
-                    arguments: binding.arguments(&path.to_string_lossy(), &c.file),
+                    arguments: binding.arguments(&path.to_string_lossy(), &file),
                 }
             })
             .collect();

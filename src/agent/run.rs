@@ -17,7 +17,7 @@ use super::fixture::AgentFixture;
 use super::invariants::AgentInvariant;
 use super::judge::{judge, Facts, Finding, Judged, Verdict};
 use super::play::Stage;
-use super::script::Script;
+use super::script::{deep_folders, Script};
 use super::trace::Trace;
 use crate::generate::{case_for_config, mix, Case, GenConfig};
 use crate::run::Saved;
@@ -279,7 +279,9 @@ pub fn run(opts: &AgentOptions, mut say: impl FnMut(&str)) -> Result<AgentReport
             break;
         }
         let summaries = Script::summary_sizes(mix(opts.seed, index));
-        let script = Arc::new(Script::from_case(&case, summaries.clone()));
+        let folders = deep_folders(mix(opts.seed ^ 0x666f_6c64, index));
+        let script =
+            Arc::new(Script::from_case(&case, summaries.clone()).with_folders(folders.clone()));
         let trace = case::run(runtime.handle(), &stage, &script, &opts.launch, index);
         if let Some(why) = &trace.exit.spawn_error {
             // Nothing was played: not the agent's failure to confirm,
@@ -354,7 +356,7 @@ pub fn run(opts: &AgentOptions, mut say: impl FnMut(&str)) -> Result<AgentReport
                 &runtime,
                 &stage,
                 &case,
-                &summaries,
+                (&summaries, &folders),
                 inv,
                 index,
                 deadline,
@@ -514,14 +516,14 @@ fn shrink_and_save(
     runtime: &tokio::runtime::Runtime,
     stage: &Arc<Stage>,
     case: &Case,
-    summaries: &[u32],
+    (summaries, folders): (&[u32], &[String]),
     inv: AgentInvariant,
     index: u64,
     deadline: Option<Instant>,
     first: (Trace, Finding),
     shrink: bool,
 ) -> AgentFailure {
-    let original = Script::from_case(case, summaries.to_vec());
+    let original = Script::from_case(case, summaries.to_vec()).with_folders(folders.to_vec());
     // Candidates that differ only where a script does not look (a system
     // message, the envelope) play the same script: each is run once.
     let mut tried: HashMap<String, Option<(Trace, Finding)>> = HashMap::new();
@@ -538,7 +540,8 @@ fn shrink_and_save(
         deadline,
         Some(&opts.stage.settings.config),
         |candidate| {
-            let script = Script::from_case(candidate, summaries.to_vec());
+            let script =
+                Script::from_case(candidate, summaries.to_vec()).with_folders(folders.to_vec());
             let candidate_size = size(&script);
             if candidate_size >= kept {
                 return false;
@@ -567,7 +570,7 @@ fn shrink_and_save(
             }
         },
     );
-    let script = Script::from_case(&shrunk, summaries.to_vec());
+    let script = Script::from_case(&shrunk, summaries.to_vec()).with_folders(folders.to_vec());
     let (trace, finding) = last;
     let mut fixture = AgentFixture::new(
         opts.stage.settings.clone(),

@@ -37,6 +37,13 @@ pub struct Script {
     /// 100 now and then, as real models overshoot (never over a request's
     /// own `max_tokens`, which an API does not exceed: see `play`).
     pub summaries: Vec<u32>,
+    /// The folders, one inside the next, under the workspace that holds
+    /// every call's file (none: the files are in the workspace itself). A
+    /// deep folder makes each call's path long, so the calls' arguments
+    /// weigh in a request what ADR 0098's estimator, which counted
+    /// `content` alone, never counted ([`deep_folders`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub folders: Vec<String>,
 }
 
 /// One model turn that calls tools.
@@ -210,6 +217,7 @@ impl Script {
             turns,
             final_answer,
             summaries,
+            folders: Vec::new(),
         }
     }
 
@@ -236,6 +244,19 @@ impl Script {
     /// give it the same content. The error names the field
     /// (`script.turns[i].calls[j].file`) and the problem.
     pub fn check_files(&self) -> Result<(), String> {
+        for (i, folder) in self.folders.iter().enumerate() {
+            if let Some(problem) = file_name_problem(folder) {
+                return Err(format!(
+                    "`script.folders[{i}]`: {problem}; a folder is a plain name (not empty, no `/`, not `.` or `..`, no NUL, at most {MAX_FILE_NAME_BYTES} bytes)"
+                ));
+            }
+        }
+        let path: usize = self.folders.iter().map(|f| f.len() + 1).sum();
+        if path > MAX_FOLDERS_BYTES {
+            return Err(format!(
+                "`script.folders`: {path} bytes of folders, over the {MAX_FOLDERS_BYTES} a path may spend on them"
+            ));
+        }
         let mut seen: std::collections::HashMap<&str, (usize, usize)> = Default::default();
         for (t, turn) in self.turns.iter().enumerate() {
             for (c, call) in turn.calls.iter().enumerate() {
@@ -266,6 +287,23 @@ impl Script {
         Ok(())
     }
 
+    /// Where a call's `file` is, from the workspace: under the folders.
+    pub fn relative(&self, file: &str) -> String {
+        let mut out = String::new();
+        for folder in &self.folders {
+            out.push_str(folder);
+            out.push('/');
+        }
+        out.push_str(file);
+        out
+    }
+
+    /// The script with its files under `folders`.
+    pub fn with_folders(mut self, folders: Vec<String>) -> Script {
+        self.folders = folders;
+        self
+    }
+
     /// Every call of the script, with its turn.
     pub fn calls(&self) -> impl Iterator<Item = (usize, &ScriptCall)> {
         self.turns
@@ -288,6 +326,63 @@ impl Script {
 
 /// The longest file name most file systems take (`NAME_MAX`).
 pub const MAX_FILE_NAME_BYTES: usize = 255;
+
+/// The most bytes a script's folders may take in a path (`PATH_MAX` is
+/// 4,096 with the workspace and the file name).
+pub const MAX_FOLDERS_BYTES: usize = 3_600;
+
+/// One case in this many puts its files in deep folders.
+pub const DEEP_FOLDERS_EVERY: u64 = 3;
+
+/// The folders case `seed` puts its files in: one case in
+/// [`DEEP_FOLDERS_EVERY`] gets 1,000–3,400 bytes of folders (path
+/// segments of 40–200 bytes, as a deep monorepo or a `node_modules` tree
+/// has), the others none. Every call's path then carries them, so a
+/// turn's calls weigh kilobytes in their arguments: an agent whose
+/// estimate leaves the arguments out (ADR 0098's bug) undercounts by that
+/// much a call, where the few bytes of a short path hid inside any margin.
+pub fn deep_folders(seed: u64) -> Vec<String> {
+    let mut rng = SplitMix64::new(seed);
+    if rng.below(DEEP_FOLDERS_EVERY) != 0 {
+        return Vec::new();
+    }
+    const WORDS: [&str; 12] = [
+        "packages",
+        "services",
+        "internal",
+        "components",
+        "generated",
+        "vendor",
+        "node_modules",
+        "src",
+        "modules",
+        "platform",
+        "integration",
+        "fixtures",
+    ];
+    let want = 1_000 + rng.below(2_401) as usize;
+    let mut folders = Vec::new();
+    let mut used = 0;
+    while used < want {
+        let len = (40 + rng.below(161) as usize).min(want - used).max(1);
+        let mut name = String::new();
+        while name.len() < len {
+            if !name.is_empty() {
+                name.push('-');
+            }
+            name.push_str(WORDS[rng.below(WORDS.len() as u64) as usize]);
+        }
+        let name = truncate_utf8(&name, len).trim_end_matches('-').to_owned();
+        let name = if name.is_empty() {
+            "d".to_owned()
+        } else {
+            name
+        };
+        used += name.len() + 1;
+        folders.push(name);
+    }
+    folders
+}
 
 /// What is wrong with `name` as a call's file in the workspace, if anything.
 pub fn file_name_problem(name: &str) -> Option<String> {
@@ -440,6 +535,21 @@ mod tests {
 
     /// A call's file is written into the case's workspace: a name that is
     /// absolute, climbs out, names another folder, is empty or holds a
+    /// A third of the cases get deep folders, of 1,000–3,400 bytes, each
+    /// a plain name; the others none.
+    #[test]
+    fn deep_folders_are_a_third_of_cases_and_plain_names() {
+        let drawn: Vec<Vec<String>> = (0..3000).map(deep_folders).collect();
+        let deep = drawn.iter().filter(|f| !f.is_empty()).count();
+        assert!((850..1150).contains(&deep), "{deep} of 3000");
+        for f in drawn.iter().filter(|f| !f.is_empty()) {
+            let bytes: usize = f.iter().map(|n| n.len() + 1).sum();
+            assert!((1_000..=3_402).contains(&bytes), "{bytes}: {f:?}");
+            assert!(bytes <= MAX_FOLDERS_BYTES);
+            assert!(f.iter().all(|n| file_name_problem(n).is_none()), "{f:?}");
+        }
+    }
+
     /// NUL is refused, and the error names the field and the problem.
     #[test]
     fn a_calls_file_must_be_a_plain_name_in_the_workspace() {
@@ -460,6 +570,7 @@ mod tests {
             }],
             final_answer: "done".into(),
             summaries: vec![50],
+            folders: Vec::new(),
         };
         assert_eq!(
             script(&["t000-0.txt", "notes .md", "..x", "a..b"]).check_files(),
