@@ -48,6 +48,7 @@ fn script() -> Arc<Script> {
         turns: vec![turn; 4],
         final_answer: "done".into(),
         summaries: vec![50],
+        folders: Vec::new(),
     })
 }
 
