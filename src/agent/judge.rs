@@ -785,6 +785,20 @@ impl<'a> Judge<'a> {
                 _ => {}
             }
         }
+        // Requests ctxgate answered 400 because it could not read them (a
+        // body cut mid-character, not JSON) are most often why an agent
+        // gave up: said, with the first one's reason, whenever some came.
+        let unreadable: Vec<&str> = (self.trace.requests.iter())
+            .filter(|r| r.is_model_request() && matches!(r.answer, Answer::BadRequest))
+            .filter_map(|r| r.unreadable.as_deref())
+            .collect();
+        if !problems.is_empty() && requests > 0 && !unreadable.is_empty() {
+            problems.push(format!(
+                "ctxgate could not read {} of its model requests and answered them 400 (the first: {})",
+                unreadable.len(),
+                collapse(unreadable[0], 200)
+            ));
+        }
         if !problems.is_empty() {
             let f = self.find(Inv::Finishes, None, problems.join("; "));
             f.received = Some(format!(
