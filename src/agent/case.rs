@@ -437,8 +437,11 @@ pub fn absolute_words(argv: &[String]) -> Vec<String> {
         .map(|w| {
             let p = Path::new(w);
             let relative = !w.starts_with('-') && !w.contains('{') && p.is_relative();
-            match std::fs::canonicalize(p) {
-                Ok(abs) if relative && (w.contains('/') || p.is_file()) => {
+            // Made absolute, not canonical: a symlink stays one.
+            // `.venv/bin/python` resolved to the interpreter it links to
+            // runs outside its venv, without the packages the agent needs.
+            match std::path::absolute(p) {
+                Ok(abs) if relative && p.exists() && (w.contains('/') || p.is_file()) => {
                     abs.to_string_lossy().into_owned()
                 }
                 _ => w.clone(),
@@ -685,6 +688,33 @@ mod tests {
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(&dir).unwrap();
         dir
+    }
+
+    /// A relative program is made absolute without following its
+    /// symlink: a venv's `bin/python` is a link to the interpreter, which
+    /// run by its own path is outside the venv (the agent's imports fail).
+    #[test]
+    fn a_relative_program_is_made_absolute_and_a_symlink_kept() {
+        let rel = format!("target/ctxgate-abs-words-{}", std::process::id());
+        let _ = std::fs::remove_dir_all(&rel);
+        std::fs::create_dir_all(format!("{rel}/venv/bin")).unwrap();
+        std::fs::write(format!("{rel}/real-python"), "").unwrap();
+        std::os::unix::fs::symlink(
+            std::path::absolute(format!("{rel}/real-python")).unwrap(),
+            format!("{rel}/venv/bin/python"),
+        )
+        .unwrap();
+        let words = absolute_words(&[
+            format!("{rel}/venv/bin/python"),
+            "-c".into(),
+            "{prompt}".into(),
+            "no/such/file".into(),
+        ]);
+        let want = std::path::absolute(format!("{rel}/venv/bin/python")).unwrap();
+        assert_eq!(words[0], want.to_string_lossy());
+        assert!(words[0].ends_with("/venv/bin/python"), "{}", words[0]);
+        assert_eq!(&words[1..], ["-c", "{prompt}", "no/such/file"]);
+        let _ = std::fs::remove_dir_all(&rel);
     }
 
     /// A deep script's files are written under its folders, one inside

@@ -416,9 +416,41 @@ impl<'a> Judge<'a> {
                     }
                 }
             }
-            // order-preserved and no-premature-compaction.
+            let prev = requests[..k]
+                .iter()
+                .rev()
+                .position(|q| q.kind == Kind::Loop)
+                .map(|back| k - 1 - back);
+            // The last loop request sent again, and answered the same turn
+            // again (an SDK's retry after a timeout, a limiter that drops
+            // the turn): the conversation holds that turn once.
+            let again = prev.is_some_and(|p| {
+                hashes[p] == hashes[k]
+                    && match (&requests[p].answer, &r.answer) {
+                        (
+                            Answer::Turn {
+                                turn: a,
+                                first_call: x,
+                                ..
+                            },
+                            Answer::Turn {
+                                turn: b,
+                                first_call: y,
+                                ..
+                            },
+                        ) => a == b && x == y,
+                        (Answer::Final, Answer::Final) => true,
+                        _ => false,
+                    }
+            });
+            // order-preserved and no-premature-compaction: a request sent
+            // again is the one before it, judged there (the turn answered
+            // to that one is not "left out" of its copy).
             let before = conv.entries.len();
-            let matched = conv.take(msgs);
+            let matched = match again {
+                true => Default::default(),
+                false => conv.take(msgs),
+            };
             if let Some(&(earlier, later)) = matched.out_of_order.first() {
                 let f = self.find(
                     Inv::OrderPreserved,
@@ -439,11 +471,7 @@ impl<'a> Judge<'a> {
                 self.premature(r, &conv, &matched);
             }
             // results-delivered: the request after a turn holds its results.
-            let prev = requests[..k]
-                .iter()
-                .rev()
-                .position(|q| q.kind == Kind::Loop);
-            if let Some(p) = prev.map(|back| k - 1 - back) {
+            if let Some(p) = prev {
                 if let Answer::Turn {
                     turn,
                     first_call,
@@ -462,7 +490,9 @@ impl<'a> Judge<'a> {
                 }
             }
             if let Answer::Turn { .. } | Answer::Final = r.answer {
-                conv.push_answered(self.answered_message(r));
+                if !again {
+                    conv.push_answered(self.answered_message(r));
+                }
             }
         }
         self.settle(
@@ -1472,6 +1502,30 @@ mod tests {
             };
             assert_eq!(verdict(&j, inv), &expected, "{inv}");
         }
+    }
+
+    /// A request sent twice (an SDK's retry after a timeout) and answered
+    /// the same turn twice is one turn of the conversation: the copy is
+    /// not a compaction, and nothing is left out of the requests after.
+    /// The turn was held twice, and every later request "left out" one.
+    #[test]
+    fn a_request_sent_again_is_one_turn_not_a_compaction() {
+        let all = [head(), vec![call(0), result(0, "first file")]].concat();
+        let last = [all.clone(), vec![call(1), result(1, "second file")]].concat();
+        let j = judged(
+            vec![
+                loop_request(0, head(), 500, turn(0)),
+                loop_request(1, head(), 500, turn(0)),
+                loop_request(2, all.clone(), 600, turn(1)),
+                loop_request(3, all, 600, turn(1)),
+                loop_request(4, last.clone(), 700, Answer::Final),
+                loop_request(5, last, 700, Answer::Final),
+            ],
+            0,
+        );
+        assert!(j.findings.is_empty(), "{:?}", j.findings);
+        assert_eq!(j.facts.compactions, 0);
+        assert_eq!(verdict(&j, Inv::NoPrematureCompaction), &Verdict::Pass);
     }
 
     /// An agent that answers every 413 by sending the same body again is
