@@ -124,43 +124,25 @@ pub struct ProcessSubject {
 /// it is judged differ between `first` and `again` (its name and version
 /// may differ: a build stamp, a pid).
 fn judged_fields_changed(first: &SubjectInfo, again: &SubjectInfo) -> Option<String> {
-    let mut changed = Vec::new();
-    let mut field = |name: &str, a: String, b: String| {
-        if a != b {
-            changed.push(format!("{name} {a} → {b}"));
-        }
-    };
-    field("format", first.format.to_string(), again.format.to_string());
-    field(
-        "invariants",
-        format!("{:?}", first.invariants.map(|s| s.names())),
-        format!("{:?}", again.invariants.map(|s| s.names())),
-    );
-    field(
-        "estimate",
-        first.estimates.to_string(),
-        again.estimates.to_string(),
-    );
-    field(
-        "numbers",
-        first.exact_numbers.to_string(),
-        again.exact_numbers.to_string(),
-    );
-    field(
-        "contentParts",
-        first.content_parts.to_string(),
-        again.content_parts.to_string(),
-    );
-    field(
-        "compactAt",
-        first.compact_at.to_string(),
-        again.compact_at.to_string(),
-    );
-    field(
-        "wireFormats",
-        format!("{:?}", first.wire_formats),
-        format!("{:?}", again.wire_formats),
-    );
+    type Shown = fn(&SubjectInfo) -> String;
+    let fields: [(&str, Shown); 7] = [
+        ("format", |i| i.format.to_string()),
+        ("invariants", |i| {
+            format!("{:?}", i.invariants.map(|s| s.names()))
+        }),
+        ("estimate", |i| i.estimates.to_string()),
+        ("numbers", |i| i.exact_numbers.to_string()),
+        ("contentParts", |i| i.content_parts.to_string()),
+        ("compactAt", |i| i.compact_at.to_string()),
+        ("wireFormats", |i| format!("{:?}", i.wire_formats)),
+    ];
+    let changed: Vec<String> = fields
+        .iter()
+        .filter_map(|(name, shown)| {
+            let (a, b) = (shown(first), shown(again));
+            (a != b).then(|| format!("{name} {a} → {b}"))
+        })
+        .collect();
     (!changed.is_empty()).then(|| crate::model::one_line(&changed.join(", ")))
 }
 
