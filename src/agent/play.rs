@@ -301,6 +301,21 @@ impl Play {
         rendered
     }
 
+    /// A body past what ctxgate receives (none of it kept) is refused as
+    /// the gateway refuses one over the ceiling, and recorded unreadable.
+    fn past_what_is_received(&self, rec: &mut Recorded) -> Option<Rendered> {
+        if !(rec.body.is_empty() && rec.body_len > 0) {
+            return None;
+        }
+        rec.unreadable = Some(format!(
+            "{} bytes, past what ctxgate receives",
+            rec.body_len
+        ));
+        rec.answer = Answer::TooLarge;
+        let ceiling = self.stage.settings.config.transport_max_body_bytes;
+        Some(self.stage.gateway.too_large(rec.body_len, ceiling))
+    }
+
     fn respond(&mut self, rec: &mut Recorded) -> Rendered {
         let bare = rec
             .path
@@ -317,14 +332,8 @@ impl Play {
             ("POST", "/messages/count_tokens") => {
                 // Counted as the API counts; a body it could not read is
                 // refused as the API refuses it, never counted as 0.
-                if rec.body.is_empty() && rec.body_len > 0 {
-                    let ceiling = self.stage.settings.config.transport_max_body_bytes;
-                    rec.unreadable = Some(format!(
-                        "{} bytes, past what ctxgate receives",
-                        rec.body_len
-                    ));
-                    rec.answer = Answer::TooLarge;
-                    return self.stage.gateway.too_large(rec.body_len, ceiling);
+                if let Some(refused) = self.past_what_is_received(rec) {
+                    return refused;
                 }
                 return match Dialect::Anthropic.read(&rec.body) {
                     Ok(r) => Rendered::json(json!({"input_tokens": self.tokens(&r.messages)})),
@@ -351,13 +360,8 @@ impl Play {
         rec.dialect = Some(dialect);
         rec.kind = Kind::Side;
         let ceiling = self.stage.settings.config.transport_max_body_bytes;
-        if rec.body.is_empty() && rec.body_len > 0 {
-            rec.unreadable = Some(format!(
-                "{} bytes, past what ctxgate receives",
-                rec.body_len
-            ));
-            rec.answer = Answer::TooLarge;
-            return self.stage.gateway.too_large(rec.body_len, ceiling);
+        if let Some(refused) = self.past_what_is_received(rec) {
+            return refused;
         }
         let mut request = match dialect.read_in(&rec.body, &self.stored) {
             Ok(r) => r,
@@ -624,6 +628,16 @@ mod tests {
         }
     }
 
+    /// A play of a script with no turns, under the default settings.
+    fn bare_play() -> Play {
+        let script: Script = serde_json::from_value(json!(
+            {"task": "Task: nothing", "final": "done", "summaries": [150], "turns": []}
+        ))
+        .unwrap();
+        let stage = Arc::new(Stage::bare(crate::agent::settings::Settings::default()));
+        Play::new(stage, Arc::new(script), PathBuf::new())
+    }
+
     /// A summary is as long as the request's `max_tokens` allows, in
     /// bytes by `bytesPerToken` — never past SUMMARY_MAX_BYTES: an agent
     /// asking a million tokens under a config of a billion bytes a token
@@ -665,12 +679,7 @@ mod tests {
     /// 8, and a negative cap was read as none: 3,523 tokens, 200).
     #[test]
     fn a_summary_keeps_within_a_small_max_tokens_and_a_cap_under_one_is_refused() {
-        let script: Script = serde_json::from_value(json!(
-            {"task": "Task: nothing", "final": "done", "summaries": [150], "turns": []}
-        ))
-        .unwrap();
-        let stage = Arc::new(Stage::bare(crate::agent::settings::Settings::default()));
-        let mut play = Play::new(stage, Arc::new(script), PathBuf::new());
+        let mut play = bare_play();
         let ask = |play: &mut Play, path: &str, body: Value| {
             play.answer(
                 "POST",
@@ -726,12 +735,7 @@ mod tests {
     /// `input_tokens: 0`, which an agent takes as an empty context.
     #[test]
     fn count_tokens_refuses_what_it_cannot_read() {
-        let script: Script = serde_json::from_value(json!(
-            {"task": "Task: nothing", "final": "done", "summaries": [150], "turns": []}
-        ))
-        .unwrap();
-        let stage = Arc::new(Stage::bare(crate::agent::settings::Settings::default()));
-        let mut play = Play::new(stage, Arc::new(script), PathBuf::new());
+        let mut play = bare_play();
         let path = "/v1/messages/count_tokens";
         let good =
             json!({"model": "m", "messages": [{"role": "user", "content": "Count me, please."}]});
