@@ -114,7 +114,7 @@ struct Planted {
 const EXPRESS: &str = r#"{"contextWindow": 128000, "threshold": 0.7, "transportMaxBodyBytes": 102400, "toolOutputMaxBytes": 16384}"#;
 const EXPRESS_AGENT: &str = "--window 128000 --ceiling 10000000 --tool-output-max-bytes 16384";
 
-const PLANTED: [Planted; 7] = [
+const PLANTED: [Planted; 9] = [
     Planted {
         bug: "no-check-before-results",
         caught_by: "request-under-ceiling",
@@ -160,7 +160,61 @@ const PLANTED: [Planted; 7] = [
         config: SMALL,
         flags: SMALL_AGENT,
     },
+    // Characters counted as bytes: over the ceiling on a case grown in one
+    // multibyte class.
+    Planted {
+        bug: "chars-not-bytes",
+        caught_by: "request-under-ceiling",
+        config: SMALL,
+        flags: SMALL_AGENT,
+    },
+    // One byte over: only the ceiling probe lands a request there.
+    Planted {
+        bug: "off-by-one-ceiling",
+        caught_by: "request-under-ceiling",
+        config: EXPRESS,
+        flags: EXACT_AGENT,
+    },
 ];
+
+/// The correct agent that guards Express's ceiling to the byte, with no
+/// margin, its trigger set by the window alone.
+const EXACT_AGENT: &str =
+    "--window 128000 --ceiling 102400 --tool-output-max-bytes 16384 --exact-ceiling";
+
+#[test]
+fn the_ceiling_probe_lands_one_byte_over_and_an_exact_agent_holds() {
+    if !common::netns::isolated("the_ceiling_probe_lands_one_byte_over_and_an_exact_agent_holds") {
+        return;
+    }
+    let dir = TempDir::new("agent-ceiling-probe");
+    let args = "--cases 6 --seed 3 --shrink-runs 0 --confirm-runs 1";
+    let exact = agent(&dir, EXPRESS, &agent_cmd(EXACT_AGENT), args);
+    let r = &exact.report;
+    assert_eq!(exact.code, 0, "{r:#}\n{}", exact.stderr);
+    let probes = &r["ceilingProbes"];
+    assert!(probes["cases"].as_u64() >= Some(1), "{probes}");
+    assert_eq!(probes["compacted"], probes["cases"], "{probes}");
+    assert_eq!(probes["failed"], 0, "{probes}");
+    assert!(
+        exact.stderr.contains("the agent compacted first"),
+        "{}",
+        exact.stderr
+    );
+    // Without probes, the agent one byte off holds these cases; with
+    // them, one request is exactly a byte over.
+    let buggy = agent_cmd(&format!("{EXACT_AGENT} --bug off-by-one-ceiling"));
+    let unprobed = agent(&dir, EXPRESS, &buggy, &format!("{args} --ceiling-probes 0"));
+    assert_eq!(unprobed.code, 0, "{:#}", unprobed.report);
+    let probed = agent(&dir, EXPRESS, &buggy, args);
+    assert_eq!(probed.code, 1, "{:#}", probed.report);
+    let detail = probed.report["failures"][0]["detail"].as_str().unwrap();
+    assert!(
+        detail.contains("body 102,401 bytes > transportMaxBodyBytes 102,400"),
+        "{detail}"
+    );
+    assert_eq!(probed.report["ceilingProbes"]["failed"], 1);
+}
 
 #[test]
 fn each_planted_bug_is_caught_shrunk_and_replayable() {

@@ -44,6 +44,7 @@ pub mod image_file;
 pub mod invariants;
 pub mod judge;
 pub mod play;
+pub mod probe;
 pub mod report;
 pub mod run;
 pub mod script;

@@ -81,8 +81,16 @@ impl AgentReport {
                 c.image_results, c.images_as_sent, c.images_reencoded, c.images_as_text
             )
         };
+        let p = &self.probes;
+        let probes = match p.cases {
+            0 => String::new(),
+            n => format!(
+                "; {n} ceiling probe(s) in {} run(s): {} compacted first, {} failed",
+                p.runs, p.compacted, p.failed
+            ),
+        };
         format!(
-            "{} request(s): {} loop, {} summary, {} side; {} answered 413, {} context-length errors, {} recovered; {} compaction(s) seen; {} parallel answer(s); largest body {} bytes, {} tokens{}",
+            "{} request(s): {} loop, {} summary, {} side; {} answered 413, {} context-length errors, {} recovered; {} compaction(s) seen; {} parallel answer(s); largest body {} bytes, {} tokens{}{}",
             c.requests,
             c.loop_requests,
             c.summary_requests,
@@ -94,7 +102,8 @@ impl AgentReport {
             c.parallel_answers,
             group(c.max_body_bytes),
             group(c.max_tokens),
-            images
+            images,
+            probes
         )
     }
 
@@ -329,6 +338,8 @@ impl AgentReport {
                 "unreadableRequests": c.unreadable, "imageResults": c.image_results,
                 "imagesAsSent": c.images_as_sent, "imagesReencoded": c.images_reencoded,
                 "imagesAsText": c.images_as_text},
+            "ceilingProbes": {"cases": self.probes.cases, "runs": self.probes.runs,
+                "compacted": self.probes.compacted, "failed": self.probes.failed},
             "cpu": {"ctxgateSeconds": self.cpu.ctxgate, "agentSeconds": self.cpu.agents,
                 "ctxgateShare": self.cpu.share()},
             "neverExercised": self.never_exercised().iter().map(|i| i.name()).collect::<Vec<_>>(),

@@ -17,6 +17,7 @@ use super::fixture::AgentFixture;
 use super::invariants::AgentInvariant;
 use super::judge::{judge, Facts, Finding, Judged, Verdict};
 use super::play::Stage;
+use super::probe;
 use super::script::{deep_folders, Script};
 use super::trace::Trace;
 use crate::generate::{case_for_config, mix, Case, GenConfig};
@@ -39,6 +40,9 @@ pub struct AgentOptions {
     /// A failure is re-run this many times before it is shrunk; one that
     /// does not fail every time is flaky.
     pub confirm_runs: usize,
+    /// At most this many cases are played again as ceiling probes
+    /// ([`super::probe`]).
+    pub ceiling_probes: usize,
 }
 
 /// The generator agent mode uses by default: `check`'s, without images
@@ -127,6 +131,20 @@ pub struct AgentReport {
     /// CPU seconds: ctxgate's own (the endpoint, the judges), and the
     /// agents' (every process a case started, once reaped).
     pub cpu: Cpu,
+    /// The ceiling probes played.
+    pub probes: Probes,
+}
+
+/// The ceiling probes of a run ([`super::probe`]): the cases probed, the
+/// agent runs they took, and how each ended.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Probes {
+    pub cases: usize,
+    pub runs: usize,
+    /// The agent compacted rather than send the grown request.
+    pub compacted: usize,
+    /// A probe's case failed an invariant.
+    pub failed: usize,
 }
 
 /// CPU time spent by a run, in seconds.
@@ -231,7 +249,11 @@ pub fn case_of(opts: &AgentOptions, index: u64) -> Case {
         }
         case = case_for_config(mix(opts.seed, attempt), index, &opts.gen, config);
     }
-    super::script::grow(&mut case, mix(opts.seed ^ 0xa6e7, index));
+    super::script::grow(
+        &mut case,
+        &opts.gen.content_classes,
+        mix(opts.seed ^ 0xa6e7, index),
+    );
     case
 }
 
@@ -262,6 +284,7 @@ pub fn run(opts: &AgentOptions, mut say: impl FnMut(&str)) -> Result<AgentReport
         time_budget_reached: false,
         stopped_early: None,
         cpu: Cpu::default(),
+        probes: Probes::default(),
     };
     let cpu_at_start = Cpu::now();
     let mut claimed: Vec<AgentInvariant> = Vec::new();
@@ -303,6 +326,44 @@ pub fn run(opts: &AgentOptions, mut say: impl FnMut(&str)) -> Result<AgentReport
             say(&format!("case {index}: unjudged, the run stops: {why}"));
             report.unplayable = Some(format!("case {index}: {why}"));
             break;
+        }
+        // A case that held, played again one byte over the ceiling: when
+        // that fails, it is the case confirmed, shrunk and saved.
+        let (mut case, mut script, mut trace, mut judged) = (case, script, trace, judged);
+        let mut probed = false;
+        if report.probes.cases < opts.ceiling_probes && probe::wanted(&judged) && !out_of_time() {
+            let script_of =
+                |c: &Case| Script::from_case(c, summaries.clone()).with_folders(folders.clone());
+            let player = probe::Player {
+                runtime: runtime.handle(),
+                stage: &stage,
+                launch: &opts.launch,
+                index,
+                script_of: &script_of,
+                deadline,
+            };
+            if let Some(p) = probe::probe(&player, &case, &script, &trace) {
+                let probes = &mut report.probes;
+                probes.cases += 1;
+                probes.runs += p.probed.attempts;
+                probes.compacted += usize::from(p.probed.compacted);
+                let failed = p.judged.failed().next().is_some();
+                say(&format!(
+                    "case {index}: ceiling probe, {} run(s): a result grown by {} bytes; {}",
+                    p.probed.attempts,
+                    p.probed.grown_by,
+                    match (failed, p.probed.compacted) {
+                        (true, _) => "FAILED",
+                        (false, true) => "the agent compacted first",
+                        (false, false) => "the request never landed on the byte",
+                    }
+                ));
+                if failed {
+                    probes.failed += 1;
+                    probed = true;
+                    (case, script, trace, judged) = (p.case, p.script, p.trace, p.judged);
+                }
+            }
         }
         let failed = tally(&mut report, opts, &judged, index);
         say(&case_line(index, &script, &trace, &judged, &failed));
@@ -362,6 +423,7 @@ pub fn run(opts: &AgentOptions, mut say: impl FnMut(&str)) -> Result<AgentReport
                 deadline,
                 (trace.clone(), finding),
                 !silent,
+                probed,
             );
             say(&format!(
                 "  {inv}: {} {} turn(s), {} call(s){}{}",
@@ -522,6 +584,7 @@ fn shrink_and_save(
     deadline: Option<Instant>,
     first: (Trace, Finding),
     shrink: bool,
+    probed: bool,
 ) -> AgentFailure {
     let original = Script::from_case(case, summaries.to_vec()).with_folders(folders.to_vec());
     // Candidates that differ only where a script does not look (a system
@@ -578,8 +641,12 @@ fn shrink_and_save(
         vec![inv],
         match shrink {
             true => format!(
-                "found by ctxgate agent (seed {}, case {index}), shrunk from {} turn(s)",
+                "found by ctxgate agent (seed {}, case {index}{}), shrunk from {} turn(s)",
                 opts.seed,
+                match probed {
+                    true => ", a ceiling probe: a result grown to put a request one byte over",
+                    false => "",
+                },
                 original.turns.len()
             ),
             false => format!(

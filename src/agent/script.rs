@@ -96,7 +96,16 @@ impl ScriptCall {
 /// under it (0.2–0.8×), three tenths around it (0.8–1.2×), half past it
 /// (1.2–3×); results are grown by fresh text, round-robin, to that total.
 /// A case whose results already reach it is left as generated.
-pub fn grow(case: &mut Case, seed: u64) {
+///
+/// The text is drawn from `classes` (the gen-config's `contentClasses`;
+/// `images` is no text class, and none left means prose): each piece of a
+/// class of them, or — one case in four — every piece of the case of one
+/// class, so that some cases are all CJK, all emoji, all escapes. Only
+/// such a case makes an agent that counts characters, not bytes, send a
+/// body over the ceiling: in mixed text its count is a few tenths short,
+/// which an agent's margin hides.
+pub fn grow(case: &mut Case, classes: &[ContentClass], seed: u64) {
+    let classes = grown_classes(classes, seed);
     let config = &case.config;
     let trigger_bytes = (config.trigger().saturating_mul(config.bytes_per_token))
         .min(config.transport_max_body_bytes)
@@ -136,7 +145,7 @@ pub fn grow(case: &mut Case, seed: u64) {
     let mut k = 0;
     while have < target {
         let j = k % results.len();
-        let class = *rng.pick(&ContentClass::ALL);
+        let class = *rng.pick(&classes);
         let n = (target - have).min(8 * 1024);
         let more = text::text(&mut rng, class, n);
         let text =
@@ -153,6 +162,48 @@ pub fn grow(case: &mut Case, seed: u64) {
     }
 }
 
+/// Where each turn of a case's script comes from: the index of the
+/// message that opens it and of each of its calls' results, in the order
+/// of the calls. An iteration with no call answered by a result makes no
+/// turn.
+pub fn turn_messages(msgs: &[Message]) -> Vec<(usize, Vec<usize>)> {
+    let mut turns = Vec::new();
+    for range in iterations(msgs) {
+        let opener = &msgs[range.start];
+        if !opener.opens_iteration() {
+            continue;
+        }
+        let results: Vec<usize> = (opener.calls().iter())
+            .filter_map(|c| {
+                (range.start + 1..range.end)
+                    .find(|&r| msgs[r].tool_call_id.as_deref() == Some(c.id.as_str()))
+            })
+            .collect();
+        if !results.is_empty() {
+            turns.push((range.start, results));
+        }
+    }
+    turns
+}
+
+/// The text classes `grow` draws a case's pieces from (see there).
+fn grown_classes(classes: &[ContentClass], seed: u64) -> Vec<ContentClass> {
+    let mut text: Vec<ContentClass> = ContentClass::ALL
+        .into_iter()
+        .filter(|c| classes.contains(c))
+        .collect();
+    if text.is_empty() {
+        text.push(ContentClass::Prose);
+    }
+    // A draw of its own, so that a mixed case grows as it did before
+    // there were one-class cases.
+    let mut one = SplitMix64::new(seed ^ 0x0c1a_55e5);
+    if one.chance(50) {
+        text = vec![*one.pick(&text)];
+    }
+    text
+}
+
 impl Script {
     /// The script of `case`, with `summaries` as its summary sizes.
     pub fn from_case(case: &Case, summaries: Vec<u32>) -> Script {
@@ -167,21 +218,9 @@ impl Script {
             truncate_utf8(task.trim(), MAX_TASK_BYTES - "Task: ".len())
         );
         let mut turns = Vec::new();
-        for range in iterations(msgs) {
-            let opener = &msgs[range.start];
-            if !opener.opens_iteration() {
-                continue;
-            }
+        for (opener, results) in turn_messages(msgs) {
             let t = turns.len();
-            let results = &msgs[range.start + 1..range.end];
-            let calls: Vec<ScriptCall> = opener
-                .calls()
-                .iter()
-                .filter_map(|c| {
-                    results
-                        .iter()
-                        .find(|r| r.tool_call_id.as_deref() == Some(c.id.as_str()))
-                })
+            let calls: Vec<ScriptCall> = (results.iter().map(|&r| &msgs[r]))
                 .enumerate()
                 .map(|(i, result)| {
                     let image = image_of(result, (t as u64) << 16 | i as u64);
@@ -194,11 +233,8 @@ impl Script {
                     }
                 })
                 .collect();
-            if calls.is_empty() {
-                continue;
-            }
             turns.push(ScriptTurn {
-                text: match &opener.content {
+                text: match &msgs[opener].content {
                     Content::Text(s) => clean(s),
                     _ => String::new(),
                 },
@@ -516,7 +552,7 @@ mod tests {
             Message::tool("b", "text"),
             Message::assistant("done"),
         ]);
-        grow(&mut c, 1);
+        grow(&mut c, &ContentClass::ALL, 1);
         let s = Script::from_case(&c, vec![50]);
         let image = s.turns[0].calls[0].image.expect("an image file");
         assert_eq!(s.turns[0].calls[0].file, "t000-0.png");
@@ -610,6 +646,7 @@ mod tests {
     /// `grow` as it was written first: a copy of a result's text for each
     /// piece added to it (quadratic in the target).
     fn grow_by_copying(case: &mut Case, seed: u64) {
+        let classes = grown_classes(&ContentClass::ALL, seed);
         let config = &case.config;
         let trigger_bytes = (config.trigger().saturating_mul(config.bytes_per_token))
             .min(config.transport_max_body_bytes)
@@ -643,7 +680,7 @@ mod tests {
         let mut k = 0;
         while have < target {
             let i = results[k % results.len()];
-            let class = *rng.pick(&ContentClass::ALL);
+            let class = *rng.pick(&classes);
             let n = (target - have).min(8 * 1024);
             let more = text::text(&mut rng, class, n);
             let m: &mut Message = &mut case.messages[i];
@@ -678,7 +715,7 @@ mod tests {
             for seed in 0..10 {
                 let c = case_for_config(seed, seed % 3, &GenConfig::default(), &config);
                 let (mut a, mut b) = (c.clone(), c.clone());
-                grow(&mut a, mix(seed, 11));
+                grow(&mut a, &ContentClass::ALL, mix(seed, 11));
                 grow_by_copying(&mut b, mix(seed, 11));
                 assert!(a == b, "window {window}, ceiling {ceiling}, seed {seed}");
                 grown += usize::from(a != c);
@@ -693,5 +730,47 @@ mod tests {
         let s = Script::from_case(&c, Script::summary_sizes(9));
         let v = serde_json::to_value(&s).unwrap();
         assert_eq!(serde_json::from_value::<Script>(v).unwrap(), s);
+    }
+}
+
+#[cfg(test)]
+mod one_class_tests {
+    use super::*;
+    use crate::config::Config;
+    use crate::generate::{case_for_config, mix};
+
+    /// Bytes per character of a case's tool results.
+    fn results_ratio(c: &Case) -> f64 {
+        let (bytes, chars) = (c.messages.iter())
+            .filter(|m| m.role == Role::Tool)
+            .map(|m| m.content.text())
+            .fold((0, 0), |(b, n), t| (b + t.len(), n + t.chars().count()));
+        bytes as f64 / chars.max(1) as f64
+    }
+
+    /// A 32k window behind Express's 100 KB: the agent tests' settings.
+    fn small() -> Config {
+        Config {
+            context_window: 32_000,
+            transport_max_body_bytes: 102_400,
+            ..Config::default()
+        }
+    }
+
+    #[test]
+    fn some_cases_grow_in_one_multibyte_class() {
+        let (config, gen) = (small(), crate::agent::run::default_gen());
+        let mut heavy = 0;
+        for index in 0..60 {
+            let mut c = case_for_config(11, index, &gen, &config);
+            grow(&mut c, &gen.content_classes, mix(11 ^ 0xa6e7, index));
+            heavy += usize::from(results_ratio(&c) >= 1.8);
+        }
+        // Mixed text alone is at most 1.64 bytes a character on these
+        // cases: none would count.
+        assert!(
+            heavy >= 4,
+            "{heavy} of 60 cases at 1.8 bytes a character or more"
+        );
     }
 }

@@ -154,6 +154,12 @@ pub struct RunArgs {
     #[arg(long, value_name = "N", default_value_t = 2)]
     pub confirm_runs: usize,
 
+    /// At most this many cases a run are played again as ceiling probes: a
+    /// tool result grown until the request that carries it would be one
+    /// byte over the ceiling (an agent's off-by-one; 0: none)
+    #[arg(long, value_name = "N", default_value_t = 2)]
+    pub ceiling_probes: usize,
+
     /// The report's form on stdout (or in --out)
     #[arg(long, value_enum, default_value = "human")]
     pub report: ReportKind,
@@ -401,6 +407,7 @@ fn run_cases(args: RunArgs) -> Result<(), CliError> {
         gen,
         shrink_runs: args.shrink_runs,
         confirm_runs: args.confirm_runs,
+        ceiling_probes: args.ceiling_probes,
     };
     errln!(
         "ctxgate agent: {} case(s), seed {seed}, agent {}",

@@ -29,6 +29,14 @@ With --bug NAME it carries one of the 2026 reports of this class instead:
                            its results together, newest first (Mastra's
                            TokenLimiterProcessor, mastra-ai/mastra#24110): the
                            model is asked the same again, and the agent loops
+  chars-not-bytes          the body's size and the estimate count characters,
+                           not UTF-8 bytes (a JavaScript `.length`, a Python
+                           `len(str)`): text in CJK, emoji or other scripts
+                           weighs less than it does on the wire
+  off-by-one-ceiling       with --exact-ceiling, the body sent carries one byte
+                           more than the one measured (a newline the client
+                           adds): a body measured at exactly the ceiling goes
+                           out one over
 
 For ctxgate's own tests besides: --tool-name NAME advertises the tool
 under another name; --check-env exits 3 when the environment ctxgate gives
@@ -48,6 +56,10 @@ at --line-max characters with "... (line truncated to N chars)"), or
 "output": "..."} as JSON with ASCII escapes, or output_head and
 output_tail of --tool-output-max-bytes characters each when the output is
 twice that or longer, in place of the byte cut).
+
+--exact-ceiling: the window alone sets the trigger, and the ceiling is guarded
+by the body's size to the byte, without a margin (correct, and what the
+ceiling probe exists for).
 
 Settings come from flags (the same values ctxgate's --config holds):
   --window TOKENS --threshold F --ceiling BYTES --dialect D [--stream]
@@ -270,8 +282,13 @@ def read_turn(dialect, raw, stream):
     return text, out
 
 
+# What the client adds after the body it was given (off-by-one-ceiling: a
+# newline, which the agent's own size never counted).
+TRAILER = b""
+
+
 def send(dialect, msgs, tools, stream, max_tokens=1024):
-    body = dumps(BODIES[dialect](msgs, tools, stream, max_tokens)).encode("utf-8")
+    body = dumps(BODIES[dialect](msgs, tools, stream, max_tokens)).encode("utf-8") + TRAILER
     req = urllib.request.Request(url_of(dialect), data=body, method="POST", headers={
         "content-type": "application/json",
         "authorization": "Bearer " + os.environ.get("OPENAI_API_KEY", ""),
@@ -324,19 +341,28 @@ class Agent:
         self.trigger = round(a.threshold * min(a.window, a.ceiling // 4))
         if a.bug == "compacts-early":
             self.trigger = max(1, self.trigger // 10)
+        if a.exact_ceiling:
+            # The window sets the trigger; the ceiling is guarded by the
+            # body's size alone, to the byte.
+            self.trigger = round(a.threshold * a.window)
 
     def size(self, msgs):
         if self.a.bug == "images-weightless":
             msgs = [{k: v for k, v in m.items() if k != "image"} for m in msgs]
-        return len(dumps(BODIES[self.a.dialect](msgs, True, self.a.stream, 1024)).encode("utf-8"))
+        body = dumps(BODIES[self.a.dialect](msgs, True, self.a.stream, 1024))
+        if self.a.bug == "chars-not-bytes":
+            return len(body)
+        return len(body.encode("utf-8"))
 
     def estimate(self, msgs):
         # An image weighs its pixels' tokens, not its base64: 1,600 each.
-        return sum(len(dumps({k: v for k, v in m.items() if k != "image"}).encode("utf-8")) // 4
+        weigh = len if self.a.bug == "chars-not-bytes" else (lambda t: len(t.encode("utf-8")))
+        return sum(weigh(dumps({k: v for k, v in m.items() if k != "image"})) // 4
                    + (1600 if m.get("image") else 0) for m in msgs)
 
     def due(self, msgs):
-        return self.estimate(msgs) > self.trigger or self.size(msgs) > self.a.ceiling * 0.9
+        margin = 1.0 if self.a.exact_ceiling else 0.9
+        return self.estimate(msgs) > self.trigger or self.size(msgs) > self.a.ceiling * margin
 
     def last_turn(self, msgs):
         """The index of the last assistant turn with calls."""
@@ -403,7 +429,7 @@ class Agent:
         for _ in range(200):
             if self.a.bug != "no-check-before-results" and self.due(msgs):
                 msgs = self.compact(msgs)
-                if not self.fits(msgs) and self.a.bug is None:
+                if not self.fits(msgs) and self.a.bug in (None, "chars-not-bytes", "off-by-one-ceiling"):
                     print("ctxgate test agent: the last turn alone does not fit", file=sys.stderr)
                     return 2
             tries = 0
@@ -499,6 +525,7 @@ def main():
     p.add_argument("--threshold", type=float, default=0.7)
     p.add_argument("--ceiling", type=int, default=8 * 1024 * 1024)
     p.add_argument("--bug", default=None)
+    p.add_argument("--exact-ceiling", action="store_true")
     p.add_argument("--tool-output-max-bytes", type=int, default=0)
     p.add_argument("--tool-name", default="read_file")
     p.add_argument("--result-format", default="plain",
@@ -514,6 +541,9 @@ def main():
     a = p.parse_args()
     a.drop_this_run = next_run_is_odd(a.run_counter) if a.run_counter else random.random() < 0.5
     READ_FILE["name"] = a.tool_name
+    if a.bug == "off-by-one-ceiling":
+        global TRAILER
+        TRAILER = b"\n"
     if a.tool_name_later and os.environ.get("CTXGATE_AGENT_CASE") != "0":
         READ_FILE["name"] = a.tool_name_later
     if a.check_env:
