@@ -214,6 +214,20 @@ fn the_ceiling_probe_lands_one_byte_over_and_an_exact_agent_holds() {
         "{detail}"
     );
     assert_eq!(probed.report["ceilingProbes"]["failed"], 1);
+    // A read tool that numbers every line (opencode's): the lines cost
+    // more than their letters, and the probe still lands on the byte.
+    let numbered = agent_cmd(&format!(
+        "{EXACT_AGENT} --result-format opencode-read --bug off-by-one-ceiling"
+    ));
+    let probed = agent(
+        &dir,
+        EXPRESS,
+        &numbered,
+        "--cases 8 --seed 2 --shrink-runs 0 --confirm-runs 1",
+    );
+    assert_eq!(probed.code, 1, "{:#}", probed.report);
+    let detail = probed.report["failures"][0]["detail"].as_str().unwrap();
+    assert!(detail.contains("body 102,401 bytes"), "{detail}");
 }
 
 #[test]

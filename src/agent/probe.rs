@@ -16,12 +16,12 @@
 //! The agent's request is not ctxgate's to size: it shows a result its
 //! own way (line numbers, tags, a JSON observation), and a request carries
 //! its system prompt and tools. So the probe measures instead of
-//! predicting: each attempt plays the grown case, reads the size of the
-//! request that carried the turn, and corrects the growth by what it
-//! missed, at most [`ATTEMPTS`] times. The growth is ASCII letters that no
-//! JSON escapes: appended to the result's last line, one byte of them is
-//! one byte of the body, whatever the agent's view; whole lines, for
-//! growths too long for one line, cost what the first attempt measures.
+//! predicting. The growth is lines of ASCII letters after the result's
+//! own, which no JSON escapes. The first attempt counts 8 bytes a tool may
+//! put before each line, so it lands at the byte or under it; each next
+//! one lengthens the growth's first line by what the last one missed (a
+//! letter more is a byte more, whatever the agent's view), or counts the
+//! lines again at the cost the last one measured; at most [`ATTEMPTS`].
 
 use std::sync::Arc;
 use std::time::Instant;
@@ -35,41 +35,66 @@ use super::trace::{Answer, Kind, Recorded, Trace};
 use crate::generate::Case;
 use crate::model::{Content, Role};
 
-/// Attempts at one probe: the first, from the bytes the case's request
-/// carried, and corrections from what each attempt measured.
+/// Attempts at one probe: the first, aimed at or under the byte, and
+/// corrections from what each attempt measured.
 pub const ATTEMPTS: usize = 4;
 
-/// The most bytes the probe appends to a result's last line; more goes
-/// into whole lines after it (a line past 2,000 characters is cut by some
-/// agents' read tools).
-const LINE_GROWTH: usize = 1_000;
-
-/// A full line of growth, without its newline.
+/// Letters on each whole line of growth.
 const LINE: usize = 71;
 
-/// Where a probe grows a case, and by how much.
+/// The most letters on the growth's first line, the one corrections
+/// lengthen or shorten (some agents' read tools cut a line at 2,000
+/// characters).
+const TAIL_MAX: usize = 1_900;
+
+/// The most bytes a tool is assumed to put before each line it shows (a
+/// line number and a tab, `   123→`): the first attempt counts this many
+/// for every line, so it lands at the byte or under it, never over.
+const PREFIX_ROOM: usize = 8;
+
+/// Where a probe grows a case, and by how much: the result gets a line of
+/// `tail` letters, then `lines` lines of 71 letters, each after a newline.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Growth {
     /// The script turn whose result is grown, and that result's call.
     pub turn: usize,
     pub call: usize,
-    /// Letters appended to the result's last line.
+    /// Letters on the growth's first line.
     pub tail: usize,
-    /// Whole lines of letters after them (71 each, and a newline).
+    /// Whole lines of letters after it (71 each).
     pub lines: usize,
 }
 
 impl Growth {
     /// The bytes this growth adds to the result's text.
     pub fn bytes(&self) -> usize {
-        self.tail + self.lines * (LINE + 1)
+        1 + self.tail + self.lines * (LINE + 1)
+    }
+
+    /// The growth that adds `want` bytes to the request when each line
+    /// costs the request `2 + prefix` bytes besides its letters (its
+    /// newline escaped, what the tool puts before it), with as many letters
+    /// on the first line as leave it room for corrections both ways.
+    fn costing(turn: usize, call: usize, want: usize, prefix: usize) -> Option<Growth> {
+        let first = 2 + prefix;
+        let line = LINE + 2 + prefix;
+        // At least one letter: a growth of a newline alone is a last
+        // line some tools do not show.
+        let rest = want.checked_sub(first).filter(|r| *r > 0)?;
+        let lines = rest.saturating_sub(TAIL_MAX / 2) / line;
+        Some(Growth {
+            turn,
+            call,
+            tail: rest - lines * line,
+            lines,
+        })
     }
 }
 
 /// The request of `trace` that carried turn `turn`'s results: the first
 /// model request of the tool loop after the one answered with the turn's
-/// every call, when it was read and carries the result of `call` whole
-/// (`shown` is the end of that result's text, as ctxgate wrote it).
+/// every call, when it was read and carries the result of `call` with
+/// `shown` in it (the end of the grown lines; "" for any result).
 pub fn carrier<'t>(
     trace: &'t Trace,
     script: &Script,
@@ -114,13 +139,16 @@ pub fn first_growth(trace: &Trace, script: &Script, settings: &Settings) -> Opti
             if c.image.is_some() || c.content.trim_end().is_empty() {
                 continue;
             }
-            let Some(r) = carrier(trace, script, turn, call, tail_of(&c.content)) else {
+            let Some(r) = carrier(trace, script, turn, call, "") else {
                 continue;
             };
             if r.refused() || r.body_len > ceiling || (r.body_len as f64) < near {
                 break;
             }
-            let growth = aim(turn, call, (ceiling + 1 - r.body_len) as usize, LINE + 2);
+            let want = (ceiling + 1 - r.body_len) as usize;
+            let Some(growth) = Growth::costing(turn, call, want, PREFIX_ROOM) else {
+                break;
+            };
             let room = (settings.tool_output_max_bytes).map_or(usize::MAX, |cap| {
                 (cap as usize).saturating_sub(c.content.len())
             });
@@ -137,53 +165,25 @@ pub fn first_growth(trace: &Trace, script: &Script, settings: &Settings) -> Opti
 
 /// The next growth after an attempt whose carrying request was `got`
 /// bytes, where `ceiling + 1` was wanted; `from` is what the request
-/// weighed without growth. None when the attempt's request did not move
-/// as growth moves it (the agent cut or compacted the result) or no
-/// growth reaches the byte.
+/// weighed without growth. The first line's length moves by what was
+/// missed; when that would make it too long, the lines are counted again
+/// at the cost the attempt measured. None when the request did not grow
+/// by the growth's letters (the agent compacted, or cut the result).
 pub fn corrected(g: Growth, from: u64, got: u64, ceiling: u64) -> Option<Growth> {
     let want = ceiling + 1;
-    let added = got.checked_sub(from)?;
-    if added < g.tail as u64 {
+    let added = got.checked_sub(from)? as usize;
+    let letters = g.tail + g.lines * LINE;
+    if added < letters || got >= want {
         return None;
     }
-    let miss = want as i64 - got as i64;
-    let tail = g.tail as i64 + miss;
-    if (0..=LINE_GROWTH as i64).contains(&tail) {
-        return Some(Growth {
-            tail: tail as usize,
-            ..g
-        });
+    let tail = g.tail + (want - got) as usize;
+    if tail <= TAIL_MAX {
+        return Some(Growth { tail, ..g });
     }
-    // The lines cost what they were measured to: the rest of what was
-    // added, a line at a time.
-    let per_line = match g.lines {
-        0 => LINE as u64 + 2,
-        n => ((added - g.tail as u64) / n as u64).max(1),
-    };
-    let next = aim(g.turn, g.call, (want - from) as usize, per_line as usize);
-    (next != g).then_some(next)
-}
-
-/// A growth of `want` body bytes: whole lines of `per_line` bytes each
-/// (as the body carries them), and the rest on the last line.
-fn aim(turn: usize, call: usize, want: usize, per_line: usize) -> Growth {
-    let lines = want.saturating_sub(LINE_GROWTH / 2) / per_line.max(1);
-    Growth {
-        turn,
-        call,
-        tail: want - lines * per_line,
-        lines,
-    }
-    .clamped()
-}
-
-impl Growth {
-    fn clamped(self) -> Growth {
-        Growth {
-            tail: self.tail.min(LINE_GROWTH),
-            ..self
-        }
-    }
+    // What each line cost besides its letters and escaped newline.
+    let prefix = (added - letters) / (g.lines + 1);
+    let prefix = prefix.saturating_sub(2);
+    Growth::costing(g.turn, g.call, (want - from) as usize, prefix).filter(|n| *n != g)
 }
 
 /// The last characters of a result's text: what a request that carries
@@ -197,11 +197,13 @@ pub fn tail_of(text: &str) -> &str {
     &text[start..]
 }
 
-/// The growth's text: letters and spaces, never a character JSON escapes.
+/// The growth's text: letters and spaces, never a character JSON escapes,
+/// on lines of their own after the result's last.
 pub fn growth_text(g: &Growth) -> String {
     const WORDS: &[u8] = b"ceiling probe one byte over the limit ";
     let letter = |i: usize| WORDS[i % WORDS.len()] as char;
     let mut s = String::with_capacity(g.bytes());
+    s.push('\n');
     s.extend((0..g.tail).map(letter));
     for _ in 0..g.lines {
         s.push('\n');
@@ -228,11 +230,39 @@ pub fn grown(case: &Case, g: &Growth) -> Option<Case> {
 pub struct Probed {
     /// The agent runs it took.
     pub attempts: usize,
-    /// The agent compacted (or cut the grown result) rather than send the
-    /// request over the ceiling: the probe held.
-    pub compacted: bool,
+    /// How the last run ended.
+    pub ended: Ended,
     /// The bytes the last attempt grew the result by.
     pub grown_by: usize,
+}
+
+/// How a probe's last run ended.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Ended {
+    /// An invariant failed (most often `request-under-ceiling`: the
+    /// request was sent one byte over).
+    Failed,
+    /// The agent compacted rather than send the grown request: the probe
+    /// held.
+    Compacted,
+    /// The request after the turn carried the result without the grown
+    /// lines (the agent's tool cut the file): nothing to aim with.
+    NotShown,
+    /// The attempts ran out (or the run's time did) before a request
+    /// landed on the byte.
+    #[default]
+    Unlanded,
+}
+
+impl Ended {
+    pub fn said(self) -> &'static str {
+        match self {
+            Ended::Failed => "FAILED",
+            Ended::Compacted => "the agent compacted first",
+            Ended::NotShown => "the agent's tool did not show the grown lines",
+            Ended::Unlanded => "no request landed on the byte",
+        }
+    }
 }
 
 /// A case played by a probe: the grown case, its script, its trace and
@@ -274,8 +304,7 @@ pub fn probe(player: &Player, case: &Case, script: &Script, trace: &Trace) -> Op
     let settings = &player.stage.settings;
     let ceiling = settings.config.transport_max_body_bytes;
     let mut g = first_growth(trace, script, settings)?;
-    let c = &script.turns[g.turn].calls[g.call];
-    let from = carrier(trace, script, g.turn, g.call, tail_of(&c.content))?.body_len;
+    let from = carrier(trace, script, g.turn, g.call, "")?.body_len;
     let mut probed = Probed::default();
     let mut last = None;
     while probed.attempts < ATTEMPTS && player.deadline.is_none_or(|d| Instant::now() < d) {
@@ -291,20 +320,27 @@ pub fn probe(player: &Player, case: &Case, script: &Script, trace: &Trace) -> Op
         let judged = judge(&trace, &script, settings);
         probed.attempts += 1;
         probed.grown_by = g.bytes();
-        let failed = judged.failed().next().is_some();
         let grown_call = &script.turns[g.turn].calls[g.call];
-        let next = match carrier(
+        let shown = carrier(
             &trace,
             &script,
             g.turn,
             g.call,
             tail_of(&grown_call.content),
-        ) {
-            _ if failed => None,
-            Some(r) if r.body_len != ceiling + 1 => corrected(g, from, r.body_len, ceiling),
-            _ => None,
+        );
+        let (ended, next) = match shown {
+            _ if judged.failed().next().is_some() => (Ended::Failed, None),
+            Some(r) => match corrected(g, from, r.body_len, ceiling) {
+                Some(n) => (Ended::Unlanded, Some(n)),
+                None => (Ended::Compacted, None),
+            },
+            // The result there, without its growth: the tool cut it.
+            None if carrier(&trace, &script, g.turn, g.call, "").is_some() => {
+                (Ended::NotShown, None)
+            }
+            None => (Ended::Compacted, None),
         };
-        probed.compacted = !failed && next.is_none();
+        probed.ended = ended;
         last = Some(ProbeRun {
             case,
             script,
@@ -326,7 +362,7 @@ mod tests {
 
     #[test]
     fn growth_text_is_as_long_as_it_says_and_never_escaped() {
-        for (tail, lines) in [(0, 0), (1, 0), (37, 0), (1_000, 0), (0, 3), (12, 40)] {
+        for (tail, lines) in [(1, 0), (37, 0), (1_900, 0), (1, 3), (12, 40)] {
             let g = Growth {
                 turn: 0,
                 call: 0,
@@ -337,27 +373,48 @@ mod tests {
             assert_eq!(s.len(), g.bytes());
             let json = serde_json::to_string(&s).unwrap();
             // Two quotes, and a `\n` for each line's newline.
-            assert_eq!(json.len(), s.len() + 2 + lines);
-            assert!(!s.ends_with('\n'));
+            assert_eq!(json.len(), s.len() + 2 + lines + 1);
+            assert!(s.starts_with('\n') && !s.ends_with('\n'));
         }
     }
 
+    /// What a growth adds to a request whose tool puts `prefix` bytes
+    /// before each line, the newline escaped.
+    fn cost(g: &Growth, prefix: usize) -> u64 {
+        ((g.lines + 1) * (2 + prefix) + g.tail + g.lines * LINE) as u64
+    }
+
     #[test]
-    fn a_correction_moves_the_tail_by_what_was_missed() {
-        let g = aim(2, 1, 300, 73);
-        assert_eq!((g.tail, g.lines), (300, 0));
-        // The request came 5 bytes short: 5 more letters.
-        let next = corrected(g, 100_000, 100_396, 100_400).unwrap();
-        assert_eq!((next.tail, next.lines), (305, 0));
+    fn a_probe_lands_on_the_byte_from_under_it_whatever_a_tool_puts_before_lines() {
+        let ceiling = 102_400u64;
+        for want in [1_000u64, 11, 12, 5_000, 16_000, 42_401] {
+            let from = ceiling + 1 - want;
+            for prefix in [0, 3, 6, 8] {
+                let mut g = Growth::costing(0, 0, want as usize, PREFIX_ROOM);
+                let mut attempts = 0;
+                let landed = loop {
+                    let Some(now) = g else { break false };
+                    attempts += 1;
+                    let got = from + cost(&now, prefix);
+                    // The first attempt is never over.
+                    assert!(got <= ceiling + 1, "{want} {prefix} {now:?}");
+                    if got == ceiling + 1 {
+                        break true;
+                    }
+                    g = corrected(now, from, got, ceiling);
+                };
+                assert!(
+                    landed && attempts <= ATTEMPTS,
+                    "want {want}, prefix {prefix}: {attempts} attempt(s)"
+                );
+            }
+        }
+        // Too little room for a line of one letter, numbered as a tool
+        // may number it: no growth.
+        assert_eq!(Growth::costing(0, 0, 10, PREFIX_ROOM), None);
+        assert_eq!(Growth::costing(0, 0, 2, 0), None);
         // The agent compacted: the request shrank, no correction.
+        let g = Growth::costing(2, 1, 300, PREFIX_ROOM).unwrap();
         assert_eq!(corrected(g, 100_000, 40_000, 100_400), None);
-        // A long growth: lines measured at 80 bytes (a line number, a
-        // newline escaped), the rest on the tail.
-        let g = aim(0, 0, 20_000, 73);
-        assert!(g.lines > 0 && g.tail <= LINE_GROWTH, "{g:?}");
-        let got = 60_000 + (g.tail + g.lines * 80) as u64;
-        let next = corrected(g, 60_000, got, 80_000).unwrap();
-        let landed = 60_000 + (next.tail + next.lines * 80) as u64;
-        assert_eq!(landed, 80_001, "{next:?}");
     }
 }

@@ -145,6 +145,10 @@ pub struct Probes {
     pub compacted: usize,
     /// A probe's case failed an invariant.
     pub failed: usize,
+    /// The agent's tool did not show the grown lines.
+    pub not_shown: usize,
+    /// No request landed on the byte within the attempts.
+    pub unlanded: usize,
 }
 
 /// CPU time spent by a run, in seconds.
@@ -346,17 +350,16 @@ pub fn run(opts: &AgentOptions, mut say: impl FnMut(&str)) -> Result<AgentReport
                 let probes = &mut report.probes;
                 probes.cases += 1;
                 probes.runs += p.probed.attempts;
-                probes.compacted += usize::from(p.probed.compacted);
-                let failed = p.judged.failed().next().is_some();
+                let ended = p.probed.ended;
+                probes.compacted += usize::from(ended == probe::Ended::Compacted);
+                probes.not_shown += usize::from(ended == probe::Ended::NotShown);
+                probes.unlanded += usize::from(ended == probe::Ended::Unlanded);
+                let failed = ended == probe::Ended::Failed;
                 say(&format!(
                     "case {index}: ceiling probe, {} run(s): a result grown by {} bytes; {}",
                     p.probed.attempts,
                     p.probed.grown_by,
-                    match (failed, p.probed.compacted) {
-                        (true, _) => "FAILED",
-                        (false, true) => "the agent compacted first",
-                        (false, false) => "the request never landed on the byte",
-                    }
+                    ended.said()
                 ));
                 if failed {
                     probes.failed += 1;
