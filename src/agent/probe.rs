@@ -52,41 +52,72 @@ const TAIL_MAX: usize = 1_900;
 /// for every line, so it lands at the byte or under it, never over.
 const PREFIX_ROOM: usize = 8;
 
-/// Where a probe grows a case, and by how much: the result gets a line of
-/// `tail` letters, then `lines` lines of 71 letters, each after a newline.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// Where a probe grows a case, and by how much: one turn's text results,
+/// the first of them getting a line of `tail` letters, and each its whole
+/// lines of 71 letters, each line after a newline.
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Growth {
-    /// The script turn whose result is grown, and that result's call.
     pub turn: usize,
-    pub call: usize,
+    /// The results grown, the one with the tail first.
+    pub calls: Vec<Grown>,
     /// Letters on the growth's first line.
     pub tail: usize,
-    /// Whole lines of letters after it (71 each).
+}
+
+/// One result a growth adds to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Grown {
+    /// The call of the turn whose result it is.
+    pub call: usize,
+    /// The bytes it may grow by before `toolOutputMaxBytes` cuts it.
+    pub room: usize,
+    /// Whole lines added to it.
     pub lines: usize,
 }
 
 impl Growth {
-    /// The bytes this growth adds to the result's text.
-    pub fn bytes(&self) -> usize {
-        1 + self.tail + self.lines * (LINE + 1)
+    /// Whole lines, over every result.
+    pub fn lines(&self) -> usize {
+        self.calls.iter().map(|c| c.lines).sum()
     }
 
-    /// The growth that adds `want` bytes to the request when each line
-    /// costs the request `2 + prefix` bytes besides its letters (its
-    /// newline escaped, what the tool puts before it), with as many letters
-    /// on the first line as leave it room for corrections both ways.
-    fn costing(turn: usize, call: usize, want: usize, prefix: usize) -> Option<Growth> {
+    /// The bytes this growth adds to the results' text.
+    pub fn bytes(&self) -> usize {
+        1 + self.tail + self.lines() * (LINE + 1)
+    }
+
+    /// The growth of `calls` that adds `want` bytes to the request when
+    /// each line costs the request `2 + prefix` bytes besides its letters
+    /// (its newline escaped, what the tool puts before it), with as many
+    /// letters on the first line as leave it room for corrections both
+    /// ways; the lines go to the first result while it has room, then to
+    /// the next. None when they do not fit.
+    fn costing(turn: usize, calls: &[Grown], want: usize, prefix: usize) -> Option<Growth> {
         let first = 2 + prefix;
         let line = LINE + 2 + prefix;
         // At least one letter: a growth of a newline alone is a last
         // line some tools do not show.
         let rest = want.checked_sub(first).filter(|r| *r > 0)?;
-        let lines = rest.saturating_sub(TAIL_MAX / 2) / line;
-        Some(Growth {
-            turn,
-            call,
-            tail: rest - lines * line,
-            lines,
+        let mut left = rest.saturating_sub(TAIL_MAX / 2) / line;
+        let tail = rest - left * line;
+        let mut calls = calls.to_vec();
+        for (i, c) in calls.iter_mut().enumerate() {
+            let room = match i {
+                0 => c.room.checked_sub(1 + tail)?,
+                _ => c.room,
+            };
+            c.lines = left.min(room / (LINE + 1));
+            left -= c.lines;
+        }
+        (left == 0).then_some(Growth { turn, calls, tail })
+    }
+
+    /// This growth with `tail` letters on its first line, if they fit.
+    fn with_tail(&self, tail: usize) -> Option<Growth> {
+        let first = self.calls.first()?;
+        (tail <= TAIL_MAX && 1 + tail + first.lines * (LINE + 1) <= first.room).then(|| Growth {
+            tail,
+            ..self.clone()
         })
     }
 }
@@ -123,40 +154,48 @@ pub fn carrier<'t>(
 
 /// The probe's first growth of a case whose trace held the ceiling: the
 /// largest request that carried a turn's results, not refused, grown to
-/// one byte over the ceiling through a text result of that turn with room
-/// under `toolOutputMaxBytes` (which the agent may cut at). None when no
-/// request came within `earlyTolerance` of the ceiling (an agent that
+/// one byte over the ceiling through the text results of that turn with
+/// room under `toolOutputMaxBytes` (which the agent may cut at). None when
+/// no request came within `earlyTolerance` of the ceiling (an agent that
 /// keeps that far from it has no boundary to miss by a byte, and
-/// `no-premature-compaction` already allows it), or no result has room.
+/// `no-premature-compaction` already allows it), or the results have no
+/// room.
 pub fn first_growth(trace: &Trace, script: &Script, settings: &Settings) -> Option<Growth> {
     let ceiling = settings.config.transport_max_body_bytes;
     let near = (1.0 - settings.early_tolerance) * ceiling as f64;
     let mut best: Option<(u64, Growth)> = None;
     for (turn, t) in script.turns.iter().enumerate() {
-        // The last text result of the turn that its request carried whole
-        // and that has room.
-        for (call, c) in t.calls.iter().enumerate().rev() {
+        let mut request = None;
+        let mut calls: Vec<Grown> = Vec::new();
+        for (call, c) in t.calls.iter().enumerate() {
             if c.image.is_some() || c.content.trim_end().is_empty() {
                 continue;
             }
             let Some(r) = carrier(trace, script, turn, call, "") else {
                 continue;
             };
-            if r.refused() || r.body_len > ceiling || (r.body_len as f64) < near {
-                break;
-            }
-            let want = (ceiling + 1 - r.body_len) as usize;
-            let Some(growth) = Growth::costing(turn, call, want, PREFIX_ROOM) else {
-                break;
-            };
-            let room = (settings.tool_output_max_bytes).map_or(usize::MAX, |cap| {
+            request = Some(r);
+            let room = (settings.tool_output_max_bytes).map_or(1 << 30, |cap| {
                 (cap as usize).saturating_sub(c.content.len())
             });
-            if growth.bytes() <= room {
-                if best.is_none_or(|(b, _)| r.body_len > b) {
-                    best = Some((r.body_len, growth));
-                }
-                break;
+            calls.push(Grown {
+                call,
+                room,
+                lines: 0,
+            });
+        }
+        let Some(r) = request else { continue };
+        if r.refused() || r.body_len > ceiling || (r.body_len as f64) < near {
+            continue;
+        }
+        // The result with the most room takes the tail (the last of them).
+        if let Some(i) = (0..calls.len()).max_by_key(|&i| (calls[i].room, i)) {
+            calls.swap(0, i);
+        }
+        let want = (ceiling + 1 - r.body_len) as usize;
+        if let Some(growth) = Growth::costing(turn, &calls, want, PREFIX_ROOM) {
+            if best.as_ref().is_none_or(|(b, _)| r.body_len > *b) {
+                best = Some((r.body_len, growth));
             }
         }
     }
@@ -169,21 +208,19 @@ pub fn first_growth(trace: &Trace, script: &Script, settings: &Settings) -> Opti
 /// missed; when that would make it too long, the lines are counted again
 /// at the cost the attempt measured. None when the request did not grow
 /// by the growth's letters (the agent compacted, or cut the result).
-pub fn corrected(g: Growth, from: u64, got: u64, ceiling: u64) -> Option<Growth> {
+pub fn corrected(g: &Growth, from: u64, got: u64, ceiling: u64) -> Option<Growth> {
     let want = ceiling + 1;
     let added = got.checked_sub(from)? as usize;
-    let letters = g.tail + g.lines * LINE;
+    let letters = g.tail + g.lines() * LINE;
     if added < letters || got >= want {
         return None;
     }
-    let tail = g.tail + (want - got) as usize;
-    if tail <= TAIL_MAX {
-        return Some(Growth { tail, ..g });
+    if let Some(next) = g.with_tail(g.tail + (want - got) as usize) {
+        return Some(next);
     }
     // What each line cost besides its letters and escaped newline.
-    let prefix = (added - letters) / (g.lines + 1);
-    let prefix = prefix.saturating_sub(2);
-    Growth::costing(g.turn, g.call, (want - from) as usize, prefix).filter(|n| *n != g)
+    let prefix = ((added - letters) / (g.lines() + 1)).saturating_sub(2);
+    Growth::costing(g.turn, &g.calls, (want - from) as usize, prefix).filter(|n| n != g)
 }
 
 /// The last characters of a result's text: what a request that carries
@@ -197,31 +234,36 @@ pub fn tail_of(text: &str) -> &str {
     &text[start..]
 }
 
-/// The growth's text: letters and spaces, never a character JSON escapes,
-/// on lines of their own after the result's last.
-pub fn growth_text(g: &Growth) -> String {
+/// The growth's text for its `i`th result: letters and spaces, never a
+/// character JSON escapes, on lines of their own after the result's last
+/// (the first result's first line holds the tail).
+pub fn growth_text(g: &Growth, i: usize) -> String {
     const WORDS: &[u8] = b"ceiling probe one byte over the limit ";
     let letter = |i: usize| WORDS[i % WORDS.len()] as char;
-    let mut s = String::with_capacity(g.bytes());
-    s.push('\n');
-    s.extend((0..g.tail).map(letter));
-    for _ in 0..g.lines {
+    let mut s = String::new();
+    if i == 0 {
+        s.push('\n');
+        s.extend((0..g.tail).map(letter));
+    }
+    for _ in 0..g.calls.get(i).map_or(0, |c| c.lines) {
         s.push('\n');
         s.extend((0..LINE).map(letter));
     }
     s
 }
 
-/// `case` with the growth appended to the result of script turn
-/// `g.turn`'s call `g.call` (the result message it came from).
+/// `case` with the growth appended to the results of script turn
+/// `g.turn` it names (the result messages they came from).
 pub fn grown(case: &Case, g: &Growth) -> Option<Case> {
     let turns = turn_messages(&case.messages);
-    let &result = turns.get(g.turn)?.1.get(g.call)?;
+    let results = &turns.get(g.turn)?.1;
     let mut case = case.clone();
-    let m = &mut case.messages[result];
-    let mut text = m.content.text().into_owned();
-    text.push_str(&growth_text(g));
-    m.content = Content::Text(text);
+    for (i, c) in g.calls.iter().enumerate() {
+        let m = &mut case.messages[*results.get(c.call)?];
+        let mut text = m.content.text().into_owned();
+        text.push_str(&growth_text(g, i));
+        m.content = Content::Text(text);
+    }
     Some(case)
 }
 
@@ -304,7 +346,8 @@ pub fn probe(player: &Player, case: &Case, script: &Script, trace: &Trace) -> Op
     let settings = &player.stage.settings;
     let ceiling = settings.config.transport_max_body_bytes;
     let mut g = first_growth(trace, script, settings)?;
-    let from = carrier(trace, script, g.turn, g.call, "")?.body_len;
+    let main = g.calls.first()?.call;
+    let from = carrier(trace, script, g.turn, main, "")?.body_len;
     let mut probed = Probed::default();
     let mut last = None;
     while probed.attempts < ATTEMPTS && player.deadline.is_none_or(|d| Instant::now() < d) {
@@ -320,24 +363,16 @@ pub fn probe(player: &Player, case: &Case, script: &Script, trace: &Trace) -> Op
         let judged = judge(&trace, &script, settings);
         probed.attempts += 1;
         probed.grown_by = g.bytes();
-        let grown_call = &script.turns[g.turn].calls[g.call];
-        let shown = carrier(
-            &trace,
-            &script,
-            g.turn,
-            g.call,
-            tail_of(&grown_call.content),
-        );
+        let grown_call = &script.turns[g.turn].calls[main];
+        let shown = carrier(&trace, &script, g.turn, main, tail_of(&grown_call.content));
         let (ended, next) = match shown {
             _ if judged.failed().next().is_some() => (Ended::Failed, None),
-            Some(r) => match corrected(g, from, r.body_len, ceiling) {
+            Some(r) => match corrected(&g, from, r.body_len, ceiling) {
                 Some(n) => (Ended::Unlanded, Some(n)),
                 None => (Ended::Compacted, None),
             },
             // The result there, without its growth: the tool cut it.
-            None if carrier(&trace, &script, g.turn, g.call, "").is_some() => {
-                (Ended::NotShown, None)
-            }
+            None if carrier(&trace, &script, g.turn, main, "").is_some() => (Ended::NotShown, None),
             None => (Ended::Compacted, None),
         };
         probed.ended = ended;
@@ -360,61 +395,97 @@ pub fn probe(player: &Player, case: &Case, script: &Script, trace: &Trace) -> Op
 mod tests {
     use super::*;
 
+    fn one(room: usize) -> Vec<Grown> {
+        vec![Grown {
+            call: 0,
+            room,
+            lines: 0,
+        }]
+    }
+
     #[test]
     fn growth_text_is_as_long_as_it_says_and_never_escaped() {
         for (tail, lines) in [(1, 0), (37, 0), (1_900, 0), (1, 3), (12, 40)] {
             let g = Growth {
                 turn: 0,
-                call: 0,
+                calls: vec![
+                    Grown {
+                        call: 0,
+                        room: 1 << 20,
+                        lines: lines / 2,
+                    },
+                    Grown {
+                        call: 1,
+                        room: 1 << 20,
+                        lines: lines - lines / 2,
+                    },
+                ],
                 tail,
-                lines,
             };
-            let s = growth_text(&g);
-            assert_eq!(s.len(), g.bytes());
-            let json = serde_json::to_string(&s).unwrap();
+            let (a, b) = (growth_text(&g, 0), growth_text(&g, 1));
+            assert_eq!(a.len() + b.len(), g.bytes());
+            let json = serde_json::to_string(&(a.clone() + &b)).unwrap();
             // Two quotes, and a `\n` for each line's newline.
-            assert_eq!(json.len(), s.len() + 2 + lines + 1);
-            assert!(s.starts_with('\n') && !s.ends_with('\n'));
+            assert_eq!(json.len(), g.bytes() + 2 + lines + 1);
+            assert!(a.starts_with('\n') && !a.ends_with('\n'));
+            assert!(b.is_empty() || (b.starts_with('\n') && !b.ends_with('\n')));
         }
     }
 
     /// What a growth adds to a request whose tool puts `prefix` bytes
     /// before each line, the newline escaped.
     fn cost(g: &Growth, prefix: usize) -> u64 {
-        ((g.lines + 1) * (2 + prefix) + g.tail + g.lines * LINE) as u64
+        ((g.lines() + 1) * (2 + prefix) + g.tail + g.lines() * LINE) as u64
     }
 
     #[test]
     fn a_probe_lands_on_the_byte_from_under_it_whatever_a_tool_puts_before_lines() {
         let ceiling = 102_400u64;
-        for want in [1_000u64, 11, 12, 5_000, 16_000, 42_401] {
-            let from = ceiling + 1 - want;
-            for prefix in [0, 3, 6, 8] {
-                let mut g = Growth::costing(0, 0, want as usize, PREFIX_ROOM);
-                let mut attempts = 0;
-                let landed = loop {
-                    let Some(now) = g else { break false };
-                    attempts += 1;
-                    let got = from + cost(&now, prefix);
-                    // The first attempt is never over.
-                    assert!(got <= ceiling + 1, "{want} {prefix} {now:?}");
-                    if got == ceiling + 1 {
-                        break true;
-                    }
-                    g = corrected(now, from, got, ceiling);
-                };
-                assert!(
-                    landed && attempts <= ATTEMPTS,
-                    "want {want}, prefix {prefix}: {attempts} attempt(s)"
-                );
+        // One result with all the room, or three that share it.
+        let three = |room| {
+            (0..3)
+                .map(|call| Grown {
+                    call,
+                    room,
+                    lines: 0,
+                })
+                .collect::<Vec<_>>()
+        };
+        for (calls, wants) in [
+            (one(1 << 20), &[1_000u64, 11, 12, 5_000, 16_000, 42_401][..]),
+            (three(6_000), &[11, 5_000, 16_000][..]),
+        ] {
+            for &want in wants {
+                let from = ceiling + 1 - want;
+                for prefix in [0, 3, 6, 8] {
+                    let mut g = Growth::costing(0, &calls, want as usize, PREFIX_ROOM);
+                    let mut attempts = 0;
+                    let landed = loop {
+                        let Some(now) = g else { break false };
+                        assert!(now.calls.iter().all(|c| c.lines * (LINE + 1) <= c.room));
+                        attempts += 1;
+                        let got = from + cost(&now, prefix);
+                        // The first attempt is never over.
+                        assert!(got <= ceiling + 1, "{want} {prefix} {now:?}");
+                        if got == ceiling + 1 {
+                            break true;
+                        }
+                        g = corrected(&now, from, got, ceiling);
+                    };
+                    assert!(
+                        landed && attempts <= ATTEMPTS,
+                        "want {want}, prefix {prefix}: {attempts} attempt(s)"
+                    );
+                }
             }
         }
         // Too little room for a line of one letter, numbered as a tool
-        // may number it: no growth.
-        assert_eq!(Growth::costing(0, 0, 10, PREFIX_ROOM), None);
-        assert_eq!(Growth::costing(0, 0, 2, 0), None);
+        // may number it: no growth; nor more than the results can hold.
+        assert_eq!(Growth::costing(0, &one(1 << 20), 10, PREFIX_ROOM), None);
+        assert_eq!(Growth::costing(0, &one(1 << 20), 2, 0), None);
+        assert_eq!(Growth::costing(0, &three(6_000), 19_000, 0), None);
         // The agent compacted: the request shrank, no correction.
-        let g = Growth::costing(2, 1, 300, PREFIX_ROOM).unwrap();
-        assert_eq!(corrected(g, 100_000, 40_000, 100_400), None);
+        let g = Growth::costing(2, &one(1 << 20), 300, PREFIX_ROOM).unwrap();
+        assert_eq!(corrected(&g, 100_000, 40_000, 100_400), None);
     }
 }
