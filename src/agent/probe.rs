@@ -27,7 +27,8 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use super::case::{self, Launch};
-use super::judge::{judge, Judged};
+use super::invariants::AgentInvariant;
+use super::judge::{judge, Judged, Verdict};
 use super::play::Stage;
 use super::script::{turn_messages, Script};
 use super::settings::Settings;
@@ -317,14 +318,18 @@ pub struct ProbeRun {
     pub probed: Probed,
 }
 
-/// Whether a judged case leaves the ceiling to probe: nothing failed (a
-/// failing case is confirmed and shrunk as it is), and
-/// `request-under-ceiling` held.
-pub fn wanted(judged: &Judged) -> bool {
-    use super::invariants::AgentInvariant as Inv;
-    use super::judge::Verdict;
-    judged.failed().next().is_none()
-        && judged.verdicts.get(&Inv::RequestUnderCeiling) == Some(&Verdict::Pass)
+/// Whether a judged case leaves the ceiling to probe: `request-under-ceiling`
+/// is among the `checked` invariants and held, and none of them failed (a
+/// failing case is confirmed and shrunk as it is).
+pub fn wanted(judged: &Judged, checked: &[AgentInvariant]) -> bool {
+    checked.contains(&AgentInvariant::RequestUnderCeiling)
+        && !failed(judged, checked)
+        && judged.verdicts.get(&AgentInvariant::RequestUnderCeiling) == Some(&Verdict::Pass)
+}
+
+/// Whether one of the `checked` invariants failed.
+fn failed(judged: &Judged, checked: &[AgentInvariant]) -> bool {
+    judged.failed().any(|i| checked.contains(&i))
 }
 
 /// How a probe plays a case: the agent, its stage, the case's number, the
@@ -337,6 +342,8 @@ pub struct Player<'a> {
     pub index: u64,
     pub script_of: &'a dyn Fn(&Case) -> Script,
     pub deadline: Option<Instant>,
+    /// The invariants the run checks.
+    pub checked: &'a [AgentInvariant],
 }
 
 /// Probe the ceiling on `case`, whose `script` was played as `trace` and
@@ -366,7 +373,7 @@ pub fn probe(player: &Player, case: &Case, script: &Script, trace: &Trace) -> Op
         let grown_call = &script.turns[g.turn].calls[main];
         let shown = carrier(&trace, &script, g.turn, main, tail_of(&grown_call.content));
         let (ended, next) = match shown {
-            _ if judged.failed().next().is_some() => (Ended::Failed, None),
+            _ if failed(&judged, player.checked) => (Ended::Failed, None),
             Some(r) => match corrected(&g, from, r.body_len, ceiling) {
                 Some(n) => (Ended::Unlanded, Some(n)),
                 None => (Ended::Compacted, None),

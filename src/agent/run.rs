@@ -335,7 +335,10 @@ pub fn run(opts: &AgentOptions, mut say: impl FnMut(&str)) -> Result<AgentReport
         // that fails, it is the case confirmed, shrunk and saved.
         let (mut case, mut script, mut trace, mut judged) = (case, script, trace, judged);
         let mut probed = false;
-        if report.probes.cases < opts.ceiling_probes && probe::wanted(&judged) && !out_of_time() {
+        if report.probes.cases < opts.ceiling_probes
+            && probe::wanted(&judged, &opts.invariants)
+            && !out_of_time()
+        {
             let script_of =
                 |c: &Case| Script::from_case(c, summaries.clone()).with_folders(folders.clone());
             let player = probe::Player {
@@ -345,6 +348,7 @@ pub fn run(opts: &AgentOptions, mut say: impl FnMut(&str)) -> Result<AgentReport
                 index,
                 script_of: &script_of,
                 deadline,
+                checked: &opts.invariants,
             };
             if let Some(p) = probe::probe(&player, &case, &script, &trace) {
                 let probes = &mut report.probes;
