@@ -268,6 +268,24 @@ pub fn grown(case: &Case, g: &Growth) -> Option<Case> {
     Some(case)
 }
 
+/// `case` without the iterations after script turn `turn` (its last
+/// assistant message, the final answer, kept): a probe's case cut to what
+/// its grown request needs. None when nothing follows the turn.
+pub fn cut_after_turn(case: &Case, turn: usize) -> Option<Case> {
+    let turns = turn_messages(&case.messages);
+    let &(next, _) = turns.get(turn + 1)?;
+    let mut messages = case.messages[..next].to_vec();
+    if let Some(last) =
+        (case.messages.iter().rev()).find(|m| m.role == Role::Assistant && m.calls().is_empty())
+    {
+        messages.push(last.clone());
+    }
+    Some(Case {
+        messages,
+        ..case.clone()
+    })
+}
+
 /// What a probe played.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Probed {
@@ -277,6 +295,8 @@ pub struct Probed {
     pub ended: Ended,
     /// The bytes the last attempt grew the result by.
     pub grown_by: usize,
+    /// The script turn whose results were grown.
+    pub turn: usize,
 }
 
 /// How a probe's last run ended.
@@ -355,7 +375,10 @@ pub fn probe(player: &Player, case: &Case, script: &Script, trace: &Trace) -> Op
     let mut g = first_growth(trace, script, settings)?;
     let main = g.calls.first()?.call;
     let from = carrier(trace, script, g.turn, main, "")?.body_len;
-    let mut probed = Probed::default();
+    let mut probed = Probed {
+        turn: g.turn,
+        ..Probed::default()
+    };
     let mut last = None;
     while probed.attempts < ATTEMPTS && player.deadline.is_none_or(|d| Instant::now() < d) {
         let case = grown(case, &g)?;
@@ -494,5 +517,31 @@ mod tests {
         // The agent compacted: the request shrank, no correction.
         let g = Growth::costing(2, &one(1 << 20), 300, PREFIX_ROOM).unwrap();
         assert_eq!(corrected(&g, 100_000, 40_000, 100_400), None);
+    }
+
+    #[test]
+    fn a_probed_case_is_cut_after_its_grown_turn_and_keeps_its_final_answer() {
+        use crate::model::{Message, ToolCall};
+        let call = |id: &str| vec![ToolCall::new(id, "read", serde_json::json!({}))];
+        let case = Case {
+            config: Default::default(),
+            messages: vec![
+                Message::user("go"),
+                Message::assistant_calls("", call("a")),
+                Message::tool("a", "one"),
+                Message::assistant_calls("", call("b")),
+                Message::tool("b", "two"),
+                Message::assistant_calls("", call("c")),
+                Message::tool("c", "three"),
+                Message::assistant("done"),
+            ],
+        };
+        let cut = cut_after_turn(&case, 1).unwrap();
+        assert_eq!(cut.messages.len(), 6);
+        assert_eq!(cut.messages[4].content.text(), "two");
+        assert_eq!(cut.messages[5].content.text(), "done");
+        assert_eq!(turn_messages(&cut.messages).len(), 2);
+        // Nothing follows the last turn.
+        assert_eq!(cut_after_turn(&case, 2), None);
     }
 }

@@ -334,7 +334,7 @@ pub fn run(opts: &AgentOptions, mut say: impl FnMut(&str)) -> Result<AgentReport
         // A case that held, played again one byte over the ceiling: when
         // that fails, it is the case confirmed, shrunk and saved.
         let (mut case, mut script, mut trace, mut judged) = (case, script, trace, judged);
-        let mut probed = false;
+        let mut probed = None;
         if report.probes.cases < opts.ceiling_probes
             && probe::wanted(&judged, &opts.invariants)
             && !out_of_time()
@@ -367,7 +367,7 @@ pub fn run(opts: &AgentOptions, mut say: impl FnMut(&str)) -> Result<AgentReport
                 ));
                 if failed {
                     probes.failed += 1;
-                    probed = true;
+                    probed = Some(p.probed.turn);
                     (case, script, trace, judged) = (p.case, p.script, p.trace, p.judged);
                 }
             }
@@ -591,7 +591,7 @@ fn shrink_and_save(
     deadline: Option<Instant>,
     first: (Trace, Finding),
     shrink: bool,
-    probed: bool,
+    probed: Option<usize>,
 ) -> AgentFailure {
     let original = Script::from_case(case, summaries.to_vec()).with_folders(folders.to_vec());
     // Candidates that differ only where a script does not look (a system
@@ -604,41 +604,55 @@ fn shrink_and_save(
     // fewer result bytes (the history's shrinker keeps a body's size when it
     // folds messages away, which can move text into a result).
     let mut kept = size(&original);
+    let mut still_fails = |candidate: &Case| {
+        let script =
+            Script::from_case(candidate, summaries.to_vec()).with_folders(folders.to_vec());
+        let candidate_size = size(&script);
+        if candidate_size >= kept {
+            return false;
+        }
+        let key = serde_json::to_string(&script).unwrap_or_default();
+        let outcome = match tried.get(&key) {
+            Some(known) => known.clone(),
+            None => {
+                runs += 1;
+                let script = Arc::new(script);
+                let trace = case::run(runtime.handle(), stage, &script, &opts.launch, index);
+                let judged = judge(&trace, &script, &stage.settings);
+                let finding = judged.findings.into_iter().find(|f| f.invariant == inv);
+                let outcome = finding.map(|f| (trace, f));
+                tried.insert(key, outcome.clone());
+                outcome
+            }
+        };
+        match outcome {
+            Some(failing) => {
+                last = failing;
+                kept = candidate_size;
+                true
+            }
+            None => false,
+        }
+    };
+    // A probe's case lands on the byte only with every byte before the
+    // grown turn as it is: it loses the turns after that one, and nothing
+    // else (any other step moves the request off the byte).
+    let mut start = case.clone();
+    if let Some(cut) = probed.and_then(|turn| probe::cut_after_turn(case, turn)) {
+        if shrink && still_fails(&cut) {
+            start = cut;
+        }
+    }
     let shrunk = crate::run::shrink::shrink_within(
-        case.clone(),
-        if shrink { opts.shrink_runs } else { 0 },
+        start,
+        if shrink && probed.is_none() {
+            opts.shrink_runs
+        } else {
+            0
+        },
         deadline,
         Some(&opts.stage.settings.config),
-        |candidate| {
-            let script =
-                Script::from_case(candidate, summaries.to_vec()).with_folders(folders.to_vec());
-            let candidate_size = size(&script);
-            if candidate_size >= kept {
-                return false;
-            }
-            let key = serde_json::to_string(&script).unwrap_or_default();
-            let outcome = match tried.get(&key) {
-                Some(known) => known.clone(),
-                None => {
-                    runs += 1;
-                    let script = Arc::new(script);
-                    let trace = case::run(runtime.handle(), stage, &script, &opts.launch, index);
-                    let judged = judge(&trace, &script, &stage.settings);
-                    let finding = judged.findings.into_iter().find(|f| f.invariant == inv);
-                    let outcome = finding.map(|f| (trace, f));
-                    tried.insert(key, outcome.clone());
-                    outcome
-                }
-            };
-            match outcome {
-                Some(failing) => {
-                    last = failing;
-                    kept = candidate_size;
-                    true
-                }
-                None => false,
-            }
-        },
+        &mut still_fails,
     );
     let script = Script::from_case(&shrunk, summaries.to_vec()).with_folders(folders.to_vec());
     let (trace, finding) = last;
@@ -651,8 +665,8 @@ fn shrink_and_save(
                 "found by ctxgate agent (seed {}, case {index}{}), shrunk from {} turn(s)",
                 opts.seed,
                 match probed {
-                    true => ", a ceiling probe: a result grown to put a request one byte over",
-                    false => "",
+                    Some(_) => ", a ceiling probe: a result grown to put a request one byte over",
+                    None => "",
                 },
                 original.turns.len()
             ),
