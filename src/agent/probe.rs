@@ -125,15 +125,8 @@ impl Growth {
 
 /// The request of `trace` that carried turn `turn`'s results: the first
 /// model request of the tool loop after the one answered with the turn's
-/// every call, when it was read and carries the result of `call` with
-/// `shown` in it (the end of the grown lines; "" for any result).
-pub fn carrier<'t>(
-    trace: &'t Trace,
-    script: &Script,
-    turn: usize,
-    call: usize,
-    shown: &str,
-) -> Option<&'t Recorded> {
+/// every call.
+pub fn after_turn<'t>(trace: &'t Trace, script: &Script, turn: usize) -> Option<&'t Recorded> {
     let calls = script.turns.get(turn)?.calls.len();
     let answered = trace.requests.iter().position(|r| {
         r.answer
@@ -143,14 +136,14 @@ pub fn carrier<'t>(
                 calls,
             }
     })?;
-    let next = (trace.requests[answered + 1..].iter()).find(|r| r.kind == Kind::Loop)?;
-    let id = &script.turns[turn].calls[call].id;
-    let carried = next.messages().iter().any(|m| {
-        m.role == Role::Tool
-            && m.tool_call_id.as_deref() == Some(id.as_str())
-            && m.content.text().contains(shown)
-    });
-    carried.then_some(next)
+    (trace.requests[answered + 1..].iter()).find(|r| r.kind == Kind::Loop)
+}
+
+/// The text of call `id`'s result in request `r`, when it carries one.
+fn result_in(r: &Recorded, id: &str) -> Option<String> {
+    (r.messages().iter())
+        .find(|m| m.role == Role::Tool && m.tool_call_id.as_deref() == Some(id))
+        .map(|m| m.content.text().into_owned())
 }
 
 /// The probe's first growth of a case whose trace held the ceiling: the
@@ -166,33 +159,28 @@ pub fn first_growth(trace: &Trace, script: &Script, settings: &Settings) -> Opti
     let near = (1.0 - settings.early_tolerance) * ceiling as f64;
     let mut best: Option<(u64, Growth)> = None;
     for (turn, t) in script.turns.iter().enumerate() {
-        let mut request = None;
-        let mut calls: Vec<Grown> = Vec::new();
-        for (call, c) in t.calls.iter().enumerate() {
-            if c.image.is_some() || c.content.trim_end().is_empty() {
-                continue;
-            }
-            let Some(r) = carrier(trace, script, turn, call, "") else {
-                continue;
-            };
-            request = Some(r);
-            let room = (settings.tool_output_max_bytes).map_or(1 << 30, |cap| {
-                (cap as usize).saturating_sub(c.content.len())
-            });
-            calls.push(Grown {
+        let Some(r) = after_turn(trace, script, turn) else {
+            continue;
+        };
+        let mut calls: Vec<Grown> = (t.calls.iter().enumerate())
+            .filter(|(_, c)| c.image.is_none() && !c.content.trim_end().is_empty())
+            .filter(|(_, c)| result_in(r, &c.id).is_some())
+            .map(|(call, c)| Grown {
                 call,
-                room,
+                room: (settings.tool_output_max_bytes).map_or(1 << 30, |cap| {
+                    (cap as usize).saturating_sub(c.content.len())
+                }),
                 lines: 0,
-            });
-        }
-        let Some(r) = request else { continue };
+            })
+            .collect();
         if r.refused() || r.body_len > ceiling || (r.body_len as f64) < near {
             continue;
         }
         // The result with the most room takes the tail (the last of them).
-        if let Some(i) = (0..calls.len()).max_by_key(|&i| (calls[i].room, i)) {
-            calls.swap(0, i);
-        }
+        let Some(i) = (0..calls.len()).max_by_key(|&i| (calls[i].room, i)) else {
+            continue;
+        };
+        calls.swap(0, i);
         let want = (ceiling + 1 - r.body_len) as usize;
         if let Some(growth) = Growth::costing(turn, &calls, want, PREFIX_ROOM) {
             if best.as_ref().is_none_or(|(b, _)| r.body_len > *b) {
@@ -374,7 +362,8 @@ pub fn probe(player: &Player, case: &Case, script: &Script, trace: &Trace) -> Op
     let ceiling = settings.config.transport_max_body_bytes;
     let mut g = first_growth(trace, script, settings)?;
     let main = g.calls.first()?.call;
-    let from = carrier(trace, script, g.turn, main, "")?.body_len;
+    let id = script.turns[g.turn].calls[main].id.clone();
+    let from = after_turn(trace, script, g.turn)?.body_len;
     let mut probed = Probed {
         turn: g.turn,
         ..Probed::default()
@@ -393,17 +382,20 @@ pub fn probe(player: &Player, case: &Case, script: &Script, trace: &Trace) -> Op
         let judged = judge(&trace, &script, settings);
         probed.attempts += 1;
         probed.grown_by = g.bytes();
-        let grown_call = &script.turns[g.turn].calls[main];
-        let shown = carrier(&trace, &script, g.turn, main, tail_of(&grown_call.content));
-        let (ended, next) = match shown {
+        let shown = tail_of(&script.turns[g.turn].calls[main].content).to_owned();
+        let after = after_turn(&trace, &script, g.turn);
+        let result = after.and_then(|r| result_in(r, &id));
+        let (ended, next) = match (after, result) {
             _ if failed(&judged, player.checked) => (Ended::Failed, None),
-            Some(r) => match corrected(&g, from, r.body_len, ceiling) {
-                Some(n) => (Ended::Unlanded, Some(n)),
-                None => (Ended::Compacted, None),
-            },
+            (Some(r), Some(text)) if text.contains(&shown) => {
+                match corrected(&g, from, r.body_len, ceiling) {
+                    Some(n) => (Ended::Unlanded, Some(n)),
+                    None => (Ended::Compacted, None),
+                }
+            }
             // The result there, without its growth: the tool cut it.
-            None if carrier(&trace, &script, g.turn, main, "").is_some() => (Ended::NotShown, None),
-            None => (Ended::Compacted, None),
+            (_, Some(_)) => (Ended::NotShown, None),
+            _ => (Ended::Compacted, None),
         };
         probed.ended = ended;
         last = Some(ProbeRun {

@@ -151,6 +151,22 @@ pub struct Probes {
     pub unlanded: usize,
 }
 
+impl Probes {
+    /// Count one probe.
+    fn count(&mut self, p: &probe::Probed) {
+        use probe::Ended;
+        self.cases += 1;
+        self.runs += p.attempts;
+        let slot = match p.ended {
+            Ended::Failed => &mut self.failed,
+            Ended::Compacted => &mut self.compacted,
+            Ended::NotShown => &mut self.not_shown,
+            Ended::Unlanded => &mut self.unlanded,
+        };
+        *slot += 1;
+    }
+}
+
 /// CPU time spent by a run, in seconds.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct Cpu {
@@ -351,22 +367,14 @@ pub fn run(opts: &AgentOptions, mut say: impl FnMut(&str)) -> Result<AgentReport
                 checked: &opts.invariants,
             };
             if let Some(p) = probe::probe(&player, &case, &script, &trace) {
-                let probes = &mut report.probes;
-                probes.cases += 1;
-                probes.runs += p.probed.attempts;
-                let ended = p.probed.ended;
-                probes.compacted += usize::from(ended == probe::Ended::Compacted);
-                probes.not_shown += usize::from(ended == probe::Ended::NotShown);
-                probes.unlanded += usize::from(ended == probe::Ended::Unlanded);
-                let failed = ended == probe::Ended::Failed;
+                report.probes.count(&p.probed);
                 say(&format!(
                     "case {index}: ceiling probe, {} run(s): a result grown by {} bytes; {}",
                     p.probed.attempts,
                     p.probed.grown_by,
-                    ended.said()
+                    p.probed.ended.said()
                 ));
-                if failed {
-                    probes.failed += 1;
+                if p.probed.ended == probe::Ended::Failed {
                     probed = Some(p.probed.turn);
                     (case, script, trace, judged) = (p.case, p.script, p.trace, p.judged);
                 }
