@@ -230,6 +230,60 @@ fn the_ceiling_probe_lands_one_byte_over_and_an_exact_agent_holds() {
     assert!(detail.contains("body 102,401 bytes"), "{detail}");
 }
 
+/// An agent that sizes its body in characters, guarding the ceiling to
+/// the character: letters grown to one byte over are as many characters
+/// as bytes, and it compacts; ideographs are a third as many, and it sends
+/// a request one byte over.
+#[test]
+fn a_probe_grown_in_ideographs_catches_a_size_counted_in_characters() {
+    if !common::netns::isolated("a_probe_grown_in_ideographs_catches_a_size_counted_in_characters")
+    {
+        return;
+    }
+    let dir = TempDir::new("agent-wide-probe");
+    let args = |classes: &str| {
+        let gen = dir.file(
+            &format!("gen-{}.json", classes.len()),
+            format!(r#"{{"contentClasses": [{classes}]}}"#),
+        );
+        format!("--cases 6 --seed 1 --shrink-runs 0 --confirm-runs 1 --gen-config {gen}")
+    };
+    let chars = agent_cmd(&format!("{EXACT_AGENT} --bug chars-not-bytes"));
+    // English alone: the probes grow letters, and the agent holds them.
+    let prose = agent(&dir, EXPRESS, &chars, &args(r#""prose""#));
+    let probes = &prose.report["ceilingProbes"];
+    assert_eq!(prose.code, 0, "{:#}", prose.report);
+    assert!(probes["cases"].as_u64() >= Some(1), "{probes}");
+    assert_eq!(probes["wide"], 0, "{probes}");
+    assert_eq!(probes["compacted"], probes["cases"], "{probes}");
+    // With CJK among the classes, they grow ideographs, and a request is
+    // sent one byte over.
+    let cjk = args(r#""prose", "cjk""#);
+    let wide = agent(&dir, EXPRESS, &chars, &cjk);
+    let probes = &wide.report["ceilingProbes"];
+    assert_eq!(wide.code, 1, "{:#}", wide.report);
+    assert!(probes["wide"].as_u64() >= Some(1), "{probes}");
+    assert!(probes["failed"].as_u64() >= Some(1), "{probes}");
+    assert!(
+        wide.stderr.contains("bytes of CJK; FAILED"),
+        "{}",
+        wide.stderr
+    );
+    let cases = wide.report["failingCases"].as_array().unwrap();
+    assert!(
+        cases.iter().any(|c| c["detail"]
+            .as_str()
+            .is_some_and(|d| d.contains("body 102,401 bytes"))),
+        "{cases:?}"
+    );
+    // The agent that counts bytes compacts first at every such probe.
+    let exact = agent(&dir, EXPRESS, &agent_cmd(EXACT_AGENT), &cjk);
+    let probes = &exact.report["ceilingProbes"];
+    assert_eq!(exact.code, 0, "{:#}", exact.report);
+    assert!(probes["wide"].as_u64() >= Some(1), "{probes}");
+    assert_eq!(probes["compacted"], probes["cases"], "{probes}");
+}
+
 #[test]
 fn each_planted_bug_is_caught_shrunk_and_replayable() {
     if !common::netns::isolated("each_planted_bug_is_caught_shrunk_and_replayable") {

@@ -16,12 +16,23 @@
 //! The agent's request is not ctxgate's to size: it shows a result its
 //! own way (line numbers, tags, a JSON observation), and a request carries
 //! its system prompt and tools. So the probe measures instead of
-//! predicting. The growth is lines of ASCII letters after the result's
-//! own, which no JSON escapes. The first attempt counts 8 bytes a tool may
-//! put before each line, so it lands at the byte or under it; each next
-//! one lengthens the growth's first line by what the last one missed (a
-//! letter more is a byte more, whatever the agent's view), or counts the
-//! lines again at the cost the last one measured; at most [`ATTEMPTS`].
+//! predicting. The growth is lines after the result's own: its first line
+//! ASCII letters, which no JSON escapes, and its whole lines either
+//! letters too or, when the run's `contentClasses` has `cjk`, CJK
+//! ideographs ([`Fill::Wide`]). The first attempt counts the most a tool
+//! and a JSON encoder may spend on each line (8 bytes before it, an
+//! ideograph escaped as `\uXXXX` inside an escaped string), so it lands at
+//! the byte or under it; each next one lengthens the growth's first line
+//! by what the last one missed (a letter more is a byte more, whatever the
+//! agent's view), or counts the lines again at the cost the last one
+//! measured; at most [`ATTEMPTS`].
+//!
+//! Ideographs are three bytes each and one character, in UTF-8 as in
+//! UTF-16: a request grown in them to one byte over the ceiling is some
+//! thousands of characters under it, so an agent that sizes its body in
+//! characters (`len(str)`, `.length`) sends it. Letters cannot show that
+//! bug; ideographs show both. When the agent's tool does not show the
+//! ideographs (it cut them, or mangled them), the probe goes on in letters.
 
 use std::sync::Arc;
 use std::time::Instant;
@@ -43,6 +54,54 @@ pub const ATTEMPTS: usize = 4;
 /// Letters on each whole line of growth.
 const LINE: usize = 71;
 
+/// The ideographs a wide line is made of, in turn: common ones, three
+/// bytes each in UTF-8, unchanged by every Unicode normalisation.
+const WIDE: &str = "上限探测一个字节超出请求体大小模型工具结果文本行数据";
+
+/// Ideographs on each whole line of wide growth (72 bytes).
+const WIDE_LINE: usize = 24;
+
+/// The most a request is assumed to spend on one ideograph: `\uXXXX`
+/// escaped once more inside a string (an observation that is itself JSON).
+const WIDE_MOST: usize = 8;
+
+/// What a growth's whole lines are made of.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Fill {
+    /// ASCII letters and spaces.
+    #[default]
+    Letters,
+    /// CJK ideographs: three bytes and one character each.
+    Wide,
+}
+
+impl Fill {
+    /// The bytes of a whole line, in UTF-8.
+    pub fn line_bytes(self) -> usize {
+        match self {
+            Fill::Letters => LINE,
+            Fill::Wide => WIDE_LINE * 3,
+        }
+    }
+
+    /// The most a whole line's text may cost a request, for the first
+    /// attempt (letters are never escaped).
+    fn line_most(self) -> usize {
+        match self {
+            Fill::Letters => LINE,
+            Fill::Wide => WIDE_LINE * WIDE_MOST,
+        }
+    }
+
+    /// How a report names it.
+    pub fn said(self) -> &'static str {
+        match self {
+            Fill::Letters => "letters",
+            Fill::Wide => "CJK",
+        }
+    }
+}
+
 /// The most letters on the growth's first line, the one corrections
 /// lengthen or shorten (some agents' read tools cut a line at 2,000
 /// characters).
@@ -55,7 +114,7 @@ const PREFIX_ROOM: usize = 8;
 
 /// Where a probe grows a case, and by how much: one turn's text results,
 /// the first of them getting a line of `tail` letters, and each its whole
-/// lines of 71 letters, each line after a newline.
+/// lines (71 letters, or 24 ideographs), each line after a newline.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Growth {
     pub turn: usize,
@@ -63,6 +122,37 @@ pub struct Growth {
     pub calls: Vec<Grown>,
     /// Letters on the growth's first line.
     pub tail: usize,
+    /// What the whole lines are made of.
+    pub fill: Fill,
+}
+
+/// What each line of a growth is taken to cost a request: the tail line
+/// besides its letters (its escaped newline, what a tool puts before it),
+/// and a whole line, its text included.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Cost {
+    first: usize,
+    line: usize,
+}
+
+impl Cost {
+    /// The first attempt's: the most a line may cost, so that it lands at
+    /// the byte or under it.
+    fn most(fill: Fill) -> Cost {
+        Cost {
+            first: 2 + PREFIX_ROOM,
+            line: fill.line_most() + 2 + PREFIX_ROOM,
+        }
+    }
+
+    /// The least: the text as it is, each newline escaped, nothing before
+    /// a line.
+    fn least(fill: Fill) -> Cost {
+        Cost {
+            first: 2,
+            line: fill.line_bytes() + 2,
+        }
+    }
 }
 
 /// One result a growth adds to.
@@ -82,41 +172,62 @@ impl Growth {
         self.calls.iter().map(|c| c.lines).sum()
     }
 
-    /// The bytes this growth adds to the results' text.
+    /// The bytes this growth adds to the results' text, in UTF-8.
     pub fn bytes(&self) -> usize {
-        1 + self.tail + self.lines() * (LINE + 1)
+        1 + self.tail + self.lines() * (self.fill.line_bytes() + 1)
     }
 
-    /// The growth of `calls` that adds `want` bytes to the request when
-    /// each line costs the request `2 + prefix` bytes besides its letters
-    /// (its newline escaped, what the tool puts before it), with as many
-    /// letters on the first line as leave it room for corrections both
-    /// ways; the lines go to the first result while it has room, then to
-    /// the next. None when they do not fit.
-    fn costing(turn: usize, calls: &[Grown], want: usize, prefix: usize) -> Option<Growth> {
-        let first = 2 + prefix;
-        let line = LINE + 2 + prefix;
+    /// The bytes of its text no encoder shrinks: its letters and
+    /// ideographs, without the newlines.
+    fn text_bytes(&self) -> usize {
+        self.tail + self.lines() * self.fill.line_bytes()
+    }
+
+    /// The growth of `calls` in `fill` that adds `want` bytes to the
+    /// request when its lines cost what `cost` says, with as many letters
+    /// on the first line as leave it room for corrections both ways; the
+    /// lines go to the first result while it has room, then to the next.
+    /// None when they do not fit.
+    fn costing(
+        turn: usize,
+        calls: &[Grown],
+        want: usize,
+        cost: Cost,
+        fill: Fill,
+    ) -> Option<Growth> {
         // At least one letter: a growth of a newline alone is a last
         // line some tools do not show.
-        let rest = want.checked_sub(first).filter(|r| *r > 0)?;
-        let mut left = rest.saturating_sub(TAIL_MAX / 2) / line;
-        let tail = rest - left * line;
+        let rest = want.checked_sub(cost.first).filter(|r| *r > 0)?;
+        let mut left = rest.saturating_sub(TAIL_MAX / 2) / cost.line;
+        let tail = rest - left * cost.line;
         let mut calls = calls.to_vec();
+        let line = fill.line_bytes() + 1;
         for (i, c) in calls.iter_mut().enumerate() {
+            // The result with the tail keeps room for the longest tail, so
+            // that corrections can lengthen it.
             let room = match i {
-                0 => c.room.checked_sub(1 + tail)?,
+                0 => c
+                    .room
+                    .checked_sub(1 + tail)?
+                    .min(c.room.saturating_sub(1 + TAIL_MAX)),
                 _ => c.room,
             };
-            c.lines = left.min(room / (LINE + 1));
+            c.lines = left.min(room / line);
             left -= c.lines;
         }
-        (left == 0).then_some(Growth { turn, calls, tail })
+        (left == 0).then_some(Growth {
+            turn,
+            calls,
+            tail,
+            fill,
+        })
     }
 
     /// This growth with `tail` letters on its first line, if they fit.
     fn with_tail(&self, tail: usize) -> Option<Growth> {
         let first = self.calls.first()?;
-        (tail <= TAIL_MAX && 1 + tail + first.lines * (LINE + 1) <= first.room).then(|| Growth {
+        let lines = first.lines * (self.fill.line_bytes() + 1);
+        (tail <= TAIL_MAX && 1 + tail + lines <= first.room).then(|| Growth {
             tail,
             ..self.clone()
         })
@@ -153,8 +264,13 @@ fn result_in(r: &Recorded, id: &str) -> Option<String> {
 /// no request came within `earlyTolerance` of the ceiling (an agent that
 /// keeps that far from it has no boundary to miss by a byte, and
 /// `no-premature-compaction` already allows it), or the results have no
-/// room.
-pub fn first_growth(trace: &Trace, script: &Script, settings: &Settings) -> Option<Growth> {
+/// room for it in `fill`.
+pub fn first_growth(
+    trace: &Trace,
+    script: &Script,
+    settings: &Settings,
+    fill: Fill,
+) -> Option<Growth> {
     let ceiling = settings.config.transport_max_body_bytes;
     let near = (1.0 - settings.early_tolerance) * ceiling as f64;
     let mut best: Option<(u64, Growth)> = None;
@@ -182,7 +298,15 @@ pub fn first_growth(trace: &Trace, script: &Script, settings: &Settings) -> Opti
         };
         calls.swap(0, i);
         let want = (ceiling + 1 - r.body_len) as usize;
-        if let Some(growth) = Growth::costing(turn, &calls, want, PREFIX_ROOM) {
+        // The first attempt costs each line the most it may; ideographs,
+        // which may cost a request from 3 bytes to 8, must fit too when
+        // they cost the least, or they would not reach the byte.
+        let least = match fill {
+            Fill::Letters => Some(()),
+            Fill::Wide => Growth::costing(turn, &calls, want, Cost::least(fill), fill).map(drop),
+        };
+        let first = least.and(Growth::costing(turn, &calls, want, Cost::most(fill), fill));
+        if let Some(growth) = first {
             if best.as_ref().is_none_or(|(b, _)| r.body_len > *b) {
                 best = Some((r.body_len, growth));
             }
@@ -191,25 +315,60 @@ pub fn first_growth(trace: &Trace, script: &Script, settings: &Settings) -> Opti
     best.map(|(_, g)| g)
 }
 
+/// What an attempt that carried the grown result leads to.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Next {
+    /// Another attempt, with this growth.
+    Again(Growth),
+    /// The request did not grow by the growth's text: the agent compacted
+    /// (or cut the result).
+    Compacted,
+    /// No growth the results have room for comes nearer the byte.
+    Stuck,
+}
+
 /// The next growth after an attempt whose carrying request was `got`
 /// bytes, where `ceiling + 1` was wanted; `from` is what the request
 /// weighed without growth. The first line's length moves by what was
 /// missed; when that would make it too long, the lines are counted again
-/// at the cost the attempt measured. None when the request did not grow
-/// by the growth's letters (the agent compacted, or cut the result).
-pub fn corrected(g: &Growth, from: u64, got: u64, ceiling: u64) -> Option<Growth> {
+/// at the cost the attempt measured.
+pub fn corrected(g: &Growth, from: u64, got: u64, ceiling: u64) -> Next {
     let want = ceiling + 1;
-    let added = got.checked_sub(from)? as usize;
-    let letters = g.tail + g.lines() * LINE;
-    if added < letters || got >= want {
-        return None;
+    let Some(added) = got.checked_sub(from).map(|a| a as usize) else {
+        return Next::Compacted;
+    };
+    if added < g.text_bytes() || got >= want {
+        return Next::Compacted;
     }
     if let Some(next) = g.with_tail(g.tail + (want - got) as usize) {
-        return Some(next);
+        return Next::Again(next);
     }
-    // What each line cost besides its letters and escaped newline.
-    let prefix = ((added - letters) / (g.lines() + 1)).saturating_sub(2);
-    Growth::costing(g.turn, &g.calls, (want - from) as usize, prefix).filter(|n| n != g)
+    let cost = match g.fill {
+        // What each line cost besides its letters: its escaped newline and
+        // what the tool put before it.
+        Fill::Letters => {
+            let prefix = (added - g.text_bytes()) / (g.lines() + 1);
+            Cost {
+                first: prefix.max(2),
+                line: LINE + prefix.max(2),
+            }
+        }
+        // An ideograph's cost is the encoder's, a line's prefix the tool's:
+        // one measure cannot part them. So the most each can be: the tail
+        // line at most what a letters line may cost besides its letters,
+        // a whole line at most what the lines cost with the least besides.
+        Fill::Wide => match g.lines() {
+            0 => return Next::Stuck,
+            lines => Cost {
+                first: 3 + PREFIX_ROOM,
+                line: (added - g.tail - 2).div_ceil(lines),
+            },
+        },
+    };
+    match Growth::costing(g.turn, &g.calls, (want - from) as usize, cost, g.fill) {
+        Some(n) if n != *g => Next::Again(n),
+        _ => Next::Stuck,
+    }
 }
 
 /// The last characters of a result's text: what a request that carries
@@ -223,20 +382,24 @@ pub fn tail_of(text: &str) -> &str {
     &text[start..]
 }
 
-/// The growth's text for its `i`th result: letters and spaces, never a
-/// character JSON escapes, on lines of their own after the result's last
-/// (the first result's first line holds the tail).
+/// The growth's text for its `i`th result, on lines of their own after
+/// the result's last (the first result's first line holds the tail):
+/// letters and spaces, or ideographs, never a character JSON escapes.
 pub fn growth_text(g: &Growth, i: usize) -> String {
     const WORDS: &[u8] = b"ceiling probe one byte over the limit ";
     let letter = |i: usize| WORDS[i % WORDS.len()] as char;
+    let wide: Vec<char> = WIDE.chars().collect();
     let mut s = String::new();
     if i == 0 {
         s.push('\n');
         s.extend((0..g.tail).map(letter));
     }
-    for _ in 0..g.calls.get(i).map_or(0, |c| c.lines) {
+    for n in 0..g.calls.get(i).map_or(0, |c| c.lines) {
         s.push('\n');
-        s.extend((0..LINE).map(letter));
+        match g.fill {
+            Fill::Letters => s.extend((0..LINE).map(letter)),
+            Fill::Wide => s.extend((0..WIDE_LINE).map(|k| wide[(n + k) % wide.len()])),
+        }
     }
     s
 }
@@ -285,6 +448,8 @@ pub struct Probed {
     pub grown_by: usize,
     /// The script turn whose results were grown.
     pub turn: usize,
+    /// What the last attempt's whole lines were made of.
+    pub fill: Fill,
 }
 
 /// How a probe's last run ended.
@@ -352,6 +517,9 @@ pub struct Player<'a> {
     pub deadline: Option<Instant>,
     /// The invariants the run checks.
     pub checked: &'a [AgentInvariant],
+    /// Whether the growth may be ideographs (the run's `contentClasses`
+    /// has `cjk`).
+    pub wide: bool,
 }
 
 /// Probe the ceiling on `case`, whose `script` was played as `trace` and
@@ -360,16 +528,20 @@ pub struct Player<'a> {
 pub fn probe(player: &Player, case: &Case, script: &Script, trace: &Trace) -> Option<ProbeRun> {
     let settings = &player.stage.settings;
     let ceiling = settings.config.transport_max_body_bytes;
-    let mut g = first_growth(trace, script, settings)?;
-    let main = g.calls.first()?.call;
-    let id = script.turns[g.turn].calls[main].id.clone();
-    let from = after_turn(trace, script, g.turn)?.body_len;
-    let mut probed = Probed {
-        turn: g.turn,
-        ..Probed::default()
+    let fills: &[Fill] = match player.wide {
+        true => &[Fill::Wide, Fill::Letters],
+        false => &[Fill::Letters],
     };
+    let from = |g: &Growth| Some(after_turn(trace, script, g.turn)?.body_len);
+    let mut fills = fills
+        .iter()
+        .filter_map(|&f| first_growth(trace, script, settings, f));
+    let mut g = fills.next()?;
+    let mut probed = Probed::default();
     let mut last = None;
     while probed.attempts < ATTEMPTS && player.deadline.is_none_or(|d| Instant::now() < d) {
+        let main = g.calls.first()?.call;
+        let id = script.turns[g.turn].calls[main].id.clone();
         let case = grown(case, &g)?;
         let script = Arc::new((player.script_of)(&case));
         let trace = case::run(
@@ -382,19 +554,23 @@ pub fn probe(player: &Player, case: &Case, script: &Script, trace: &Trace) -> Op
         let judged = judge(&trace, &script, settings);
         probed.attempts += 1;
         probed.grown_by = g.bytes();
+        probed.turn = g.turn;
+        probed.fill = g.fill;
         let shown = tail_of(&script.turns[g.turn].calls[main].content).to_owned();
         let after = after_turn(&trace, &script, g.turn);
         let result = after.and_then(|r| result_in(r, &id));
         let (ended, next) = match (after, result) {
             _ if failed(&judged, player.checked) => (Ended::Failed, None),
             (Some(r), Some(text)) if text.contains(&shown) => {
-                match corrected(&g, from, r.body_len, ceiling) {
-                    Some(n) => (Ended::Unlanded, Some(n)),
-                    None => (Ended::Compacted, None),
+                match corrected(&g, from(&g)?, r.body_len, ceiling) {
+                    Next::Again(n) => (Ended::Unlanded, Some(n)),
+                    Next::Compacted => (Ended::Compacted, None),
+                    Next::Stuck => (Ended::Unlanded, None),
                 }
             }
-            // The result there, without its growth: the tool cut it.
-            (_, Some(_)) => (Ended::NotShown, None),
+            // The result there, without its growth: the tool cut it (or,
+            // ideographs, did not show them as they are): letters next.
+            (_, Some(_)) => (Ended::NotShown, fills.next()),
             _ => (Ended::Compacted, None),
         };
         probed.ended = ended;
@@ -427,37 +603,67 @@ mod tests {
 
     #[test]
     fn growth_text_is_as_long_as_it_says_and_never_escaped() {
-        for (tail, lines) in [(1, 0), (37, 0), (1_900, 0), (1, 3), (12, 40)] {
-            let g = Growth {
-                turn: 0,
-                calls: vec![
-                    Grown {
-                        call: 0,
-                        room: 1 << 20,
-                        lines: lines / 2,
-                    },
-                    Grown {
-                        call: 1,
-                        room: 1 << 20,
-                        lines: lines - lines / 2,
-                    },
-                ],
-                tail,
-            };
-            let (a, b) = (growth_text(&g, 0), growth_text(&g, 1));
-            assert_eq!(a.len() + b.len(), g.bytes());
-            let json = serde_json::to_string(&(a.clone() + &b)).unwrap();
-            // Two quotes, and a `\n` for each line's newline.
-            assert_eq!(json.len(), g.bytes() + 2 + lines + 1);
-            assert!(a.starts_with('\n') && !a.ends_with('\n'));
-            assert!(b.is_empty() || (b.starts_with('\n') && !b.ends_with('\n')));
+        for fill in [Fill::Letters, Fill::Wide] {
+            for (tail, lines) in [(1, 0), (37, 0), (1_900, 0), (1, 3), (12, 40)] {
+                let g = Growth {
+                    turn: 0,
+                    calls: vec![
+                        Grown {
+                            call: 0,
+                            room: 1 << 20,
+                            lines: lines / 2,
+                        },
+                        Grown {
+                            call: 1,
+                            room: 1 << 20,
+                            lines: lines - lines / 2,
+                        },
+                    ],
+                    tail,
+                    fill,
+                };
+                let (a, b) = (growth_text(&g, 0), growth_text(&g, 1));
+                assert_eq!(a.len() + b.len(), g.bytes());
+                let text = a.clone() + &b;
+                let json = serde_json::to_string(&text).unwrap();
+                // Two quotes, and a `\n` for each line's newline.
+                assert_eq!(json.len(), g.bytes() + 2 + lines + 1);
+                assert!(a.starts_with('\n') && !a.ends_with('\n'));
+                assert!(b.is_empty() || (b.starts_with('\n') && !b.ends_with('\n')));
+                // Ideographs: three bytes, one character (in UTF-16 too).
+                let wide = text.chars().filter(|c| !c.is_ascii()).count();
+                assert_eq!(
+                    wide,
+                    if fill == Fill::Wide {
+                        lines * WIDE_LINE
+                    } else {
+                        0
+                    }
+                );
+                assert!(text.chars().all(|c| c.is_ascii() || c.len_utf8() == 3));
+                assert!(text.encode_utf16().count() == text.chars().count());
+            }
         }
     }
 
-    /// What a growth adds to a request whose tool puts `prefix` bytes
-    /// before each line, the newline escaped.
-    fn cost(g: &Growth, prefix: usize) -> u64 {
-        ((g.lines() + 1) * (2 + prefix) + g.tail + g.lines() * LINE) as u64
+    /// How an agent shows a growth in its request: `prefix` bytes before
+    /// each line, its newline `newline` bytes, each ideograph `wide`
+    /// bytes (3 as it is, 6 as `\uXXXX`, 7 escaped again).
+    #[derive(Debug, Clone, Copy)]
+    struct View {
+        prefix: usize,
+        newline: usize,
+        wide: usize,
+    }
+
+    impl View {
+        fn cost(self, g: &Growth) -> u64 {
+            let line = match g.fill {
+                Fill::Letters => LINE,
+                Fill::Wide => WIDE_LINE * self.wide,
+            };
+            ((g.lines() + 1) * (self.newline + self.prefix) + g.tail + g.lines() * line) as u64
+        }
     }
 
     #[test]
@@ -473,42 +679,84 @@ mod tests {
                 })
                 .collect::<Vec<_>>()
         };
-        for (calls, wants) in [
-            (one(1 << 20), &[1_000u64, 11, 12, 5_000, 16_000, 42_401][..]),
-            (three(6_000), &[11, 5_000, 16_000][..]),
-        ] {
-            for &want in wants {
-                let from = ceiling + 1 - want;
-                for prefix in [0, 3, 6, 8] {
-                    let mut g = Growth::costing(0, &calls, want as usize, PREFIX_ROOM);
-                    let mut attempts = 0;
-                    let landed = loop {
-                        let Some(now) = g else { break false };
-                        assert!(now.calls.iter().all(|c| c.lines * (LINE + 1) <= c.room));
-                        attempts += 1;
-                        let got = from + cost(&now, prefix);
-                        // The first attempt is never over.
-                        assert!(got <= ceiling + 1, "{want} {prefix} {now:?}");
-                        if got == ceiling + 1 {
-                            break true;
-                        }
-                        g = corrected(&now, from, got, ceiling);
-                    };
-                    assert!(
-                        landed && attempts <= ATTEMPTS,
-                        "want {want}, prefix {prefix}: {attempts} attempt(s)"
-                    );
+        // Plain, numbered, a JSON observation (newlines escaped twice),
+        // ideographs as they are or escaped.
+        let mut views = vec![];
+        for (newline, wide) in [(2, 3), (2, 6), (3, 3), (3, 7)] {
+            for prefix in [0, 3, 6, 8 + 2 - newline] {
+                views.push(View {
+                    prefix,
+                    newline,
+                    wide,
+                });
+            }
+        }
+        for fill in [Fill::Letters, Fill::Wide] {
+            for (calls, wants) in [
+                (one(1 << 20), &[1_000u64, 11, 12, 5_000, 16_000, 42_401][..]),
+                (three(6_000), &[11, 5_000, 12_000][..]),
+            ] {
+                for &want in wants {
+                    let from = ceiling + 1 - want;
+                    for &view in &views {
+                        let mut g =
+                            Growth::costing(0, &calls, want as usize, Cost::most(fill), fill);
+                        let mut attempts = 0;
+                        let landed = loop {
+                            let Some(now) = g else { break false };
+                            let line = now.fill.line_bytes() + 1;
+                            assert!(now.calls.iter().all(|c| c.lines * line <= c.room));
+                            attempts += 1;
+                            let got = from + view.cost(&now);
+                            // No attempt is ever over.
+                            assert!(got <= ceiling + 1, "{want} {view:?} {now:?}");
+                            if got == ceiling + 1 {
+                                break true;
+                            }
+                            g = match corrected(&now, from, got, ceiling) {
+                                Next::Again(n) => Some(n),
+                                other => panic!("{want} {view:?}: {other:?} after {now:?}"),
+                            };
+                        };
+                        assert!(
+                            landed && attempts <= ATTEMPTS,
+                            "{fill:?}, want {want}, {view:?}: {attempts} attempt(s)"
+                        );
+                    }
                 }
             }
         }
+        let letters = Cost::most(Fill::Letters);
         // Too little room for a line of one letter, numbered as a tool
         // may number it: no growth; nor more than the results can hold.
-        assert_eq!(Growth::costing(0, &one(1 << 20), 10, PREFIX_ROOM), None);
-        assert_eq!(Growth::costing(0, &one(1 << 20), 2, 0), None);
-        assert_eq!(Growth::costing(0, &three(6_000), 19_000, 0), None);
+        assert_eq!(
+            Growth::costing(0, &one(1 << 20), 10, letters, Fill::Letters),
+            None
+        );
+        let plain = Cost { first: 2, line: 73 };
+        assert_eq!(
+            Growth::costing(0, &one(1 << 20), 2, plain, Fill::Letters),
+            None
+        );
+        assert_eq!(
+            Growth::costing(0, &three(6_000), 19_000, plain, Fill::Letters),
+            None
+        );
         // The agent compacted: the request shrank, no correction.
-        let g = Growth::costing(2, &one(1 << 20), 300, PREFIX_ROOM).unwrap();
-        assert_eq!(corrected(&g, 100_000, 40_000, 100_400), None);
+        let g = Growth::costing(2, &one(1 << 20), 300, letters, Fill::Letters).unwrap();
+        assert_eq!(corrected(&g, 100_000, 40_000, 100_400), Next::Compacted);
+        // Ideographs shown as they are need more room than the first
+        // attempt takes: where the results have none, no nearer growth.
+        let wide = Cost::most(Fill::Wide);
+        let g = Growth::costing(0, &one(8_000), 10_000, wide, Fill::Wide).unwrap();
+        let got = 90_401
+            + View {
+                prefix: 0,
+                newline: 2,
+                wide: 3,
+            }
+            .cost(&g);
+        assert_eq!(corrected(&g, 90_401, got, 100_400), Next::Stuck);
     }
 
     #[test]

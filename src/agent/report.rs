@@ -85,8 +85,8 @@ impl AgentReport {
         let probes = match p.cases {
             0 => String::new(),
             n => format!(
-                "; {n} ceiling probe(s) in {} run(s): {} compacted first, {} failed, {} not shown by the tool, {} never on the byte",
-                p.runs, p.compacted, p.failed, p.not_shown, p.unlanded
+                "; {n} ceiling probe(s) in {} run(s), {} in CJK: {} compacted first, {} failed, {} not shown by the tool, {} never on the byte",
+                p.runs, p.wide, p.compacted, p.failed, p.not_shown, p.unlanded
             ),
         };
         format!(
@@ -340,7 +340,8 @@ impl AgentReport {
                 "imagesAsText": c.images_as_text},
             "ceilingProbes": {"cases": self.probes.cases, "runs": self.probes.runs,
                 "compacted": self.probes.compacted, "failed": self.probes.failed,
-                "notShown": self.probes.not_shown, "unlanded": self.probes.unlanded},
+                "notShown": self.probes.not_shown, "unlanded": self.probes.unlanded,
+                "wide": self.probes.wide},
             "cpu": {"ctxgateSeconds": self.cpu.ctxgate, "agentSeconds": self.cpu.agents,
                 "ctxgateShare": self.cpu.share()},
             "neverExercised": self.never_exercised().iter().map(|i| i.name()).collect::<Vec<_>>(),

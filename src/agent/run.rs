@@ -20,7 +20,7 @@ use super::play::Stage;
 use super::probe;
 use super::script::{deep_folders, Script};
 use super::trace::Trace;
-use crate::generate::{case_for_config, mix, Case, GenConfig};
+use crate::generate::{case_for_config, mix, Case, ContentClass, GenConfig};
 use crate::run::Saved;
 
 /// What to run.
@@ -149,6 +149,8 @@ pub struct Probes {
     pub not_shown: usize,
     /// No request landed on the byte within the attempts.
     pub unlanded: usize,
+    /// Probes whose last attempt grew ideographs, not letters.
+    pub wide: usize,
 }
 
 impl Probes {
@@ -157,6 +159,7 @@ impl Probes {
         use probe::Ended;
         self.cases += 1;
         self.runs += p.attempts;
+        self.wide += usize::from(p.fill == probe::Fill::Wide);
         let slot = match p.ended {
             Ended::Failed => &mut self.failed,
             Ended::Compacted => &mut self.compacted,
@@ -365,13 +368,15 @@ pub fn run(opts: &AgentOptions, mut say: impl FnMut(&str)) -> Result<AgentReport
                 script_of: &script_of,
                 deadline,
                 checked: &opts.invariants,
+                wide: (opts.gen.content_classes).contains(&ContentClass::Cjk),
             };
             if let Some(p) = probe::probe(&player, &case, &script, &trace) {
                 report.probes.count(&p.probed);
                 say(&format!(
-                    "case {index}: ceiling probe, {} run(s): a result grown by {} bytes; {}",
+                    "case {index}: ceiling probe, {} run(s): a result grown by {} bytes of {}; {}",
                     p.probed.attempts,
                     p.probed.grown_by,
+                    p.probed.fill.said(),
                     p.probed.ended.said()
                 ));
                 if p.probed.ended == probe::Ended::Failed {
