@@ -562,14 +562,17 @@ pub fn run_parallel(
 }
 
 /// What a check of `info` judges: the invariants it claims of those asked
-/// for, and the explored ones (`opts.explore`) it does not claim but can be
-/// judged on; and, of all those, the explored ones.
+/// for (by `--invariants`, or by `--claim`: an extension judged only when
+/// asked, which the subject claims, is judged as a claim), and the explored
+/// ones (`opts.explore`) it does not claim but can be judged on; and, of
+/// all those, the explored ones.
 pub fn judged(info: &SubjectInfo, opts: &CheckOptions) -> (InvariantSet, InvariantSet) {
     let claimed = info.claimed();
     let explored: InvariantSet = (opts.explore.minus(claimed).iter())
         .filter(|i| info.unjudgeable(*i).is_none())
         .collect();
-    (opts.invariants.intersect(claimed).union(explored), explored)
+    let asked = opts.invariants.union(opts.explore);
+    (asked.intersect(claimed).union(explored), explored)
 }
 
 /// The judge of a check: one subject, its verdicts counted per invariant;

@@ -254,12 +254,15 @@ impl InvariantSet {
             .filter(move |i| self.contains(*i))
     }
 
-    /// Parse a comma-separated list of names; `all` means every invariant.
+    /// Parse a comma-separated list of names; `all` means every invariant
+    /// a run judges by default ([`InvariantSet::default_run`]), and the
+    /// names beside it are added to those.
     pub fn parse_list(list: &str) -> Result<InvariantSet, String> {
         let mut set = InvariantSet::empty();
         for name in list.split(',').map(str::trim).filter(|s| !s.is_empty()) {
             if name == "all" {
-                return Ok(InvariantSet::default_run());
+                set = set.union(InvariantSet::default_run());
+                continue;
             }
             let inv = Invariant::parse(name).ok_or_else(|| {
                 let names: Vec<&str> = Invariant::ALL
@@ -307,5 +310,13 @@ mod tests {
         assert!(InvariantSet::parse_list("tool-paring")
             .unwrap_err()
             .contains("tool-pairing"));
+        // `all` is the default run, with the names beside it added, in
+        // either order.
+        for list in ["all,estimate-covers-real-tokens", "estimate-covers-real-tokens, all"] {
+            let s = InvariantSet::parse_list(list).unwrap();
+            let mut want = InvariantSet::default_run();
+            want.insert(Invariant::EstimateCoversRealTokens);
+            assert_eq!(s, want, "{list}");
+        }
     }
 }

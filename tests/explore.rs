@@ -237,6 +237,71 @@ fn a_claim_that_names_nothing_or_cannot_be_judged_is_bad_usage() {
     }
 }
 
+/// An extension judged only when asked (`estimate-covers-real-tokens`),
+/// which a subject claims without naming its invariants, is judged when
+/// `--claim` names it — alone or beside `all` — and `--claim all` on a
+/// text-only subject passes over what cannot be judged on it.
+#[test]
+fn a_claimed_extension_named_by_claim_is_judged_and_all_keeps_the_names_beside_it() {
+    let judged = |report: &Value, inv: &str| {
+        let t = &report["invariants"][inv];
+        t["pass"].as_u64().unwrap_or(0) + t["fail"].as_u64().unwrap_or(0)
+    };
+    for claim in [
+        "estimate-covers-real-tokens",
+        "all,estimate-covers-real-tokens",
+    ] {
+        let dir = TempDir::new("explore-extension");
+        // The reference claims every invariant unnamed; its bytes/4 count
+        // is below cl100k_base on some histories.
+        let (out, report) = check(
+            "",
+            &["--cases", "60", "--seed", "4", "--claim", claim],
+            &dir,
+        );
+        assert!(
+            judged(&report, "estimate-covers-real-tokens") > 0,
+            "{claim}: {report}"
+        );
+        assert_eq!(out.code, 1, "{claim}: {}", out.all());
+        let fails = report["invariants"]["estimate-covers-real-tokens"]["fail"].as_u64();
+        assert!(fails > Some(0), "{claim}: {report}");
+    }
+    // A text-only subject that answers no `estimate`: `all` passes the
+    // estimate and image invariants over in a note, and judges the rest.
+    let dir = TempDir::new("explore-all-text-only");
+    let script = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/subjects/text_only_log.py"
+    );
+    let log = dir.join("log.jsonl");
+    let subject = format!(
+        "python3 {} {}",
+        shell_words::quote(script),
+        shell_words::quote(&log)
+    );
+    let (out, report) = check(&subject, &["--cases", "20", "--claim", "all"], &dir);
+    assert_eq!(out.code, 1, "{}", out.all());
+    out.stderr_has("ctxgate: note: --claim all: the subject \"text-only-log\" cannot be judged on estimate-covers-tool-calls");
+    out.stderr_has("estimate-covers-images (");
+    assert_eq!(judged(&report, "estimate-covers-images"), 0, "{report}");
+    assert!(judged(&report, "progress") > 0, "{report}");
+    // Named, it is still bad usage.
+    let named = ctxgate(&[
+        "check",
+        "--cases",
+        "3",
+        "--subject",
+        &subject,
+        "--claim",
+        "all,estimate-covers-images",
+    ]);
+    assert_eq!(named.code, 2, "{}", named.all());
+    named.stderr_has(
+        "--claim estimate-covers-images: the subject \"text-only-log\" cannot be judged on it",
+    );
+}
+
 /// Each invariant's failures in a report: (case, shape, saved path).
 fn failures_of<'r>(report: &'r Value, inv: &str) -> Vec<(u64, &'r str, &'r str)> {
     let all = report["failures"].as_array().unwrap();

@@ -324,15 +324,36 @@ fn claims_against(
 ) -> Result<(), CliError> {
     let name = ctxgate::model::one_line(&info.name);
     let claimed = info.claimed();
+    // `--claim all` asks for what can be judged: the invariants it brings
+    // that the subject cannot be judged on, or claims already, are passed
+    // over in one note; those named are each told.
+    let list = args.claim.join(",");
+    let named = list
+        .split(',')
+        .filter(|n| n.trim() != "all")
+        .collect::<Vec<_>>()
+        .join(",");
+    let named = InvariantSet::parse_list(&named).unwrap_or_else(|_| InvariantSet::empty());
+    let mut passed_over = vec![];
     for inv in opts.explore.iter() {
         if let Some(why) = info.unjudgeable(inv) {
+            if !named.contains(inv) {
+                passed_over.push(format!("{inv} ({why})"));
+                continue;
+            }
             return Err(CliError::bad_input(format!(
                 "--claim {inv}: the subject \"{name}\" cannot be judged on it: {why}"
             )));
         }
-        if claimed.contains(inv) {
+        if claimed.contains(inv) && named.contains(inv) {
             errln!("ctxgate: note: --claim {inv}: the subject \"{name}\" claims it already; it is checked as a claim");
         }
+    }
+    if !passed_over.is_empty() {
+        errln!(
+            "ctxgate: note: --claim all: the subject \"{name}\" cannot be judged on {}; they are not checked",
+            passed_over.join(", ")
+        );
     }
     // `--invariants all` (or none) asks for every claim, naming none.
     let named = args
