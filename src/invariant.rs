@@ -156,6 +156,21 @@ impl Invariant {
     }
 }
 
+/// The invariants, one a line: name, the op judging it, what it checks
+/// (`ctxgate check --list-invariants`).
+pub fn invariant_list() -> String {
+    (Invariant::ALL.iter().chain(&Invariant::EXTENSIONS))
+        .map(|i| {
+            let op = if i.needs_estimate() {
+                "estimate"
+            } else {
+                "compact"
+            };
+            format!("{:<28} {:<9} {}\n", i.name(), op, i.summary())
+        })
+        .collect()
+}
+
 /// An invariant is its name in JSON (a report's `invariants` keys).
 impl serde::Serialize for Invariant {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
@@ -312,7 +327,10 @@ mod tests {
             .contains("tool-pairing"));
         // `all` is the default run, with the names beside it added, in
         // either order.
-        for list in ["all,estimate-covers-real-tokens", "estimate-covers-real-tokens, all"] {
+        for list in [
+            "all,estimate-covers-real-tokens",
+            "estimate-covers-real-tokens, all",
+        ] {
             let s = InvariantSet::parse_list(list).unwrap();
             let mut want = InvariantSet::default_run();
             want.insert(Invariant::EstimateCoversRealTokens);

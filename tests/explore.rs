@@ -302,6 +302,38 @@ fn a_claimed_extension_named_by_claim_is_judged_and_all_keeps_the_names_beside_i
     );
 }
 
+/// `check --list-invariants` lists every name `--invariants` and `--claim`
+/// take, each with its op, and the hint of an empty `--invariants` points
+/// at it.
+#[test]
+fn check_lists_the_invariants_it_takes() {
+    let out = ctxgate(&["check", "--list-invariants"]);
+    assert_eq!(out.code, 0, "{}", out.all());
+    let lines: Vec<&str> = out.stdout.lines().collect();
+    assert_eq!(lines.len(), 17, "{}", out.stdout);
+    for line in &lines {
+        assert!(
+            line.contains(" compact ") || line.contains(" estimate "),
+            "{line}"
+        );
+    }
+    // Every name is one `--invariants` takes.
+    let names: Vec<&str> = lines
+        .iter()
+        .map(|l| l.split_whitespace().next().unwrap())
+        .collect();
+    let parsed = ctxgate(&["check", "--cases", "5", "--invariants", &names.join(",")]);
+    assert_ne!(parsed.code, 2, "{}", parsed.all());
+    assert!(
+        !parsed.stderr.contains("unknown invariant"),
+        "{}",
+        parsed.all()
+    );
+    let empty = ctxgate(&["check", "--invariants", ""]);
+    assert_eq!(empty.code, 2, "{}", empty.all());
+    empty.stderr_has("ctxgate check --list-invariants");
+}
+
 /// Each invariant's failures in a report: (case, shape, saved path).
 fn failures_of<'r>(report: &'r Value, inv: &str) -> Vec<(u64, &'r str, &'r str)> {
     let all = report["failures"].as_array().unwrap();

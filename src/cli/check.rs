@@ -59,7 +59,10 @@ pub struct Args {
     /// beyond what the subject promises — it fails the run (exit 1) like
     /// any other, since it was asked for. A name the subject claims is
     /// checked as a claim; one it cannot be judged on (an estimate
-    /// invariant of a subject without `estimate`) is bad usage (exit 2)
+    /// invariant of a subject without `estimate`) is bad usage (exit 2).
+    /// `all` is every invariant of a default run the subject can be judged
+    /// on (those it cannot are passed over in a note), and the names
+    /// beside it; `--list-invariants` lists the names
     #[arg(long, value_name = "INV[,INV…]", conflicts_with = "baseline")]
     pub claim: Vec<String>,
 
@@ -67,6 +70,12 @@ pub struct Args {
     /// a line with what each breaks, and exit
     #[arg(long)]
     pub list_defects: bool,
+
+    /// Print the invariants `--invariants` and `--claim` take (SPEC §5's
+    /// fourteen, then the extensions), one a line with what each checks
+    /// and the op it is judged on, and exit
+    #[arg(long)]
+    pub list_invariants: bool,
 
     /// Folder where each failure's minimal case is saved as a fixture
     #[arg(long, value_name = "DIR", default_value = "ctxgate-failures")]
@@ -165,6 +174,10 @@ pub fn run_check(args: Args) -> Result<(), CliError> {
         out!("{}", ctxgate::subject::defects::Defect::list());
         return Ok(());
     }
+    if args.list_invariants {
+        out!("{}", ctxgate::oracle::invariant_list());
+        return Ok(());
+    }
     let invariants = match &args.invariants {
         None => InvariantSet::default_run(),
         Some(list) => InvariantSet::parse_list(list).map_err(CliError::bad_input)?,
@@ -173,7 +186,7 @@ pub fn run_check(args: Args) -> Result<(), CliError> {
         return Err(CliError::bad_input(
             "--invariants names no invariant: a run that checks nothing cannot pass",
         )
-        .with_hint("leave --invariants out to check every invariant the subject claims, or name some (`ctxgate check --help` lists them)"));
+        .with_hint("leave --invariants out to check every invariant the subject claims, or name some (`ctxgate check --list-invariants` lists them)"));
     }
     let explore = match args.claim.is_empty() {
         true => InvariantSet::empty(),

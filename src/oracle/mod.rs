@@ -41,7 +41,7 @@ mod shape;
 use std::borrow::Cow;
 use std::fmt;
 
-pub use crate::invariant::{Invariant, InvariantSet};
+pub use crate::invariant::{invariant_list, Invariant, InvariantSet};
 pub use budget::{
     body_under_ceiling, estimate_covers_images, estimate_covers_tool_calls, estimate_monotone,
     minimal_form, no_premature_compaction, progress, trims_when_due,
