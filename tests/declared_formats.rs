@@ -330,3 +330,53 @@ fn a_gate_counts_the_cases_re_aimed_to_its_sides_formats() {
     assert_eq!(back.run.formats_re_aimed, report.run.formats_re_aimed);
     assert_eq!(back.run.wire_formats, report.run.wire_formats);
 }
+
+/// A fixture ctxgate saved carries its case's config: `ctxgate body` of
+/// it is the body under that config (its envelope, format and ceiling),
+/// and `--config` still replaces it.
+#[test]
+fn the_body_of_a_fixture_is_under_the_fixtures_own_config() {
+    let dir = TestDir::new("body-of-fixture", "");
+    let write = |name: &str, text: String| {
+        let path = dir.join(name);
+        std::fs::write(&path, text).unwrap();
+        path.display().to_string()
+    };
+    let fixture = serde_json::json!({
+        "ctxgate": {"version": "0.1.0"},
+        "name": "body-under-ceiling",
+        "config": {"transportMaxBodyBytes": 5, "wireFormat": "openai", "envelope": {"model": "gpt-x"}},
+        "messages": [{"role": "user", "content": "hi"}],
+        "invariants": ["body-under-ceiling"]
+    });
+    let path = write("fixture.json", fixture.to_string());
+    let out = ctxgate(&["body", &path]);
+    assert_eq!(out.code, 0, "{}", out.all());
+    assert_eq!(
+        out.stdout,
+        "{\"model\":\"gpt-x\",\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}]}\n"
+    );
+    assert!(
+        out.stderr.contains("of openai body (ceiling 5)"),
+        "{}",
+        out.stderr
+    );
+    assert!(
+        out.stderr.contains("the config is the fixture's own"),
+        "{}",
+        out.stderr
+    );
+    let config = write("config.json", r#"{"transportMaxBodyBytes": 7}"#.into());
+    let out = ctxgate(&["body", "--config", &config, &path]);
+    assert_eq!(out.code, 0, "{}", out.all());
+    assert!(out.stderr.contains("(ceiling 7)"), "{}", out.stderr);
+    assert!(!out.stdout.contains("gpt-x"), "{}", out.stdout);
+    // A history that is not a fixture keeps the defaults.
+    let plain = write(
+        "plain.json",
+        r#"{"config": {"transportMaxBodyBytes": 5}, "messages": []}"#.into(),
+    );
+    let out = ctxgate(&["body", &plain]);
+    assert_eq!(out.code, 0, "{}", out.all());
+    assert!(out.stderr.contains("(ceiling 8388608)"), "{}", out.stderr);
+}

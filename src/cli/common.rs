@@ -130,7 +130,22 @@ impl HistoryArgs {
         }
         let doc = ctxgate::input::read_history(path, self.format, max_input_bytes())?;
         let name = path.display().to_string();
-        let config = self.config.resolve(doc.format)?;
+        // A fixture ctxgate saved carries the config of its case: that is
+        // the base, as `replay` takes it, unless `--config` names another.
+        let own = match &doc.shape {
+            ctxgate::model::Shape::Object(fields) if fields.contains_key("ctxgate") => {
+                fields.get("config").filter(|c| c.is_object())
+            }
+            _ => None,
+        };
+        if own.is_some() && self.config.config.is_none() {
+            errln!(
+                "ctxgate: the config is the fixture's own (its `config`); --config FILE replaces it, and field flags change it"
+            );
+        }
+        let config = self
+            .config
+            .resolve_over(doc.format, own.map(|c| (name.as_str(), c)))?;
         Ok(Loaded { name, doc, config })
     }
 }
@@ -272,12 +287,29 @@ impl ConfigArgs {
     /// body is measured in `--wire-format`, else the file's `wireFormat`,
     /// else `input_format` (the history's own).
     pub fn resolve(&self, input_format: WireFormat) -> Result<Config, CliError> {
-        let (mut config, file_sets_wire_format) = match &self.config {
-            Some(path) => {
+        self.resolve_over(input_format, None)
+    }
+
+    /// [`ConfigArgs::resolve`], with `own` — a fixture's config, and the
+    /// file it is in — in place of the defaults when no `--config` file is
+    /// given.
+    pub fn resolve_over(
+        &self,
+        input_format: WireFormat,
+        own: Option<(&str, &Value)>,
+    ) -> Result<Config, CliError> {
+        let (mut config, file_sets_wire_format) = match (&self.config, own) {
+            (Some(path), _) => {
                 let file = ctxgate::input::config::read_config(path, max_input_bytes())?;
                 (file.config, file.sets_wire_format)
             }
-            None => (Config::default(), false),
+            (None, Some((name, value))) => {
+                let sets_wire_format = value.get("wireFormat").is_some();
+                let config = Config::from_value(value.clone())
+                    .map_err(|e| e.in_file(format!("{name} (its `config`)")))?;
+                (config, sets_wire_format)
+            }
+            (None, None) => (Config::default(), false),
         };
         self.set_fields(&mut config);
         config.wire_format = match (self.wire_format, file_sets_wire_format) {
