@@ -169,7 +169,10 @@ class TinyAgent:
                     if self.bug != "resend-on-413":
                         if refused.too_large_bytes:  # a gateway's limit below ours: learn it
                             self.ceiling = min(self.ceiling, refused.too_large_bytes * 9 // 10)
-                        messages = self.compact(messages)
+                        compacted = self.compact(messages)
+                        if compacted == messages:  # nothing left to take out: the same body again would be refused again
+                            raise GaveUp("the last turn alone does not fit") from None
+                        messages = compacted
             else:
                 raise GaveUp("the request does not fit, even compacted")
             calls = answer.get("tool_calls") or []
