@@ -147,6 +147,22 @@ impl Config {
                 ),
             ));
         }
+        // An unknown field named with the one it likely misspells, as a
+        // fixture's is (serde would list the fields, no more).
+        let obj = value.as_object().into_iter().flatten();
+        if let Some((k, _)) = obj.into_iter().find(|(k, _)| !FIELDS.contains(&k.as_str())) {
+            let shown = crate::model::one_line(crate::model::truncate_utf8(k, 64));
+            let hint = crate::fixture::closest(k, &FIELDS)
+                .map(|m| format!("did you mean `{m}`? "))
+                .unwrap_or_default();
+            return Err(InputError::new(
+                InputErrorKind::Config,
+                format!(
+                    "config: unknown field `{shown}`: {hint}the config's fields are {}",
+                    FIELDS.map(|f| format!("`{f}`")).join(", ")
+                ),
+            ));
+        }
         let mut config = Config::deserialize(value).map_err(|e| {
             InputError::new(
                 InputErrorKind::Config,

@@ -1067,7 +1067,7 @@ fn bad_config_files_and_flags() {
         (
             "unknown-field.json",
             r#"{"contextWindo": 5}"#,
-            "unknown field `contextWindo`",
+            "unknown field `contextWindo`: did you mean `contextWindow`?",
         ),
         (
             "threshold.json",
