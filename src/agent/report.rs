@@ -83,6 +83,7 @@ impl AgentReport {
         };
         let p = &self.probes;
         let probes = match p.cases {
+            0 if p.asked => "; no ceiling probe: no case that held had a request within earlyTolerance of the ceiling and results with room to grow it".to_owned(),
             0 => String::new(),
             n => format!(
                 "; {n} ceiling probe(s) in {} run(s), {} in CJK: {} compacted first, {} failed, {} not shown by the tool, {} never on the byte",
@@ -189,11 +190,14 @@ impl AgentReport {
         let _ = writeln!(out, "{}\n", self.coverage_line());
         self.table(false).text(&mut out);
         for f in &self.failures {
-            let _ = writeln!(
-                out,
-                "\nFAILED {} (case {}; shrunk from {} turn(s), {} call(s) to {}, {} in {} agent run(s))",
-                f.invariant, f.case, f.from.0, f.from.1, f.to.0, f.to.1, f.shrink_runs
-            );
+            let shrunk = match f.shrink_runs {
+                0 => format!("{} turn(s), {} call(s), not shrunk", f.from.0, f.from.1),
+                runs => format!(
+                    "shrunk from {} turn(s), {} call(s) to {}, {} in {runs} agent run(s)",
+                    f.from.0, f.from.1, f.to.0, f.to.1
+                ),
+            };
+            let _ = writeln!(out, "\nFAILED {} (case {}; {shrunk})", f.invariant, f.case);
             let _ = writeln!(out, "  {}", one_line(&f.finding.detail));
             if let Some(e) = &f.finding.expected {
                 let _ = writeln!(out, "  expected: {}", one_line(e));

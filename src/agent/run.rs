@@ -151,6 +151,9 @@ pub struct Probes {
     pub unlanded: usize,
     /// Probes whose last attempt grew ideographs, not letters.
     pub wide: usize,
+    /// Whether the run asked for probes (`--ceiling-probes` above 0, and
+    /// `request-under-ceiling` checked).
+    pub asked: bool,
 }
 
 impl Probes {
@@ -307,7 +310,13 @@ pub fn run(opts: &AgentOptions, mut say: impl FnMut(&str)) -> Result<AgentReport
         time_budget_reached: false,
         stopped_early: None,
         cpu: Cpu::default(),
-        probes: Probes::default(),
+        probes: Probes {
+            asked: opts.ceiling_probes > 0
+                && opts
+                    .invariants
+                    .contains(&AgentInvariant::RequestUnderCeiling),
+            ..Probes::default()
+        },
     };
     let cpu_at_start = Cpu::now();
     let mut claimed: Vec<AgentInvariant> = Vec::new();
