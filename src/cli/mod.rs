@@ -66,7 +66,7 @@ use clap::{Parser, Subcommand};
 #[derive(Debug, Parser)]
 #[command(name = "ctxgate", version, propagate_version = true)]
 #[command(
-    after_help = "Exit codes: 0 ok; 1 an invariant failed or cannot_fit; 2 bad usage or bad input."
+    after_help = "Exit codes: 0 all held; 1 an invariant failed or was never exercised, a subject fault, or cannot_fit; 2 bad usage or bad input."
 )]
 pub struct Cli {
     #[command(subcommand)]
