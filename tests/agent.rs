@@ -803,6 +803,40 @@ fn alive_with(token: &str) -> Vec<String> {
         .collect()
 }
 
+/// A detached process that forks a successor and exits, over and over,
+/// its environment (and ctxgate's marker) cleared: each successor is
+/// ctxgate's to find only once re-parented to it. At a run's end none is
+/// left (one pass of the sweep that found nothing let one outlive the run
+/// in 7 of 24).
+#[test]
+fn a_detached_process_that_keeps_forking_does_not_outlive_the_run() {
+    if !common::netns::isolated("a_detached_process_that_keeps_forking_does_not_outlive_the_run") {
+        return;
+    }
+    let dir = TempDir::new("agent-hopper");
+    for run in 0..4 {
+        let token = format!("ctxgate-test-hopper-{}-{run}", std::process::id());
+        let cmd = agent_cmd(&format!("{SMALL_AGENT} --spawn-hopper {token}"));
+        let out = agent(&dir, SMALL, &cmd, "--cases 2 --seed 1 --ceiling-probes 0");
+        assert_eq!(out.code, 0, "{:#}\n{}", out.report, out.stderr);
+        // Not waited for: what is left at the exit outlives the run.
+        let mut seen = vec![];
+        for _ in 0..20 {
+            seen.extend(alive_with(&token));
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        if !seen.is_empty() {
+            for _ in 0..50 {
+                // Stop it, for the next tests' sake, then fail.
+                let _ = std::process::Command::new("pkill")
+                    .args(["-9", "-f", &token])
+                    .status();
+            }
+        }
+        assert!(seen.is_empty(), "run {run}: {seen:?}");
+    }
+}
+
 /// Wait up to ten seconds for no process to hold `token`.
 fn none_left(token: &str) -> Vec<String> {
     let until = std::time::Instant::now() + Duration::from_secs(10);

@@ -361,8 +361,14 @@ pub fn kill_descendants(pgid: i32, marker: &str, deadline: Duration) -> Vec<i32>
     unsafe {
         libc::kill(-pgid, libc::SIGKILL);
     }
+    // Until three passes in a row find nothing of the subject's, alive or
+    // just dead: a process forking as it dies has a child that is
+    // re-parented to us a moment later, which one empty pass can miss
+    // (a detached process that keeps forking outlived a run in 7 of 24).
+    let mut quiet = 0;
     loop {
         let mut left = Vec::new();
+        let mut reaped = false;
         // Held through the scan: no subject starts halfway through it.
         let keep = LIVE.lock().unwrap_or_else(|e| e.into_inner());
         for p in all_procs() {
@@ -377,6 +383,7 @@ pub fn kill_descendants(pgid: i32, marker: &str, deadline: Duration) -> Vec<i32>
             if p.zombie {
                 if p.ppid == me {
                     reap(p.pid);
+                    reaped = true;
                 }
                 continue;
             }
@@ -390,7 +397,11 @@ pub fn kill_descendants(pgid: i32, marker: &str, deadline: Duration) -> Vec<i32>
             left.push(p.pid);
         }
         drop(keep);
-        if left.is_empty() || Instant::now() >= until {
+        quiet = match left.is_empty() && !reaped {
+            true => quiet + 1,
+            false => 0,
+        };
+        if quiet >= 3 || Instant::now() >= until {
             return left;
         }
         std::thread::sleep(Duration::from_millis(5));

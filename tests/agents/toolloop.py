@@ -43,7 +43,10 @@ under another name; --check-env exits 3 when the environment ctxgate gives
 is not SPEC §9's (dummy keys, no credentials of the user's, the task in a
 variable and a file, the workspace as working directory);
 --spawn-sleeper TOKEN leaves a detached process behind (its argv holds
-TOKEN), which ctxgate must stop; --hang SECS waits that long first;
+TOKEN), which ctxgate must stop; --spawn-hopper TOKEN leaves one that,
+its environment cleared, forks a successor and exits, over and over (each
+one is re-parented to ctxgate only as its parent dies); --hang SECS waits
+that long first;
 --poll N sends GET /v1/models N times first (no model request: what
 ctxgate's cap on model requests must not count); --tool-name-later NAME
 advertises the tool as NAME in every case but case 0.
@@ -533,6 +536,7 @@ def main():
     p.add_argument("--line-max", type=int, default=2000)
     p.add_argument("--check-env", action="store_true")
     p.add_argument("--spawn-sleeper", default=None)
+    p.add_argument("--spawn-hopper", default=None)
     p.add_argument("--hang", type=float, default=0)
     p.add_argument("--poll", type=int, default=0)
     p.add_argument("--tool-name-later", default=None)
@@ -551,6 +555,10 @@ def main():
         if problems:
             print("environment: " + "; ".join(problems), file=sys.stderr)
             return 3
+    if a.spawn_hopper:
+        hop = "import os\nwhile True:\n    if os.fork():\n        os._exit(0)\n"
+        subprocess.Popen([sys.executable, "-c", hop, a.spawn_hopper], env={}, start_new_session=True,
+                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     if a.spawn_sleeper:
         subprocess.Popen([sys.executable, "-c", "import time; time.sleep(300)", a.spawn_sleeper],
                          start_new_session=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
