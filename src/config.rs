@@ -155,10 +155,16 @@ impl Config {
             let hint = crate::fixture::closest(k, &FIELDS)
                 .map(|m| format!("did you mean `{m}`? "))
                 .unwrap_or_default();
+            let agent = match AGENT_FIELDS.contains(&k.as_str()) {
+                true => {
+                    format!(" (`{k}` is a setting of agent mode, read by `ctxgate agent --config`)")
+                }
+                false => String::new(),
+            };
             return Err(InputError::new(
                 InputErrorKind::Config,
                 format!(
-                    "config: unknown field `{shown}`: {hint}the config's fields are {}",
+                    "config: unknown field `{shown}`: {hint}the config's fields are {}{agent}",
                     FIELDS.map(|f| format!("`{f}`")).join(", ")
                 ),
             ));
