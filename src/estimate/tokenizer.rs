@@ -50,12 +50,54 @@ impl Encoding {
 
     /// Real tokens of a text, special-token strings counted as plain text
     /// (they are plain text in a history).
+    ///
+    /// A run of whitespace longer than [`SPACE_RUN_MAX`] bytes is counted
+    /// in pieces of that length: tiktoken's pattern (`\s+(?!\S)`)
+    /// backtracks a step a character, and past about a million it fails
+    /// — a panic inside tiktoken-rs, where a count is wanted. Counted
+    /// apart, the pieces may come to a token more than the whole at each
+    /// cut; every other text is counted whole, exactly.
     pub fn count(self, text: &str) -> u64 {
-        if text.is_empty() {
-            return 0;
-        }
-        self.bpe().encode_ordinary(text).len() as u64
+        space_runs_cut(text)
+            .filter(|piece| !piece.is_empty())
+            .map(|piece| self.bpe().encode_ordinary(piece).len() as u64)
+            .sum()
     }
+}
+
+/// The longest run of whitespace counted whole (bytes).
+pub const SPACE_RUN_MAX: usize = 1 << 18;
+
+/// `text` cut inside each run of whitespace longer than [`SPACE_RUN_MAX`]
+/// bytes, every [`SPACE_RUN_MAX`] bytes of it (at a character boundary);
+/// elsewhere whole.
+fn space_runs_cut(text: &str) -> impl Iterator<Item = &str> {
+    let mut rest = text;
+    std::iter::from_fn(move || {
+        if rest.is_empty() {
+            return None;
+        }
+        if rest.len() <= SPACE_RUN_MAX {
+            return Some(std::mem::take(&mut rest));
+        }
+        // The first point where a run of whitespace reaches the limit.
+        let mut run_start = None;
+        let mut cut = rest.len();
+        for (i, c) in rest.char_indices() {
+            match (c.is_whitespace(), run_start) {
+                (true, None) => run_start = Some(i),
+                (true, Some(s)) if i - s >= SPACE_RUN_MAX => {
+                    cut = i;
+                    break;
+                }
+                (true, Some(_)) => {}
+                (false, _) => run_start = None,
+            }
+        }
+        let (piece, after) = rest.split_at(cut);
+        rest = after;
+        Some(piece)
+    })
 }
 
 impl fmt::Display for Encoding {
@@ -127,6 +169,36 @@ mod tests {
             assert_eq!(e.count(""), 0);
             // Special-token text is plain text here, not a panic.
             assert!(e.count("<|endoftext|>") > 1);
+        }
+    }
+
+    /// A run of whitespace tiktoken's pattern cannot take whole (about a
+    /// million characters; o200k_base panicked) is counted in pieces, and
+    /// the count stays within a token a cut of the whole's; text around
+    /// it, and any text without such a run, is counted exactly.
+    #[test]
+    fn a_run_of_whitespace_of_any_length_is_counted_without_a_panic() {
+        for space in [" ", "\t ", "\u{3000}", "\u{a0}"] {
+            let n = 1_100_000 / space.len();
+            let text = format!("before {} after", space.repeat(n));
+            let cuts = text.len() / SPACE_RUN_MAX;
+            for e in Encoding::ALL {
+                let pieces: Vec<&str> = space_runs_cut(&text).collect();
+                assert_eq!(pieces.concat(), text);
+                assert!(pieces.len() > 1 && pieces.iter().all(|p| p.len() <= 2 * SPACE_RUN_MAX));
+                let counted = e.count(&text);
+                let spaces_alone = e.count(&space.repeat(SPACE_RUN_MAX / space.len()));
+                assert!(
+                    counted > 0 && counted <= (cuts as u64 + 2) * spaces_alone + 4,
+                    "{e}"
+                );
+            }
+        }
+        // Under the limit, whole: the same count as tiktoken's own.
+        let text = format!("a{}b", " ".repeat(SPACE_RUN_MAX - 2));
+        assert_eq!(space_runs_cut(&text).count(), 1);
+        for e in Encoding::ALL {
+            assert_eq!(e.count(&text), e.bpe().encode_ordinary(&text).len() as u64);
         }
     }
 
