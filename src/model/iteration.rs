@@ -21,12 +21,20 @@ pub fn iterations(msgs: &[Message]) -> Vec<Range<usize>> {
         i += 1;
         if msgs[start].opens_iteration() {
             let calls = msgs[start].calls();
+            // A set of the ids once a turn has more calls than a scan of
+            // them is cheap: a turn of 100,000 calls and their results
+            // was quadratic (minutes).
+            let ids: HashSet<&str> = match calls.len() > 16 {
+                true => calls.iter().map(|c| c.id.as_str()).collect(),
+                false => HashSet::new(),
+            };
+            let answers = |id: &str| match ids.is_empty() {
+                true => calls.iter().any(|c| c.id == id),
+                false => ids.contains(id),
+            };
             while i < msgs.len()
                 && msgs[i].role == Role::Tool
-                && msgs[i]
-                    .tool_call_id
-                    .as_deref()
-                    .is_some_and(|id| calls.iter().any(|c| c.id == id))
+                && msgs[i].tool_call_id.as_deref().is_some_and(answers)
             {
                 i += 1;
             }
@@ -128,5 +136,30 @@ fn orphan_problem(msgs: &[Message], i: usize, id: &str) -> String {
         _ => format!(
             "tool message answers call {id:?}, but no assistant message with tool calls stands right before it"
         ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::ToolCall;
+
+    /// A turn of `n` calls answered in reverse order, then a stray result
+    /// and a user message: the turn is one iteration whatever `n` (a scan
+    /// of the ids under 17 calls, a set above), and the stray one its own.
+    #[test]
+    fn a_turn_is_one_iteration_with_few_calls_or_many() {
+        for n in [1, 3, 16, 17, 200] {
+            let calls: Vec<ToolCall> = (0..n)
+                .map(|i| ToolCall::new(format!("c{i}"), "read", serde_json::json!({})))
+                .collect();
+            let mut msgs = vec![Message::user("go"), Message::assistant_calls("", calls)];
+            msgs.extend((0..n).rev().map(|i| Message::tool(format!("c{i}"), "r")));
+            msgs.push(Message::tool("other", "stray"));
+            msgs.push(Message::user("next"));
+            let it = iterations(&msgs);
+            assert_eq!(it, vec![0..1, 1..n + 2, n + 2..n + 3, n + 3..n + 4], "{n}");
+            assert!(unanswered_calls(&msgs, it[1].clone()).is_empty());
+        }
     }
 }
