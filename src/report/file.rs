@@ -97,16 +97,37 @@ impl ReportFile {
         &self.path
     }
 
-    /// Replace the file's contents with `text`. Only a regular file is
-    /// emptied first: a pipe or a terminal (`--out /dev/stdout`) cannot be
-    /// truncated (EINVAL), and `/dev/null` need not be.
+    /// Replace the file's contents with `text`, whole or not at all: a
+    /// regular file is written beside itself and renamed over (through a
+    /// symlink, its target), so that a full disk leaves the report that was
+    /// there — or, when there was none, none — rather than half of one. A
+    /// pipe or a terminal (`--out /dev/stdout`) is written as it is.
     pub fn write(mut self, text: &str) -> io::Result<()> {
         let mut file = self.file.take().expect("written once");
-        if file.metadata()?.is_file() {
-            file.set_len(0)?;
+        if !file.metadata()?.is_file() {
+            file.write_all(text.as_bytes())?;
+            return file.flush();
         }
-        file.write_all(text.as_bytes())?;
-        file.flush()
+        drop(file);
+        let target = std::fs::canonicalize(&self.path)?;
+        let name = target.file_name().map(|n| n.to_string_lossy().into_owned());
+        let temp = target.with_file_name(format!(
+            ".{}.ctxgate-{}.tmp",
+            name.unwrap_or_default(),
+            std::process::id()
+        ));
+        let written = std::fs::File::create(&temp).and_then(|mut t| {
+            t.write_all(text.as_bytes())?;
+            t.sync_all()
+        });
+        let renamed = written.and_then(|()| std::fs::rename(&temp, &target));
+        if renamed.is_err() {
+            let _ = std::fs::remove_file(&temp);
+            if self.created {
+                let _ = std::fs::remove_file(&self.path);
+            }
+        }
+        renamed
     }
 }
 
@@ -115,5 +136,41 @@ impl Drop for ReportFile {
         if self.file.take().is_some() && self.created {
             let _ = std::fs::remove_file(&self.path);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A report replaces the one there whole, through a symlink into its
+    /// target (the link stays a link), and leaves no temporary file.
+    #[test]
+    fn a_report_replaces_the_file_whole_and_writes_through_a_link() {
+        let dir = std::env::temp_dir().join(format!("ctxgate-report-file-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("r.json");
+        std::fs::write(&path, "an old report, longer than the new one").unwrap();
+        ReportFile::open(&path).unwrap().write("new").unwrap();
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), "new");
+        let link = dir.join("link.json");
+        std::os::unix::fs::symlink(&path, &link).unwrap();
+        ReportFile::open(&link).unwrap().write("through").unwrap();
+        assert!(std::fs::symlink_metadata(&link)
+            .unwrap()
+            .file_type()
+            .is_symlink());
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), "through");
+        let names: Vec<_> = std::fs::read_dir(&dir)
+            .unwrap()
+            .flatten()
+            .map(|e| e.file_name())
+            .collect();
+        assert_eq!(names.len(), 2, "{names:?}");
+        // Opened and never written: a file it created is removed.
+        drop(ReportFile::open(&dir.join("none.json")).unwrap());
+        assert!(!dir.join("none.json").exists());
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 }
