@@ -1028,6 +1028,46 @@ fn what_an_agent_sends_reaches_no_output_raw() {
     }
 }
 
+/// The Markdown report's replay command is a fenced block, as pasted:
+/// escapes and entities are not read inside inline code.
+#[test]
+fn the_markdown_replay_command_pastes_as_it_is() {
+    if !common::netns::isolated("the_markdown_replay_command_pastes_as_it_is") {
+        return;
+    }
+    let dir = TempDir::new("agent-markdown-replay");
+    let config = dir.file("config.json", SMALL);
+    let inner = agent_cmd(&format!("{SMALL_AGENT} --bug drops-system-prompt"));
+    let cmd = format!("sh -c 'cd / && exec {inner}'");
+    let out = common::process::ctxgate(&[
+        "agent",
+        "--config",
+        &config,
+        "--cases",
+        "3",
+        "--seed",
+        "1",
+        "--shrink-runs",
+        "0",
+        "--save",
+        &dir.join("failures"),
+        "--report",
+        "markdown",
+        "--run",
+        &cmd,
+    ]);
+    assert_eq!(out.code, 1, "{}", out.all());
+    let fenced = out
+        .stdout
+        .split("```sh\n")
+        .nth(1)
+        .expect("a fenced replay command");
+    let line = fenced.split("\n```").next().unwrap();
+    assert!(line.starts_with("ctxgate agent replay "), "{line}");
+    assert!(line.contains("cd / && exec python3"), "{line}");
+    assert!(!line.contains("&amp;") && !line.contains(r"\\"), "{line}");
+}
+
 /// A command that does not start plays nothing: bad usage naming it (exit
 /// 2), as `check` says of a subject — not a `finishes` failure confirmed,
 /// shrunk and saved as a fixture, and not a fixture "still failing" for

@@ -13,7 +13,7 @@ use super::tools::shell_word;
 use crate::model::one_line;
 use crate::model::text::group;
 use crate::report::render::ReportKind;
-use crate::report::{junit, md, table::Table};
+use crate::report::{junit, md, md_code, table::Table};
 use crate::run::Saved;
 
 impl AgentReport {
@@ -237,13 +237,13 @@ impl AgentReport {
         let mut out = String::new();
         let _ = writeln!(
             out,
-            "### ctxgate agent — {}\n\nagent `{}`, seed {}, {} case(s) in {:.1} s\n\n{}\n",
+            "### ctxgate agent — {}\n\nagent: {}; seed {}, {} case(s) in {:.1} s\n\n{}\n",
             if self.exit_code() == 0 {
                 "✅ every invariant held"
             } else {
                 "❌ failed"
             },
-            md(&self.agent).replace('`', "'"),
+            md(&self.agent),
             self.seed,
             self.cases,
             self.elapsed.as_secs_f64(),
@@ -259,7 +259,9 @@ impl AgentReport {
                 md(&f.finding.detail)
             );
             if let Some(line) = self.replay_line(&f.fixture) {
-                let _ = writeln!(out, "\n`{}`", md(&line).replace('`', "'"));
+                // A fenced block: escapes and entities are not read inside
+                // inline code, so an escaped command would not paste.
+                let _ = writeln!(out, "\n{}", md_code("sh", &line));
             }
         }
         for f in &self.flaky {
