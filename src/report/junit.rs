@@ -149,10 +149,13 @@ fn text(s: &str) -> XmlString {
     XmlString::new(carry(s, false))
 }
 
-/// [`text`] for an attribute value: a newline is a reference too (a
-/// parser reads a raw one as a space).
+/// [`text`] for an attribute value — a name: a suite's, a test case's, a
+/// class's — on one line as every other report form shows it
+/// ([`one_line`](crate::model::one_line): a newline, a carriage return or
+/// a bidirectional control as a visible `\u{…}`), since a CI page shows
+/// a name parsed, where a reference would be the character again.
 fn attr(s: &str) -> XmlString {
-    XmlString::new(carry(s, true))
+    XmlString::new(carry(&crate::model::one_line(s), true))
 }
 
 fn carry(s: &str, attr: bool) -> String {
@@ -224,7 +227,9 @@ mod tests {
         }]);
         let want = "a&lt;b&gt;&amp;&quot;c&apos;\n  &#x3a;:error::forged&#xd;\n#&#x23;[error]x &#x9b;&#x202e;&#x9;&#xfdd0; \\u{1b}[2J";
         assert!(doc.contains(&format!(">{want}</failure>")), "{doc}");
-        let attr_form = want.replace('\n', "&#xa;");
+        // A name is on one line, its controls visible escapes, as the
+        // other report forms show it: parsed, it holds none.
+        let attr_form = "a&lt;b&gt;&amp;&quot;c&apos;\\u{a}  ::error::forged\\u{d}\\u{a}#&#x23;[error]x \\u{9b}\\u{202e}\\u{9}&#xfdd0; \\u{1b}[2J";
         assert!(doc.contains(&format!("name=\"{attr_form}\"")), "{doc}");
         assert!(doc.contains("time=\"1.500\""), "{doc}");
         assert_eq!(crate::model::text::for_log(&doc), doc);
