@@ -691,6 +691,21 @@ fn only_model_requests_count_toward_the_loop_cap_and_a_flood_is_told_its_cap() {
         received.starts_with("stopped by ctxgate after"),
         "{received}"
     );
+    // Bodies by the hundred megabytes, to a path nothing judges: stopped
+    // at the cap on request bytes (256 MiB here).
+    let heavy = agent(
+        &dir,
+        SMALL,
+        &agent_cmd(&format!("{SMALL_AGENT} --post-mib 320")),
+        "--cases 1 --seed 1 --confirm-runs 0 --shrink-runs 0",
+    );
+    let r = &heavy.report;
+    assert_eq!(heavy.code, 1, "{r:#}\n{}", heavy.stderr);
+    let detail = r["failures"][0]["detail"].as_str().unwrap();
+    assert!(
+        detail.contains("bytes of request bodies in 9 request(s): the cap is 268435456"),
+        "{detail}"
+    );
 }
 
 /// A later case's request that advertises no tool reading a file makes

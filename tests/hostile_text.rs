@@ -191,7 +191,10 @@ fn a_hostile_junit_document_reads_back_as_its_text() {
     // one line, every control a visible escape, as the other forms show
     // them — a CI page shows them parsed.
     let texts = read.iter().filter(|v| **v == &shown).count();
-    let names = read.iter().filter(|v| ***v == ctxgate::model::one_line(hostile)).count();
+    let names = read
+        .iter()
+        .filter(|v| ***v == ctxgate::model::one_line(hostile))
+        .count();
     assert_eq!((texts, names), (2, 10), "{doc}");
     assert!(
         doc.contains("<testsuites tests=\"3\" skipped=\"1\" failures=\"1\""),

@@ -68,6 +68,18 @@ pub fn request_cap(script: &Script) -> usize {
     (model_request_cap(script) * 10).max(1000)
 }
 
+/// The most request-body bytes an agent may send in a case: what the
+/// model requests' cap would carry were every one at the ceiling, and at
+/// least 256 MiB. Past it an agent is sending bodies over the ceiling
+/// again and again, and ctxgate, which keeps what it judges (a body of
+/// many small messages takes some fifteen times its size, read), stops it
+/// before they fill its memory.
+pub fn byte_cap(script: &Script, ceiling: u64) -> u64 {
+    (model_request_cap(script) as u64)
+        .saturating_mul(ceiling)
+        .max(256 << 20)
+}
+
 /// Run `script` once with the agent and return its trace.
 pub fn run(
     runtime: &tokio::runtime::Handle,
@@ -118,7 +130,10 @@ pub fn run(
             }),
             launch.deadline,
         ),
-        None => run_agent(&folder, &endpoint, script, launch, case, &play),
+        None => {
+            let bytes_cap = byte_cap(script, stage.settings.config.transport_max_body_bytes);
+            run_agent(&folder, &endpoint, script, launch, case, &play, bytes_cap)
+        }
     };
     drop(endpoint);
     let play = Arc::try_unwrap(play)
@@ -467,6 +482,7 @@ fn run_agent(
     launch: &Launch,
     case: u64,
     play: &Arc<Mutex<Play>>,
+    bytes_cap: u64,
 ) -> Exit {
     let started = Instant::now();
     let env = environment(folder, &endpoint.url(), script, launch, case);
@@ -549,9 +565,13 @@ fn run_agent(
             Ok(None) => {}
             Err(_) => break,
         }
-        let (models, all) = play
-            .lock()
-            .map_or((0, 0), |p| (p.model_request_count(), p.request_count()));
+        let (models, all, bytes) = play.lock().map_or((0, 0, 0), |p| {
+            (
+                p.model_request_count(),
+                p.request_count(),
+                p.received_bytes(),
+            )
+        });
         if started.elapsed() >= launch.deadline {
             exit.timed_out = true;
             break;
@@ -566,6 +586,12 @@ fn run_agent(
         if all > all_cap {
             exit.capped = Some(format!(
                 "stopped by ctxgate after {all} request(s), {models} of them to the model: the cap on all requests is {all_cap}"
+            ));
+            break;
+        }
+        if bytes > bytes_cap {
+            exit.capped = Some(format!(
+                "stopped by ctxgate after {bytes} bytes of request bodies in {all} request(s): the cap is {bytes_cap} (the model-request cap's {model_cap} at the ceiling, at least 256 MiB)"
             ));
             break;
         }

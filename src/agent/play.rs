@@ -181,6 +181,9 @@ pub enum Received {
 /// tokens at the usual 4 bytes a token.
 pub const SUMMARY_MAX_BYTES: u64 = 4 << 20;
 
+/// The start of a body kept for a request that is not to the model.
+const OTHER_BODY_KEPT: usize = 64 << 10;
+
 /// The mark every summary ctxgate writes begins with: how the judges know
 /// a summary in a later request.
 pub const SUMMARY_MARK: &str = "[ctxgate summary";
@@ -194,6 +197,8 @@ pub struct Play {
     requests: Vec<Recorded>,
     /// How many of them went to the model's endpoints.
     model_requests: usize,
+    /// Request-body bytes received.
+    received: u64,
     turn: usize,
     call: usize,
     summaries: usize,
@@ -217,6 +222,7 @@ impl Play {
             started: Instant::now(),
             requests: Vec::new(),
             model_requests: 0,
+            received: 0,
             turn: 0,
             call: 0,
             summaries: 0,
@@ -238,6 +244,12 @@ impl Play {
     /// token count or a 404.
     pub fn model_request_count(&self) -> usize {
         self.model_requests
+    }
+
+    /// The bytes of request bodies received (declared, for one past the
+    /// receive cap).
+    pub fn received_bytes(&self) -> u64 {
+        self.received
     }
 
     /// The requests recorded so far.
@@ -297,6 +309,15 @@ impl Play {
         };
         rec.status = rendered.status;
         self.model_requests += usize::from(rec.is_model_request());
+        self.received += rec.body_len;
+        // Nothing judges the body of a request that is not to the model
+        // (a 404, a model list, a token count): only its start is kept,
+        // for a fixture to show, so that such bodies by the gigabyte do not
+        // fill ctxgate's memory.
+        if !rec.is_model_request() && rec.body.len() > OTHER_BODY_KEPT {
+            rec.body.truncate(OTHER_BODY_KEPT);
+            rec.body.shrink_to_fit();
+        }
         self.requests.push(rec);
         rendered
     }

@@ -47,7 +47,9 @@ TOKEN), which ctxgate must stop; --spawn-hopper TOKEN leaves one that,
 its environment cleared, forks a successor and exits, over and over (each
 one is re-parented to ctxgate only as its parent dies); --hang SECS waits
 that long first;
---poll N sends GET /v1/models N times first (no model request: what
+--post-mib N first POSTs N MiB, in bodies of 32 MiB, to a path that is
+not the model's (what ctxgate keeps only the start of, and stops at its
+cap on request bytes); --poll N sends GET /v1/models N times first (no model request: what
 ctxgate's cap on model requests must not count); --tool-name-later NAME
 advertises the tool as NAME in every case but case 0.
 
@@ -539,6 +541,7 @@ def main():
     p.add_argument("--spawn-hopper", default=None)
     p.add_argument("--hang", type=float, default=0)
     p.add_argument("--poll", type=int, default=0)
+    p.add_argument("--post-mib", type=int, default=0)
     p.add_argument("--tool-name-later", default=None)
     p.add_argument("--run-counter", default=None,
                    help="a file counting this agent's runs: flaky-drop drops on every other run")
@@ -569,6 +572,13 @@ def main():
     if a.hang:
         import time
         time.sleep(a.hang)
+    chunk = b"x" * (32 << 20)
+    for _ in range(-(-a.post_mib // 32)):
+        req = urllib.request.Request(os.environ["OPENAI_BASE_URL"] + "/nothing", data=chunk, method="POST")
+        try:
+            urllib.request.urlopen(req, timeout=60).read()
+        except urllib.error.HTTPError:
+            pass
     for _ in range(a.poll):
         with urllib.request.urlopen(os.environ["OPENAI_BASE_URL"] + "/models", timeout=10) as r:
             r.read()
