@@ -171,7 +171,10 @@ async fn receive(mut body: Body, cap: usize, declared: Option<u64>) -> Received 
                     continue; // trailers: not the body
                 };
                 if bytes.len().saturating_add(data.len()) > cap {
-                    return Received::OverCap(declared.unwrap_or(cap as u64 + 1));
+                    return match declared {
+                        Some(n) => Received::OverCap(n),
+                        None => Received::PastCap(cap as u64),
+                    };
                 }
                 bytes.extend_from_slice(&data);
             }
@@ -385,6 +388,28 @@ mod tests {
         let trace = trace_of(ep, play);
         assert_eq!(trace.requests[0].body_len, 2_147_483_648);
         assert_eq!(trace.requests[0].answer, Answer::TooLarge);
+    }
+
+    /// A chunked body past the receive cap is refused, and told as more
+    /// than what was read: its length was never declared.
+    #[test]
+    fn a_chunked_body_past_the_cap_is_more_than_what_was_read() {
+        let (_rt, ep, play) = endpoint(1 << 20);
+        let big = vec![b'x'; (1 << 20) + 10];
+        let te = "Transfer-Encoding: chunked\r\n";
+        // Refused with the rest unread: the answer may be lost to the
+        // connection's reset, the record is not.
+        let _ = exchange(
+            ep.addr,
+            &post("/v1/chat/completions", te, &chunked(&big)),
+            true,
+        );
+        let trace = trace_of(ep, play);
+        let r = &trace.requests[0];
+        assert!(r.chunked_past_cap());
+        assert_eq!((r.body_len, &r.answer), ((1 << 20) + 1, &Answer::TooLarge));
+        let why = r.unreadable.as_deref().unwrap();
+        assert!(why.starts_with("more than 1048576 bytes (chunked"), "{why}");
     }
 
     /// What else a client may send that a model API takes: a chunked body

@@ -166,24 +166,29 @@ impl<'a> Judge<'a> {
 
     fn ceiling_and_window(&mut self) {
         let config = &self.settings.config;
-        let over: Vec<(usize, u64, u64)> = self
+        let over: Vec<(usize, u64, u64, bool)> = self
             .model_requests()
-            .map(|r| (r.index, r.body_len, r.tokens))
+            .map(|r| (r.index, r.body_len, r.tokens, r.chunked_past_cap()))
             .collect();
-        for &(i, bytes, _) in &over {
+        for &(i, bytes, _, past) in &over {
             if bytes > config.transport_max_body_bytes {
+                // A chunked body past the receive cap: more than was read.
+                let (more, bytes) = match past {
+                    true => ("more than ", bytes - 1),
+                    false => ("", bytes),
+                };
                 self.find(
                     Inv::RequestUnderCeiling,
                     Some(i),
                     format!(
-                        "request #{i}: body {} bytes > transportMaxBodyBytes {}",
+                        "request #{i}: body {more}{} bytes > transportMaxBodyBytes {}",
                         group(bytes),
                         group(config.transport_max_body_bytes)
                     ),
                 );
             }
         }
-        for &(i, _, tokens) in &over {
+        for &(i, _, tokens, _) in &over {
             if tokens > config.context_window {
                 self.find(
                     Inv::RequestWithinWindow,

@@ -172,6 +172,9 @@ pub enum Received {
     Whole(Vec<u8>),
     /// Longer than ctxgate keeps: the length it declared.
     OverCap(u64),
+    /// Longer than ctxgate keeps, its length not declared (chunked): more
+    /// than this many bytes.
+    PastCap(u64),
     /// The body could not be read (the connection ended before the length
     /// it declared, a chunk size that is not hex): why.
     Broken(String),
@@ -180,6 +183,10 @@ pub enum Received {
 /// The most bytes a summary is allowed before its overshoot: 1,048,576
 /// tokens at the usual 4 bytes a token.
 pub const SUMMARY_MAX_BYTES: u64 = 4 << 20;
+
+/// How an unreadable body past the receive cap whose length was not
+/// declared is told.
+pub const PAST_CAP: &str = "more than ";
 
 /// The start of a body kept for a request that is not to the model.
 const OTHER_BODY_KEPT: usize = 64 << 10;
@@ -274,6 +281,9 @@ impl Play {
                 (b, n, None)
             }
             Received::OverCap(declared) => (Vec::new(), declared, None),
+            // Counted a byte past what was received: over any ceiling the
+            // received part was not, and said as "more than" below.
+            Received::PastCap(seen) => (Vec::new(), seen + 1, None),
             Received::Broken(why) => (Vec::new(), 0, Some(why)),
         };
         let mut rec = Recorded {
@@ -328,10 +338,13 @@ impl Play {
         if !(rec.body.is_empty() && rec.body_len > 0) {
             return None;
         }
-        rec.unreadable = Some(format!(
-            "{} bytes, past what ctxgate receives",
-            rec.body_len
-        ));
+        rec.unreadable = Some(match rec.chunked_past_cap() {
+            true => format!(
+                "{PAST_CAP}{} bytes (chunked, its length not declared), past what ctxgate receives",
+                rec.body_len - 1
+            ),
+            false => format!("{} bytes, past what ctxgate receives", rec.body_len),
+        });
         rec.answer = Answer::TooLarge;
         let ceiling = self.stage.settings.config.transport_max_body_bytes;
         Some(self.stage.gateway.too_large(rec.body_len, ceiling))

@@ -53,6 +53,18 @@ impl Recorded {
         matches!(self.answer, Answer::TooLarge | Answer::OverWindow)
     }
 
+    /// A body past the receive cap whose length was not declared
+    /// (chunked, which a Content-Length beside it does not declare: RFC
+    /// 9112 §6.3): `body_len` is a byte more than was received.
+    pub fn chunked_past_cap(&self) -> bool {
+        self.body.is_empty()
+            && self.body_len > 0
+            && self.headers.iter().any(|(k, v)| {
+                k.eq_ignore_ascii_case("transfer-encoding")
+                    && v.to_ascii_lowercase().contains("chunked")
+            })
+    }
+
     /// The messages of a readable request.
     pub fn messages(&self) -> &[crate::model::Message] {
         self.request.as_ref().map_or(&[], |r| &r.messages)
