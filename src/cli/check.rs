@@ -336,6 +336,12 @@ fn claims_against(
     opts: &CheckOptions,
 ) -> Result<(), CliError> {
     let name = ctxgate::model::one_line(&info.name);
+    for note in &info.hello_notes {
+        errln!(
+            "ctxgate: note: the subject \"{name}\"'s hello: {}",
+            ctxgate::model::one_line(note)
+        );
+    }
     let claimed = info.claimed();
     // `--claim all` asks for what can be judged: the invariants it brings
     // that the subject cannot be judged on, or claims already, are passed

@@ -67,6 +67,9 @@ pub struct SubjectInfo {
     /// `wireFormats`, default all three. It is sent cases in these only;
     /// the report says how many were re-aimed or left out.
     pub wire_formats: WireFormats,
+    /// What the hello said that ctxgate does not know (a misspelt field,
+    /// an op it has no use for): told once, on stderr, and ignored.
+    pub hello_notes: Vec<String>,
 }
 
 impl SubjectInfo {
@@ -82,6 +85,7 @@ impl SubjectInfo {
             content_parts_declared: false,
             compact_at: 1.0,
             wire_formats: WireFormats::ALL,
+            hello_notes: Vec::new(),
         }
     }
 

@@ -85,6 +85,22 @@ pub fn hello_answer(info: &SubjectInfo) -> Value {
     v
 }
 
+/// The fields of a hello (SPEC §6, and the extensions docs/protocol.md
+/// §2 lists).
+const HELLO_FIELDS: [&str; 11] = [
+    "op",
+    "protocol",
+    "name",
+    "version",
+    "ops",
+    "format",
+    "invariants",
+    "contentParts",
+    "compactAt",
+    "wireFormats",
+    "numbers",
+];
+
 /// Read a subject's hello.
 pub fn parse_hello(v: &Value) -> Result<SubjectInfo, Fault> {
     let bad = |p: String| Fault::new(FaultKind::Protocol, format!("hello: {p}"));
@@ -149,6 +165,28 @@ pub fn parse_hello(v: &Value) -> Result<SubjectInfo, Fault> {
         )));
     }
     info.estimates = ops.iter().any(|o| o == "estimate");
+    // Read loosely, as a later protocol may add to them, but told: a
+    // misspelt field or op is otherwise a subject run at less than it
+    // meant, with nothing said.
+    const OPS: [&str; 2] = ["compact", "estimate"];
+    for op in ops.iter().filter(|o| !OPS.contains(&o.as_str())) {
+        let hint = crate::fixture::closest(op, &OPS)
+            .map(|m| format!(" (did you mean \"{m}\"?)"))
+            .unwrap_or_default();
+        info.hello_notes.push(format!(
+            "`ops` names {}{hint}, an op ctxgate does not send; it is ignored",
+            excerpt(&Value::String(op.clone()))
+        ));
+    }
+    for key in obj.keys().filter(|k| !HELLO_FIELDS.contains(&k.as_str())) {
+        let hint = crate::fixture::closest(key, &HELLO_FIELDS)
+            .map(|m| format!(" (did you mean `{m}`?)"))
+            .unwrap_or_default();
+        info.hello_notes.push(format!(
+            "unknown field {}{hint}; it is ignored",
+            excerpt(&Value::String(key.clone()))
+        ));
+    }
     if let Some(f) = obj.get("format") {
         let name = f.as_str().unwrap_or("");
         info.format =
@@ -980,6 +1018,32 @@ mod tests {
             let e = parse_hello(&h).unwrap_err();
             assert!(e.detail.contains("`wireFormats` must be"), "{}", e.detail);
         }
+    }
+
+    /// A misspelt field or an unknown op is read past, and noted with what
+    /// it likely meant; the hello ctxgate writes itself has no note.
+    #[test]
+    fn a_hello_with_a_misspelt_field_or_op_is_noted() {
+        let mut full = SubjectInfo::new("s", "1");
+        full.wire_formats = WireFormats::of(&[WireFormat::Openai]);
+        full.compact_at = 0.9;
+        full.invariants = Some(InvariantSet::all());
+        assert_eq!(
+            parse_hello(&hello_answer(&full)).unwrap().hello_notes,
+            Vec::<String>::new()
+        );
+        let hello = json!({"op": "hello", "protocol": 1, "name": "t", "ops": ["compact", "estimates"],
+                           "fromat": "openai", "x-extra": 1});
+        let info = parse_hello(&hello).unwrap();
+        assert!(!info.estimates);
+        assert_eq!(
+            info.hello_notes,
+            [
+                "`ops` names \"estimates\" (did you mean \"estimate\"?), an op ctxgate does not send; it is ignored",
+                "unknown field \"fromat\" (did you mean `format`?); it is ignored",
+                "unknown field \"x-extra\"; it is ignored",
+            ]
+        );
     }
 
     #[test]
