@@ -234,10 +234,16 @@ fn names(tools: &[Tool]) -> String {
     if tools.is_empty() {
         return "no tools".into();
     }
+    // Each name cut to 80 bytes: an agent's tool name is its own text, of
+    // any length (one of 60 KB filled 120 KB of stderr).
     let shown: Vec<String> = tools
         .iter()
         .take(12)
-        .map(|t| crate::model::one_line(&t.name))
+        .map(|t| {
+            let cut = crate::model::truncate_utf8(&t.name, 80);
+            let more = if cut.len() < t.name.len() { "…" } else { "" };
+            format!("{}{more}", crate::model::one_line(cut))
+        })
         .collect();
     let more = tools.len().saturating_sub(12);
     let more = if more > 0 {

@@ -430,11 +430,19 @@ fn answer_line(subject: &mut dyn Subject, line: &[u8], out: &mut Vec<u8>, known:
         },
     };
     let id = obj.get("id").cloned().unwrap_or(Value::Null);
-    let op = obj
-        .get("op")
-        .and_then(Value::as_str)
-        .unwrap_or("")
-        .to_owned();
+    let op = match obj.get("op") {
+        Some(Value::String(op)) => op.clone(),
+        found => {
+            let msg = match found {
+                None => "the request has no `op` (\"compact\" or \"estimate\")".to_owned(),
+                Some(v) => format!(
+                    "`op` must be a string, found {}",
+                    crate::error::json_type(v)
+                ),
+            };
+            return value(out, &error_answer(&id, "invalid_input", &msg));
+        }
+    };
     match op.as_str() {
         "hello" => return value(out, &hello_answer(subject.info())),
         "compact" => {}
@@ -631,14 +639,14 @@ mod tests {
             .map(|l| serde_json::from_str(l).unwrap())
             .collect();
         assert_eq!(answers.len(), 3, "{text}");
-        for (a, (id, op)) in
-            answers
-                .iter()
-                .zip([(3, "\"nope\""), (4, "\"\""), (5, "\"\\u{1b}[2J\"")])
-        {
+        for (a, (id, said)) in answers.iter().zip([
+            (3, "unknown op \"nope\""),
+            (4, "the request has no `op` (\"compact\" or \"estimate\")"),
+            (5, "unknown op \"\\u{1b}[2J\""),
+        ]) {
             assert_eq!(a["id"], id, "{a}");
             assert_eq!(a["error"]["kind"], "invalid_input", "{a}");
-            assert_eq!(a["error"]["message"], format!("unknown op {op}"), "{a}");
+            assert_eq!(a["error"]["message"], said, "{a}");
         }
         let mut text_only = InProcess::new(
             SubjectInfo {
