@@ -171,6 +171,7 @@ fn every_fault_class_is_survived_classified_and_saved() {
         ("crash", "crash"),
         ("hang", "timeout"),
         ("garbage", "malformed-line"),
+        ("bad-utf8", "malformed-line"),
         ("oversized", "oversized-line"),
         ("wrong-id", "wrong-id"),
         ("badkind", "unknown-error-kind"),
@@ -204,6 +205,15 @@ fn every_fault_class_is_survived_classified_and_saved() {
                 f["stderr"].as_str().unwrap().contains("crashing now"),
                 "stderr is captured"
             );
+        }
+        if kind == "bad-utf8" {
+            // Said as bytes, not as a line that holds U+FFFD.
+            let detail = f["detail"].as_str().unwrap();
+            assert!(
+                detail.contains("not valid UTF-8 at byte") && detail.contains(r#"caf\xe9"#),
+                "{f}"
+            );
+            assert!(!detail.contains('\u{fffd}'), "{f}");
         }
         if kind == "library" {
             // It says which exception to raise instead, and what was raised.

@@ -7,6 +7,7 @@ It answers hello correctly, then on compact requests behaves per KIND:
   crash      exit(3) on the 2nd compact request (after printing to stderr)
   hang       never answer the 2nd compact request (sleeps for ever)
   garbage    print a non-JSON line on the 2nd compact request
+  bad-utf8   answer the 2nd compact request with a line that is not UTF-8
   oversized  print a 3 MB line on the 2nd compact request
   wrong-id   answer the 2nd compact request with another id
   badkind    answer every compact request with an error of kind "internal"
@@ -48,6 +49,10 @@ for line in sys.stdin:
         time.sleep(3600)
     if kind == "garbage" and second:
         print("this is not json", flush=True)
+        continue
+    if kind == "bad-utf8" and second:
+        sys.stdout.buffer.write(b'{"id":%d,"messages":[],"x":"caf\xe9"}\n' % rid)
+        sys.stdout.flush()
         continue
     if kind == "oversized" and second:
         sys.stdout.write('{"id":%d,"pad":"%s"}\n' % (rid, "x" * 3_000_000))

@@ -105,16 +105,34 @@ impl Answer {
             None => read_line_expecting(&answer, format, expected),
         };
         let line = line.map_err(|e| {
-            let shown = String::from_utf8_lossy(&answer[..answer.len().min(200)]).into_owned();
             let why = e.to_string();
-            let what = match why.starts_with("recursion limit exceeded") {
-                // Well-formed JSON, but deeper than any history is.
-                true => "a JSON line nested deeper than the 128 levels ctxgate reads".to_owned(),
-                false => format!("not a JSON object line ({why})"),
+            let (what, shown) = match std::str::from_utf8(&answer) {
+                // Said as bytes: shown lossily, the line would read as one
+                // that really holds U+FFFD.
+                Err(bad) => {
+                    let at = bad.valid_up_to();
+                    let from = at.saturating_sub(40);
+                    let near = &answer[from..answer.len().min(at + 8)];
+                    (
+                        format!("not valid UTF-8 at byte {at} (a line is UTF-8 JSON)"),
+                        format!("…\"{}\"…", near.escape_ascii()),
+                    )
+                }
+                Ok(text) => {
+                    let cut = crate::model::truncate_utf8(text, 200);
+                    let what = match why.starts_with("recursion limit exceeded") {
+                        // Well-formed JSON, but deeper than any history is.
+                        true => {
+                            "a JSON line nested deeper than the 128 levels ctxgate reads".to_owned()
+                        }
+                        false => format!("not a JSON object line ({why})"),
+                    };
+                    (what, format!("{cut:?}"))
+                }
             };
             Fault::new(
                 FaultKind::MalformedLine,
-                format!("{what}: {shown:?}; {STDOUT_ONLY_PROTOCOL}"),
+                format!("{what}: {shown}; {STDOUT_ONLY_PROTOCOL}"),
             )
         })?;
         let Some(id) = id else { return Ok(line) };
