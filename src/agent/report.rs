@@ -199,11 +199,16 @@ impl AgentReport {
             };
             let _ = writeln!(out, "\nFAILED {} (case {}; {shrunk})", f.invariant, f.case);
             let _ = writeln!(out, "  {}", one_line(&f.finding.detail));
+            // An empty text (a file of 0 bytes) is said, not left blank.
+            let shown = |t: &str| match t.is_empty() {
+                true => "(empty)".to_owned(),
+                false => one_line(t),
+            };
             if let Some(e) = &f.finding.expected {
-                let _ = writeln!(out, "  expected: {}", one_line(e));
+                let _ = writeln!(out, "  expected: {}", shown(e));
             }
             if let Some(r) = &f.finding.received {
-                let _ = writeln!(out, "  received: {}", one_line(r));
+                let _ = writeln!(out, "  received: {}", shown(r));
             }
             match &f.fixture {
                 Saved::At(p) => {
