@@ -158,7 +158,13 @@ fn read_done(line: &str) -> Result<(i32, String, String), String> {
         .get("exitCode")
         .and_then(Value::as_i64)
         .and_then(|c| i32::try_from(c).ok())
-        .ok_or_else(|| bad("`exitCode` must be a whole number"))?;
+        .ok_or_else(|| {
+            bad(&format!(
+                "`exitCode` must be a whole number from {} to {}",
+                i32::MIN,
+                i32::MAX
+            ))
+        })?;
     let text = |k: &str| done.get(k).and_then(Value::as_str).unwrap_or("").to_owned();
     Ok((code, text("output"), text("error")))
 }
