@@ -63,40 +63,58 @@ pub fn excerpt(v: &serde_json::Value) -> String {
 /// shown as a visible `\u{…}` escape (as [`one_line`] does: a control
 /// that differs between what was expected and what was received is seen,
 /// not dropped from both), cut to `max` characters with an ellipsis: a
-/// preview on one line.
+/// preview on one line. The cut is never inside an escape.
 pub fn collapse(text: &str, max: usize) -> String {
-    let mut chars = text.split_whitespace().enumerate().flat_map(|(i, word)| {
-        (i > 0)
-            .then_some(' ')
-            .into_iter()
-            .chain(word.chars().flat_map(|c| {
-                let shown = match is_control(c) {
-                    true => format!("\\u{{{:x}}}", c as u32),
-                    false => String::from(c),
-                };
-                shown.chars().collect::<Vec<_>>()
-            }))
-    });
-    let mut out: String = chars.by_ref().take(max).collect();
-    if chars.next().is_some() {
-        out.pop();
-        out.push('…');
+    let mut out = String::new();
+    let mut n = 0;
+    let mut units = shown_units(text).peekable();
+    while let Some(unit) = units.next() {
+        let len = unit.chars().count();
+        // The last unit may take the last place; another leaves it to `…`.
+        let room = match units.peek() {
+            None => max,
+            Some(_) => max.saturating_sub(1),
+        };
+        if n + len > room {
+            out.push('…');
+            return out;
+        }
+        out.push_str(&unit);
+        n += len;
     }
     out
+}
+
+/// What [`collapse`] shows of `text`, a character (or its escape, or the
+/// space for a run of whitespace) at a time.
+fn shown_units(text: &str) -> impl Iterator<Item = String> + '_ {
+    text.split_whitespace().enumerate().flat_map(|(i, word)| {
+        (i > 0)
+            .then(|| " ".to_owned())
+            .into_iter()
+            .chain(word.chars().map(|c| match is_control(c) {
+                true => format!("\\u{{{:x}}}", c as u32),
+                false => String::from(c),
+            }))
+    })
 }
 
 /// `text` as [`collapse`] makes it, but its last `max` characters kept
 /// (the first one then a `…`): where what matters is at the end, as the
 /// exception a traceback ends with.
 pub fn collapse_tail(text: &str, max: usize) -> String {
-    let all = collapse(text, usize::MAX);
-    let n = all.chars().count();
-    if n <= max {
-        return all;
+    let units: Vec<String> = shown_units(text).collect();
+    let total: usize = units.iter().map(|u| u.chars().count()).sum();
+    if total <= max {
+        return units.concat();
     }
-    let mut out = String::from('…');
-    out.extend(all.chars().skip(n - max.saturating_sub(1)));
-    out
+    // Whole units from the end, in `max - 1` places: never half an escape.
+    let (mut n, mut from) = (0, units.len());
+    while from > 0 && n + units[from - 1].chars().count() < max {
+        from -= 1;
+        n += units[from].chars().count();
+    }
+    format!("…{}", units[from..].concat())
 }
 
 /// A character a terminal or a CI log must not receive raw: the C0
@@ -287,6 +305,23 @@ impl<F: serde_json::ser::Formatter> serde_json::ser::Formatter for LogSafe<F> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A cut, at the start or the end, falls between escapes, never inside
+    /// one: a tail never begins with `02e}`.
+    #[test]
+    fn a_cut_never_splits_an_escape() {
+        let text = "a\u{202e}b\u{1b}c".repeat(20);
+        for max in 3..60 {
+            for shown in [collapse(&text, max), collapse_tail(&text, max)] {
+                assert!(shown.chars().count() <= max, "{max}: {shown}");
+                let inner = shown.trim_matches('…');
+                let whole = inner.replace("\\u{202e}", "").replace("\\u{1b}", "");
+                assert!(whole.chars().all(|c| "abc".contains(c)), "{max}: {shown}");
+            }
+        }
+        assert_eq!(collapse("a\u{1b}", 10), "a\\u{1b}");
+        assert_eq!(collapse_tail("x\u{1b}", 10), "x\\u{1b}");
+    }
 
     #[test]
     fn truncation_respects_char_boundaries() {
