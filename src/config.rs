@@ -152,7 +152,7 @@ impl Config {
         let obj = value.as_object().into_iter().flatten();
         if let Some((k, _)) = obj.into_iter().find(|(k, _)| !FIELDS.contains(&k.as_str())) {
             let shown = crate::model::one_line(crate::model::truncate_utf8(k, 64));
-            let hint = crate::fixture::closest(k, &FIELDS)
+            let hint = crate::model::text::closest(k, &FIELDS)
                 .map(|m| format!("did you mean `{m}`? "))
                 .unwrap_or_default();
             let agent = match AGENT_FIELDS.contains(&k.as_str()) {

@@ -49,7 +49,7 @@ pub const FIELDS: [&str; 11] = [
 /// misspelling of, and the fields there are.
 fn unknown_field(key: &str) -> InputError {
     let shown = crate::model::one_line(crate::model::truncate_utf8(key, 64));
-    let hint = closest(key, &FIELDS)
+    let hint = crate::model::text::closest(key, &FIELDS)
         .map(|k| format!("did you mean `{k}`? "))
         .unwrap_or_default();
     InputError::new(
@@ -59,38 +59,6 @@ fn unknown_field(key: &str) -> InputError {
             FIELDS.map(|k| format!("`{k}`")).join(", ")
         ),
     )
-}
-
-/// The one of `known` that `word` is most likely a misspelling of: the
-/// same letters in another case, or at most two edits away (and fewer
-/// than half its letters).
-pub(crate) fn closest<'k>(word: &str, known: &[&'k str]) -> Option<&'k str> {
-    let lower = word.to_lowercase();
-    let limit = 2.min(lower.chars().count().saturating_sub(1) / 2).max(1);
-    known
-        .iter()
-        .map(|k| (edit_distance(&lower, &k.to_lowercase()), *k))
-        .filter(|(d, _)| *d <= limit)
-        .min_by_key(|(d, _)| *d)
-        .map(|(_, k)| k)
-}
-
-/// Levenshtein distance, in characters.
-fn edit_distance(a: &str, b: &str) -> usize {
-    let b: Vec<char> = b.chars().collect();
-    let mut row: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.chars().enumerate() {
-        let mut diagonal = row[0];
-        row[0] = i + 1;
-        for (j, cb) in b.iter().enumerate() {
-            let next = (diagonal + (ca != *cb) as usize)
-                .min(row[j] + 1)
-                .min(row[j + 1] + 1);
-            diagonal = row[j + 1];
-            row[j + 1] = next;
-        }
-    }
-    row[b.len()]
 }
 
 /// One fixture.

@@ -70,7 +70,7 @@ impl Settings {
         let known: Vec<&str> = FIELDS.iter().chain(&AGENT_FIELDS).copied().collect();
         if let Some(k) = obj.keys().find(|k| !known.contains(&k.as_str())) {
             let shown = crate::model::one_line(crate::model::truncate_utf8(k, 64));
-            let hint = crate::fixture::closest(k, &known)
+            let hint = crate::model::text::closest(k, &known)
                 .map(|m| format!("did you mean `{m}`? "))
                 .unwrap_or_default();
             return Err(bad(format!(

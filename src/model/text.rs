@@ -302,6 +302,38 @@ impl<F: serde_json::ser::Formatter> serde_json::ser::Formatter for LogSafe<F> {
     }
 }
 
+/// The one of `known` that `word` is most likely a misspelling of: the
+/// same letters in another case, or at most two edits away (and fewer
+/// than half its letters).
+pub fn closest<'k>(word: &str, known: &[&'k str]) -> Option<&'k str> {
+    let lower = word.to_lowercase();
+    let limit = 2.min(lower.chars().count().saturating_sub(1) / 2).max(1);
+    known
+        .iter()
+        .map(|k| (edit_distance(&lower, &k.to_lowercase()), *k))
+        .filter(|(d, _)| *d <= limit)
+        .min_by_key(|(d, _)| *d)
+        .map(|(_, k)| k)
+}
+
+/// Levenshtein distance, in characters.
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut diagonal = row[0];
+        row[0] = i + 1;
+        for (j, cb) in b.iter().enumerate() {
+            let next = (diagonal + (ca != *cb) as usize)
+                .min(row[j] + 1)
+                .min(row[j + 1] + 1);
+            diagonal = row[j + 1];
+            row[j + 1] = next;
+        }
+    }
+    row[b.len()]
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -170,7 +170,7 @@ pub fn parse_hello(v: &Value) -> Result<SubjectInfo, Fault> {
     // meant, with nothing said.
     const OPS: [&str; 2] = ["compact", "estimate"];
     for op in ops.iter().filter(|o| !OPS.contains(&o.as_str())) {
-        let hint = crate::fixture::closest(op, &OPS)
+        let hint = crate::model::text::closest(op, &OPS)
             .map(|m| format!(" (did you mean \"{m}\"?)"))
             .unwrap_or_default();
         info.hello_notes.push(format!(
@@ -179,7 +179,7 @@ pub fn parse_hello(v: &Value) -> Result<SubjectInfo, Fault> {
         ));
     }
     for key in obj.keys().filter(|k| !HELLO_FIELDS.contains(&k.as_str())) {
-        let hint = crate::fixture::closest(key, &HELLO_FIELDS)
+        let hint = crate::model::text::closest(key, &HELLO_FIELDS)
             .map(|m| format!(" (did you mean `{m}`?)"))
             .unwrap_or_default();
         info.hello_notes.push(format!(
